@@ -1,0 +1,138 @@
+//! Typed MCP elicitation under the Multi Round-Trip Requests pattern of protocol revision
+//! 2026-07-28.
+//!
+//! Declare what you want to ask as a Rust type and derive [`Elicit`]: the derive produces the
+//! protocol's restricted `requestedSchema` and a parser that turns the client's `content` back into
+//! the type, checking every constraint the schema states and naming every field that fails.
+//! Anything the protocol cannot express is a compile error.
+//!
+//! ```
+//! use elicit_runtime::Elicit;
+//!
+//! /// Where would you like to fly?
+//! #[derive(Elicit, Debug, PartialEq)]
+//! struct Trip {
+//!     /// Departure airport (IATA code)
+//!     #[elicit(title = "From", min_length = 3, max_length = 3)]
+//!     from: String,
+//!     #[elicit(minimum = 1, maximum = 9, default = 1)]
+//!     travellers: u8,
+//!     cabin: Cabin,
+//!     /// Send me fare alerts
+//!     alerts: Option<bool>,
+//! }
+//!
+//! #[derive(Elicit, Debug, PartialEq)]
+//! #[elicit(rename_all = "lowercase")]
+//! enum Cabin {
+//!     #[elicit(title = "Economy")]
+//!     Economy,
+//!     #[elicit(title = "Business class")]
+//!     Business,
+//! }
+//!
+//! let content = serde_json::json!({"from": "CDG", "travellers": 2, "cabin": "business"});
+//! let trip = Trip::from_content(content.as_object().unwrap()).unwrap();
+//! assert_eq!(trip, Trip { from: "CDG".into(), travellers: 2, cabin: Cabin::Business, alerts: None });
+//!
+//! let bad = serde_json::json!({"from": "Paris", "travellers": 12});
+//! let errors = Trip::from_content(bad.as_object().unwrap()).unwrap_err();
+//! assert_eq!(
+//!     errors.to_string(),
+//!     "`from` must be at most 3 characters long; `travellers` must be at most 9; `cabin` is required"
+//! );
+//! ```
+
+pub mod content;
+pub mod field;
+pub mod schema;
+
+use serde_json::{Map, Value};
+
+pub use content::ContentErrors;
+pub use field::{ElicitEnum, Email, FieldValue};
+pub use schema::RequestedSchema;
+
+/// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
+///
+/// Container attributes: `message = ".."` (defaults to the doc comment), `rename_all = ".."`
+/// (serde's spellings), `crate = ".."` (path to this crate when renamed). Field attributes:
+/// `rename`, `title`, `description` (defaults to the doc comment), `default`,
+/// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
+/// attributes: `rename`, `title`.
+#[cfg(feature = "derive")]
+pub use elicit_derive::Elicit;
+
+/// A type that can be asked for with a form-mode elicitation.
+///
+/// Implement it with `#[derive(Elicit)]`; the derive guarantees that [`Elicit::requested_schema`]
+/// and [`Elicit::from_content`] agree.
+pub trait Elicit: Sized {
+    /// The message shown with the form unless the asker supplies one.
+    const MESSAGE: &'static str;
+
+    /// The `requestedSchema` of this form, built once and shared: asking for it allocates nothing.
+    fn requested_schema() -> &'static RequestedSchema;
+
+    /// Parses a client's `content`, checking every constraint and reporting every failing field.
+    /// Keys that are not properties of the form are ignored, as the protocol allows.
+    fn from_content(content: &Map<String, Value>) -> Result<Self, ContentErrors>;
+
+    /// The `content` a client would send for this value.
+    fn to_content(&self) -> Map<String, Value>;
+}
+
+/// Not public API: the paths derived code uses.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::field::{
+        has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
+        ElicitEnum, FieldRules, FieldValue, Variant,
+    };
+    pub use crate::schema::{Property, RequestedSchema};
+    pub use crate::{ContentErrors, Elicit};
+    pub use serde_json::{Map, Value};
+    pub use std::sync::OnceLock;
+
+    use std::borrow::Cow;
+
+    /// The schema of one property.
+    pub fn property<T: FieldValue>(name: &'static str, rules: &FieldRules) -> Property {
+        Property { name: Cow::Borrowed(name), required: T::REQUIRED, schema: T::schema(rules) }
+    }
+
+    /// Reads one field of an answer, recording its failure.
+    pub fn field<T: FieldValue>(
+        content: &Map<String, Value>,
+        name: &'static str,
+        rules: &FieldRules,
+        errors: &mut ContentErrors,
+    ) -> Option<T> {
+        match content.get(name) {
+            Some(value) => match T::parse(value, rules) {
+                Ok(parsed) => Some(parsed),
+                Err(reason) => {
+                    errors.push(name, reason);
+                    None
+                }
+            },
+            None => {
+                let absent = T::absent();
+                if absent.is_none() {
+                    errors.push(name, "is required");
+                }
+                absent
+            }
+        }
+    }
+
+    /// Writes one field of an answer.
+    pub fn put<T: FieldValue>(content: &mut Map<String, Value>, name: &'static str, value: &T) {
+        if let Some(value) = value.to_value() {
+            content.insert(name.to_owned(), value);
+        }
+    }
+
+    /// Statically checks that a field type can be a form field, with the error on the type.
+    pub const fn assert_field<T: FieldValue>() {}
+}
