@@ -46,6 +46,7 @@
 pub mod content;
 pub mod field;
 pub mod schema;
+pub mod state;
 
 use serde_json::{Map, Value};
 
@@ -89,7 +90,7 @@ pub mod __private {
         has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
         ElicitEnum, FieldRules, FieldValue, Variant,
     };
-    pub use crate::schema::{Property, RequestedSchema};
+    pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
     pub use std::sync::OnceLock;

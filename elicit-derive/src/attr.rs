@@ -1,0 +1,388 @@
+//! Phase 1: `#[elicit(..)]` attributes and doc comments turned into plain values.
+//!
+//! The vocabulary is closed: every keyword is spelled once below, and an unknown, misplaced or
+//! repeated key is an error on that key. Nothing here emits tokens.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, UnOp};
+
+use crate::case::{RULE_NAMES, RenameRule};
+use crate::ctxt::Ctxt;
+
+pub(crate) const ELICIT: &str = "elicit";
+
+pub(crate) const MESSAGE: &str = "message";
+pub(crate) const RENAME_ALL: &str = "rename_all";
+pub(crate) const CRATE: &str = "crate";
+pub(crate) const RENAME: &str = "rename";
+pub(crate) const TITLE: &str = "title";
+pub(crate) const DESCRIPTION: &str = "description";
+pub(crate) const DEFAULT: &str = "default";
+pub(crate) const MIN_LENGTH: &str = "min_length";
+pub(crate) const MAX_LENGTH: &str = "max_length";
+pub(crate) const MINIMUM: &str = "minimum";
+pub(crate) const MAXIMUM: &str = "maximum";
+pub(crate) const MIN_ITEMS: &str = "min_items";
+pub(crate) const MAX_ITEMS: &str = "max_items";
+pub(crate) const FORMAT: &str = "format";
+/// Not a keyword: named so that asking for it gets an explanation instead of "unknown".
+const PATTERN: &str = "pattern";
+
+const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE];
+const ENUM_KEYS: &[&str] = &[RENAME_ALL, CRATE];
+const FIELD_KEYS: &[&str] = &[
+    RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT,
+];
+const VARIANT_KEYS: &[&str] = &[RENAME, TITLE];
+
+/// The formats a string field may declare, as spelled in `format = ".."`.
+pub(crate) const FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
+
+/// An attribute value with the spans of its key and of its value.
+#[derive(Debug, Clone)]
+pub(crate) struct Spanned<T> {
+    pub(crate) value: T,
+    pub(crate) key: Span,
+    pub(crate) span: Span,
+}
+
+/// A numeric literal, possibly negated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    pub(crate) fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+}
+
+/// A `default = ..` value, before it is matched against the field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DefaultLit {
+    Str(String),
+    Number(Number),
+    Bool(bool),
+    List(Vec<String>),
+}
+
+impl DefaultLit {
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            DefaultLit::Str(_) => "a string",
+            DefaultLit::Number(Number::Int(_)) => "an integer",
+            DefaultLit::Number(Number::Float(_)) => "a number",
+            DefaultLit::Bool(_) => "a boolean",
+            DefaultLit::List(_) => "a list",
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct ContainerAttrs {
+    pub(crate) message: Option<Spanned<String>>,
+    pub(crate) rename_all: Option<Spanned<RenameRule>>,
+    pub(crate) krate: Option<Spanned<syn::Path>>,
+    pub(crate) doc: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct FieldAttrs {
+    pub(crate) rename: Option<Spanned<String>>,
+    pub(crate) title: Option<Spanned<String>>,
+    pub(crate) description: Option<Spanned<String>>,
+    pub(crate) default: Option<Spanned<DefaultLit>>,
+    pub(crate) min_length: Option<Spanned<u64>>,
+    pub(crate) max_length: Option<Spanned<u64>>,
+    pub(crate) minimum: Option<Spanned<Number>>,
+    pub(crate) maximum: Option<Spanned<Number>>,
+    pub(crate) min_items: Option<Spanned<u64>>,
+    pub(crate) max_items: Option<Spanned<u64>>,
+    pub(crate) format: Option<Spanned<String>>,
+    pub(crate) doc: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct VariantAttrs {
+    pub(crate) rename: Option<Spanned<String>>,
+    pub(crate) title: Option<Spanned<String>>,
+}
+
+/// Where an attribute stands, for the "not allowed here" messages.
+#[derive(Clone, Copy)]
+enum Position {
+    Struct,
+    Enum,
+    Field,
+    Variant,
+}
+
+impl Position {
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Position::Struct => CONTAINER_KEYS,
+            Position::Enum => ENUM_KEYS,
+            Position::Field => FIELD_KEYS,
+            Position::Variant => VARIANT_KEYS,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Position::Struct => "a struct",
+            Position::Enum => "an enum",
+            Position::Field => "a field",
+            Position::Variant => "a variant",
+        }
+    }
+}
+
+/// Walks the `#[elicit(..)]` attributes, calling `on_key` for each allowed key with its value
+/// expression; reports unknown and misplaced keys itself.
+fn for_each_key(
+    cx: &Ctxt,
+    attrs: &[Attribute],
+    position: Position,
+    mut on_key: impl FnMut(&'static str, Span, Option<Expr>),
+) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident(ELICIT)) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key_span = meta.path.span();
+            let value = if meta.input.peek(syn::Token![=]) { Some(meta.value()?.parse::<Expr>()?) } else { None };
+            let name = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            match position.keys().iter().find(|k| **k == name) {
+                Some(key) => on_key(key, key_span, value),
+                None if name == PATTERN => cx.error(
+                    key_span,
+                    "`pattern` is not part of the protocol: a requestedSchema string allows only `min_length`, `max_length` and `format` (email, uri, date, date-time); check the value after parsing instead",
+                ),
+                None => {
+                    let elsewhere = [Position::Struct, Position::Enum, Position::Field, Position::Variant]
+                        .into_iter()
+                        .find(|p| p.keys().contains(&name.as_str()));
+                    let allowed = position.keys().join(", ");
+                    match elsewhere {
+                        Some(other) => cx.error(
+                            key_span,
+                            format!("`{name}` applies to {}, not to {}; allowed here: {allowed}", other.name(), position.name()),
+                        ),
+                        None => cx.error(
+                            key_span,
+                            format!("unknown elicit attribute `{}`; allowed on {}: {allowed}", path_text(&meta.path), position.name()),
+                        ),
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            cx.push(error);
+        }
+    }
+}
+
+fn path_text(path: &syn::Path) -> String {
+    path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
+}
+
+/// Stores `value` in `slot`, or reports a duplicate.
+fn set<T>(cx: &Ctxt, slot: &mut Option<Spanned<T>>, key: &str, key_span: Span, value: Option<Spanned<T>>) {
+    let Some(value) = value else { return };
+    if slot.is_some() {
+        cx.error(key_span, format!("duplicate elicit attribute `{key}`"));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn require_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Expr> {
+    if value.is_none() {
+        cx.error(key_span, format!("`{key}` needs a value: `{key} = ..`"));
+    }
+    value
+}
+
+fn string_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<String>> {
+    let expr = require_value(cx, key, key_span, value)?;
+    match &expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(Spanned { value: s.value(), key: key_span, span: s.span() }),
+        other => {
+            cx.error_spanned_by(other, format!("`{key}` takes a string literal"));
+            None
+        }
+    }
+}
+
+fn count_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<u64>> {
+    let expr = require_value(cx, key, key_span, value)?;
+    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = &expr {
+        if let Ok(n) = i.base10_parse::<u64>() {
+            return Some(Spanned { value: n, key: key_span, span: i.span() });
+        }
+    }
+    cx.error_spanned_by(&expr, format!("`{key}` takes a non-negative integer literal"));
+    None
+}
+
+fn number_literal(expr: &Expr) -> Option<Number> {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<i128>().ok().map(Number::Int),
+        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => {
+            f.base10_parse::<f64>().ok().filter(|f| f.is_finite()).map(Number::Float)
+        }
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match number_literal(expr)? {
+            Number::Int(i) => Some(Number::Int(-i)),
+            Number::Float(f) => Some(Number::Float(-f)),
+        },
+        Expr::Group(group) => number_literal(&group.expr),
+        _ => None,
+    }
+}
+
+fn number_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<Number>> {
+    let expr = require_value(cx, key, key_span, value)?;
+    match number_literal(&expr) {
+        Some(n) => Some(Spanned { value: n, key: key_span, span: expr.span() }),
+        None => {
+            cx.error_spanned_by(&expr, format!("`{key}` takes a finite number literal"));
+            None
+        }
+    }
+}
+
+fn default_value(cx: &Ctxt, key_span: Span, value: Option<Expr>) -> Option<Spanned<DefaultLit>> {
+    let expr = require_value(cx, DEFAULT, key_span, value)?;
+    let parsed = match &expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(DefaultLit::Str(s.value())),
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(DefaultLit::Bool(b.value)),
+        Expr::Array(array) => array
+            .elems
+            .iter()
+            .map(|e| match e {
+                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(DefaultLit::List),
+        other => number_literal(other).map(DefaultLit::Number),
+    };
+    match parsed {
+        Some(value) => Some(Spanned { value, key: key_span, span: expr.span() }),
+        None => {
+            cx.error_spanned_by(
+                &expr,
+                "`default` takes a literal: a string, a number, `true`/`false`, or a list of strings `[\"a\", \"b\"]`",
+            );
+            None
+        }
+    }
+}
+
+/// The doc comment, as a description: lines of a paragraph joined by spaces, paragraphs by a blank
+/// line.
+pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        let syn::Meta::NameValue(nv) = &attr.meta else { continue };
+        let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value else { continue };
+        for line in s.value().lines() {
+            let line = line.trim();
+            if line.is_empty() {
+                if !current.is_empty() {
+                    paragraphs.push(std::mem::take(&mut current));
+                }
+            } else {
+                if !current.is_empty() {
+                    current.push(' ');
+                }
+                current.push_str(line);
+            }
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current);
+    }
+    if paragraphs.is_empty() { None } else { Some(paragraphs.join("\n\n")) }
+}
+
+pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> ContainerAttrs {
+    let mut out = ContainerAttrs { doc: doc_comment(attrs), ..Default::default() };
+    let position = if is_enum { Position::Enum } else { Position::Struct };
+    for_each_key(cx, attrs, position, |key, key_span, value| match key {
+        MESSAGE => {
+            let value = string_value(cx, key, key_span, value);
+            set(cx, &mut out.message, key, key_span, value);
+        }
+        RENAME_ALL => {
+            let value = string_value(cx, key, key_span, value).and_then(|s| match RenameRule::from_name(&s.value) {
+                Some(rule) => Some(Spanned { value: rule, key: s.key, span: s.span }),
+                None => {
+                    let names: Vec<&str> = RULE_NAMES.iter().map(|(n, _)| *n).collect();
+                    cx.error(s.span, format!("unknown `rename_all` rule `{}`; expected one of: {}", s.value, names.join(", ")));
+                    None
+                }
+            });
+            set(cx, &mut out.rename_all, key, key_span, value);
+        }
+        CRATE => {
+            let value = string_value(cx, key, key_span, value).and_then(|s| match syn::parse_str::<syn::Path>(&s.value) {
+                Ok(path) => Some(Spanned { value: path, key: s.key, span: s.span }),
+                Err(_) => {
+                    cx.error(s.span, "`crate` takes a path to elicit-runtime, such as \"::my_runtime\"");
+                    None
+                }
+            });
+            set(cx, &mut out.krate, key, key_span, value);
+        }
+        _ => {}
+    });
+    out
+}
+
+pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
+    let mut out = FieldAttrs { doc: doc_comment(attrs), ..Default::default() };
+    for_each_key(cx, attrs, Position::Field, |key, key_span, value| match key {
+        RENAME => set(cx, &mut out.rename, key, key_span, string_value(cx, key, key_span, value)),
+        TITLE => set(cx, &mut out.title, key, key_span, string_value(cx, key, key_span, value)),
+        DESCRIPTION => set(cx, &mut out.description, key, key_span, string_value(cx, key, key_span, value)),
+        DEFAULT => set(cx, &mut out.default, key, key_span, default_value(cx, key_span, value)),
+        MIN_LENGTH => set(cx, &mut out.min_length, key, key_span, count_value(cx, key, key_span, value)),
+        MAX_LENGTH => set(cx, &mut out.max_length, key, key_span, count_value(cx, key, key_span, value)),
+        MIN_ITEMS => set(cx, &mut out.min_items, key, key_span, count_value(cx, key, key_span, value)),
+        MAX_ITEMS => set(cx, &mut out.max_items, key, key_span, count_value(cx, key, key_span, value)),
+        MINIMUM => set(cx, &mut out.minimum, key, key_span, number_value(cx, key, key_span, value)),
+        MAXIMUM => set(cx, &mut out.maximum, key, key_span, number_value(cx, key, key_span, value)),
+        FORMAT => {
+            let value = string_value(cx, key, key_span, value).filter(|s| {
+                let known = FORMATS.contains(&s.value.as_str());
+                if !known {
+                    cx.error(
+                        s.span,
+                        format!("unknown format `{}`; the protocol allows: {}", s.value, FORMATS.join(", ")),
+                    );
+                }
+                known
+            });
+            set(cx, &mut out.format, key, key_span, value);
+        }
+        _ => {}
+    });
+    out
+}
+
+pub(crate) fn variant(cx: &Ctxt, attrs: &[Attribute]) -> VariantAttrs {
+    let mut out = VariantAttrs::default();
+    for_each_key(cx, attrs, Position::Variant, |key, key_span, value| match key {
+        RENAME => set(cx, &mut out.rename, key, key_span, string_value(cx, key, key_span, value)),
+        TITLE => set(cx, &mut out.title, key, key_span, string_value(cx, key, key_span, value)),
+        _ => {}
+    });
+    out
+}

@@ -1,0 +1,341 @@
+//! Phase 4: code generation from the checked intermediate form. It never reports user errors.
+//!
+//! Generated code is thin: it declares each field's rules as a `const` and calls `#[doc(hidden)]`
+//! helpers of the runtime, reached through one path (`::elicit_runtime`, or `crate = ".."`).
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+use syn::{DeriveInput, Path};
+
+use crate::ast::{Enum, Field, Input, Struct};
+use crate::attr::{DefaultLit, Number};
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::ty::Kind;
+
+/// Used when a struct has neither `message` nor a doc comment.
+const DEFAULT_MESSAGE: &str = "Please provide the following information.";
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let parsed = Input::from_syn(&cx, input);
+    match &parsed {
+        Some(Input::Struct(s)) => check::check_struct(&cx, s),
+        Some(Input::Enum(e)) => check::check_enum(&cx, e),
+        None => {}
+    }
+    let rt = runtime_path(&parsed);
+    match (cx.check(), parsed) {
+        (Ok(()), Some(Input::Struct(s))) => expand_struct(&s, &rt),
+        (Ok(()), Some(Input::Enum(e))) => expand_enum(&e, &rt),
+        // `from_syn` returns `None` only after reporting an error, so this arm is not reached.
+        (Ok(()), None) => TokenStream::new(),
+        (Err(error), _) => {
+            let mut out = error.to_compile_error();
+            out.extend(fallback(input, &rt));
+            out
+        }
+    }
+}
+
+fn runtime_path(parsed: &Option<Input<'_>>) -> Path {
+    let krate = match parsed {
+        Some(Input::Struct(s)) => s.attrs.krate.as_ref(),
+        Some(Input::Enum(e)) => e.attrs.krate.as_ref(),
+        None => None,
+    };
+    match krate {
+        Some(path) => path.value.clone(),
+        None => syn::parse_quote!(::elicit_runtime),
+    }
+}
+
+/// Impls with unreachable bodies beside the compile error, so the user sees the real error and
+/// not a cascade of "trait not implemented" errors where the type is used.
+fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    match &input.data {
+        syn::Data::Struct(_) => quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::Elicit for #ident #ty_generics #where_clause {
+                const MESSAGE: &'static ::core::primitive::str = "";
+                fn requested_schema() -> &'static #rt::__private::RequestedSchema { ::core::unreachable!() }
+                fn from_content(
+                    _: &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
+                ) -> ::core::result::Result<Self, #rt::__private::ContentErrors> { ::core::unreachable!() }
+                fn to_content(&self) -> #rt::__private::Map<::std::string::String, #rt::__private::Value> {
+                    ::core::unreachable!()
+                }
+            }
+        },
+        syn::Data::Enum(_) => quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::__private::ElicitEnum for #ident #ty_generics #where_clause {
+                const VARIANTS: &'static [#rt::__private::Variant] = &[];
+                fn from_wire(_: &::core::primitive::str) -> ::core::option::Option<Self> { ::core::unreachable!() }
+                fn to_wire(&self) -> &'static ::core::primitive::str { ::core::unreachable!() }
+            }
+            #[automatically_derived]
+            impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
+                fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
+                fn parse(
+                    _: &#rt::__private::Value,
+                    _: &#rt::__private::FieldRules,
+                ) -> ::core::result::Result<Self, ::std::string::String> { ::core::unreachable!() }
+                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
+            }
+        },
+        syn::Data::Union(_) => TokenStream::new(),
+    }
+}
+
+fn some<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn bound(rt: &Path, n: Number) -> TokenStream {
+    match n {
+        Number::Int(i128::MIN) => quote!(#rt::__private::Bound::Int(::core::primitive::i128::MIN)),
+        Number::Int(i) if i < 0 => {
+            let abs = Literal::i128_suffixed(-i);
+            quote!(#rt::__private::Bound::Int(-#abs))
+        }
+        Number::Int(i) => {
+            let lit = Literal::i128_suffixed(i);
+            quote!(#rt::__private::Bound::Int(#lit))
+        }
+        Number::Float(f) if f < 0.0 => {
+            let abs = Literal::f64_suffixed(-f);
+            quote!(#rt::__private::Bound::Float(-#abs))
+        }
+        Number::Float(f) => {
+            let lit = Literal::f64_suffixed(f);
+            quote!(#rt::__private::Bound::Float(#lit))
+        }
+    }
+}
+
+fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
+    let a = &field.attrs;
+    let title = some(a.title.as_ref().map(|t| &t.value));
+    let description = some(a.description.as_ref().map(|d| d.value.clone()).or_else(|| a.doc.clone()));
+    let min_length = some(a.min_length.as_ref().map(|v| Literal::u64_suffixed(v.value)));
+    let max_length = some(a.max_length.as_ref().map(|v| Literal::u64_suffixed(v.value)));
+    let min_items = some(a.min_items.as_ref().map(|v| Literal::u64_suffixed(v.value)));
+    let max_items = some(a.max_items.as_ref().map(|v| Literal::u64_suffixed(v.value)));
+    let minimum = some(a.minimum.as_ref().map(|v| bound(rt, v.value)));
+    let maximum = some(a.maximum.as_ref().map(|v| bound(rt, v.value)));
+    let format = some(a.format.as_ref().map(|f| {
+        let variant = match f.value.as_str() {
+            "email" => quote!(Email),
+            "uri" => quote!(Uri),
+            "date" => quote!(Date),
+            _ => quote!(DateTime),
+        };
+        quote!(#rt::schema::StringFormat::#variant)
+    }));
+    let default = some(a.default.as_ref().map(|d| match &d.value {
+        DefaultLit::Str(s) => quote!(#rt::__private::DefaultValue::Str(#s)),
+        DefaultLit::Bool(b) => quote!(#rt::__private::DefaultValue::Bool(#b)),
+        DefaultLit::Number(n) => {
+            let n = bound(rt, *n);
+            quote!(#rt::__private::DefaultValue::Number(#n))
+        }
+        DefaultLit::List(items) => quote!(#rt::__private::DefaultValue::List(&[#(#items),*])),
+    }));
+    quote! {
+        #rt::__private::FieldRules {
+            title: #title,
+            description: #description,
+            min_length: #min_length,
+            max_length: #max_length,
+            minimum: #minimum,
+            maximum: #maximum,
+            min_items: #min_items,
+            max_items: #max_items,
+            format: #format,
+            default: #default,
+        }
+    }
+}
+
+/// A `const` assertion that an enum default names a variant; the enum's variants are only known
+/// to the enum's own derive, so the check runs at constant evaluation, spanned on the default.
+fn default_variant_check(field: &Field<'_>, rt: &Path) -> TokenStream {
+    let (Some(ft), Some(default)) = (&field.field_type, &field.attrs.default) else { return TokenStream::new() };
+    let span = default.span;
+    match (&ft.kind, &default.value) {
+        (Kind::SingleSelect, DefaultLit::Str(value)) => {
+            let inner = &ft.inner;
+            let message = format!("`default` \"{value}\" is not the wire value of any variant of this enum");
+            quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    #rt::__private::has_variant(<#inner as #rt::__private::ElicitEnum>::VARIANTS, #value),
+                    #message
+                );
+            }
+        }
+        (Kind::MultiSelect { element }, DefaultLit::List(values)) => {
+            let message = "`default` lists a value that is not the wire value of any variant of this enum";
+            quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    #rt::__private::has_variants(<#element as #rt::__private::ElicitEnum>::VARIANTS, &[#(#values),*]),
+                    #message
+                );
+            }
+        }
+        _ => TokenStream::new(),
+    }
+}
+
+fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
+    let ident = input.ident;
+    let message = input
+        .attrs
+        .message
+        .as_ref()
+        .map(|m| m.value.clone())
+        .or_else(|| input.attrs.doc.clone())
+        .unwrap_or_else(|| DEFAULT_MESSAGE.to_owned());
+
+    let mut items = Vec::new();
+    let mut properties = Vec::new();
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    let mut vars = Vec::new();
+    let mut members = Vec::new();
+    for (i, field) in input.fields.iter().enumerate() {
+        let ty = field.ty;
+        let wire = &field.wire;
+        let rules_ident = format_ident!("__RULES_{}", i);
+        let var = format_ident!("__field{}", i);
+        let member = field.member;
+        let rules = rules(field, rt);
+        let ty_span = ty.span();
+        items.push(quote! {
+            const #rules_ident: #rt::__private::FieldRules = #rules;
+        });
+        items.push(quote_spanned! {ty_span=>
+            const _: () = #rt::__private::assert_field::<#ty>();
+        });
+        items.push(default_variant_check(field, rt));
+        properties.push(quote!(#rt::__private::property::<#ty>(#wire, &#rules_ident)));
+        reads.push(quote! {
+            let #var = #rt::__private::field::<#ty>(__content, #wire, &#rules_ident, &mut __errors);
+        });
+        writes.push(quote!(#rt::__private::put::<#ty>(&mut __content, #wire, &self.#member);));
+        vars.push(var);
+        members.push(member);
+    }
+
+    let from_content = if vars.is_empty() {
+        quote! {
+            let _ = __content;
+            ::core::result::Result::Ok(Self {})
+        }
+    } else {
+        quote! {
+            let mut __errors = #rt::__private::ContentErrors::new();
+            #(#reads)*
+            match (#(#vars,)*) {
+                (#(::core::option::Option::Some(#vars),)*) => ::core::result::Result::Ok(Self { #(#members: #vars),* }),
+                _ => ::core::result::Result::Err(__errors),
+            }
+        }
+    };
+    let field_count = vars.len();
+
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #(#items)*
+
+            #[automatically_derived]
+            impl #rt::Elicit for #ident {
+                const MESSAGE: &'static ::core::primitive::str = #message;
+
+                fn requested_schema() -> &'static #rt::__private::RequestedSchema {
+                    static __SCHEMA: #rt::__private::OnceLock<#rt::__private::RequestedSchema> =
+                        #rt::__private::OnceLock::new();
+                    __SCHEMA.get_or_init(|| {
+                        #rt::__private::RequestedSchema::new(::std::vec![#(#properties),*])
+                    })
+                }
+
+                fn from_content(
+                    __content: &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
+                ) -> ::core::result::Result<Self, #rt::__private::ContentErrors> {
+                    #from_content
+                }
+
+                fn to_content(&self) -> #rt::__private::Map<::std::string::String, #rt::__private::Value> {
+                    let mut __content = #rt::__private::Map::with_capacity(#field_count);
+                    #(#writes)*
+                    __content
+                }
+            }
+        };
+    }
+}
+
+fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
+    let ident = input.ident;
+    let variants: Vec<_> = input
+        .variants
+        .iter()
+        .map(|v| {
+            let wire = &v.wire;
+            let title = some(v.title.as_ref());
+            quote!(#rt::__private::Variant { value: #wire, title: #title })
+        })
+        .collect();
+    let idents: Vec<_> = input.variants.iter().map(|v| v.ident).collect();
+    let wires: Vec<_> = input.variants.iter().map(|v| &v.wire).collect();
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #[automatically_derived]
+            impl #rt::__private::ElicitEnum for #ident {
+                const VARIANTS: &'static [#rt::__private::Variant] = &[#(#variants),*];
+
+                fn from_wire(__value: &::core::primitive::str) -> ::core::option::Option<Self> {
+                    match __value {
+                        #(#wires => ::core::option::Option::Some(Self::#idents),)*
+                        _ => ::core::option::Option::None,
+                    }
+                }
+
+                fn to_wire(&self) -> &'static ::core::primitive::str {
+                    match self {
+                        #(Self::#idents => #wires,)*
+                    }
+                }
+            }
+
+            #[automatically_derived]
+            impl #rt::__private::FieldValue for #ident {
+                fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
+                    #rt::__private::single_select_schema::<Self>(__rules)
+                }
+
+                fn parse(
+                    __value: &#rt::__private::Value,
+                    _: &#rt::__private::FieldRules,
+                ) -> ::core::result::Result<Self, ::std::string::String> {
+                    #rt::__private::parse_single_select::<Self>(__value)
+                }
+
+                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> {
+                    ::core::option::Option::Some(#rt::__private::Value::String(
+                        ::std::string::String::from(<Self as #rt::__private::ElicitEnum>::to_wire(self)),
+                    ))
+                }
+            }
+        };
+    }
+}

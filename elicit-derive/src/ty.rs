@@ -1,0 +1,163 @@
+//! Syntactic classification of field types.
+//!
+//! Like clap and serde, the macro sees tokens, not resolved types: `Option<T>`, `Vec<T>`, the
+//! primitives and the well-known format types are recognised by name. Anything else is taken to be
+//! a unit enum deriving `Elicit`; the generated code then requires the matching trait, whose
+//! diagnostic explains what a field may be, so a mistaken guess still ends in a clear error.
+
+use syn::{GenericArgument, PathArguments, Type};
+
+/// What a field holds, as far as the schema is concerned.
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    /// A string; `format` is the format the type itself implies (`Email`, dates, `Url`).
+    String { format: Option<&'static str>, plain: bool },
+    /// An integer type, with its range.
+    Integer { name: String, min: i128, max: i128 },
+    /// `f32` or `f64`.
+    Float { name: String },
+    Bool,
+    /// A unit enum (assumed: checked by a trait bound).
+    SingleSelect,
+    /// A list or set of unit enums; `element` is the enum type.
+    MultiSelect { element: Type },
+}
+
+/// A classified field type.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldType {
+    pub(crate) kind: Kind,
+    /// The type without `Option`.
+    pub(crate) inner: Type,
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// The single type argument of `Name<T>`, if `ty` is written that way.
+fn single_argument(segment: &syn::PathSegment) -> Option<&Type> {
+    let PathArguments::AngleBracketed(args) = &segment.arguments else { return None };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    let first = types.next()?;
+    // `HashSet<E, S>` has a hasher argument; it does not change the element.
+    Some(first)
+}
+
+fn integer_range(name: &str) -> Option<(i128, i128)> {
+    Some(match name {
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" => (i64::MIN.into(), i64::MAX.into()),
+        "i128" => (i128::MIN, i128::MAX),
+        // The widths of isize/usize differ by target; the 64-bit range is what the schema states,
+        // and the runtime rejects what the target cannot hold.
+        "isize" => (i64::MIN.into(), i64::MAX.into()),
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" => (0, u64::MAX.into()),
+        "u128" => (0, i128::MAX),
+        "usize" => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
+const LISTS: &[&str] = &["Vec", "BTreeSet", "HashSet"];
+const OTHER_COLLECTIONS: &[&str] = &["VecDeque", "LinkedList", "BinaryHeap", "IndexSet"];
+
+/// Names that are certainly not unit enums, for a clear message on `Vec<String>` and the like.
+fn is_scalar(ty: &Type) -> bool {
+    match last_segment(ty) {
+        Some(seg) => {
+            let name = seg.ident.to_string();
+            matches!(name.as_str(), "String" | "str" | "bool" | "f32" | "f64" | "char" | "Email" | "NaiveDate" | "DateTime" | "Url")
+                || integer_range(&name).is_some()
+                || LISTS.contains(&name.as_str())
+                || MAPS.contains(&name.as_str())
+                || name == "Option"
+        }
+        None => true,
+    }
+}
+
+/// Classifies `ty`, or says why it cannot be a field.
+pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
+    let Some(segment) = last_segment(ty) else {
+        return Err(match ty {
+            Type::Reference(_) => "references cannot be form fields: use an owned type such as `String`".into(),
+            Type::Tuple(_) => "tuples cannot be form fields: the protocol's requestedSchema is flat; use one field per value".into(),
+            Type::Array(_) | Type::Slice(_) => {
+                "arrays cannot be form fields: a list field must be a `Vec`, `BTreeSet` or `HashSet` of a unit enum".into()
+            }
+            _ => "this type cannot be a form field: use a string, bool, integer, f32/f64, `Email`, a unit enum, or a `Vec` of a unit enum".into(),
+        });
+    };
+    let name = segment.ident.to_string();
+    if name == "Option" {
+        let inner = single_argument(segment).ok_or("`Option` needs a type argument")?;
+        if last_segment(inner).is_some_and(|s| s.ident == "Option") {
+            return Err("`Option<Option<T>>` cannot be a form field: a property is either answered or not".into());
+        }
+        // The schema of `Option<T>` is T's; only `required` differs, which the runtime knows.
+        return classify(inner);
+    }
+    let kind = match name.as_str() {
+        "String" => Kind::String { format: None, plain: true },
+        "Email" => Kind::String { format: Some("email"), plain: false },
+        "NaiveDate" => Kind::String { format: Some("date"), plain: false },
+        "DateTime" => Kind::String { format: Some("date-time"), plain: false },
+        "Url" => Kind::String { format: Some("uri"), plain: false },
+        "bool" => Kind::Bool,
+        "f32" | "f64" => Kind::Float { name },
+        "str" => return Err("`str` cannot be a form field: use `String`".into()),
+        "char" => return Err("`char` cannot be a form field: use `String` with `max_length = 1`".into()),
+        _ if integer_range(&name).is_some() => {
+            let (min, max) = integer_range(&name).unwrap_or((0, 0));
+            Kind::Integer { name, min, max }
+        }
+        _ if MAPS.contains(&name.as_str()) => {
+            return Err(format!(
+                "`{name}` cannot be a form field: the protocol's requestedSchema is a flat object of strings, numbers, booleans and enums, with no nested objects or maps"
+            ));
+        }
+        _ if OTHER_COLLECTIONS.contains(&name.as_str()) => {
+            return Err(format!("`{name}` cannot be a form field: a multi-select is a `Vec`, `BTreeSet` or `HashSet` of a unit enum"));
+        }
+        _ if LISTS.contains(&name.as_str()) => {
+            let element = single_argument(segment).ok_or_else(|| format!("`{name}` needs a type argument"))?;
+            if is_scalar(element) {
+                return Err(format!(
+                    "a list field must hold a unit enum deriving `Elicit`: the protocol's only arrays are multi-selects of fixed choices, so `{name}` of strings, numbers, booleans, lists or options cannot be expressed"
+                ));
+            }
+            Kind::MultiSelect { element: element.clone() }
+        }
+        _ => Kind::SingleSelect,
+    };
+    Ok(FieldType { kind, inner: ty.clone() })
+}
+
+impl Kind {
+    /// How the kind is named in "applies to" messages.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Kind::String { .. } => "a string field".into(),
+            Kind::Integer { name, .. } => format!("an integer field (`{name}`)"),
+            Kind::Float { name } => format!("a number field (`{name}`)"),
+            Kind::Bool => "a boolean field".into(),
+            Kind::SingleSelect => "an enum field".into(),
+            Kind::MultiSelect { .. } => "a multi-select field".into(),
+        }
+    }
+}
