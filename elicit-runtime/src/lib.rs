@@ -44,9 +44,13 @@
 //! ```
 
 pub mod content;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
 pub mod field;
 pub mod schema;
+pub mod server;
 pub mod state;
+pub mod wire;
 
 use serde_json::{Map, Value};
 

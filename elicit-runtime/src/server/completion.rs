@@ -1,0 +1,182 @@
+//! Out-of-band completion of URL-mode elicitations.
+//!
+//! In URL mode `accept` means only "the user consented"; whether the step behind the URL finished
+//! is known to whatever serves that page. The page records completion in a [`CompletionStore`];
+//! on the client's retry the engine asks the store. The embedded default, [`InProcessStore`], lives
+//! in one process; deployments with several instances plug in a shared store.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+/// A boxed future returned by [`CompletionStore`] methods (the trait stays object-safe).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where an out-of-band step stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UrlStatus {
+    /// Registered, not finished yet.
+    Pending,
+    /// Finished; the value is what the page recorded (for example an approval decision).
+    Completed(Value),
+    /// Never registered, or expired.
+    Unknown,
+}
+
+/// The store could not be reached or refused the operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "completion store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Records which URL-mode steps have finished.
+pub trait CompletionStore: Send + Sync {
+    /// Registers a freshly minted id as pending for `ttl`.
+    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()>;
+
+    /// Records completion of a pending id. `false` when the id is unknown, expired or already
+    /// completed: a page must not be able to complete a step twice or invent one.
+    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool>;
+
+    /// The current status of `id`.
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus>;
+
+    /// The status of `id`, waiting up to `timeout` for a pending step to complete.
+    fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus>;
+}
+
+struct Record {
+    status: UrlStatus,
+    expires: Instant,
+    notify: Arc<Notify>,
+}
+
+/// The embedded default store: completion records in this process's memory, with expiry and a
+/// wake-up so a retry waiting for completion returns as soon as the page is submitted.
+#[derive(Default)]
+pub struct InProcessStore {
+    records: Mutex<HashMap<String, Record>>,
+}
+
+impl InProcessStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        InProcessStore::default()
+    }
+
+    fn with_records<T>(&self, f: impl FnOnce(&mut HashMap<String, Record>) -> T) -> T {
+        // A poisoned lock only means another thread panicked mid-update of a plain map; the
+        // records themselves stay consistent, so keep serving.
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        records.retain(|_, r| r.expires > now);
+        f(&mut records)
+    }
+
+    fn current(&self, id: &str) -> (UrlStatus, Option<Arc<Notify>>) {
+        self.with_records(|records| match records.get(id) {
+            Some(r) => (r.status.clone(), Some(r.notify.clone())),
+            None => (UrlStatus::Unknown, None),
+        })
+    }
+}
+
+impl CompletionStore for InProcessStore {
+    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            self.with_records(|records| {
+                records.insert(
+                    id,
+                    Record { status: UrlStatus::Pending, expires: Instant::now() + ttl, notify: Arc::new(Notify::new()) },
+                );
+            });
+            Ok(())
+        })
+    }
+
+    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            Ok(self.with_records(|records| match records.get_mut(&id) {
+                Some(record) if record.status == UrlStatus::Pending => {
+                    record.status = UrlStatus::Completed(outcome);
+                    record.notify.notify_waiters();
+                    true
+                }
+                _ => false,
+            }))
+        })
+    }
+
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move { Ok(self.current(&id).0) })
+    }
+
+    fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let (status, notify) = self.current(&id);
+                let Some(notify) = notify.filter(|_| status == UrlStatus::Pending) else { return Ok(status) };
+                let notified = notify.notified();
+                tokio::pin!(notified);
+                // Register interest before re-checking, so a completion in between is not missed.
+                notified.as_mut().enable();
+                if self.current(&id).0 != UrlStatus::Pending {
+                    continue;
+                }
+                if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                    return Ok(self.current(&id).0);
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn completes_once_and_wakes_waiters() {
+        let store = Arc::new(InProcessStore::new());
+        store.register("a", Duration::from_secs(60)).await.unwrap();
+        assert_eq!(store.status("a").await.unwrap(), UrlStatus::Pending);
+        assert_eq!(store.wait("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
+        let waiter = {
+            let store = store.clone();
+            tokio::spawn(async move { store.wait("a", Duration::from_secs(30)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(store.complete("a", json!({"approved": true})).await.unwrap());
+        assert!(!store.complete("a", json!({"approved": false})).await.unwrap(), "completed twice");
+        let status = waiter.await.unwrap().unwrap();
+        assert_eq!(status, UrlStatus::Completed(json!({"approved": true})));
+        assert!(!store.complete("never-minted", json!(null)).await.unwrap());
+        assert_eq!(store.status("never-minted").await.unwrap(), UrlStatus::Unknown);
+    }
+
+    #[tokio::test]
+    async fn records_expire() {
+        let store = InProcessStore::new();
+        store.register("b", Duration::from_millis(1)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(store.status("b").await.unwrap(), UrlStatus::Unknown);
+        assert!(!store.complete("b", json!(null)).await.unwrap());
+    }
+}

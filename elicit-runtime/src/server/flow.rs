@@ -1,0 +1,447 @@
+//! [`Flow`]: what a handler asks through, and what the engine seals between rounds.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::OsRng;
+use chacha20poly1305::aead::rand_core::RngCore;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::EngineConfig;
+use super::completion::{CompletionStore, StoreError, UrlStatus};
+use crate::content::ContentErrors;
+use crate::schema::{PrimitiveSchema, RequestedSchema};
+use crate::wire::{Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
+use crate::Elicit;
+
+/// The answer to a form-mode ask.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer<T> {
+    /// The user submitted the form; the content passed every check.
+    Accepted(T),
+    /// The user explicitly refused.
+    Declined,
+    /// The user dismissed the form without choosing.
+    Cancelled,
+}
+
+/// The answer to a URL-mode ask.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UrlAnswer {
+    /// The user consented and the out-of-band step finished; the value is what the page recorded.
+    Completed(Value),
+    /// The user refused to open the page.
+    Declined,
+    /// The user dismissed the request (or the client could not open the page).
+    Cancelled,
+}
+
+/// Why an ask could not produce an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowError {
+    /// The client did not declare the capability the ask needs. Handle it (for example fall back
+    /// to another mode), or let it propagate: the request then fails with `-32021` and
+    /// `data.requiredCapabilities` set to `required`.
+    Unsupported {
+        /// The `ClientCapabilities` the ask needs.
+        required: Value,
+    },
+    /// The client's input is malformed or kept failing validation (`-32602`).
+    InvalidInput(String),
+    /// The completion store failed (`-32603`).
+    Store(StoreError),
+    /// The handler failed for its own reasons (`-32603`).
+    Failed(String),
+}
+
+impl std::fmt::Display for FlowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlowError::Unsupported { required } => write!(f, "client capability not declared: {required}"),
+            FlowError::InvalidInput(message) | FlowError::Failed(message) => f.write_str(message),
+            FlowError::Store(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for FlowError {}
+
+/// A URL-mode step minted in an earlier round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct UrlRecord {
+    id: String,
+    url: String,
+    message: String,
+}
+
+/// Everything a flow carries from round to round, sealed into `requestState`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(super) struct FlowState {
+    /// Answers already consumed by the handler, by input request key.
+    #[serde(default, rename = "a", skip_serializing_if = "Map::is_empty")]
+    answers: Map<String, Value>,
+    /// Values computed by `once`, by key.
+    #[serde(default, rename = "o", skip_serializing_if = "Map::is_empty")]
+    once: Map<String, Value>,
+    /// URL-mode steps, by input request key.
+    #[serde(default, rename = "u", skip_serializing_if = "BTreeMap::is_empty")]
+    urls: BTreeMap<String, UrlRecord>,
+    /// How many invalid answers each form key has had.
+    #[serde(default, rename = "n", skip_serializing_if = "BTreeMap::is_empty")]
+    invalid: BTreeMap<String, u32>,
+}
+
+/// What a suspended round sends: the input requests and the state to seal.
+pub(super) struct Suspension {
+    pub(super) requests: Vec<(String, InputRequest)>,
+    pub(super) state: FlowState,
+}
+
+struct Inner {
+    capabilities: Capabilities,
+    arguments: Value,
+    state: FlowState,
+    responses: Map<String, Value>,
+    requests: Vec<(String, InputRequest)>,
+    suspended: bool,
+    fatal: Option<FlowError>,
+}
+
+/// The handle a handler asks through. Cheap to clone; all clones share one round.
+///
+/// Every ask takes a key, unique within the flow and stable across rounds: it names the input
+/// request on the wire and the answer in the sealed state.
+#[derive(Clone)]
+pub struct Flow {
+    inner: Arc<Mutex<Inner>>,
+    store: Arc<dyn CompletionStore>,
+    config: Arc<EngineConfig>,
+}
+
+/// Where an ask found its answer.
+enum Found {
+    /// Consumed in an earlier round (already validated).
+    Carried(Value),
+    /// Sent in this round's `inputResponses`.
+    Fresh(Value),
+    /// Nowhere: ask.
+    Missing,
+}
+
+impl Flow {
+    pub(super) fn new(
+        capabilities: Capabilities,
+        arguments: Value,
+        state: FlowState,
+        responses: Map<String, Value>,
+        store: Arc<dyn CompletionStore>,
+        config: EngineConfig,
+    ) -> Self {
+        Flow {
+            inner: Arc::new(Mutex::new(Inner {
+                capabilities,
+                arguments,
+                state,
+                responses,
+                requests: Vec::new(),
+                suspended: false,
+                fatal: None,
+            })),
+            store,
+            config: Arc::new(config),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // The lock is never held across an await or user code, so poisoning means a bug in this
+        // module; the data is still consistent, keep going.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The capabilities the client declared on this round's request.
+    pub fn capabilities(&self) -> Capabilities {
+        self.lock().capabilities
+    }
+
+    /// The request's `arguments` (`Null` when absent).
+    pub fn arguments(&self) -> Value {
+        self.lock().arguments.clone()
+    }
+
+    pub(super) fn is_suspended(&self) -> bool {
+        self.lock().suspended
+    }
+
+    pub(super) fn take_fatal(&self) -> Option<FlowError> {
+        self.lock().fatal.take()
+    }
+
+    pub(super) fn suspension(&self) -> Suspension {
+        let mut inner = self.lock();
+        Suspension { requests: std::mem::take(&mut inner.requests), state: inner.state.clone() }
+    }
+
+    fn find(&self, key: &str) -> Found {
+        let inner = self.lock();
+        if let Some(answer) = inner.state.answers.get(key) {
+            Found::Carried(answer.clone())
+        } else if let Some(answer) = inner.responses.get(key) {
+            Found::Fresh(answer.clone())
+        } else {
+            Found::Missing
+        }
+    }
+
+    /// Records an error that fails the whole request whatever the handler does with it.
+    fn fail(&self, error: FlowError) -> FlowError {
+        self.lock().fatal.get_or_insert(error.clone());
+        error
+    }
+
+    fn require(&self, granted: impl Fn(Capabilities) -> bool, required: Value) -> Result<(), FlowError> {
+        if granted(self.capabilities()) { Ok(()) } else { Err(FlowError::Unsupported { required }) }
+    }
+
+    fn keep(&self, key: &str, answer: Value) {
+        self.lock().state.answers.insert(key.to_owned(), answer);
+    }
+
+    /// Registers an input request and parks the handler for the rest of the round.
+    async fn suspend<T>(&self, key: &str, request: InputRequest) -> T {
+        {
+            let mut inner = self.lock();
+            if inner.requests.iter().any(|(k, _)| k == key) {
+                inner.fatal.get_or_insert(FlowError::Failed(format!("input request key `{key}` is asked twice in one round")));
+            } else {
+                inner.requests.push((key.to_owned(), request));
+            }
+            inner.suspended = true;
+        }
+        std::future::pending().await
+    }
+
+    fn parse_answer(&self, key: &str, raw: &Value) -> Result<ElicitResult, FlowError> {
+        ElicitResult::from_json(raw).map_err(|e| self.fail(FlowError::InvalidInput(format!("inputResponses[{}]: {e}", clip(key)))))
+    }
+
+    /// Asks for a `T` with a form, with `T`'s message.
+    pub async fn form<T: Elicit>(&self, key: &str) -> Result<Answer<T>, FlowError> {
+        self.form_with(key, T::MESSAGE).await
+    }
+
+    /// Asks for a `T` with a form, with this message.
+    ///
+    /// An accepted answer that fails validation is asked again — the errors named in the message,
+    /// the user's values as defaults — up to [`EngineConfig::max_invalid_answers`] times.
+    pub async fn form_with<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
+        self.form_schema(key, message, Cow::Borrowed(T::requested_schema()), |content| T::from_content(content)).await
+    }
+
+    /// Asks with any schema, parsing accepted content with `parse`. The building block of
+    /// [`Flow::form`]; useful when the schema is built at run time.
+    pub async fn form_schema<T>(
+        &self,
+        key: &str,
+        message: &str,
+        schema: Cow<'static, RequestedSchema>,
+        parse: impl Fn(&Map<String, Value>) -> Result<T, ContentErrors>,
+    ) -> Result<Answer<T>, FlowError> {
+        self.require(|c| c.form, json!({"elicitation": {"form": {}}}))?;
+        let (raw, fresh) = match self.find(key) {
+            Found::Carried(raw) => (raw, false),
+            Found::Fresh(raw) => (raw, true),
+            Found::Missing => {
+                let request = InputRequest::Elicit(ElicitParams::Form { message: message.to_owned(), requested_schema: schema });
+                return self.suspend(key, request).await;
+            }
+        };
+        let answer = self.parse_answer(key, &raw)?;
+        let outcome = match answer.action {
+            ElicitAction::Decline => Answer::Declined,
+            ElicitAction::Cancel => Answer::Cancelled,
+            ElicitAction::Accept => {
+                let empty = Map::new();
+                match parse(answer.content.as_ref().unwrap_or(&empty)) {
+                    Ok(value) => Answer::Accepted(value),
+                    Err(errors) => {
+                        let attempts = {
+                            let mut inner = self.lock();
+                            inner.state.answers.remove(key);
+                            let attempts = inner.state.invalid.entry(key.to_owned()).or_insert(0);
+                            *attempts += 1;
+                            *attempts
+                        };
+                        if attempts > self.config.max_invalid_answers {
+                            return Err(self.fail(FlowError::InvalidInput(format!(
+                                "the answer to `{}` failed validation {attempts} times: {errors}",
+                                clip(key)
+                            ))));
+                        }
+                        let content = answer.content.unwrap_or_default();
+                        let request = InputRequest::Elicit(ElicitParams::Form {
+                            message: format!("{message}\n\nPlease correct: {errors}."),
+                            requested_schema: Cow::Owned(with_defaults(&schema, &content)),
+                        });
+                        return self.suspend(key, request).await;
+                    }
+                }
+            }
+        };
+        if fresh {
+            // Keep only what the protocol defines: no `_meta`, no `resultType`.
+            self.keep(key, answer.to_json());
+        }
+        Ok(outcome)
+    }
+
+    /// Sends the user to a page out of band (URL mode). `build_url` receives the unguessable id
+    /// the engine minted for this step; the page records completion of that id in the engine's
+    /// [`CompletionStore`].
+    ///
+    /// `accept` only means the user consented: until the store reports completion, each retry is
+    /// answered with the same URL elicitation under the same key (after waiting up to
+    /// [`EngineConfig::url_wait`] for the page).
+    pub async fn url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlAnswer, FlowError> {
+        self.require(|c| c.url, json!({"elicitation": {"url": {}}}))?;
+        let (raw, record) = match self.find(key) {
+            Found::Carried(raw) => return Ok(carried_url_answer(&raw)),
+            Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
+            Found::Missing => (None, self.lock().state.urls.get(key).cloned()),
+        };
+        let Some(record) = record else {
+            // First time (or a client answering a step it was never given): mint the step.
+            return self.mint_url(key, message, build_url).await;
+        };
+        let Some(raw) = raw else { return self.suspend(key, url_request(&record)).await };
+        let answer = self.parse_answer(key, &raw)?;
+        let outcome = match answer.action {
+            ElicitAction::Decline => UrlAnswer::Declined,
+            ElicitAction::Cancel => UrlAnswer::Cancelled,
+            ElicitAction::Accept => match self.store.wait(&record.id, self.config.url_wait).await {
+                Ok(UrlStatus::Completed(value)) => UrlAnswer::Completed(value),
+                Ok(UrlStatus::Pending) => return self.suspend(key, url_request(&record)).await,
+                // Expired or lost: start the step again with a fresh id.
+                Ok(UrlStatus::Unknown) => return self.mint_url(key, message, build_url).await,
+                Err(error) => return Err(FlowError::Store(error)),
+            },
+        };
+        self.keep(key, url_answer_json(&outcome));
+        Ok(outcome)
+    }
+
+    async fn mint_url<T>(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<T, FlowError> {
+        let id = mint_id();
+        self.store.register(&id, self.config.url_ttl).await.map_err(FlowError::Store)?;
+        let record = UrlRecord { url: build_url(&id), id, message: message.to_owned() };
+        let request = url_request(&record);
+        self.lock().state.urls.insert(key.to_owned(), record);
+        self.suspend(key, request).await
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`); returns the client's
+    /// `CreateMessageResult` as sent.
+    pub async fn sampling(&self, key: &str, params: Value) -> Result<Value, FlowError> {
+        self.require(|c| c.sampling, json!({"sampling": {}}))?;
+        self.opaque_answer(key, InputRequest::CreateMessage(params)).await
+    }
+
+    /// Asks the client for its roots (`roots/list`); returns the client's `ListRootsResult`.
+    pub async fn roots(&self, key: &str) -> Result<Value, FlowError> {
+        self.require(|c| c.roots, json!({"roots": {}}))?;
+        self.opaque_answer(key, InputRequest::ListRoots).await
+    }
+
+    async fn opaque_answer(&self, key: &str, request: InputRequest) -> Result<Value, FlowError> {
+        match self.find(key) {
+            Found::Carried(raw) => Ok(raw),
+            Found::Fresh(raw) if raw.is_object() => {
+                self.keep(key, raw.clone());
+                Ok(raw)
+            }
+            Found::Fresh(_) => Err(self.fail(FlowError::InvalidInput(format!(
+                "inputResponses[{}] must be an object",
+                clip(key)
+            )))),
+            Found::Missing => self.suspend(key, request).await,
+        }
+    }
+
+    /// Runs `compute` once across all rounds of this flow: its value is sealed into the state and
+    /// returned as-is in later rounds, so side effects and expensive work do not repeat.
+    pub async fn once<V, F, Fut>(&self, key: &str, compute: F) -> Result<V, FlowError>
+    where
+        V: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<V, FlowError>>,
+    {
+        let known = self.lock().state.once.get(key).cloned();
+        if let Some(value) = known {
+            return serde_json::from_value(value)
+                .map_err(|e| FlowError::Failed(format!("the value kept for `{key}` no longer fits its type: {e}")));
+        }
+        let value = compute().await?;
+        let json = serde_json::to_value(&value).map_err(|e| FlowError::Failed(format!("cannot keep `{key}`: {e}")))?;
+        self.lock().state.once.insert(key.to_owned(), json);
+        Ok(value)
+    }
+}
+
+fn url_request(record: &UrlRecord) -> InputRequest {
+    InputRequest::Elicit(ElicitParams::Url { message: record.message.clone(), url: record.url.clone() })
+}
+
+fn url_answer_json(answer: &UrlAnswer) -> Value {
+    match answer {
+        UrlAnswer::Completed(value) => json!({"action": "accept", "completion": value}),
+        UrlAnswer::Declined => json!({"action": "decline"}),
+        UrlAnswer::Cancelled => json!({"action": "cancel"}),
+    }
+}
+
+fn carried_url_answer(raw: &Value) -> UrlAnswer {
+    match raw.get("action").and_then(Value::as_str) {
+        Some("accept") => UrlAnswer::Completed(raw.get("completion").cloned().unwrap_or(Value::Null)),
+        Some("decline") => UrlAnswer::Declined,
+        _ => UrlAnswer::Cancelled,
+    }
+}
+
+/// 128 random bits, URL-safe: the id of a URL-mode step cannot be guessed.
+fn mint_id() -> String {
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// `schema` with the user's previous values as defaults, where a value fits the property.
+fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> RequestedSchema {
+    let mut schema = schema.clone();
+    for property in &mut schema.properties {
+        let Some(value) = content.get(property.name.as_ref()) else { continue };
+        match (&mut property.schema, value) {
+            (PrimitiveSchema::String(s), Value::String(v)) => s.default = Some(Cow::Owned(v.clone())),
+            (PrimitiveSchema::Number(s), Value::Number(n)) => s.default = Some(n.clone()),
+            (PrimitiveSchema::Boolean(s), Value::Bool(b)) => s.default = Some(*b),
+            (PrimitiveSchema::SingleSelect(s), Value::String(v)) if s.options.iter().any(|o| o.value == *v) => {
+                s.default = Some(Cow::Owned(v.clone()));
+            }
+            (PrimitiveSchema::MultiSelect(s), Value::Array(items)) => {
+                let chosen: Vec<_> = items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|v| s.options.iter().any(|o| o.value == *v))
+                    .map(|v| Cow::Owned(v.to_owned()))
+                    .collect();
+                s.default = Some(chosen);
+            }
+            _ => {}
+        }
+    }
+    schema
+}

@@ -1,0 +1,453 @@
+//! The protocol revision 2026-07-28 messages this crate speaks: input requests and responses,
+//! elicitation parameters and results, per-request client capabilities, and error codes.
+//!
+//! Serialisation produces exactly the spec's JSON (no `elicitationId`, no `resultType` inside an
+//! input response). Parsing is deterministic — it dispatches on discriminating keys, never on the
+//! luck of an untagged union — and tolerant of members the spec allows to be present.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+use crate::schema::{RequestedSchema, SchemaError};
+
+/// The protocol revision this crate implements.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// `_meta` key of the protocol version on every request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client's capabilities on every request.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client's self-description.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the server's self-description on results.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The method of a form- or URL-mode elicitation input request.
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// The method of a sampling input request.
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// The method of a roots input request.
+pub const ROOTS_LIST: &str = "roots/list";
+
+/// `resultType` of a final result.
+pub const RESULT_COMPLETE: &str = "complete";
+/// `resultType` of an [`InputRequiredResult`].
+pub const RESULT_INPUT_REQUIRED: &str = "input_required";
+
+/// JSON-RPC error codes used on the 2026-07-28 path.
+pub mod codes {
+    /// Invalid params (also: bad `requestState`, malformed `inputResponses`).
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// Method not found.
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// Internal error.
+    pub const INTERNAL_ERROR: i32 = -32603;
+    /// A header disagrees with the body.
+    pub const HEADER_MISMATCH: i32 = -32020;
+    /// The request needs a client capability that was not declared.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
+    /// The requested protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+}
+
+/// What a client declared in `_meta["io.modelcontextprotocol/clientCapabilities"]` that matters for
+/// input requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// Form-mode elicitation (`elicitation: {}` or `elicitation: {form: {}}`).
+    pub form: bool,
+    /// URL-mode elicitation (`elicitation: {url: {}}`).
+    pub url: bool,
+    /// `sampling/createMessage`.
+    pub sampling: bool,
+    /// `roots/list`.
+    pub roots: bool,
+}
+
+impl Capabilities {
+    /// Form and URL elicitation, nothing else.
+    pub const ELICITATION: Capabilities = Capabilities { form: true, url: true, sampling: false, roots: false };
+
+    /// Reads the capabilities of one request's `_meta` (absent or malformed = nothing declared).
+    ///
+    /// ```
+    /// use elicit_runtime::wire::Capabilities;
+    ///
+    /// let meta = serde_json::json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// let caps = Capabilities::from_meta(meta.as_object());
+    /// assert!(caps.form && !caps.url); // `{}` means form only
+    /// ```
+    pub fn from_meta(meta: Option<&Map<String, Value>>) -> Self {
+        let caps = meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).and_then(Value::as_object);
+        Self::from_client_capabilities(caps)
+    }
+
+    /// Reads a `ClientCapabilities` object.
+    pub fn from_client_capabilities(caps: Option<&Map<String, Value>>) -> Self {
+        let Some(caps) = caps else { return Capabilities::default() };
+        let (form, url) = match caps.get("elicitation").and_then(Value::as_object) {
+            None => (false, false),
+            // Backwards compatibility: an empty object means form mode.
+            Some(e) if !e.contains_key("form") && !e.contains_key("url") => (true, false),
+            Some(e) => (e.contains_key("form"), e.contains_key("url")),
+        };
+        Capabilities {
+            form,
+            url,
+            sampling: caps.get("sampling").is_some_and(Value::is_object),
+            roots: caps.get("roots").is_some_and(Value::is_object),
+        }
+    }
+
+    /// This declaration as a `ClientCapabilities` object.
+    pub fn to_json(self) -> Value {
+        let mut caps = Map::new();
+        if self.form || self.url {
+            let mut elicitation = Map::new();
+            if self.form {
+                elicitation.insert("form".into(), json!({}));
+            }
+            if self.url {
+                elicitation.insert("url".into(), json!({}));
+            }
+            caps.insert("elicitation".into(), Value::Object(elicitation));
+        }
+        if self.sampling {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if self.roots {
+            caps.insert("roots".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+}
+
+/// The parameters of an `elicitation/create` input request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitParams {
+    /// Form mode: a flat form the client renders.
+    Form {
+        /// Why the server asks.
+        message: String,
+        /// What to ask for.
+        requested_schema: Cow<'static, RequestedSchema>,
+    },
+    /// URL mode: a page the user opens out of band.
+    Url {
+        /// Why the server asks.
+        message: String,
+        /// The page to open.
+        url: String,
+    },
+}
+
+/// One entry of `inputRequests`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputRequest {
+    /// `elicitation/create`.
+    Elicit(ElicitParams),
+    /// `sampling/createMessage` with its parameters.
+    CreateMessage(Value),
+    /// `roots/list`.
+    ListRoots,
+}
+
+impl InputRequest {
+    /// The request as it appears in `inputRequests`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => json!({
+                "method": ELICITATION_CREATE,
+                "params": {"mode": "form", "message": message, "requestedSchema": requested_schema.to_json()},
+            }),
+            InputRequest::Elicit(ElicitParams::Url { message, url }) => json!({
+                "method": ELICITATION_CREATE,
+                "params": {"mode": "url", "message": message, "url": url},
+            }),
+            InputRequest::CreateMessage(params) => json!({"method": SAMPLING_CREATE_MESSAGE, "params": params}),
+            InputRequest::ListRoots => json!({"method": ROOTS_LIST}),
+        }
+    }
+
+    /// Parses an entry of a server's `inputRequests`, refusing unknown methods and malformed
+    /// elicitations clearly.
+    pub fn from_json(value: &Value) -> Result<Self, WireError> {
+        let object = value.as_object().ok_or_else(|| WireError::new("an input request must be a JSON object"))?;
+        let method = object
+            .get("method")
+            .and_then(Value::as_str)
+            .ok_or_else(|| WireError::new("an input request needs a string `method`"))?;
+        match method {
+            ELICITATION_CREATE => {
+                let params = object
+                    .get("params")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| WireError::new("`elicitation/create` needs `params`"))?;
+                let message = params
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| WireError::new("`elicitation/create` needs a string `message`"))?
+                    .to_owned();
+                match params.get("mode") {
+                    None => parse_form(params, message),
+                    Some(Value::String(mode)) if mode == "form" => parse_form(params, message),
+                    Some(Value::String(mode)) if mode == "url" => {
+                        let url = params
+                            .get("url")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| WireError::new("a URL-mode elicitation needs a string `url`"))?
+                            .to_owned();
+                        Ok(InputRequest::Elicit(ElicitParams::Url { message, url }))
+                    }
+                    Some(other) => Err(WireError::new(format!(
+                        "unknown elicitation mode {} (expected \"form\" or \"url\")",
+                        clip_json(other)
+                    ))),
+                }
+            }
+            SAMPLING_CREATE_MESSAGE => {
+                let params = object
+                    .get("params")
+                    .filter(|p| p.is_object())
+                    .ok_or_else(|| WireError::new("`sampling/createMessage` needs object `params`"))?;
+                Ok(InputRequest::CreateMessage(params.clone()))
+            }
+            ROOTS_LIST => Ok(InputRequest::ListRoots),
+            other => Err(WireError::new(format!("unknown input request method `{}`", clip(other)))),
+        }
+    }
+}
+
+fn parse_form(params: &Map<String, Value>, message: String) -> Result<InputRequest, WireError> {
+    let schema = params
+        .get("requestedSchema")
+        .ok_or_else(|| WireError::new("a form-mode elicitation needs `requestedSchema`"))?;
+    let requested_schema = RequestedSchema::from_json(schema).map_err(WireError::from)?;
+    Ok(InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Owned(requested_schema) }))
+}
+
+/// The user's choice on an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElicitAction {
+    /// Submitted (form) or consented (URL).
+    Accept,
+    /// Explicitly refused.
+    Decline,
+    /// Dismissed without a choice.
+    Cancel,
+}
+
+impl ElicitAction {
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ElicitAction::Accept => "accept",
+            ElicitAction::Decline => "decline",
+            ElicitAction::Cancel => "cancel",
+        }
+    }
+}
+
+/// An `ElicitResult`: the answer to one elicitation, as placed in `inputResponses`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitResult {
+    /// What the user did.
+    pub action: ElicitAction,
+    /// The form's content (form mode, `accept` only).
+    pub content: Option<Map<String, Value>>,
+}
+
+impl ElicitResult {
+    /// `accept` with form content.
+    pub fn accept(content: Map<String, Value>) -> Self {
+        ElicitResult { action: ElicitAction::Accept, content: Some(content) }
+    }
+
+    /// `accept` without content (URL-mode consent).
+    pub fn consent() -> Self {
+        ElicitResult { action: ElicitAction::Accept, content: None }
+    }
+
+    /// `decline`.
+    pub fn decline() -> Self {
+        ElicitResult { action: ElicitAction::Decline, content: None }
+    }
+
+    /// `cancel`.
+    pub fn cancel() -> Self {
+        ElicitResult { action: ElicitAction::Cancel, content: None }
+    }
+
+    /// The answer as sent: never with `resultType` or `_meta`.
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("action".into(), Value::String(self.action.as_str().into()));
+        if let Some(content) = &self.content {
+            object.insert("content".into(), Value::Object(content.clone()));
+        }
+        Value::Object(object)
+    }
+
+    /// Parses an answer, tolerating members the protocol does not define (`resultType`, `_meta`).
+    pub fn from_json(value: &Value) -> Result<Self, WireError> {
+        let object = value.as_object().ok_or_else(|| WireError::new("an elicitation answer must be a JSON object"))?;
+        let action = match object.get("action").and_then(Value::as_str) {
+            Some("accept") => ElicitAction::Accept,
+            Some("decline") => ElicitAction::Decline,
+            Some("cancel") => ElicitAction::Cancel,
+            _ => return Err(WireError::new("an elicitation answer needs `action`: \"accept\", \"decline\" or \"cancel\"")),
+        };
+        let content = match object.get("content") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(content)) => Some(content.clone()),
+            Some(_) => return Err(WireError::new("an elicitation answer's `content` must be an object")),
+        };
+        Ok(ElicitResult { action, content })
+    }
+}
+
+/// An `InputRequiredResult`: what a server answers when it needs input before it can finish.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputRequiredResult {
+    /// The input requests, in the order they were asked.
+    pub input_requests: Vec<(String, InputRequest)>,
+    /// The opaque state to echo on the retry.
+    pub request_state: Option<String>,
+}
+
+impl InputRequiredResult {
+    /// The result object (`resultType: "input_required"`).
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("resultType".into(), Value::String(RESULT_INPUT_REQUIRED.into()));
+        if !self.input_requests.is_empty() {
+            let requests: Map<String, Value> =
+                self.input_requests.iter().map(|(key, request)| (key.clone(), request.to_json())).collect();
+            object.insert("inputRequests".into(), Value::Object(requests));
+        }
+        if let Some(state) = &self.request_state {
+            object.insert("requestState".into(), Value::String(state.clone()));
+        }
+        Value::Object(object)
+    }
+
+    /// The `inputRequests` map alone (for transports that build the result themselves).
+    pub fn input_requests_json(&self) -> Map<String, Value> {
+        self.input_requests.iter().map(|(key, request)| (key.clone(), request.to_json())).collect()
+    }
+}
+
+/// Checks that `inputResponses`, when present, is an object and returns it.
+///
+/// `null` is refused like any other non-object: the field is optional, not nullable.
+pub fn parse_input_responses(value: Option<&Value>) -> Result<Option<&Map<String, Value>>, WireError> {
+    match value {
+        None => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(_) => Err(WireError::new("`inputResponses` must be an object keyed like the input requests")),
+    }
+}
+
+/// A message that does not follow the protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    message: String,
+}
+
+impl WireError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        WireError { message: message.into() }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+impl From<SchemaError> for WireError {
+    fn from(error: SchemaError) -> Self {
+        WireError::new(error.to_string())
+    }
+}
+
+/// Shortens attacker-chosen text before it goes into an error message.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+fn clip_json(value: &Value) -> String {
+    clip(&value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_follow_the_interpretation_table() {
+        let read = |v: Value| Capabilities::from_client_capabilities(v.as_object());
+        assert_eq!(read(json!({})), Capabilities::default());
+        assert_eq!(read(json!({"elicitation": {}})), Capabilities { form: true, ..Default::default() });
+        assert_eq!(read(json!({"elicitation": {"url": {}}})), Capabilities { url: true, ..Default::default() });
+        assert_eq!(read(json!({"elicitation": {"form": {}, "url": {}}})), Capabilities::ELICITATION);
+        assert_eq!(read(json!({"sampling": {}, "roots": {"listChanged": true}})).roots, true);
+        assert_eq!(read(Capabilities::ELICITATION.to_json()), Capabilities::ELICITATION);
+    }
+
+    #[test]
+    fn url_request_has_no_elicitation_id() {
+        let request = InputRequest::Elicit(ElicitParams::Url { message: "m".into(), url: "https://x.test/a".into() });
+        assert_eq!(
+            request.to_json(),
+            json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x.test/a"}})
+        );
+        assert_eq!(InputRequest::from_json(&request.to_json()), Ok(request));
+    }
+
+    #[test]
+    fn missing_mode_is_form() {
+        let value = json!({"method": "elicitation/create", "params": {"message": "m",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+        assert!(matches!(InputRequest::from_json(&value), Ok(InputRequest::Elicit(ElicitParams::Form { .. }))));
+    }
+
+    #[test]
+    fn refuses_unknown_methods_and_modes() {
+        assert!(InputRequest::from_json(&json!({"method": "tools/call", "params": {}})).is_err());
+        let value = json!({"method": "elicitation/create", "params": {"message": "m", "mode": "telepathy"}});
+        assert!(InputRequest::from_json(&value).is_err());
+        assert!(InputRequest::from_json(&json!("x")).is_err());
+    }
+
+    #[test]
+    fn elicit_result_tolerates_extra_members_and_never_emits_them() {
+        let parsed = ElicitResult::from_json(&json!({"action": "decline", "resultType": "complete", "_meta": {}})).unwrap();
+        assert_eq!(parsed, ElicitResult::decline());
+        assert_eq!(parsed.to_json(), json!({"action": "decline"}));
+        assert!(ElicitResult::from_json(&json!({"action": "maybe"})).is_err());
+        assert!(ElicitResult::from_json(&json!(12345)).is_err());
+    }
+
+    #[test]
+    fn input_responses_must_be_an_object() {
+        assert!(parse_input_responses(None).unwrap().is_none());
+        assert!(parse_input_responses(Some(&json!(null))).is_err());
+        assert!(parse_input_responses(Some(&json!([]))).is_err());
+        assert!(parse_input_responses(Some(&json!({"a": {"action": "cancel"}}))).unwrap().is_some());
+    }
+}
