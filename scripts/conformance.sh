@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against conformance-server: the 14 SEP-2322
+# input-required-result scenarios and server-stateless must pass with no FAILURE and no WARNING.
+# Usage: scripts/conformance.sh [--full]   (--full also runs every scenario of --requirements 2026-07-28
+# and prints the summary; that run's failures are reported, not fatal: see README "Conformance").
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+eval "$(scripts/install-tools.sh)"
+out="$root/target/conformance"
+mkdir -p "$out"
+
+cargo build --quiet -p elicit-examples --bin conformance-server
+log="$out/conformance-server.log"
+ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
+  target/debug/conformance-server --listen 127.0.0.1:0 2>"$log" &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url=$(sed -n 's|^listening on \(http://[^ ]*\)$|\1|p' "$log" | head -n1)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "conformance-server did not start:"; cat "$log"; exit 1; }
+
+scenarios=(basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests
+  multi-round missing-input-response non-tool-request result-type unsupported-methods tampered-state
+  capability-check ignore-extra-params validate-input)
+failed=0
+run() {
+  local name=$1 result
+  if ! result=$(timeout 120 conformance server --url "$url" --scenario "$name" -o "$out" 2>&1); then
+    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING" || true; failed=1; return
+  fi
+  local summary
+  summary=$(echo "$result" | grep -E "^Passed: " | tail -n1)
+  if ! echo "$summary" | grep -q " 0 failed, 0 warnings"; then
+    echo "FAIL $name: $summary"; echo "$result" | grep -E "FAILURE|WARNING" || true; failed=1; return
+  fi
+  echo "ok   $name: $summary"
+}
+for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
+run server-stateless
+
+if [ "${1:-}" = "--full" ]; then
+  timeout 900 conformance server --url "$url" --requirements 2026-07-28 -o "$out/full" >"$out/full.txt" 2>&1 || true
+  grep -E "^(✓|✗)|^Total" "$out/full.txt" || true
+fi
+
+if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
+n=$(( ${#scenarios[@]} + 1 ))
+echo "conformance: $n passed, 0 failed"
