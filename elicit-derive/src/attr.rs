@@ -3,7 +3,8 @@
 //! The vocabulary is closed: every keyword is spelled once below, and an unknown, misplaced or
 //! repeated key is an error on that key. Nothing here emits tokens.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, UnOp};
 
@@ -43,8 +44,25 @@ pub(crate) const FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
 #[derive(Debug, Clone)]
 pub(crate) struct Spanned<T> {
     pub(crate) value: T,
+    /// For errors about where the key is used.
     pub(crate) key: Span,
+    /// The value's first token, for generated code that should point at the value.
     pub(crate) span: Span,
+    /// The value's tokens, for errors about the value: `-1` is two tokens, and an error spanned
+    /// by `span` alone would underline only the `-` (stable `Span::join` is not available).
+    pub(crate) tokens: TokenStream,
+}
+
+impl<T> Spanned<T> {
+    fn new(value: T, key: Span, tokens: &impl ToTokens) -> Self {
+        let tokens = tokens.to_token_stream();
+        let span = tokens.clone().into_iter().next().map_or(key, |token| token.span());
+        Spanned { value, key, span, tokens }
+    }
+
+    fn with<U>(self, value: U) -> Spanned<U> {
+        Spanned { value, key: self.key, span: self.span, tokens: self.tokens }
+    }
 }
 
 /// A numeric literal, possibly negated.
@@ -195,7 +213,7 @@ fn path_text(path: &syn::Path) -> String {
 fn set<T>(cx: &Ctxt, slot: &mut Option<Spanned<T>>, key: &str, key_span: Span, value: Option<Spanned<T>>) {
     let Some(value) = value else { return };
     if slot.is_some() {
-        cx.error(key_span, format!("duplicate elicit attribute `{key}`"));
+        cx.error(key_span, format!("duplicate elicit attribute `{key}`; each key may be given once"));
     } else {
         *slot = Some(value);
     }
@@ -211,7 +229,7 @@ fn require_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> O
 fn string_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<String>> {
     let expr = require_value(cx, key, key_span, value)?;
     match &expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(Spanned { value: s.value(), key: key_span, span: s.span() }),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(Spanned::new(s.value(), key_span, s)),
         other => {
             cx.error_spanned_by(other, format!("`{key}` takes a string literal"));
             None
@@ -221,10 +239,10 @@ fn string_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Op
 
 fn count_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<u64>> {
     let expr = require_value(cx, key, key_span, value)?;
-    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = &expr {
-        if let Ok(n) = i.base10_parse::<u64>() {
-            return Some(Spanned { value: n, key: key_span, span: i.span() });
-        }
+    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = &expr
+        && let Ok(n) = i.base10_parse::<u64>()
+    {
+        return Some(Spanned::new(n, key_span, i));
     }
     cx.error_spanned_by(&expr, format!("`{key}` takes a non-negative integer literal"));
     None
@@ -248,7 +266,7 @@ fn number_literal(expr: &Expr) -> Option<Number> {
 fn number_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<Number>> {
     let expr = require_value(cx, key, key_span, value)?;
     match number_literal(&expr) {
-        Some(n) => Some(Spanned { value: n, key: key_span, span: expr.span() }),
+        Some(n) => Some(Spanned::new(n, key_span, &expr)),
         None => {
             cx.error_spanned_by(&expr, format!("`{key}` takes a finite number literal"));
             None
@@ -273,7 +291,7 @@ fn default_value(cx: &Ctxt, key_span: Span, value: Option<Expr>) -> Option<Spann
         other => number_literal(other).map(DefaultLit::Number),
     };
     match parsed {
-        Some(value) => Some(Spanned { value, key: key_span, span: expr.span() }),
+        Some(value) => Some(Spanned::new(value, key_span, &expr)),
         None => {
             cx.error_spanned_by(
                 &expr,
@@ -292,7 +310,9 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         let syn::Meta::NameValue(nv) = &attr.meta else { continue };
         let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value else { continue };
-        for line in s.value().lines() {
+        // `split`, not `lines`: a blank `///` line is the attribute `""`, which has no lines but
+        // separates paragraphs.
+        for line in s.value().split('\n') {
             let line = line.trim();
             if line.is_empty() {
                 if !current.is_empty() {
@@ -322,7 +342,7 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
         }
         RENAME_ALL => {
             let value = string_value(cx, key, key_span, value).and_then(|s| match RenameRule::from_name(&s.value) {
-                Some(rule) => Some(Spanned { value: rule, key: s.key, span: s.span }),
+                Some(rule) => Some(s.with(rule)),
                 None => {
                     let names: Vec<&str> = RULE_NAMES.iter().map(|(n, _)| *n).collect();
                     cx.error(s.span, format!("unknown `rename_all` rule `{}`; expected one of: {}", s.value, names.join(", ")));
@@ -333,7 +353,7 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
         }
         CRATE => {
             let value = string_value(cx, key, key_span, value).and_then(|s| match syn::parse_str::<syn::Path>(&s.value) {
-                Ok(path) => Some(Spanned { value: path, key: s.key, span: s.span }),
+                Ok(path) => Some(s.with(path)),
                 Err(_) => {
                     cx.error(s.span, "`crate` takes a path to elicit-runtime, such as \"::my_runtime\"");
                     None
@@ -385,4 +405,81 @@ pub(crate) fn variant(cx: &Ctxt, attrs: &[Attribute]) -> VariantAttrs {
         _ => {}
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::{Attribute, parse_quote};
+
+    use super::{DefaultLit, Number, doc_comment, field};
+    use crate::ctxt::Ctxt;
+
+    /// The messages reported while parsing field attributes.
+    fn field_errors(attrs: &[Attribute]) -> Vec<String> {
+        let cx = Ctxt::new();
+        let _ = field(&cx, attrs);
+        cx.check().err().into_iter().flatten().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn doc_comments_keep_paragraphs() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[doc = " Departure"]),
+            parse_quote!(#[doc = " airport"]),
+            parse_quote!(#[doc = ""]),
+            parse_quote!(#[doc = " IATA code"]),
+            parse_quote!(#[elicit(title = "From")]),
+        ];
+        assert_eq!(doc_comment(&attrs).as_deref(), Some("Departure airport\n\nIATA code"));
+        assert_eq!(doc_comment(&[parse_quote!(#[doc = "\n  block\n\n  doc\n"])]).as_deref(), Some("block\n\ndoc"));
+        assert_eq!(doc_comment(&[parse_quote!(#[doc = ""])]), None);
+    }
+
+    #[test]
+    fn values_are_parsed() {
+        let cx = Ctxt::new();
+        let attrs = field(
+            &cx,
+            &[parse_quote!(#[elicit(rename = "to", minimum = -3, maximum = 2.5, min_length = 1, default = ["a", "b"])])],
+        );
+        assert!(cx.check().is_ok());
+        assert_eq!(attrs.rename.map(|r| r.value).as_deref(), Some("to"));
+        assert_eq!(attrs.minimum.map(|m| m.value), Some(Number::Int(-3)));
+        assert_eq!(attrs.maximum.map(|m| m.value), Some(Number::Float(2.5)));
+        assert_eq!(attrs.min_length.map(|m| m.value), Some(1));
+        assert_eq!(attrs.default.map(|d| d.value), Some(DefaultLit::List(vec!["a".into(), "b".into()])));
+    }
+
+    #[test]
+    fn every_mistake_is_reported() {
+        let errors = field_errors(&[
+            parse_quote!(#[elicit(colour = "red", title = "A", title = "B")]),
+            parse_quote!(#[elicit(message = "m", pattern = ".*", min_length = -1, format = "phone", default = x)]),
+        ]);
+        assert_eq!(errors.len(), 7, "{errors:#?}");
+        assert!(errors[0].starts_with("unknown elicit attribute `colour`; allowed on a field: rename, title"));
+        assert_eq!(errors[1], "duplicate elicit attribute `title`; each key may be given once");
+        assert!(errors[2].starts_with("`message` applies to a struct, not to a field"));
+        assert!(errors[3].starts_with("`pattern` is not part of the protocol"));
+        assert_eq!(errors[4], "`min_length` takes a non-negative integer literal");
+        assert!(errors[5].starts_with("unknown format `phone`"));
+        assert!(errors[6].starts_with("`default` takes a literal"));
+    }
+
+    #[test]
+    fn other_attributes_are_ignored() {
+        assert!(field_errors(&[parse_quote!(#[serde(rename = "x")]), parse_quote!(#[doc = "x"])]).is_empty());
+    }
+
+    #[test]
+    fn messages_are_in_rustc_voice() {
+        let errors = field_errors(&[
+            parse_quote!(#[elicit(colour, title, rename = 1, max_items = 1.5, minimum = "1", crate = "x")]),
+        ]);
+        assert_eq!(errors.len(), 6, "{errors:#?}");
+        for error in errors {
+            assert!(error.starts_with(|c: char| !c.is_uppercase()), "{error}");
+            assert!(!error.ends_with('.'), "{error}");
+        }
+    }
 }

@@ -43,10 +43,10 @@ fn ordered<T: Copy + PartialOrd + std::fmt::Display>(
     min_key: &str,
     max_key: &str,
 ) {
-    if let (Some(min), Some(max)) = (min, max) {
-        if min.value > max.value {
-            cx.error(min.span, format!("`{min_key}` ({}) is greater than `{max_key}` ({})", min.value, max.value));
-        }
+    if let (Some(min), Some(max)) = (min, max)
+        && min.value > max.value
+    {
+        cx.error_spanned_by(&min.tokens, format!("`{min_key}` ({}) is greater than `{max_key}` ({})", min.value, max.value));
     }
 }
 
@@ -54,6 +54,45 @@ fn number_text(n: Number) -> String {
     match n {
         Number::Int(i) => i.to_string(),
         Number::Float(f) => f.to_string(),
+    }
+}
+
+/// The range a numeric field accepts, in Rust's range syntax, for "outside the range" messages.
+fn range_text(low: Option<Number>, high: Option<Number>) -> String {
+    let low = low.map(number_text).unwrap_or_default();
+    match high {
+        Some(high) => format!("{low}..={}", number_text(high)),
+        None => format!("{low}.."),
+    }
+}
+
+/// "1 character", "3 characters".
+fn count_text(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
+/// Reports a count (of characters or of items) in a `default` that its bounds refuse.
+fn check_count(
+    cx: &Ctxt,
+    default: &Spanned<DefaultLit>,
+    count: u64,
+    noun: &str,
+    (min, max): (&Option<Spanned<u64>>, &Option<Spanned<u64>>),
+    (min_key, max_key): (&str, &str),
+) {
+    let verb = if noun == "character" { "is" } else { "has" };
+    let long = if noun == "character" { " long" } else { "" };
+    if let Some(min) = min.as_ref().filter(|m| count < m.value) {
+        cx.error_spanned_by(
+            &default.tokens,
+            format!("`default` {verb} {}{long}, but `{min_key}` is {}", count_text(count, noun), min.value),
+        );
+    }
+    if let Some(max) = max.as_ref().filter(|m| count > m.value) {
+        cx.error_spanned_by(
+            &default.tokens,
+            format!("`default` {verb} {}{long}, but `{max_key}` is {}", count_text(count, noun), max.value),
+        );
     }
 }
 
@@ -84,81 +123,219 @@ fn check_field(cx: &Ctxt, field: &Field<'_>) {
 
     ordered(cx, &a.min_length, &a.max_length, attr::MIN_LENGTH, attr::MAX_LENGTH);
     ordered(cx, &a.min_items, &a.max_items, attr::MIN_ITEMS, attr::MAX_ITEMS);
-    if let (Some(min), Some(max)) = (&a.minimum, &a.maximum) {
-        if min.value.as_f64() > max.value.as_f64() {
-            cx.error(
-                min.span,
-                format!("`minimum` ({}) is greater than `maximum` ({})", number_text(min.value), number_text(max.value)),
-            );
-        }
+    if let (Some(min), Some(max)) = (&a.minimum, &a.maximum)
+        && min.value.as_f64() > max.value.as_f64()
+    {
+        cx.error_spanned_by(
+            &min.tokens,
+            format!("`minimum` ({}) is greater than `maximum` ({})", number_text(min.value), number_text(max.value)),
+        );
     }
 
     // Integer bounds must be integers inside the Rust type's range: a wider bound would promise
     // the client values the parser must then refuse.
-    let (mut low, mut high) = (None::<f64>, None::<f64>);
+    let (mut low, mut high) = (None::<Number>, None::<Number>);
     if let Kind::Integer { name, min, max } = kind {
         for bound in [&a.minimum, &a.maximum].into_iter().flatten() {
             match bound.value {
-                Number::Int(i) if i < *min || i > *max => cx.error(
-                    bound.span,
-                    format!("{i} is outside the range of `{name}` ({min}..={max})"),
+                Number::Int(i) if i < *min || i > *max => cx.error_spanned_by(
+                    &bound.tokens,
+                    format!("{i} is outside the range of `{name}`; allowed: {min}..={max}"),
                 ),
                 Number::Int(_) => {}
-                Number::Float(_) => cx.error(bound.span, format!("bounds of an integer field (`{name}`) must be integer literals")),
+                Number::Float(_) => cx.error_spanned_by(
+                    &bound.tokens,
+                    format!("bounds of an integer field (`{name}`) must be integer literals"),
+                ),
             }
         }
-        low = Some(*min as f64);
-        high = Some(*max as f64);
+        low = Some(Number::Int(*min));
+        high = Some(Number::Int(*max));
     }
     if let Some(min) = &a.minimum {
-        low = Some(min.value.as_f64());
+        low = Some(min.value);
     }
     if let Some(max) = &a.maximum {
-        high = Some(max.value.as_f64());
+        high = Some(max.value);
     }
+    let outside = |n: Number| {
+        low.is_some_and(|l| n.as_f64() < l.as_f64()) || high.is_some_and(|h| n.as_f64() > h.as_f64())
+    };
 
     let Some(default) = &a.default else { return };
     let mismatch = |expected: &str| {
-        cx.error(
-            default.span,
+        cx.error_spanned_by(
+            &default.tokens,
             format!("`default` of {} must be {expected}, found {}", kind.describe(), default.value.describe()),
         );
     };
     match (kind, &default.value) {
-        (Kind::String { .. } | Kind::SingleSelect, DefaultLit::Str(text)) => {
+        // Which variants exist is known only to the enum's own derive: expand checks it at
+        // constant evaluation.
+        (Kind::SingleSelect, DefaultLit::Str(_)) => {}
+        (Kind::String { .. }, DefaultLit::Str(text)) => {
             let count = text.chars().count() as u64;
-            if a.min_length.as_ref().is_some_and(|m| count < m.value)
-                || a.max_length.as_ref().is_some_and(|m| count > m.value)
-            {
-                cx.error(default.span, "`default` does not satisfy `min_length`/`max_length`");
-            }
+            let bounds = (&a.min_length, &a.max_length);
+            check_count(cx, default, count, "character", bounds, (attr::MIN_LENGTH, attr::MAX_LENGTH));
         }
         (Kind::String { .. }, _) => mismatch("a string literal"),
         (Kind::SingleSelect, _) => mismatch("a string literal naming a variant's wire value"),
         (Kind::Bool, DefaultLit::Bool(_)) => {}
         (Kind::Bool, _) => mismatch("`true` or `false`"),
-        (Kind::Integer { .. }, DefaultLit::Number(Number::Int(i))) => {
-            let i = *i as f64;
-            if low.is_some_and(|l| i < l) || high.is_some_and(|h| i > h) {
-                cx.error(default.span, "`default` is outside the field's bounds");
+        (Kind::Integer { .. }, DefaultLit::Number(n @ Number::Int(_))) | (Kind::Float { .. }, DefaultLit::Number(n)) => {
+            if outside(*n) {
+                cx.error_spanned_by(
+                    &default.tokens,
+                    format!("`default` ({}) is outside the field's range; allowed: {}", number_text(*n), range_text(low, high)),
+                );
             }
         }
         (Kind::Integer { .. }, _) => mismatch("an integer literal"),
-        (Kind::Float { .. }, DefaultLit::Number(n)) => {
-            let f = n.as_f64();
-            if low.is_some_and(|l| f < l) || high.is_some_and(|h| f > h) {
-                cx.error(default.span, "`default` is outside the field's bounds");
-            }
-        }
         (Kind::Float { .. }, _) => mismatch("a number literal"),
         (Kind::MultiSelect { .. }, DefaultLit::List(items)) => {
-            let count = items.len() as u64;
-            if a.min_items.as_ref().is_some_and(|m| count < m.value)
-                || a.max_items.as_ref().is_some_and(|m| count > m.value)
-            {
-                cx.error(default.span, "`default` does not satisfy `min_items`/`max_items`");
-            }
+            let bounds = (&a.min_items, &a.max_items);
+            check_count(cx, default, items.len() as u64, "value", bounds, (attr::MIN_ITEMS, attr::MAX_ITEMS));
         }
         (Kind::MultiSelect { .. }, _) => mismatch("a list of variant wire values `[\"a\", \"b\"]`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    use crate::ast::Input;
+    use crate::ctxt::Ctxt;
+
+    /// Every message reported on `input` by the intermediate form and the checks.
+    fn errors(input: syn::DeriveInput) -> Vec<String> {
+        let cx = Ctxt::new();
+        match Input::from_syn(&cx, &input) {
+            Some(Input::Struct(s)) => super::check_struct(&cx, &s),
+            Some(Input::Enum(e)) => super::check_enum(&cx, &e),
+            None => {}
+        }
+        cx.check().err().into_iter().flatten().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn a_valid_struct_passes() {
+        let input = parse_quote! {
+            #[elicit(rename_all = "camelCase")]
+            struct Trip {
+                #[elicit(min_length = 3, max_length = 3, default = "CDG")]
+                from: String,
+                #[elicit(minimum = 1, maximum = 9, default = 1)]
+                travellers: u8,
+                #[elicit(minimum = -1.5, default = 0)]
+                budget: Option<f64>,
+                #[elicit(min_items = 1, default = ["a"])]
+                meals: Vec<Meal>,
+                #[elicit(default = "economy")]
+                cabin: Cabin,
+                #[elicit(format = "uri")]
+                homepage: String,
+            }
+        };
+        assert_eq!(errors(input), Vec::<String>::new());
+    }
+
+    #[test]
+    fn attributes_must_fit_the_field_type() {
+        let input = parse_quote! {
+            struct Trip {
+                #[elicit(min_length = 1, minimum = 1)]
+                flag: bool,
+                #[elicit(min_items = 1, format = "email")]
+                cabin: Cabin,
+                #[elicit(format = "email")]
+                email: Email,
+            }
+        };
+        assert_eq!(
+            errors(input),
+            [
+                "`min_length` applies to string fields, but this is a boolean field",
+                "`minimum` applies to integer and number fields, but this is a boolean field",
+                "`min_items` applies to multi-select fields (a `Vec` or set of a unit enum), but this is an enum field",
+                "`format` applies to string fields, but this is an enum field",
+                "this field's type already has format `email`; `format` applies to `String` fields",
+            ]
+        );
+    }
+
+    #[test]
+    fn bounds_and_defaults() {
+        let input = parse_quote! {
+            struct Trip {
+                #[elicit(min_length = 4, max_length = 3)]
+                a: String,
+                #[elicit(minimum = 300, maximum = 2.5)]
+                b: u8,
+                #[elicit(minimum = 1.5, maximum = 1, default = 2)]
+                c: f64,
+                #[elicit(max_length = 2, default = "long")]
+                d: String,
+                #[elicit(default = 300)]
+                e: u8,
+                #[elicit(max_items = 1, default = ["x", "y"])]
+                f: Vec<Meal>,
+                #[elicit(default = 1)]
+                g: bool,
+                #[elicit(default = 1.5)]
+                h: i32,
+                #[elicit(minimum = 0.5, default = 0)]
+                i: f32,
+            }
+        };
+        assert_eq!(
+            errors(input),
+            [
+                "`min_length` (4) is greater than `max_length` (3)",
+                "`minimum` (300) is greater than `maximum` (2.5)",
+                "300 is outside the range of `u8`; allowed: 0..=255",
+                "bounds of an integer field (`u8`) must be integer literals",
+                "`minimum` (1.5) is greater than `maximum` (1)",
+                "`default` (2) is outside the field's range; allowed: 1.5..=1",
+                "`default` is 4 characters long, but `max_length` is 2",
+                "`default` (300) is outside the field's range; allowed: 0..=255",
+                "`default` has 2 values, but `max_items` is 1",
+                "`default` of a boolean field must be `true` or `false`, found an integer",
+                "`default` of an integer field (`i32`) must be an integer literal, found a number",
+                "`default` (0) is outside the field's range; allowed: 0.5..",
+            ]
+        );
+    }
+
+    #[test]
+    fn wire_names_must_be_unique() {
+        let input = parse_quote! {
+            #[elicit(rename_all = "UPPERCASE")]
+            struct Trip {
+                a: String,
+                #[elicit(rename = "A")]
+                b: String,
+            }
+        };
+        assert_eq!(errors(input), ["duplicate property `A` after renaming: every property must be unique on the wire"]);
+        let input = parse_quote! {
+            #[elicit(rename_all = "snake_case")]
+            enum Cabin { FirstClass, #[elicit(rename = "first_class")] First }
+        };
+        assert_eq!(
+            errors(input),
+            ["duplicate variant value `first_class` after renaming: every variant value must be unique on the wire"]
+        );
+    }
+
+    #[test]
+    fn shapes_the_protocol_cannot_express() {
+        assert_eq!(errors(parse_quote!(struct A(String);)).len(), 1);
+        assert_eq!(errors(parse_quote!(struct A;)).len(), 1);
+        assert_eq!(errors(parse_quote!(union A { a: u8 })).len(), 1);
+        assert_eq!(errors(parse_quote!(enum A {})).len(), 1);
+        assert_eq!(errors(parse_quote!(enum A { B(u8), C { d: u8 }, E })).len(), 2);
+        // A generic struct is refused, and its fields are still checked in the same build.
+        assert_eq!(errors(parse_quote!(struct A<T> { t: T, m: HashMap<u8, u8> })).len(), 2);
     }
 }

@@ -46,6 +46,9 @@ impl Ctxt {
 }
 
 impl Drop for Ctxt {
+    // As in serde_derive: a panic in the macro is reported by rustc as an error on the derive,
+    // which is the right outcome for a bug that would otherwise silently drop user errors.
+    #[allow(clippy::panic, reason = "a macro bug must not lose the user's errors silently")]
     fn drop(&mut self) {
         // A macro bug, never a user error: every path must call `check`.
         if !std::thread::panicking() && self.errors.borrow().is_some() {

@@ -5,6 +5,7 @@
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Path};
 
@@ -166,30 +167,72 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
 
 /// A `const` assertion that an enum default names a variant; the enum's variants are only known
 /// to the enum's own derive, so the check runs at constant evaluation, spanned on the default.
-fn default_variant_check(field: &Field<'_>, rt: &Path) -> TokenStream {
+/// The constant is named after the field because rustc names it in the error ("evaluation of
+/// `_::__DEFAULT_OF_CABIN` failed").
+fn default_variant_check(index: usize, field: &Field<'_>, rt: &Path) -> TokenStream {
     let (Some(ft), Some(default)) = (&field.field_type, &field.attrs.default) else { return TokenStream::new() };
     let span = default.span;
-    match (&ft.kind, &default.value) {
-        (Kind::SingleSelect, DefaultLit::Str(value)) => {
-            let inner = &ft.inner;
-            let message = format!("`default` \"{value}\" is not the wire value of any variant of this enum");
-            quote_spanned! {span=>
-                const _: () = ::core::assert!(
-                    #rt::__private::has_variant(<#inner as #rt::__private::ElicitEnum>::VARIANTS, #value),
-                    #message
-                );
+    // ASCII only: uppercasing other letters may leave a lowercase one (`ĸ`), which would draw a
+    // `non_upper_case_globals` warning on the user's default.
+    let member = field.member.unraw().to_string();
+    let name = if member.is_ascii() {
+        format_ident!("__DEFAULT_OF_{}", member.to_ascii_uppercase(), span = span)
+    } else {
+        format_ident!("__DEFAULT_OF_FIELD_{}", index, span = span)
+    };
+    let (element, values, message) = match (&ft.kind, &default.value) {
+        (Kind::SingleSelect, DefaultLit::Str(value)) => (
+            &ft.inner,
+            std::slice::from_ref(value),
+            format!("`default` \"{}\" is not a variant of this field's enum; use the wire value of one of its variants (after `rename`/`rename_all`)", format_escaped(value)),
+        ),
+        (Kind::MultiSelect { element }, DefaultLit::List(values)) => (
+            element,
+            values.as_slice(),
+            "`default` lists a value that is not a variant of this field's enum; use the wire values of its variants (after `rename`/`rename_all`)".to_owned(),
+        ),
+        _ => return TokenStream::new(),
+    };
+    quote_spanned! {span=>
+        const #name: () = ::core::assert!(
+            #rt::__private::has_variants(<#element as #rt::__private::ElicitEnum>::VARIANTS, &[#(#values),*]),
+            #message
+        );
+    }
+}
+
+/// `text` inside the message of `assert!`, which is a format string.
+fn format_escaped(text: &str) -> String {
+    text.replace('{', "{{").replace('}', "}}")
+}
+
+/// The accessors of one field type, built once per field by a generic `const fn` whose
+/// `FieldValue` bound is the only place the type is checked: a field type that is not a form field
+/// is then reported once, on the type, instead of once per use (schema, parse, write).
+fn form_field_helper(rt: &Path) -> TokenStream {
+    quote! {
+        struct __FormField<T> {
+            property: fn(&'static ::core::primitive::str, &#rt::__private::FieldRules) -> #rt::__private::Property,
+            read: fn(
+                &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
+                &'static ::core::primitive::str,
+                &#rt::__private::FieldRules,
+                &mut #rt::__private::ContentErrors,
+            ) -> ::core::option::Option<T>,
+            write: fn(
+                &mut #rt::__private::Map<::std::string::String, #rt::__private::Value>,
+                &'static ::core::primitive::str,
+                &T,
+            ),
+        }
+
+        const fn __form_field<T: #rt::__private::FieldValue>() -> __FormField<T> {
+            __FormField {
+                property: #rt::__private::property::<T>,
+                read: #rt::__private::field::<T>,
+                write: #rt::__private::put::<T>,
             }
         }
-        (Kind::MultiSelect { element }, DefaultLit::List(values)) => {
-            let message = "`default` lists a value that is not the wire value of any variant of this enum";
-            quote_spanned! {span=>
-                const _: () = ::core::assert!(
-                    #rt::__private::has_variants(<#element as #rt::__private::ElicitEnum>::VARIANTS, &[#(#values),*]),
-                    #message
-                );
-            }
-        }
-        _ => TokenStream::new(),
     }
 }
 
@@ -203,7 +246,8 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         .or_else(|| input.attrs.doc.clone())
         .unwrap_or_else(|| DEFAULT_MESSAGE.to_owned());
 
-    let mut items = Vec::new();
+    // A struct without fields would leave the helper unused (a dead-code warning in user code).
+    let mut items = vec![if input.fields.is_empty() { TokenStream::new() } else { form_field_helper(rt) }];
     let mut properties = Vec::new();
     let mut reads = Vec::new();
     let mut writes = Vec::new();
@@ -213,26 +257,26 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         let ty = field.ty;
         let wire = &field.wire;
         let rules_ident = format_ident!("__RULES_{}", i);
+        let field_ident = format_ident!("__FIELD_{}", i);
         let var = format_ident!("__field{}", i);
         let member = field.member;
         let rules = rules(field, rt);
-        let ty_span = ty.span();
         items.push(quote! {
             const #rules_ident: #rt::__private::FieldRules = #rules;
         });
-        items.push(quote_spanned! {ty_span=>
-            const _: () = #rt::__private::assert_field::<#ty>();
+        // Spanned on the type, so that a type which is not a form field is underlined there.
+        items.push(quote_spanned! {ty.span()=>
+            const #field_ident: __FormField<#ty> = __form_field::<#ty>();
         });
-        items.push(default_variant_check(field, rt));
-        properties.push(quote!(#rt::__private::property::<#ty>(#wire, &#rules_ident)));
+        items.push(default_variant_check(i, field, rt));
+        properties.push(quote!((#field_ident.property)(#wire, &#rules_ident)));
         reads.push(quote! {
-            let #var = #rt::__private::field::<#ty>(__content, #wire, &#rules_ident, &mut __errors);
+            let #var = (#field_ident.read)(__content, #wire, &#rules_ident, &mut __errors);
         });
-        writes.push(quote!(#rt::__private::put::<#ty>(&mut __content, #wire, &self.#member);));
+        writes.push(quote!((#field_ident.write)(&mut __content, #wire, &self.#member);));
         vars.push(var);
         members.push(member);
     }
-
     let from_content = if vars.is_empty() {
         quote! {
             let _ = __content;
@@ -337,5 +381,51 @@ fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    use super::derive;
+
+    fn expand(input: syn::DeriveInput) -> String {
+        let output = derive(&input);
+        // The output must be valid items whichever way the derive went.
+        let _: syn::File = syn::parse2(output.clone()).expect("derive output parses as items");
+        output.to_string()
+    }
+
+    #[test]
+    fn a_valid_struct_expands_without_errors() {
+        let output = expand(parse_quote! {
+            #[elicit(crate = "::rt")]
+            struct Trip { #[elicit(default = "a")] cabin: Cabin, from: String }
+        });
+        assert!(!output.contains("compile_error"), "{output}");
+        assert!(output.contains(":: rt :: __private"), "{output}");
+        assert!(!output.contains("elicit_runtime"), "{output}");
+        assert!(output.contains("const __DEFAULT_OF_CABIN"), "{output}");
+    }
+
+    #[test]
+    fn a_failing_derive_still_implements_the_traits() {
+        let output = expand(parse_quote! {
+            struct Trip { #[elicit(min_length = 1)] count: u8, #[elicit(colour = "red")] name: String }
+        });
+        assert_eq!(output.matches("compile_error").count(), 2, "{output}");
+        assert!(output.contains("impl :: elicit_runtime :: Elicit for Trip"), "{output}");
+        assert!(output.contains("unreachable"), "{output}");
+
+        let output = expand(parse_quote! { #[elicit(message = "m")] enum Cabin { A } });
+        assert!(output.contains("ElicitEnum for Cabin"), "{output}");
+        assert!(output.contains("FieldValue for Cabin"), "{output}");
+    }
+
+    #[test]
+    fn enum_defaults_are_escaped_in_the_assert_message() {
+        let output = expand(parse_quote! { struct Trip { #[elicit(default = "{x}")] cabin: Cabin } });
+        assert!(output.contains(r#"\"{{x}}\" is not a variant"#), "{output}");
     }
 }

@@ -161,3 +161,73 @@ impl Kind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    use super::{Kind, classify};
+
+    fn kind(ty: syn::Type) -> Kind {
+        match classify(&ty) {
+            Ok(ft) => ft.kind,
+            Err(message) => unreachable!("{message}"),
+        }
+    }
+
+    fn refusal(ty: syn::Type) -> String {
+        match classify(&ty) {
+            Ok(ft) => unreachable!("accepted as {:?}", ft.kind),
+            Err(message) => message,
+        }
+    }
+
+    #[test]
+    fn scalars() {
+        assert!(matches!(kind(parse_quote!(String)), Kind::String { format: None, plain: true }));
+        assert!(matches!(kind(parse_quote!(::std::string::String)), Kind::String { plain: true, .. }));
+        assert!(matches!(kind(parse_quote!(elicit_runtime::Email)), Kind::String { format: Some("email"), .. }));
+        assert!(matches!(kind(parse_quote!(chrono::DateTime<Utc>)), Kind::String { format: Some("date-time"), .. }));
+        assert!(matches!(kind(parse_quote!(bool)), Kind::Bool));
+        assert!(matches!(kind(parse_quote!(f32)), Kind::Float { .. }));
+        assert!(matches!(kind(parse_quote!(u8)), Kind::Integer { min: 0, max: 255, .. }));
+        assert!(matches!(kind(parse_quote!(i64)), Kind::Integer { min: -9223372036854775808, .. }));
+    }
+
+    #[test]
+    fn option_is_transparent() {
+        let ft = classify(&parse_quote!(Option<u8>)).expect("option of an integer");
+        assert!(matches!(ft.kind, Kind::Integer { .. }));
+        assert_eq!(ft.inner, parse_quote!(u8));
+        assert!(matches!(kind(parse_quote!(::core::option::Option<Cabin>)), Kind::SingleSelect));
+    }
+
+    #[test]
+    fn lists_of_enums_are_multi_selects() {
+        for ty in [parse_quote!(Vec<Meal>), parse_quote!(BTreeSet<Meal>), parse_quote!(HashSet<Meal, S>)] {
+            let Kind::MultiSelect { element } = kind(ty) else { unreachable!() };
+            assert_eq!(element, parse_quote!(Meal));
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_taken_for_enums() {
+        assert!(matches!(kind(parse_quote!(Cabin)), Kind::SingleSelect));
+        assert!(matches!(kind(parse_quote!(crate::forms::Cabin)), Kind::SingleSelect));
+    }
+
+    #[test]
+    fn refusals_name_the_problem() {
+        assert!(refusal(parse_quote!(HashMap<String, String>)).starts_with("`HashMap` cannot be a form field"));
+        assert!(refusal(parse_quote!(serde_json::Value)).starts_with("`Value` cannot be a form field"));
+        assert!(refusal(parse_quote!(Vec<String>)).starts_with("a list field must hold a unit enum"));
+        assert!(refusal(parse_quote!(Vec<Option<Meal>>)).starts_with("a list field must hold a unit enum"));
+        assert!(refusal(parse_quote!(VecDeque<Meal>)).contains("a multi-select is a `Vec`"));
+        assert!(refusal(parse_quote!(Option<Option<u8>>)).starts_with("`Option<Option<T>>`"));
+        assert!(refusal(parse_quote!(&'static str)).starts_with("references"));
+        assert!(refusal(parse_quote!((u8, u8))).starts_with("tuples"));
+        assert!(refusal(parse_quote!([Meal; 2])).starts_with("arrays"));
+        assert!(refusal(parse_quote!(char)).contains("max_length = 1"));
+        assert!(refusal(parse_quote!(Option)).contains("needs a type argument"));
+    }
+}

@@ -1,0 +1,53 @@
+//! The showcase server: `book_trip` (a form with every schema kind, a payment page in URL mode
+//! served by this same process, then a confirmation) and `rate_trip` (two forms in one round).
+//!
+//! ```text
+//! travel-server --listen 127.0.0.1:8080            # MCP at http://127.0.0.1:8080/mcp, page at /pay/{id}
+//! travel-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
+//! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
+//! ```
+//! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
+//! sharing them can serve each other's rounds.
+
+use elicit_examples::travel::{AUDIENCE, payment_page, server};
+use elicit_examples::{Transport, exit_usage, key_ring_from_env, parse_args, serve_on};
+use elicit_runtime::server::Engine;
+
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL]";
+
+async fn run() -> std::io::Result<()> {
+    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen"])
+        .unwrap_or_else(|e| exit_usage(&e));
+    let keys = key_ring_from_env().unwrap_or_else(|e| exit_usage(&e));
+    let engine = Engine::builder(AUDIENCE, keys).build();
+    let http_addr = match &options.transport {
+        Transport::Http(addr) => *addr,
+        Transport::Stdio => {
+            let page = options.get("page-listen").unwrap_or("127.0.0.1:0");
+            page.parse().unwrap_or_else(|e| exit_usage(&format!("--page-listen {page}: {e}")))
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(http_addr).await?;
+    let public_url = match options.get("public-url") {
+        Some(url) => url.to_owned(),
+        None => format!("http://{}", listener.local_addr()?),
+    };
+    let page = payment_page(engine.completion_store().clone());
+    let mcp = server(engine, &public_url);
+    match options.transport {
+        Transport::Http(_) => serve_on(mcp, listener, page).await,
+        Transport::Stdio => {
+            eprintln!("payment page at {public_url}/pay/{{id}}");
+            tokio::spawn(async move { axum::serve(listener, page).await });
+            mcp.serve_stdio().await
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(error) = run().await {
+        eprintln!("travel-server: {error}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,334 @@
+//! The showcase: a travel agent whose `book_trip` tool asks for a trip with a form that uses every
+//! schema kind, sends the user to a payment page it serves itself (URL mode), then asks for a final
+//! confirmation — three rounds of straight-line handler code.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use chrono::{DateTime, FixedOffset, NaiveDate};
+use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::server::{Answer, CompletionStore, Engine, Flow, FlowError, UrlAnswer, UrlStatus};
+use elicit_runtime::{Elicit, Email};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The audience every travel-server instance seals its state for: instances sharing keys resume
+/// each other's flows.
+pub const AUDIENCE: &str = "travel-server";
+
+/// Where would you like to fly?
+#[derive(Elicit, Debug, Clone, PartialEq)]
+#[elicit(rename_all = "camelCase")]
+pub struct Trip {
+    /// Departure airport (IATA code)
+    #[elicit(title = "From", min_length = 3, max_length = 3)]
+    pub from: String,
+    /// Arrival airport (IATA code)
+    #[elicit(title = "To", min_length = 3, max_length = 3)]
+    pub to: String,
+    /// Date of the outbound flight
+    #[elicit(title = "Departure date")]
+    pub depart: NaiveDate,
+    /// Latest arrival, with your UTC offset
+    #[elicit(title = "Arrive by")]
+    pub arrive_by: Option<DateTime<FixedOffset>>,
+    /// How many people travel
+    #[elicit(title = "Travellers", minimum = 1, maximum = 9, default = 1)]
+    pub travellers: u8,
+    /// Most you want to pay per traveller, in euros
+    #[elicit(title = "Budget (EUR)", minimum = 0, maximum = 100000)]
+    pub budget: Option<f64>,
+    /// Cabin class
+    #[elicit(title = "Cabin", default = "economy")]
+    pub cabin: Cabin,
+    /// Seat preference
+    #[elicit(title = "Seat")]
+    pub seat: Option<Seat>,
+    /// Meals you would like (two at most)
+    #[elicit(title = "Meals", max_items = 2)]
+    pub meals: Vec<Meal>,
+    /// Anything else to add
+    #[elicit(title = "Extras")]
+    pub extras: BTreeSet<Extra>,
+    /// Where we send your e-ticket
+    #[elicit(title = "E-mail")]
+    pub email: Email,
+    /// Your loyalty programme page, if any
+    #[elicit(title = "Loyalty page")]
+    pub loyalty_page: Option<url::Url>,
+    /// Send me fare alerts
+    #[elicit(title = "Fare alerts", default = false)]
+    pub alerts: bool,
+}
+
+/// Cabin class: a titled single select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
+#[elicit(rename_all = "snake_case")]
+pub enum Cabin {
+    /// Economy.
+    #[elicit(title = "Economy")]
+    Economy,
+    /// Premium economy.
+    #[elicit(title = "Premium economy")]
+    PremiumEconomy,
+    /// Business.
+    #[elicit(title = "Business class")]
+    Business,
+}
+
+/// Seat preference: an untitled single select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
+#[elicit(rename_all = "lowercase")]
+pub enum Seat {
+    /// By the window.
+    Window,
+    /// On the aisle.
+    Aisle,
+}
+
+/// Meals: an untitled multi-select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
+#[elicit(rename_all = "kebab-case")]
+pub enum Meal {
+    /// Vegetarian.
+    Vegetarian,
+    /// Vegan.
+    Vegan,
+    /// Gluten free.
+    GlutenFree,
+}
+
+/// Extras: a titled multi-select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[elicit(rename_all = "snake_case")]
+pub enum Extra {
+    /// A checked bag.
+    #[elicit(title = "Extra checked bag")]
+    CheckedBag,
+    /// Lounge access.
+    #[elicit(title = "Lounge access")]
+    Lounge,
+    /// Insurance.
+    #[elicit(title = "Travel insurance")]
+    Insurance,
+}
+
+/// The last step: does the user book?
+#[derive(Elicit, Debug, Clone, PartialEq)]
+pub struct Confirm {
+    /// Tick to book the trip
+    #[elicit(title = "Book it")]
+    pub confirm: bool,
+}
+
+/// How was your last trip?
+#[derive(Elicit, Debug, Clone, PartialEq)]
+pub struct Rating {
+    /// From 1 (poor) to 5 (excellent)
+    #[elicit(minimum = 1, maximum = 5)]
+    pub stars: u8,
+    /// Anything to add
+    #[elicit(max_length = 500)]
+    pub comment: Option<String>,
+}
+
+/// May we contact you about it?
+#[derive(Elicit, Debug, Clone, PartialEq)]
+pub struct Contact {
+    /// Where to write to you
+    pub email: Email,
+}
+
+/// The price of a trip, computed once and kept across rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quote {
+    /// Total in euro cents.
+    pub total_cents: u64,
+    /// Booking reference.
+    pub reference: String,
+}
+
+impl Quote {
+    fn total(&self) -> String {
+        format!("€{}.{:02}", self.total_cents / 100, self.total_cents % 100)
+    }
+}
+
+/// Prices a trip: a fixed fare per cabin plus extras, per traveller.
+pub fn price(trip: &Trip) -> Quote {
+    let fare: u64 = match trip.cabin {
+        Cabin::Economy => 129_00,
+        Cabin::PremiumEconomy => 349_00,
+        Cabin::Business => 899_00,
+    };
+    let extras: u64 = trip
+        .extras
+        .iter()
+        .map(|e| match e {
+            Extra::CheckedBag => 35_00,
+            Extra::Lounge => 45_00,
+            Extra::Insurance => 19_00,
+        })
+        .sum();
+    let total_cents = (fare + extras) * u64::from(trip.travellers);
+    // Not a secret: a reference the user can quote; derived from the trip so it is stable.
+    let reference = format!("{}{}-{:04}", trip.from.to_uppercase(), trip.to.to_uppercase(), total_cents % 9973);
+    Quote { total_cents, reference }
+}
+
+fn text(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(message.into())])
+}
+
+fn empty_schema() -> Arc<JsonObject> {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), json!({}));
+    Arc::new(schema)
+}
+
+/// `book_trip`: form, then payment page, then confirmation.
+pub async fn book_trip(flow: Flow, public_url: Arc<str>) -> Result<CallToolResult, FlowError> {
+    let trip = match flow.form::<Trip>("trip").await? {
+        Answer::Accepted(trip) => trip,
+        Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
+        Answer::Cancelled => return Ok(text("Booking cancelled before any details were given.")),
+    };
+    let quote = flow.once("quote", || async { Ok(price(&trip)) }).await?;
+    let message = format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
+    let payment = flow.url("payment", &message, |id| format!("{public_url}/pay/{id}")).await;
+    match payment {
+        Ok(UrlAnswer::Completed(outcome)) if outcome.get("approved") == Some(&Value::Bool(true)) => {}
+        Ok(UrlAnswer::Completed(_)) => return Ok(text("Payment denied on the payment page: nothing was booked.")),
+        Ok(UrlAnswer::Declined) => return Ok(text("You declined to open the payment page: nothing was booked.")),
+        Ok(UrlAnswer::Cancelled) => return Ok(text("Payment cancelled: nothing was booked.")),
+        Err(FlowError::Unsupported { .. }) => {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(
+                "This client cannot open web pages (URL-mode elicitation not declared), so the payment step cannot run: nothing was booked.",
+            )]));
+        }
+        Err(other) => return Err(other),
+    }
+    let question = format!(
+        "Book {} → {} on {} for {} traveller(s), {} in total?",
+        trip.from, trip.to, trip.depart, trip.travellers, quote.total()
+    );
+    Ok(match flow.form_with::<Confirm>("confirm", &question).await? {
+        Answer::Accepted(Confirm { confirm: true }) => text(format!(
+            "Booked! Reference {}: {} → {} on {}, {} traveller(s), {} paid. Your e-ticket goes to {}.",
+            quote.reference,
+            trip.from,
+            trip.to,
+            trip.depart,
+            trip.travellers,
+            quote.total(),
+            trip.email
+        )),
+        Answer::Accepted(_) => text("Not booked: you did not tick \"Book it\". The payment approval lapses."),
+        Answer::Declined => text("Not booked: you declined the confirmation. The payment approval lapses."),
+        Answer::Cancelled => text("Booking cancelled at the confirmation step. The payment approval lapses."),
+    })
+}
+
+/// `rate_trip`: two forms asked in the same round.
+pub async fn rate_trip(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let (rating, contact) = tokio::join!(flow.form::<Rating>("rating"), flow.form::<Contact>("contact"));
+    let rating = match rating? {
+        Answer::Accepted(rating) => rating,
+        Answer::Declined | Answer::Cancelled => return Ok(text("No rating recorded.")),
+    };
+    let comment = rating.comment.as_deref().unwrap_or("no comment");
+    Ok(match contact? {
+        Answer::Accepted(contact) => {
+            text(format!("Thanks for {} star(s) ({comment}); we will write to {}.", rating.stars, contact.email))
+        }
+        Answer::Declined | Answer::Cancelled => {
+            text(format!("Thanks for {} star(s) ({comment}); we will not contact you.", rating.stars))
+        }
+    })
+}
+
+/// The travel server's MCP side.
+pub fn server(engine: Engine, public_url: &str) -> McpServer {
+    let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
+    McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
+        .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); rate_trip asks for feedback.")
+        .tool(
+            Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
+            move |flow| book_trip(flow, public_url.clone()),
+        )
+        .tool(Tool::new("rate_trip", "Rate your last trip (two questions in one round)", empty_schema()), rate_trip)
+        .build()
+}
+
+/// The payment page: `GET /pay/{id}` shows it, `POST /pay/{id}/approve` or `/deny` records the
+/// decision as the completion of that URL-mode step.
+pub fn payment_page(store: Arc<dyn CompletionStore>) -> axum::Router {
+    axum::Router::new()
+        .route("/pay/{id}", get(show_payment))
+        .route("/pay/{id}/approve", axum::routing::post(approve))
+        .route("/pay/{id}/deny", axum::routing::post(deny))
+        .with_state(store)
+}
+
+fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body style=\"font-family: sans-serif; max-width: 32em; margin: 3em auto\"><h1>{title}</h1>{body}</body></html>"
+    );
+    (status, Html(html)).into_response()
+}
+
+/// Ids are minted by the engine as 22 URL-safe characters; anything else is not ours.
+fn plausible_id(id: &str) -> bool {
+    id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+async fn show_payment(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
+    if !plausible_id(&id) {
+        return page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link is not valid.</p>");
+    }
+    match store.status(&id).await {
+        Ok(UrlStatus::Pending) => page(
+            StatusCode::OK,
+            "Approve payment",
+            &format!(
+                "<p>Your travel agent asks you to approve a payment.</p>\
+                 <form method=\"post\" action=\"/pay/{id}/approve\"><button id=\"approve\" type=\"submit\">Approve</button></form>\
+                 <form method=\"post\" action=\"/pay/{id}/deny\"><button id=\"deny\" type=\"submit\">Deny</button></form>"
+            ),
+        ),
+        Ok(UrlStatus::Completed(_)) => {
+            page(StatusCode::CONFLICT, "Already answered", "<p>This payment was already approved or denied.</p>")
+        }
+        Ok(UrlStatus::Unknown) => page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link has expired or is not valid.</p>"),
+        Err(error) => page(StatusCode::SERVICE_UNAVAILABLE, "Try again later", &format!("<p>{error}</p>")),
+    }
+}
+
+async fn decide(store: Arc<dyn CompletionStore>, id: String, approved: bool) -> Response {
+    if !plausible_id(&id) {
+        return page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link is not valid.</p>");
+    }
+    match store.complete(&id, json!({ "approved": approved })).await {
+        Ok(true) if approved => {
+            page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
+        }
+        Ok(true) => page(StatusCode::OK, "Payment denied", "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>"),
+        Ok(false) => page(StatusCode::CONFLICT, "Not recorded", "<p>This payment link has expired or was already used.</p>"),
+        Err(error) => page(StatusCode::SERVICE_UNAVAILABLE, "Try again later", &format!("<p>{error}</p>")),
+    }
+}
+
+async fn approve(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
+    decide(store, id, true).await
+}
+
+async fn deny(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
+    decide(store, id, false).await
+}

@@ -1,0 +1,8 @@
+use elicit_runtime::Elicit;
+
+#[derive(Elicit)]
+struct Trip {
+    note: Option<Option<String>>,
+}
+
+fn main() {}

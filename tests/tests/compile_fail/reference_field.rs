@@ -1,0 +1,8 @@
+use elicit_runtime::Elicit;
+
+#[derive(Elicit)]
+struct Trip {
+    from: &'static str,
+}
+
+fn main() {}
