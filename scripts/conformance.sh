@@ -43,11 +43,21 @@ run() {
 for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
 run server-stateless
 
+# The client side: elicit against the suite's mock server.
+cargo build --quiet -p elicit-cli --bin elicit
+if result=$(timeout 120 conformance client --command "$root/target/debug/elicit --conformance" \
+    --scenario sep-2322-client-request-state -o "$out" 2>&1) \
+   && echo "$result" | grep -q "0 failed, 0 warnings"; then
+  echo "ok   sep-2322-client-request-state: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
+else
+  echo "FAIL sep-2322-client-request-state"; echo "$result" | tail -n 20; failed=1
+fi
+
 if [ "${1:-}" = "--full" ]; then
   timeout 900 conformance server --url "$url" --requirements 2026-07-28 -o "$out/full" >"$out/full.txt" 2>&1 || true
   grep -E "^(✓|✗)|^Total" "$out/full.txt" || true
 fi
 
 if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
-n=$(( ${#scenarios[@]} + 1 ))
+n=$(( ${#scenarios[@]} + 2 ))
 echo "conformance: $n passed, 0 failed"

@@ -115,18 +115,23 @@ pub fn expected(what: &str, found: &Value) -> String {
 
 /// Checks a string's length, counted in Unicode scalar values as JSON Schema counts it.
 pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<(), String> {
-    // Counting stops early: a hostile multi-megabyte answer costs no more than the bound.
-    let limit = max.map_or(u64::MAX, |m| m.saturating_add(1));
+    // Counting stops as soon as the answer is known: a hostile multi-megabyte answer costs no more
+    // than the larger bound, and nothing at all when there is none.
+    let limit = match (min, max) {
+        (None, None) => return Ok(()),
+        (_, Some(max)) => max.saturating_add(1),
+        (Some(min), None) => min,
+    };
     let count = text.chars().take(usize::try_from(limit).unwrap_or(usize::MAX)).count() as u64;
-    if let Some(min) = min {
-        if count < min {
-            return Err(format!("must be at least {min} characters long"));
-        }
+    if let Some(min) = min
+        && count < min
+    {
+        return Err(format!("must be at least {min} characters long"));
     }
-    if let Some(max) = max {
-        if count > max {
-            return Err(format!("must be at most {max} characters long"));
-        }
+    if let Some(max) = max
+        && count > max
+    {
+        return Err(format!("must be at most {max} characters long"));
     }
     Ok(())
 }
@@ -153,10 +158,43 @@ pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
     }
 }
 
-/// An RFC 5321 mailbox (`local@domain`), as JSON Schema's `email` format means it.
+/// An RFC 5321 `Mailbox` (`local-part@domain`), as JSON Schema's `email` format means it.
+///
+/// That grammar is ASCII only (internationalised addresses are the separate `idn-email` format),
+/// has no display name (`Ada <ada@example.com>` is not a mailbox), and its domain is either a host
+/// name of letters, digits and hyphens or an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`).
 pub fn is_email(text: &str) -> bool {
-    email_address::EmailAddress::parse_with_options(text, email_address::Options::default().without_display_text())
-        .is_ok()
+    // The parser's own limits (64-byte local part, 254-byte domain), checked before it reads a
+    // hostile multi-megabyte answer.
+    const MAX_LEN: usize = 64 + 1 + 254;
+    if text.len() > MAX_LEN || !text.is_ascii() {
+        return false;
+    }
+    let options = email_address::Options::default().without_display_text();
+    let Ok(address) = email_address::EmailAddress::parse_with_options(text, options) else {
+        return false;
+    };
+    let domain = address.domain();
+    match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        Some(literal) => match literal.get(..5) {
+            Some(tag) if tag.eq_ignore_ascii_case("IPv6:") => literal[5..].parse::<std::net::Ipv6Addr>().is_ok(),
+            _ => literal.parse::<std::net::Ipv4Addr>().is_ok(),
+        },
+        None => is_host_name(domain),
+    }
+}
+
+/// RFC 5321 `Domain`: dot-separated labels of 1 to 63 letters, digits and hyphens, neither starting
+/// nor ending with a hyphen, at most 253 characters in all.
+fn is_host_name(domain: &str) -> bool {
+    domain.len() <= 253
+        && domain.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            (1..=63).contains(&bytes.len())
+                && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+                && bytes.first() != Some(&b'-')
+                && bytes.last() != Some(&b'-')
+        })
 }
 
 /// An RFC 3986 URI with a scheme (JSON Schema's `uri`, which excludes relative references).
@@ -173,7 +211,7 @@ fn digits(bytes: &[u8]) -> Option<u32> {
 
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -249,6 +287,7 @@ pub fn is_date_time(text: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
 
@@ -277,6 +316,17 @@ mod tests {
         assert!(is_email("ada@example.com"));
         assert!(!is_email("ada.example.com"));
         assert!(!is_email("Ada <ada@example.com>"));
+        assert!(is_email("ada@[192.0.2.1]"));
+        assert!(is_email("ada@[IPv6:2001:db8::1]"));
+        assert!(is_email("\"a b\"@example.com"));
+        let (local, label, last) = ("l".repeat(64), "a".repeat(63), "d".repeat(61));
+        let longest = format!("{local}@{label}.{label}.{label}.{last}");
+        assert!(is_email(&longest), "{}", longest.len());
+        assert!(!is_email(&format!("{longest}d")));
+        let bad = ["é@example.com", "ada@exämple.com", "ada@ex_ample.com", "ada@-example.com", "ada@[300.1.1.1]", "ada@[IPv6:zz]"];
+        for bad in bad {
+            assert!(!is_email(bad), "{bad}");
+        }
         assert!(is_uri("https://example.com/a?b#c"));
         assert!(is_uri("urn:isbn:0451450523"));
         assert!(!is_uri("/relative/path"));
@@ -288,5 +338,8 @@ mod tests {
         assert!(check_length("héé", Some(3), Some(3)).is_ok());
         assert!(check_length("ab", Some(3), None).is_err());
         assert!(check_length(&"x".repeat(1_000_000), None, Some(5)).is_err());
+        assert!(check_length(&"x".repeat(1_000_000), Some(5), None).is_ok());
+        assert!(check_length("xxxx", Some(5), None).is_err());
+        assert!(check_length("", None, None).is_ok());
     }
 }

@@ -5,6 +5,7 @@
 //! so the schema and the parser cannot disagree. The derive has already refused constraints that do
 //! not apply to a field's type, so an implementation reads only the rules that concern it.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashSet};
 use std::hash::Hash;
 
@@ -42,12 +43,44 @@ impl Bound {
         }
     }
 
-    fn as_f64(self) -> f64 {
+    /// Compares a JSON number's value with this bound exactly: an `f64` cannot hold every integer
+    /// bound (`2^53 + 1`, `i128::MAX`), and rounding the bound would let a value slip past it.
+    fn cmp_value(self, value: f64) -> Ordering {
         match self {
-            Bound::Int(i) => i as f64,
-            Bound::Float(f) => f,
+            Bound::Int(bound) => cmp_f64_i128(value, bound),
+            Bound::Float(bound) => value.partial_cmp(&bound).unwrap_or(Ordering::Equal),
         }
     }
+
+    /// The bound as a JSON number for a schema, rounded toward the allowed side when JSON cannot
+    /// hold it exactly, so that the schema never admits a value the parser refuses.
+    fn to_schema_number(self, is_maximum: bool) -> Number {
+        let Bound::Int(i) = self else { return self.to_number() };
+        if i64::try_from(i).is_ok() || u64::try_from(i).is_ok() {
+            return self.to_number();
+        }
+        let f = i as f64;
+        let f = match (cmp_f64_i128(f, i), is_maximum) {
+            (Ordering::Greater, true) => f.next_down(),
+            (Ordering::Less, false) => f.next_up(),
+            _ => f,
+        };
+        float_number(f)
+    }
+}
+
+/// Exact order of a finite `f64` and an `i128`.
+fn cmp_f64_i128(f: f64, i: i128) -> Ordering {
+    // 2^127 is exactly representable; every f64 in [-2^127, 2^127) truncates to an i128 exactly.
+    const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    if f >= LIMIT {
+        return Ordering::Greater;
+    }
+    if f < -LIMIT {
+        return Ordering::Less;
+    }
+    let whole = f.trunc();
+    (whole as i128).cmp(&i).then_with(|| (f - whole).partial_cmp(&0.0).unwrap_or(Ordering::Equal))
 }
 
 fn float_number(f: f64) -> Number {
@@ -223,8 +256,8 @@ fn number_schema(rules: &FieldRules, integer: bool, min: Option<Bound>, max: Opt
         integer,
         title: rules.title(),
         description: rules.description(),
-        minimum: rules.minimum.or(min).map(Bound::to_number),
-        maximum: rules.maximum.or(max).map(Bound::to_number),
+        minimum: rules.minimum.or(min).map(|b| b.to_schema_number(false)),
+        maximum: rules.maximum.or(max).map(|b| b.to_schema_number(true)),
         default: match rules.default {
             Some(DefaultValue::Number(n)) => Some(n.to_number()),
             _ => None,
@@ -233,15 +266,15 @@ fn number_schema(rules: &FieldRules, integer: bool, min: Option<Bound>, max: Opt
 }
 
 fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
-    if let Some(min) = rules.minimum {
-        if value < min.as_f64() {
-            return Err(format!("must be at least {}", min.to_number()));
-        }
+    if let Some(min) = rules.minimum
+        && min.cmp_value(value) == Ordering::Less
+    {
+        return Err(format!("must be at least {}", min.to_schema_number(false)));
     }
-    if let Some(max) = rules.maximum {
-        if value > max.as_f64() {
-            return Err(format!("must be at most {}", max.to_number()));
-        }
+    if let Some(max) = rules.maximum
+        && max.cmp_value(value) == Ordering::Greater
+    {
+        return Err(format!("must be at most {}", max.to_schema_number(true)));
     }
     Ok(())
 }
@@ -259,49 +292,69 @@ pub fn integer_of(value: &Value) -> Result<i128, String> {
         return Ok(i128::from(u));
     }
     match n.as_f64() {
-        // Beyond ±2^127 no integer type could hold it; say so as a range error below.
-        Some(f) if f.fract() == 0.0 && f.abs() < 1.7e38 => Ok(f as i128),
-        Some(f) if f.fract() == 0.0 => Err("is out of range".to_owned()),
-        _ => Err("must be an integer, found a number with a fraction".to_owned()),
+        Some(f) if f.fract() != 0.0 => Err("must be an integer, found a number with a fraction".to_owned()),
+        // Inside [-2^127, 2^127) the conversion is exact; beyond it no integer type can hold the
+        // value (and `as` would saturate, silently changing it).
+        Some(f) if cmp_f64_i128(f, i128::MIN).is_ge() && cmp_f64_i128(f, i128::MAX).is_le() => Ok(f as i128),
+        _ => Err("is out of range".to_owned()),
     }
+}
+
+/// The range of an integer type as bounds; `u128` is capped at `i128::MAX`, as the derive states.
+fn type_range<T: TryInto<i128> + Copy>(min: T, max: T) -> (Bound, Bound) {
+    (Bound::Int(min.try_into().unwrap_or(i128::MIN)), Bound::Int(max.try_into().unwrap_or(i128::MAX)))
 }
 
 macro_rules! integer_field {
     ($($ty:ty),*) => {$(
         impl FieldValue for $ty {
             fn schema(rules: &FieldRules) -> PrimitiveSchema {
-                number_schema(
-                    rules,
-                    true,
-                    Some(Bound::Int(<$ty>::MIN as i128)),
-                    Some(Bound::Int(<$ty>::MAX as i128)),
-                )
+                let (min, max) = type_range(<$ty>::MIN, <$ty>::MAX);
+                number_schema(rules, true, Some(min), Some(max))
             }
 
             fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-                let i = integer_of(value)?;
-                let min = rules.minimum.unwrap_or(Bound::Int(<$ty>::MIN as i128));
-                let max = rules.maximum.unwrap_or(Bound::Int(<$ty>::MAX as i128));
-                let rules = FieldRules { minimum: Some(min), maximum: Some(max), ..*rules };
-                // Compare exactly where both sides are integers; f64 would blur 64-bit bounds.
-                let in_range = |bound: Bound, below: bool| match bound {
-                    Bound::Int(b) => if below { i >= b } else { i <= b },
-                    Bound::Float(b) => if below { i as f64 >= b } else { i as f64 <= b },
+                let (type_min, type_max) = type_range(<$ty>::MIN, <$ty>::MAX);
+                let min = rules.minimum.unwrap_or(type_min);
+                let max = rules.maximum.unwrap_or(type_max);
+                let i = match integer_of(value) {
+                    Ok(i) => i,
+                    // Integral but beyond any integer type (`1e308`): state the bound it breaks.
+                    Err(reason) => {
+                        return Err(match value.as_f64() {
+                            Some(f) if f.fract() == 0.0 && f > 0.0 => {
+                                format!("must be at most {}", max.to_schema_number(true))
+                            }
+                            Some(f) if f.fract() == 0.0 => format!("must be at least {}", min.to_schema_number(false)),
+                            _ => reason,
+                        });
+                    }
                 };
-                if !in_range(min, true) || !in_range(max, false) {
-                    check_bounds(i as f64, &rules)?;
-                    // f64 rounding hid the difference; report it anyway.
-                    return Err(if in_range(min, true) {
-                        format!("must be at most {}", max.to_number())
-                    } else {
-                        format!("must be at least {}", min.to_number())
-                    });
+                // Exact integer comparison where the bound is an integer; f64 would blur 64-bit bounds.
+                let below = |bound: Bound| match bound {
+                    Bound::Int(b) => i < b,
+                    Bound::Float(b) => cmp_f64_i128(b, i) == Ordering::Greater,
+                };
+                let above = |bound: Bound| match bound {
+                    Bound::Int(b) => i > b,
+                    Bound::Float(b) => cmp_f64_i128(b, i) == Ordering::Less,
+                };
+                if below(min) {
+                    return Err(format!("must be at least {}", min.to_schema_number(false)));
+                }
+                if above(max) {
+                    return Err(format!("must be at most {}", max.to_schema_number(true)));
                 }
                 <$ty>::try_from(i).map_err(|_| "is out of range".to_owned())
             }
 
             fn to_value(&self) -> Option<Value> {
-                Some(Bound::Int(*self as i128).to_number().into())
+                // Only a `u128` above `i128::MAX` falls back to a (rounded) float.
+                let number = match i128::try_from(*self) {
+                    Ok(i) => Bound::Int(i).to_number(),
+                    Err(_) => float_number(*self as f64),
+                };
+                Some(Value::Number(number))
             }
         }
     )*};
@@ -437,9 +490,14 @@ const fn const_str_eq(a: &str, b: &str) -> bool {
 
 fn options<E: ElicitEnum>() -> (Vec<EnumOption>, bool) {
     let titled = E::VARIANTS.iter().any(|v| v.title.is_some());
+    // In a titled select every option carries a title on the wire; an untitled variant shows its
+    // value. Filling it in here keeps the model equal to what a client parses off the wire.
     let options = E::VARIANTS
         .iter()
-        .map(|v| EnumOption { value: Text::Borrowed(v.value), title: v.title.map(Text::Borrowed) })
+        .map(|v| EnumOption {
+            value: Text::Borrowed(v.value),
+            title: if titled { Some(Text::Borrowed(v.title.unwrap_or(v.value))) } else { None },
+        })
         .collect();
     (options, titled)
 }
@@ -493,15 +551,15 @@ fn multi_select_schema<E: ElicitEnum>(rules: &FieldRules) -> PrimitiveSchema {
 
 fn parse_multi_select<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &FieldRules) -> Result<C, String> {
     let items = value.as_array().ok_or_else(|| expected("an array", value))?;
-    if let Some(min) = rules.min_items {
-        if (items.len() as u64) < min {
-            return Err(format!("must have at least {min} items selected"));
-        }
+    if let Some(min) = rules.min_items
+        && (items.len() as u64) < min
+    {
+        return Err(format!("must have at least {min} items selected"));
     }
-    if let Some(max) = rules.max_items {
-        if items.len() as u64 > max {
-            return Err(format!("must have at most {max} items selected"));
-        }
+    if let Some(max) = rules.max_items
+        && items.len() as u64 > max
+    {
+        return Err(format!("must have at most {max} items selected"));
     }
     items
         .iter()
@@ -615,6 +673,8 @@ mod chrono_fields {
     use super::*;
     use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
 
+    /// RFC 3339 has four-digit years: a date outside 0000..=9999 writes content that does not
+    /// parse back.
     impl FieldValue for NaiveDate {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::Date))
@@ -664,6 +724,11 @@ mod chrono_fields {
     }
 }
 
+/// A `uri` string parsed by the WHATWG rules of `url`. Two gaps between those rules and RFC 3986,
+/// which the schema's `format: uri` means, cannot be closed here: some valid URIs cannot be held
+/// (`http:`, a port above 65535, an IPvFuture host) and are refused on parse although the schema
+/// admits them; and a `Url` may keep `|`, `^`, `[` or `]` in its path or query, so its content is
+/// not a valid `uri` and does not parse back.
 #[cfg(feature = "url")]
 impl FieldValue for url::Url {
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
@@ -681,6 +746,7 @@ impl FieldValue for url::Url {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -707,6 +773,37 @@ mod tests {
         assert_eq!(schema, json!({"type":"integer","minimum":0,"maximum":255}));
         let schema = serde_json::to_value(u64::schema(&FieldRules::EMPTY)).unwrap();
         assert_eq!(schema, json!({"type":"integer","minimum":0,"maximum":u64::MAX}));
+    }
+
+    #[test]
+    fn widest_integers_keep_exact_ranges() {
+        let rules = FieldRules::EMPTY;
+        // `u128::MAX` does not fit the i128 arithmetic: the range stops at `i128::MAX`.
+        let schema = serde_json::to_value(u128::schema(&rules)).unwrap();
+        assert_eq!(schema["minimum"], json!(0));
+        assert_eq!(u128::parse(&json!(5), &rules), Ok(5));
+        // `i128::MAX` is not an f64: the schema states the largest f64 below it, never 2^127.
+        let max = schema["maximum"].as_f64().unwrap();
+        assert!(max < 2f64.powi(127) && max.next_up() == 2f64.powi(127));
+        let schema = serde_json::to_value(i128::schema(&rules)).unwrap();
+        assert_eq!(schema["minimum"].as_f64(), Some(-(2f64.powi(127))));
+        assert_eq!(i128::parse(&json!(1.7e38), &rules), Ok(1.7e38 as i128));
+        assert_eq!(i128::parse(&json!(max), &rules), Ok(max as i128));
+        assert!(i128::parse(&json!(2f64.powi(127)), &rules).is_err());
+        assert_eq!(i128::parse(&json!(-(2f64.powi(127))), &rules), Ok(i128::MIN));
+        assert!(u128::parse(&json!(2f64.powi(127)), &rules).is_err());
+        assert_eq!(u128::MAX.to_value().and_then(|v| v.as_f64()), Some(2f64.powi(128)));
+    }
+
+    #[test]
+    fn float_bounds_compare_exactly() {
+        // 2^53 + 1 is not an f64; 2^53 is below it and must be refused.
+        let rules = FieldRules { minimum: Some(Bound::Int(9_007_199_254_740_993)), ..FieldRules::EMPTY };
+        assert!(f64::parse(&json!(9_007_199_254_740_992.0), &rules).is_err());
+        assert!(f64::parse(&json!(9_007_199_254_740_994.0), &rules).is_ok());
+        let rules = FieldRules { maximum: Some(Bound::Int(0)), ..FieldRules::EMPTY };
+        assert!(f64::parse(&json!(-0.0), &rules).is_ok());
+        assert!(f64::parse(&json!(1e-300), &rules).is_err());
     }
 
     #[test]

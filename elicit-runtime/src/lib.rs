@@ -43,6 +43,7 @@
 //! );
 //! ```
 
+pub mod client;
 pub mod content;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;

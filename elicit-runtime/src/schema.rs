@@ -11,6 +11,7 @@
 //! server's schema with [`RequestedSchema::from_json`], which refuses anything outside the subset.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -476,16 +477,21 @@ impl RequestedSchema {
         if properties.len() > MAX_PROPERTIES {
             return Err(root_error(&format!("more than {MAX_PROPERTIES} properties")));
         }
-        let required: Vec<&str> = match root.get("required") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| item.as_str().ok_or_else(|| root_error("`required` must list strings")))
-                .collect::<Result<_, _>>()?,
+        // A set: a hostile `required` may be long, and each property looks itself up in it. Names
+        // are checked in order, so the error names the first stranger.
+        let mut required: HashSet<&str> = HashSet::new();
+        match root.get("required") {
+            None => {}
+            Some(Value::Array(items)) => {
+                for item in items {
+                    let name = item.as_str().ok_or_else(|| root_error("`required` must list strings"))?;
+                    if !properties.contains_key(name) {
+                        return Err(root_error(&format!("`required` names `{}`, which is not a property", clip(name))));
+                    }
+                    required.insert(name);
+                }
+            }
             Some(_) => return Err(root_error("`required` must be an array of strings")),
-        };
-        if let Some(unknown) = required.iter().find(|name| !properties.contains_key(**name)) {
-            return Err(root_error(&format!("`required` names `{}`, which is not a property", clip(unknown))));
         }
         let mut parsed = Vec::with_capacity(properties.len());
         for (name, schema) in properties {
@@ -557,8 +563,12 @@ fn number_field(object: &Map<String, Value>, key: &str) -> Result<Option<Number>
 }
 
 fn check_order(min: Option<f64>, max: Option<f64>, what: &str) -> Result<(), String> {
+    // Plain for everyday values, exponent form for extremes (`1e308` has 309 digits written out).
+    let show = |f: f64| if f.abs() < 1e16 { f.to_string() } else { format!("{f:e}") };
     match (min, max) {
-        (Some(min), Some(max)) if min > max => Err(format!("{what}: minimum {min} exceeds maximum {max}")),
+        (Some(min), Some(max)) if min > max => {
+            Err(format!("{what}: minimum {} exceeds maximum {}", show(min), show(max)))
+        }
         _ => Ok(()),
     }
 }
@@ -574,6 +584,9 @@ fn parse_options(value: Option<&Value>, titled: bool, key: &str) -> Result<Vec<E
         return Err(format!("`{key}` offers more than {MAX_OPTIONS} choices"));
     }
     let mut options: Vec<EnumOption> = Vec::with_capacity(items.len());
+    // Hashing, not pairwise comparison: a thousand long values sharing a prefix would otherwise
+    // cost a quadratic number of long comparisons.
+    let mut seen: HashSet<String> = HashSet::with_capacity(items.len());
     for item in items {
         let option = if titled {
             let object = item.as_object().ok_or_else(|| format!("`{key}` entries must be objects"))?;
@@ -585,7 +598,7 @@ fn parse_options(value: Option<&Value>, titled: bool, key: &str) -> Result<Vec<E
             check_text(value)?;
             EnumOption { value: Cow::Owned(value.to_owned()), title: None }
         };
-        if options.iter().any(|o| o.value == option.value) {
+        if !seen.insert(option.value.to_string()) {
             return Err(format!("`{key}` lists `{}` twice", clip(&option.value)));
         }
         options.push(option);
@@ -623,10 +636,10 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
                 (options, titled)
             };
             let default = text_field(object, "default")?;
-            if let Some(default) = &default {
-                if !options.iter().any(|o| o.value == *default) {
-                    return Err(format!("default `{}` is not among the choices", clip(default)));
-                }
+            if let Some(default) = &default
+                && !options.iter().any(|o| o.value == *default)
+            {
+                return Err(format!("default `{}` is not among the choices", clip(default)));
             }
             Ok(PrimitiveSchema::SingleSelect(SingleSelectSchema { title, description, options, titled, default }))
         }
@@ -687,10 +700,12 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
             let default = match object.get("default") {
                 None => None,
                 Some(Value::Array(values)) => {
+                    // The default list has no length limit of its own: look values up in a set.
+                    let choices: HashSet<&str> = options.iter().map(|o| &*o.value).collect();
                     let mut chosen = Vec::with_capacity(values.len());
                     for value in values {
                         let value = value.as_str().ok_or("`default` must list strings")?;
-                        if !options.iter().any(|o| o.value == value) {
+                        if !choices.contains(value) {
                             return Err(format!("default `{}` is not among the choices", clip(value)));
                         }
                         chosen.push(Cow::Owned(value.to_owned()));
@@ -715,6 +730,7 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -1,0 +1,70 @@
+//! `elicit --conformance URL`: the client side of the official conformance suite. Every tool the
+//! mock server lists is called through the same driver the `call` command uses, answering forms
+//! with values built from their schemas.
+
+use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
+use elicit_runtime::schema::{PrimitiveSchema, RequestedSchema};
+use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
+use serde_json::{Map, Value, json};
+
+use crate::transport::{self, Connection, Target};
+
+/// Answers every form with plausible values; refuses URLs (no scenario uses them).
+struct Automatic;
+
+fn sample(schema: &PrimitiveSchema) -> Option<Value> {
+    if let Some(default) = schema.default_value() {
+        return Some(default);
+    }
+    Some(match schema {
+        PrimitiveSchema::String(s) => json!("x".repeat(usize::try_from(s.min_length.unwrap_or(4).max(1)).unwrap_or(4))),
+        PrimitiveSchema::Number(n) => n.minimum.clone().map_or(json!(1), Value::Number),
+        PrimitiveSchema::Boolean(_) => json!(true),
+        PrimitiveSchema::SingleSelect(s) => json!(s.options.first()?.value),
+        PrimitiveSchema::MultiSelect(m) => {
+            let n = usize::try_from(m.min_items.unwrap_or(0)).unwrap_or(0);
+            Value::Array(m.options.iter().take(n).map(|o| json!(o.value)).collect())
+        }
+    })
+}
+
+impl Responder for Automatic {
+    async fn form(&mut self, _ctx: AskContext<'_>, _message: &str, schema: &RequestedSchema) -> ElicitResult {
+        let mut content = Map::new();
+        for property in &schema.properties {
+            if let Some(value) = sample(&property.schema) {
+                content.insert(property.name.to_string(), value);
+            }
+        }
+        ElicitResult::accept(content)
+    }
+
+    async fn url(&mut self, _ctx: AskContext<'_>, _message: &str, _url: &CheckedUrl) -> ElicitAction {
+        ElicitAction::Decline
+    }
+
+    async fn pending(&mut self, _ctx: AskContext<'_>, _pending: PendingUrl<'_>) -> PendingAction {
+        PendingAction::Cancel
+    }
+}
+
+/// Runs the scenario named by `MCP_CONFORMANCE_SCENARIO` against `url`.
+pub(crate) async fn run(url: &str) -> Result<(), String> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let mut connection = Connection::open(&Target::Url(url.to_owned())).await?;
+    let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
+    let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
+    let tools = connection.tools().await?;
+    let mut failures = Vec::new();
+    for tool in tools {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(tool.name.to_string()));
+        params.insert("arguments".into(), Value::Object(Map::new()));
+        match driver.call(&mut connection, &mut Automatic, "tools/call", params).await {
+            Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
+            Err(error) => failures.push(format!("{}: {error}", tool.name)),
+        }
+    }
+    connection.close().await;
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+}

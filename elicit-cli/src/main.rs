@@ -1,0 +1,239 @@
+//! `elicit`: a terminal MCP client for protocol revision 2026-07-28 that renders elicitations.
+//!
+//! It lists and calls tools on any MCP server (Streamable HTTP or stdio), drives every Multi
+//! Round-Trip round, shows forms and URL consent in the terminal (or answers from a file with
+//! `--answers`), and prints the final result.
+
+mod browser;
+mod conformance;
+mod scripted;
+mod terminal;
+mod transport;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use elicit_runtime::client::{Driver, Responder};
+use elicit_runtime::wire::Capabilities;
+use serde_json::{Map, Value};
+
+use transport::{Connection, Target};
+
+/// A terminal MCP client that renders elicitations (forms and URL mode).
+#[derive(Parser)]
+#[command(name = "elicit", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    /// Client mode for the official conformance suite: the server URL (routes on
+    /// MCP_CONFORMANCE_SCENARIO).
+    #[arg(long, value_name = "URL")]
+    conformance: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the server's tools.
+    Tools {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Call a tool, answering every input request, and print the final result.
+    Call {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The tool to call.
+        tool: String,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+    /// Get a prompt, answering every input request, and print its messages.
+    Prompt {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The prompt to get.
+        prompt: String,
+        #[command(flatten)]
+        call: CallArgs,
+    },
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct ServerArgs {
+    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp.
+    #[arg(long)]
+    url: Option<String>,
+    /// A command line that starts a server speaking stdio.
+    #[arg(long, value_name = "CMD")]
+    stdio: Option<String>,
+}
+
+impl ServerArgs {
+    fn target(&self) -> Target {
+        match (&self.url, &self.stdio) {
+            (Some(url), _) => Target::Url(url.clone()),
+            (None, Some(cmd)) => Target::Stdio(cmd.clone()),
+            // clap's group makes one of them required.
+            (None, None) => Target::Url(String::new()),
+        }
+    }
+}
+
+/// Which elicitation modes to declare.
+#[derive(Clone, Copy, ValueEnum)]
+enum Modes {
+    /// Form and URL mode.
+    Both,
+    /// Form mode only.
+    Form,
+    /// URL mode only.
+    Url,
+    /// No elicitation at all.
+    None,
+}
+
+#[derive(Args)]
+struct CallArgs {
+    /// Arguments as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// Print the final result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Answer from FILE (a JSON object from input request key to
+    /// {"action":"accept","content":{..}} / {"action":"decline"} / {"action":"cancel"}) instead of
+    /// asking in the terminal.
+    #[arg(long, value_name = "FILE")]
+    answers: Option<String>,
+    /// Open consented URLs by running `CMD URL` instead of the system browser.
+    #[arg(long, value_name = "CMD")]
+    browser: Option<String>,
+    /// Give up on a pending out-of-band step after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    wait: u64,
+    /// Elicitation modes to declare.
+    #[arg(long, value_enum, default_value_t = Modes::Both)]
+    modes: Modes,
+}
+
+impl CallArgs {
+    fn capabilities(&self) -> Capabilities {
+        let (form, url) = match self.modes {
+            Modes::Both => (true, true),
+            Modes::Form => (true, false),
+            Modes::Url => (false, true),
+            Modes::None => (false, false),
+        };
+        Capabilities { form, url, sampling: false, roots: false }
+    }
+
+    fn arguments(&self) -> Result<Option<Map<String, Value>>, String> {
+        let Some(text) = &self.args else { return Ok(None) };
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(Some(map)),
+            Ok(_) => Err("--args must be a JSON object".to_owned()),
+            Err(e) => Err(format!("--args is not JSON: {e}")),
+        }
+    }
+}
+
+async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
+    let arguments = call.arguments()?;
+    let answers = call.answers.as_deref().map(scripted::load).transpose()?;
+    let mut connection = Connection::open(&server.target()).await?;
+    let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name.to_owned()));
+    if let Some(arguments) = arguments {
+        params.insert("arguments".into(), Value::Object(arguments));
+    }
+    let wait = Duration::from_secs(call.wait);
+    let result = match answers {
+        Some(answers) => {
+            let mut responder = scripted::Scripted::new(answers, call.browser.clone(), wait);
+            drive(&driver, &mut connection, &mut responder, method, params).await
+        }
+        None => {
+            let mut responder = terminal::Terminal::new(call.browser.clone(), wait);
+            drive(&driver, &mut connection, &mut responder, method, params).await
+        }
+    };
+    connection.close().await;
+    result
+}
+
+async fn drive<R: Responder>(
+    driver: &Driver,
+    connection: &mut Connection,
+    responder: &mut R,
+    method: &str,
+    params: Map<String, Value>,
+) -> Result<Value, String> {
+    driver.call(connection, responder, method, params).await.map_err(|e| e.to_string())
+}
+
+fn print_result(result: &Value, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(result).unwrap_or_else(|_| result.to_string()));
+        return;
+    }
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        println!("The tool reported an error:");
+    }
+    let blocks = result.get("content").or_else(|| result.get("messages")).and_then(Value::as_array);
+    for block in blocks.into_iter().flatten() {
+        let text = block.get("text").or_else(|| block.pointer("/content/text")).and_then(Value::as_str);
+        match text {
+            Some(text) => println!("{text}"),
+            None => println!("{block}"),
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    if let Some(url) = cli.conformance {
+        return conformance::run(&url).await;
+    }
+    match cli.command {
+        None => Err("give a command (tools, call, prompt) or --conformance URL; see --help".to_owned()),
+        Some(Command::Tools { server }) => {
+            let connection = Connection::open(&server.target()).await?;
+            let tools = connection.tools().await;
+            connection.close().await;
+            for tool in tools? {
+                println!("{}\t{}", tool.name, tool.description.as_deref().unwrap_or(""));
+            }
+            Ok(())
+        }
+        Some(Command::Call { server, tool, call }) => {
+            let result = run_call(&server, "tools/call", &tool, &call).await?;
+            print_result(&result, call.json);
+            Ok(())
+        }
+        Some(Command::Prompt { server, prompt, call }) => {
+            let result = run_call(&server, "prompts/get", &prompt, &call).await?;
+            print_result(&result, call.json);
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("elicit: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("elicit: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! `--answers FILE`: answering input requests from a JSON file, for scripts and tests.
+
+use std::time::Duration;
+
+use elicit_runtime::client::form::with_defaults;
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::schema::RequestedSchema;
+use elicit_runtime::wire::{ElicitAction, ElicitResult};
+use serde_json::{Map, Value};
+
+use crate::browser;
+
+/// Answers from a file: input request key -> an `ElicitResult`-shaped answer.
+pub(crate) struct Scripted {
+    answers: Map<String, Value>,
+    browser: Option<String>,
+    wait: Duration,
+}
+
+/// Reads and checks an answers file: a JSON object whose every value is an `ElicitResult`.
+pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("{path} is not JSON: {e}"))?;
+    let Value::Object(answers) = value else {
+        return Err(format!("{path} must hold a JSON object from input request key to answer"));
+    };
+    for (key, answer) in &answers {
+        ElicitResult::from_json(answer).map_err(|e| format!("{path}: answer `{key}`: {e}"))?;
+    }
+    Ok(answers)
+}
+
+impl Scripted {
+    /// A responder over checked answers.
+    pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration) -> Self {
+        Scripted { answers, browser, wait }
+    }
+
+    fn answer(&self, key: &str) -> Option<ElicitResult> {
+        let answer = self.answers.get(key)?;
+        // Checked by `load`.
+        ElicitResult::from_json(answer).ok()
+    }
+}
+
+impl Responder for Scripted {
+    async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
+        eprintln!("{} asks ({}): {message}", ctx.server, ctx.key);
+        match self.answer(ctx.key) {
+            Some(ElicitResult { action: ElicitAction::Accept, content }) => {
+                // Defaults stand for what an interactive user would have left pre-filled.
+                ElicitResult::accept(with_defaults(schema, &content.unwrap_or_default()))
+            }
+            Some(other) => other,
+            None => {
+                eprintln!("note: the answers file has no answer for `{}`; answering cancel", ctx.key);
+                ElicitResult::cancel()
+            }
+        }
+    }
+
+    async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
+        eprintln!("{} asks ({}) to open {}: {message}", ctx.server, ctx.key, url.url);
+        for warning in &url.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let action = match self.answer(ctx.key) {
+            Some(answer) => answer.action,
+            None => {
+                eprintln!("note: the answers file has no answer for `{}`; answering cancel", ctx.key);
+                ElicitAction::Cancel
+            }
+        };
+        if action != ElicitAction::Accept {
+            return action;
+        }
+        match browser::open(self.browser.as_deref(), url).await {
+            Ok(()) => ElicitAction::Accept,
+            Err(error) => {
+                eprintln!("could not open the page ({error}); answering cancel");
+                ElicitAction::Cancel
+            }
+        }
+    }
+
+    async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        let waited = pending.since.elapsed();
+        if waited >= self.wait {
+            eprintln!("gave up waiting for `{}` after {} s; cancelling", ctx.key, waited.as_secs());
+            return PendingAction::Cancel;
+        }
+        let delay = browser::backoff(pending.retries).min(self.wait - waited);
+        eprintln!("waiting for the page at {} to be completed (retry in {} s)", pending.url.host, delay.as_secs_f32());
+        tokio::time::sleep(delay).await;
+        PendingAction::Retry
+    }
+
+    fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
+        eprintln!("{} ({}): {text}", ctx.server, ctx.key);
+    }
+}

@@ -1,0 +1,385 @@
+//! The interactive renderer: forms, URL consent and pending controls in the terminal.
+//!
+//! The user always sees which server asks and why; every form can be declined or cancelled
+//! (Escape or Ctrl-C cancel) at any prompt; answers are checked as they are entered and reviewed
+//! before anything is sent; a URL is shown in full, host emphasised, and opened only after consent.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
+use elicit_runtime::client::form::{check_value, validate};
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::schema::{PrimitiveSchema, Property, RequestedSchema};
+use elicit_runtime::wire::{ElicitAction, ElicitResult};
+use inquire::error::InquireError;
+use inquire::validator::Validation;
+use inquire::{Confirm, MultiSelect, Select, Text};
+use serde_json::{Map, Number, Value};
+
+use crate::browser;
+
+/// Renders input requests on the terminal.
+pub(crate) struct Terminal {
+    browser: Option<String>,
+    wait: Duration,
+    ansi: bool,
+}
+
+/// The user dismissed a prompt (Escape, Ctrl-C, or no terminal).
+struct Dismissed;
+
+fn dismissed(error: InquireError) -> Dismissed {
+    if !matches!(error, InquireError::OperationCanceled | InquireError::OperationInterrupted) {
+        eprintln!("cannot prompt: {error}");
+    }
+    Dismissed
+}
+
+const NO_ANSWER: &str = "(no answer)";
+
+fn label(property: &Property) -> String {
+    let title = property.schema.title().unwrap_or(&property.name);
+    if property.required { format!("{title} *") } else { title.to_owned() }
+}
+
+/// Description plus the constraints the user must meet, as help under the prompt.
+fn help(property: &Property) -> String {
+    let mut parts: Vec<String> = property.schema.description().map(str::to_owned).into_iter().collect();
+    match &property.schema {
+        PrimitiveSchema::String(s) => {
+            match (s.min_length, s.max_length) {
+                (Some(min), Some(max)) if min == max => parts.push(format!("exactly {min} characters")),
+                (Some(min), Some(max)) => parts.push(format!("{min} to {max} characters")),
+                (Some(min), None) => parts.push(format!("at least {min} characters")),
+                (None, Some(max)) => parts.push(format!("at most {max} characters")),
+                (None, None) => {}
+            }
+            if let Some(format) = s.format {
+                parts.push(match format {
+                    elicit_runtime::schema::StringFormat::Date => "a date, YYYY-MM-DD".to_owned(),
+                    elicit_runtime::schema::StringFormat::DateTime => "a date and time, YYYY-MM-DDThh:mm:ss+01:00".to_owned(),
+                    elicit_runtime::schema::StringFormat::Email => "an e-mail address".to_owned(),
+                    elicit_runtime::schema::StringFormat::Uri => "a URI, such as https://example.com".to_owned(),
+                });
+            }
+        }
+        PrimitiveSchema::Number(n) => {
+            let kind = if n.integer { "a whole number" } else { "a number" };
+            match (&n.minimum, &n.maximum) {
+                (Some(min), Some(max)) => parts.push(format!("{kind} from {min} to {max}")),
+                (Some(min), None) => parts.push(format!("{kind}, at least {min}")),
+                (None, Some(max)) => parts.push(format!("{kind}, at most {max}")),
+                (None, None) => parts.push(kind.to_owned()),
+            }
+        }
+        PrimitiveSchema::MultiSelect(m) => match (m.min_items, m.max_items) {
+            (Some(min), Some(max)) => parts.push(format!("pick {min} to {max}")),
+            (Some(min), None) => parts.push(format!("pick at least {min}")),
+            (None, Some(max)) => parts.push(format!("pick at most {max}")),
+            (None, None) => {}
+        },
+        _ => {}
+    }
+    if !property.required {
+        parts.push("optional: leave empty to skip".to_owned());
+    }
+    parts.join(" · ")
+}
+
+fn display(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Asks for one field. `Ok(None)` = left empty (optional fields only).
+fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let label = label(property);
+    let help = help(property);
+    let required = property.required;
+    match &property.schema {
+        PrimitiveSchema::String(_) | PrimitiveSchema::Number(_) => {
+            let numeric = matches!(property.schema, PrimitiveSchema::Number(_));
+            let to_value = move |input: &str| -> Result<Value, String> {
+                if numeric {
+                    input.trim().parse::<Number>().map(Value::Number).map_err(|_| "must be a number".to_owned())
+                } else {
+                    Ok(Value::String(input.to_owned()))
+                }
+            };
+            let check = property.clone();
+            let initial = current.map(display).unwrap_or_default();
+            let answer = Text::new(&label)
+                .with_initial_value(&initial)
+                .with_help_message(&help)
+                .with_validator(move |input: &str| {
+                    if input.is_empty() && !check.required {
+                        return Ok(Validation::Valid);
+                    }
+                    Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
+                        Ok(()) => Validation::Valid,
+                        Err(reason) => Validation::Invalid(reason.into()),
+                    })
+                })
+                .prompt()
+                .map_err(dismissed)?;
+            if answer.is_empty() && !required {
+                return Ok(None);
+            }
+            Ok(Some(to_value(&answer).map_err(|_| Dismissed)?))
+        }
+        PrimitiveSchema::Boolean(_) if required => {
+            let default = current.and_then(Value::as_bool).unwrap_or(false);
+            let answer = Confirm::new(&label).with_default(default).with_help_message(&help).prompt().map_err(dismissed)?;
+            Ok(Some(Value::Bool(answer)))
+        }
+        PrimitiveSchema::Boolean(_) => {
+            let options = vec!["Yes", "No", NO_ANSWER];
+            let start = match current.and_then(Value::as_bool) {
+                Some(true) => 0,
+                Some(false) => 1,
+                None => 2,
+            };
+            let answer = Select::new(&label, options).with_starting_cursor(start).with_help_message(&help).prompt().map_err(dismissed)?;
+            Ok(match answer {
+                "Yes" => Some(Value::Bool(true)),
+                "No" => Some(Value::Bool(false)),
+                _ => None,
+            })
+        }
+        PrimitiveSchema::SingleSelect(s) => {
+            let mut names: Vec<String> = s.options.iter().map(|o| o.title.as_deref().unwrap_or(&o.value).to_owned()).collect();
+            if !required {
+                names.push(NO_ANSWER.to_owned());
+            }
+            let start = current
+                .and_then(Value::as_str)
+                .and_then(|v| s.options.iter().position(|o| o.value == v))
+                .unwrap_or(if required { 0 } else { s.options.len() });
+            let answer = Select::new(&label, names.clone())
+                .with_starting_cursor(start)
+                .with_help_message(&help)
+                .raw_prompt()
+                .map_err(dismissed)?;
+            Ok(s.options.get(answer.index).map(|o| Value::String(o.value.to_string())))
+        }
+        PrimitiveSchema::MultiSelect(m) => {
+            let names: Vec<String> = m.options.iter().map(|o| o.title.as_deref().unwrap_or(&o.value).to_owned()).collect();
+            let chosen: Vec<usize> = current
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items.iter().filter_map(|v| v.as_str()).filter_map(|v| m.options.iter().position(|o| o.value == v)).collect()
+                })
+                .unwrap_or_default();
+            let (min, max) = (m.min_items, m.max_items);
+            let answer = MultiSelect::new(&label, names)
+                .with_default(&chosen)
+                .with_help_message(&help)
+                .with_validator(move |picked: &[inquire::list_option::ListOption<&String>]| {
+                    let n = picked.len() as u64;
+                    Ok(match (min, max) {
+                        (Some(min), _) if n < min => Validation::Invalid(format!("pick at least {min}").into()),
+                        (_, Some(max)) if n > max => Validation::Invalid(format!("pick at most {max}").into()),
+                        _ => Validation::Valid,
+                    })
+                })
+                .raw_prompt()
+                .map_err(dismissed)?;
+            let values: Vec<Value> =
+                answer.iter().filter_map(|o| m.options.get(o.index)).map(|o| Value::String(o.value.to_string())).collect();
+            if values.is_empty() && !required && min.is_none() {
+                return Ok(None);
+            }
+            Ok(Some(Value::Array(values)))
+        }
+    }
+}
+
+impl Terminal {
+    /// A renderer opening pages with `browser` (or the system's opener) and waiting at most `wait`
+    /// for a pending URL step.
+    pub(crate) fn new(browser: Option<String>, wait: Duration) -> Self {
+        Terminal { browser, wait, ansi: std::io::stderr().is_terminal() }
+    }
+
+    fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
+        eprintln!("\n{} asks for information ({}):\n  {message}\n", ctx.server, ctx.key);
+        let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
+        match start {
+            Ok("Fill in the form") => {}
+            Ok("Decline") => return ElicitResult::decline(),
+            Ok(_) => return ElicitResult::cancel(),
+            Err(error) => {
+                let Dismissed = dismissed(error);
+                return ElicitResult::cancel();
+            }
+        }
+        // Defaults are pre-filled; the user edits from there.
+        let mut content: Map<String, Value> = Map::new();
+        for property in &schema.properties {
+            let current = property.schema.default_value();
+            match ask_field(property, current.as_ref()) {
+                Ok(Some(value)) => {
+                    content.insert(property.name.to_string(), value);
+                }
+                Ok(None) => {}
+                Err(Dismissed) => return ElicitResult::cancel(),
+            }
+        }
+        loop {
+            eprintln!("\nYour answers for {}:", ctx.server);
+            for property in &schema.properties {
+                let shown = content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), display);
+                eprintln!("  {}: {shown}", property.schema.title().unwrap_or(&property.name));
+            }
+            let problems = validate(schema, &content).err();
+            if let Some(errors) = &problems {
+                eprintln!("  to fix before sending: {errors}");
+            }
+            let choice = Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
+            match choice {
+                Ok("Send") if problems.is_none() => return ElicitResult::accept(content),
+                Ok("Send") => eprintln!("Fix the answers above first."),
+                Ok("Change an answer") => {
+                    let titles: Vec<String> =
+                        schema.properties.iter().map(|p| p.schema.title().unwrap_or(&p.name).to_owned()).collect();
+                    let Ok(picked) = Select::new("Which answer?", titles).raw_prompt() else { continue };
+                    let Some(property) = schema.properties.get(picked.index) else { continue };
+                    match ask_field(property, content.get(property.name.as_ref())) {
+                        Ok(Some(value)) => {
+                            content.insert(property.name.to_string(), value);
+                        }
+                        Ok(None) => {
+                            content.remove(property.name.as_ref());
+                        }
+                        Err(Dismissed) => {}
+                    }
+                }
+                Ok("Decline") => return ElicitResult::decline(),
+                Ok(_) => return ElicitResult::cancel(),
+                Err(error) => {
+                    let Dismissed = dismissed(error);
+                    return ElicitResult::cancel();
+                }
+            }
+        }
+    }
+
+    fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
+        eprintln!("\n{} asks you to open a page ({}):\n  {message}\n", ctx.server, ctx.key);
+        eprintln!("  {}", browser::highlighted(url, self.ansi));
+        eprintln!("  host: {}", url.host);
+        for warning in &url.warnings {
+            eprintln!("  warning: {warning}");
+        }
+        eprintln!();
+        match Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt() {
+            Ok("Open in browser") => ElicitAction::Accept,
+            Ok("Decline") => ElicitAction::Decline,
+            Ok(_) => ElicitAction::Cancel,
+            Err(error) => {
+                let Dismissed = dismissed(error);
+                ElicitAction::Cancel
+            }
+        }
+    }
+}
+
+/// What the user pressed while a step was pending.
+enum Key {
+    Retry,
+    OpenAgain,
+    Cancel,
+    Timeout,
+}
+
+/// Waits up to `delay` for r / o / c (Escape and Ctrl-C cancel).
+fn read_key(delay: Duration) -> Key {
+    if crossterm::terminal::enable_raw_mode().is_err() {
+        std::thread::sleep(delay);
+        return Key::Timeout;
+    }
+    let deadline = Instant::now() + delay;
+    let key = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break Key::Timeout;
+        }
+        match event::poll(left) {
+            Ok(true) => match event::read() {
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('r'), .. })) => break Key::Retry,
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('o'), .. })) => break Key::OpenAgain,
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), modifiers, .. })) if !modifiers.contains(KeyModifiers::CONTROL) => {
+                    break Key::Cancel;
+                }
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), .. } | KeyEvent { code: KeyCode::Esc, .. })) => break Key::Cancel,
+                Ok(_) => {}
+                Err(_) => break Key::Timeout,
+            },
+            Ok(false) => break Key::Timeout,
+            Err(_) => {
+                std::thread::sleep(left);
+                break Key::Timeout;
+            }
+        }
+    };
+    let _ = crossterm::terminal::disable_raw_mode();
+    key
+}
+
+impl Responder for Terminal {
+    async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
+        tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema))
+    }
+
+    async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
+        let action = tokio::task::block_in_place(|| self.url_consent(ctx, message, url));
+        if action != ElicitAction::Accept {
+            return action;
+        }
+        match browser::open(self.browser.as_deref(), url).await {
+            Ok(()) => {
+                eprintln!("Opened {} in your browser.", url.host);
+                ElicitAction::Accept
+            }
+            Err(error) => {
+                eprintln!("Could not open the page ({error}); cancelling this request.");
+                ElicitAction::Cancel
+            }
+        }
+    }
+
+    async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        loop {
+            let waited = pending.since.elapsed();
+            if waited >= self.wait {
+                eprintln!("\r\nGave up waiting for the page at {} after {} s; cancelling.", pending.url.host, waited.as_secs());
+                return PendingAction::Cancel;
+            }
+            let delay = browser::backoff(pending.retries).min(self.wait - waited);
+            eprintln!(
+                "\r\n{} says the page at {} is not finished yet ({} s so far). Press r to retry now, o to open it again, c to cancel; retrying in {} s.",
+                ctx.server,
+                pending.url.host,
+                waited.as_secs(),
+                delay.as_secs()
+            );
+            match tokio::task::block_in_place(|| read_key(delay)) {
+                Key::Retry | Key::Timeout => return PendingAction::Retry,
+                Key::Cancel => return PendingAction::Cancel,
+                Key::OpenAgain => {
+                    if let Err(error) = browser::open(self.browser.as_deref(), pending.url).await {
+                        eprintln!("\r\nCould not open the page again: {error}");
+                    }
+                }
+            }
+        }
+    }
+
+    fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
+        eprintln!("{} ({}): {text}", ctx.server, ctx.key);
+    }
+}

@@ -1,0 +1,148 @@
+//! Checking an answer against a server's form before it is sent, and filling in defaults.
+//!
+//! The client-side twin of the derived parsers: where a derived type knows its schema at compile
+//! time, a client holds a [`RequestedSchema`] parsed off the wire and checks content against it
+//! with the same rules (the functions of [`crate::content`]).
+
+use serde_json::{Map, Value};
+
+use crate::content::{ContentErrors, check_format, check_length, expected};
+use crate::field::integer_of;
+use crate::schema::{PrimitiveSchema, Property, RequestedSchema};
+
+/// Checks one property's value; the error follows the property name (`"must be at most 9"`).
+pub fn check_value(property: &Property, value: &Value) -> Result<(), String> {
+    match &property.schema {
+        PrimitiveSchema::String(s) => {
+            let text = value.as_str().ok_or_else(|| expected("a string", value))?;
+            check_length(text, s.min_length, s.max_length)?;
+            match s.format {
+                Some(format) => check_format(text, format),
+                None => Ok(()),
+            }
+        }
+        PrimitiveSchema::Number(s) => {
+            let number = if s.integer {
+                integer_of(value)? as f64
+            } else {
+                value.as_f64().ok_or_else(|| expected("a number", value))?
+            };
+            if let Some(min) = s.minimum.as_ref().and_then(serde_json::Number::as_f64) {
+                if number < min {
+                    return Err(format!("must be at least {}", s.minimum.as_ref().map_or(String::new(), ToString::to_string)));
+                }
+            }
+            if let Some(max) = s.maximum.as_ref().and_then(serde_json::Number::as_f64) {
+                if number > max {
+                    return Err(format!("must be at most {}", s.maximum.as_ref().map_or(String::new(), ToString::to_string)));
+                }
+            }
+            Ok(())
+        }
+        PrimitiveSchema::Boolean(_) => value.as_bool().map(|_| ()).ok_or_else(|| expected("a boolean", value)),
+        PrimitiveSchema::SingleSelect(s) => {
+            let text = value.as_str().ok_or_else(|| expected("a string", value))?;
+            if s.options.iter().any(|o| o.value == text) { Ok(()) } else { Err(choices(&s.options)) }
+        }
+        PrimitiveSchema::MultiSelect(s) => {
+            let items = value.as_array().ok_or_else(|| expected("an array", value))?;
+            let count = items.len() as u64;
+            if let Some(min) = s.min_items.filter(|m| count < *m) {
+                return Err(format!("must have at least {min} items selected"));
+            }
+            if let Some(max) = s.max_items.filter(|m| count > *m) {
+                return Err(format!("must have at most {max} items selected"));
+            }
+            for item in items {
+                let text = item.as_str().ok_or_else(|| format!("item {}", expected("a string", item)))?;
+                if !s.options.iter().any(|o| o.value == text) {
+                    return Err(format!("item {}", choices(&s.options)));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn choices(options: &[crate::schema::EnumOption]) -> String {
+    let list: Vec<String> = options.iter().map(|o| format!("`{}`", o.value)).collect();
+    format!("must be one of {}", list.join(", "))
+}
+
+/// Checks `content` against `schema`: every required property present, every present property
+/// valid. Keys that are not properties are ignored, as the protocol allows; every failure is
+/// reported.
+///
+/// ```
+/// use elicit_runtime::client::form::validate;
+/// use elicit_runtime::schema::RequestedSchema;
+///
+/// let schema = RequestedSchema::from_json(&serde_json::json!({"type": "object",
+///     "properties": {"age": {"type": "integer", "minimum": 18}}, "required": ["age"]})).unwrap();
+/// let bad = serde_json::json!({"age": 12});
+/// assert_eq!(validate(&schema, bad.as_object().unwrap()).unwrap_err().to_string(), "`age` must be at least 18");
+/// ```
+pub fn validate(schema: &RequestedSchema, content: &Map<String, Value>) -> Result<(), ContentErrors> {
+    let mut errors = ContentErrors::new();
+    for property in &schema.properties {
+        match content.get(property.name.as_ref()) {
+            Some(value) => {
+                if let Err(reason) = check_value(property, value) {
+                    errors.push(property.name.to_string(), reason);
+                }
+            }
+            None if property.required => errors.push(property.name.to_string(), "is required"),
+            None => {}
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+/// `content` with the schema's defaults filled in where a property is absent.
+pub fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> Map<String, Value> {
+    let mut filled = content.clone();
+    for property in &schema.properties {
+        if !filled.contains_key(property.name.as_ref()) {
+            if let Some(default) = property.schema.default_value() {
+                filled.insert(property.name.to_string(), default);
+            }
+        }
+    }
+    filled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> RequestedSchema {
+        RequestedSchema::from_json(&json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 2},
+            "email": {"type": "string", "format": "email"},
+            "n": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1},
+            "x": {"type": "number"},
+            "ok": {"type": "boolean"},
+            "c": {"type": "string", "enum": ["a", "b"]},
+            "m": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 1}
+        }, "required": ["name", "n"]}))
+        .unwrap()
+    }
+
+    #[test]
+    fn reports_every_failing_field() {
+        let content = json!({"name": "x", "email": "nope", "n": 2.5, "x": "1", "ok": 1, "c": "z", "m": ["a", "b"]});
+        let errors = validate(&schema(), content.as_object().unwrap()).unwrap_err();
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
+        assert_eq!(fields, ["name", "email", "n", "x", "ok", "c", "m"]);
+    }
+
+    #[test]
+    fn accepts_valid_content_and_fills_defaults() {
+        let content = json!({"name": "Ada"});
+        let filled = with_defaults(&schema(), content.as_object().unwrap());
+        assert_eq!(filled.get("n"), Some(&json!(1)));
+        assert!(validate(&schema(), &filled).is_ok());
+        assert!(validate(&schema(), content.as_object().unwrap()).is_err(), "n is required");
+    }
+}

@@ -1,0 +1,362 @@
+//! The client half: per-request capability declaration, the Multi Round-Trip retry driver, and the
+//! checks a client owes its user before showing or opening anything a server sent.
+//!
+//! A [`Driver`] runs one call to completion: it sends the request with fresh `_meta`, and while
+//! the server answers `input_required` it has a [`Responder`] answer every input request, then
+//! retries the same method (a new JSON-RPC request, hence a new id) with `inputResponses` keyed like
+//! the requests and `requestState` echoed exactly — and only when the server sent one. Everything
+//! a round needs lives in that call's own loop, so nothing leaks into other calls.
+//!
+//! The driver is transport-independent: it speaks through a [`Caller`].
+
+pub mod form;
+mod url_check;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
+
+use crate::content::ContentErrors;
+use crate::schema::RequestedSchema;
+use crate::wire::{
+    self, Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, RESULT_COMPLETE, RESULT_INPUT_REQUIRED,
+};
+
+/// The `_meta` every request of a 2026-07-28 client carries.
+///
+/// ```
+/// use elicit_runtime::client::request_meta;
+/// use elicit_runtime::wire::Capabilities;
+///
+/// let meta = request_meta(Capabilities::ELICITATION, &serde_json::json!({"name": "me", "version": "1"}));
+/// assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], serde_json::json!({"elicitation": {"form": {}, "url": {}}}));
+/// ```
+pub fn request_meta(capabilities: Capabilities, client_info: &Value) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(META_PROTOCOL_VERSION.into(), Value::String(PROTOCOL_VERSION.into()));
+    meta.insert(META_CLIENT_CAPABILITIES.into(), capabilities.to_json());
+    meta.insert(META_CLIENT_INFO.into(), client_info.clone());
+    meta
+}
+
+/// A failed request: the server's JSON-RPC error, or the transport's failure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// The server answered with a JSON-RPC error.
+    Rpc {
+        /// The error code.
+        code: i32,
+        /// The error message.
+        message: String,
+        /// The error data.
+        data: Option<Value>,
+    },
+    /// The request could not be sent or its answer not read.
+    Transport(String),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Rpc { code, message, .. } => write!(f, "server error {code}: {}", wire::clip(message)),
+            CallError::Transport(message) => write!(f, "transport error: {message}"),
+        }
+    }
+}
+
+/// Sends one request and returns its `result`. Every call must be a new JSON-RPC request with a
+/// new id; the driver never resends a request object.
+#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
+pub trait Caller {
+    /// Sends `method` with `params` and returns the result object.
+    async fn call(&mut self, method: &str, params: Map<String, Value>) -> Result<Value, CallError>;
+}
+
+/// Which input request a responder is answering, for display.
+#[derive(Debug, Clone, Copy)]
+pub struct AskContext<'a> {
+    /// The server asking (its name as the user knows it).
+    pub server: &'a str,
+    /// The input request's key.
+    pub key: &'a str,
+    /// Which round of the call this is (1-based).
+    pub round: usize,
+}
+
+/// A URL-mode step the user consented to that the server reports as not finished yet.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingUrl<'a> {
+    /// The checked URL.
+    pub url: &'a CheckedUrl,
+    /// The server's message.
+    pub message: &'a str,
+    /// When the user consented.
+    pub since: Instant,
+    /// How many times the server has re-issued it so far.
+    pub retries: u32,
+}
+
+/// What to do about a pending URL-mode step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingAction {
+    /// Retry the call now (the consent stands).
+    Retry,
+    /// Give up: answer `cancel`.
+    Cancel,
+}
+
+/// What the application does with each input request.
+#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
+pub trait Responder {
+    /// Shows a form and returns the user's answer. An `accept` must carry content valid against
+    /// `schema` (the driver checks and refuses to send anything else).
+    async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult;
+
+    /// Shows the URL, asks consent, and opens it only after consent. `Accept` = consented and
+    /// opened; failing to open it is `Cancel`.
+    async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction;
+
+    /// The server re-issued a URL step the user already consented to: the out-of-band part is not
+    /// finished. Wait (with backoff), let the user retry now, open it again, or cancel.
+    async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction;
+
+    /// Answers `sampling/createMessage` (only asked when declared). `None` = cannot.
+    async fn sampling(&mut self, _ctx: AskContext<'_>, _params: &Value) -> Option<Value> {
+        None
+    }
+
+    /// Answers `roots/list` (only asked when declared). `None` = cannot.
+    async fn roots(&mut self, _ctx: AskContext<'_>) -> Option<Value> {
+        None
+    }
+
+    /// Something the user should know (a refused request, a warning).
+    fn notice(&mut self, _ctx: AskContext<'_>, _text: &str) {}
+}
+
+/// Why a call did not complete.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriveError {
+    /// The request failed.
+    Call(CallError),
+    /// The server's answer does not follow the protocol.
+    Protocol(String),
+    /// An input request was refused (undeclared mode, malformed schema, unsafe URL).
+    Refused {
+        /// The input request's key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// The responder produced an answer that fails the server's form; it was not sent.
+    InvalidAnswer {
+        /// The input request's key.
+        key: String,
+        /// What fails.
+        errors: ContentErrors,
+    },
+    /// The responder could not answer (a sampling or roots request it cannot serve).
+    Unanswerable {
+        /// The input request's key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server kept asking for input beyond the round limit.
+    TooManyRounds(usize),
+}
+
+impl fmt::Display for DriveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriveError::Call(error) => write!(f, "{error}"),
+            DriveError::Protocol(message) => write!(f, "the server broke the protocol: {message}"),
+            DriveError::Refused { key, reason } => write!(f, "refused input request `{}`: {reason}", wire::clip(key)),
+            DriveError::InvalidAnswer { key, errors } => {
+                write!(f, "the answer to `{}` was not sent because it is invalid: {errors}", wire::clip(key))
+            }
+            DriveError::Unanswerable { key, reason } => write!(f, "cannot answer `{}`: {reason}", wire::clip(key)),
+            DriveError::TooManyRounds(n) => write!(f, "the server was still asking for input after {n} rounds; giving up"),
+        }
+    }
+}
+
+impl std::error::Error for DriveError {}
+
+/// Runs calls to completion through the Multi Round-Trip Requests loop.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    capabilities: Capabilities,
+    client_info: Value,
+    server_name: String,
+    max_rounds: usize,
+    max_input_requests: usize,
+}
+
+impl Driver {
+    /// A driver declaring `capabilities` on every request, introducing itself with `client_info`
+    /// (an `Implementation` object) and naming the server `server_name` to the user.
+    pub fn new(capabilities: Capabilities, client_info: Value, server_name: impl Into<String>) -> Self {
+        Driver { capabilities, client_info, server_name: server_name.into(), max_rounds: 100, max_input_requests: 64 }
+    }
+
+    /// Gives up after this many rounds (default 100).
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Refuses a round asking for more input requests than this (default 64).
+    pub fn max_input_requests(mut self, count: usize) -> Self {
+        self.max_input_requests = count;
+        self
+    }
+
+    /// The capabilities this driver declares.
+    pub fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
+    /// Calls `method` with `params` (without `_meta`, `inputResponses`, `requestState`: the driver
+    /// owns those) and drives every round; returns the complete result.
+    pub async fn call<C: Caller, R: Responder>(
+        &self,
+        caller: &mut C,
+        responder: &mut R,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, DriveError> {
+        let mut responses: Option<Map<String, Value>> = None;
+        let mut state: Option<String> = None;
+        // URL steps the user consented to in this call: key -> (url, since, retries).
+        let mut consented: HashMap<String, (String, Instant, u32)> = HashMap::new();
+        let mut idle_rounds = 0u32;
+        for round in 1..=self.max_rounds {
+            let mut request = params.clone();
+            request.remove("inputResponses");
+            request.remove("requestState");
+            request.insert("_meta".into(), Value::Object(request_meta(self.capabilities, &self.client_info)));
+            if let Some(responses) = responses.take() {
+                request.insert("inputResponses".into(), Value::Object(responses));
+            }
+            if let Some(state) = state.take() {
+                request.insert("requestState".into(), Value::String(state));
+            }
+            let result = caller.call(method, request).await.map_err(DriveError::Call)?;
+            let object = result.as_object().ok_or_else(|| DriveError::Protocol("the result is not an object".into()))?;
+            match object.get("resultType") {
+                // A result without `resultType` comes from an earlier revision: it is complete.
+                None => return Ok(result),
+                Some(Value::String(kind)) if kind == RESULT_COMPLETE => return Ok(result),
+                Some(Value::String(kind)) if kind == RESULT_INPUT_REQUIRED => {}
+                Some(other) => {
+                    return Err(DriveError::Protocol(format!("unknown resultType {}", wire::clip(&other.to_string()))));
+                }
+            }
+            let requests = match object.get("inputRequests") {
+                None => None,
+                Some(Value::Object(requests)) => Some(requests),
+                Some(_) => return Err(DriveError::Protocol("`inputRequests` is not an object".into())),
+            };
+            state = match object.get("requestState") {
+                None => None,
+                Some(Value::String(token)) => Some(token.clone()),
+                Some(_) => return Err(DriveError::Protocol("`requestState` is not a string".into())),
+            };
+            let requests = requests.filter(|r| !r.is_empty());
+            let Some(requests) = requests else {
+                if state.is_none() {
+                    return Err(DriveError::Protocol("an input_required result with neither inputRequests nor requestState".into()));
+                }
+                // State-only: retry, but never in a tight loop.
+                idle_rounds += 1;
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(idle_rounds.min(20)))).await;
+                continue;
+            };
+            if requests.len() > self.max_input_requests {
+                return Err(DriveError::Protocol(format!(
+                    "the server sent {} input requests in one round; at most {} are answered",
+                    requests.len(),
+                    self.max_input_requests
+                )));
+            }
+            let mut answers = Map::new();
+            for (key, raw) in requests {
+                let ctx = AskContext { server: &self.server_name, key, round };
+                let answer = self.answer(ctx, raw, responder, &mut consented).await?;
+                answers.insert(key.clone(), answer);
+            }
+            responses = Some(answers);
+        }
+        Err(DriveError::TooManyRounds(self.max_rounds))
+    }
+
+    async fn answer<R: Responder>(
+        &self,
+        ctx: AskContext<'_>,
+        raw: &Value,
+        responder: &mut R,
+        consented: &mut HashMap<String, (String, Instant, u32)>,
+    ) -> Result<Value, DriveError> {
+        let refuse = |reason: String| DriveError::Refused { key: ctx.key.to_owned(), reason };
+        let request = InputRequest::from_json(raw).map_err(|e| refuse(e.to_string()))?;
+        match request {
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
+                if !self.capabilities.form {
+                    return Err(refuse("the server asked with a form, but this client did not declare form mode".into()));
+                }
+                let answer = responder.form(ctx, &message, &requested_schema).await;
+                if answer.action == ElicitAction::Accept {
+                    let empty = Map::new();
+                    form::validate(&requested_schema, answer.content.as_ref().unwrap_or(&empty))
+                        .map_err(|errors| DriveError::InvalidAnswer { key: ctx.key.to_owned(), errors })?;
+                }
+                Ok(answer.to_json())
+            }
+            InputRequest::Elicit(ElicitParams::Url { message, url }) => {
+                if !self.capabilities.url {
+                    return Err(refuse("the server asked to open a URL, but this client did not declare URL mode".into()));
+                }
+                let checked = check_url(&url).map_err(refuse)?;
+                if let Some((previous, since, retries)) = consented.get_mut(ctx.key) {
+                    if *previous == url {
+                        *retries += 1;
+                        let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries };
+                        return Ok(match responder.pending(ctx, pending).await {
+                            PendingAction::Retry => ElicitResult::consent().to_json(),
+                            PendingAction::Cancel => ElicitResult::cancel().to_json(),
+                        });
+                    }
+                }
+                let action = responder.url(ctx, &message, &checked).await;
+                if action == ElicitAction::Accept {
+                    consented.insert(ctx.key.to_owned(), (url, Instant::now(), 0));
+                }
+                Ok(json!({ "action": action.as_str() }))
+            }
+            InputRequest::CreateMessage(params) => {
+                if !self.capabilities.sampling {
+                    return Err(refuse("the server asked for sampling, which this client did not declare".into()));
+                }
+                responder.sampling(ctx, &params).await.ok_or_else(|| DriveError::Unanswerable {
+                    key: ctx.key.to_owned(),
+                    reason: "the sampling request could not be served".into(),
+                })
+            }
+            InputRequest::ListRoots => {
+                if !self.capabilities.roots {
+                    return Err(refuse("the server asked for roots, which this client did not declare".into()));
+                }
+                responder.roots(ctx).await.ok_or_else(|| DriveError::Unanswerable {
+                    key: ctx.key.to_owned(),
+                    reason: "the roots request could not be served".into(),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Helpers shared by the golden, agreement and robustness tests: the spec's schema document, an
+//! independent validator for generated schemas, the representative form types, and a small PRNG.
+
+// Each test crate includes this module and uses a different part of it.
+#![allow(dead_code, reason = "each test crate uses a different subset of the shared helpers")]
+
+pub(crate) mod forms;
+pub(crate) mod rng;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+/// `shared/spec/schema-2026-07-28.json`, which lives beside the workspace (in CI: beside the clone).
+pub(crate) fn spec_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec")
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}\nthe golden tests need the protocol's schema and examples: place the `shared/` \
+             directory (with spec/schema-2026-07-28.json and spec/examples/) beside the workspace checkout",
+            path.display()
+        )
+    });
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The protocol's JSON Schema document.
+pub(crate) fn spec_schema() -> Value {
+    read_json(&spec_dir().join("schema-2026-07-28.json"))
+}
+
+/// The official example files whose names match `keep`, with their contents, sorted by name.
+pub(crate) fn spec_examples(keep: impl Fn(&str) -> bool) -> Vec<(String, Value)> {
+    let dir = spec_dir().join("examples");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        panic!("cannot list {}: {e}; place `shared/` beside the workspace checkout", dir.display())
+    });
+    let mut out: Vec<(String, Value)> = entries
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.to_owned();
+            keep(&name).then(|| (name, read_json(&path)))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// A validator for the spec's `ElicitRequestFormParams`, with the whole document's `$defs` in scope.
+pub(crate) fn form_params_validator() -> jsonschema::Validator {
+    let mut document = spec_schema();
+    let root = document.as_object_mut().expect("the spec's schema document is an object");
+    root.insert("$ref".to_owned(), json!("#/$defs/ElicitRequestFormParams"));
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&document)
+        .unwrap_or_else(|e| panic!("the spec's schema document does not compile: {e}"))
+}
+
+/// Why `params` is not a valid `ElicitRequestFormParams`, if it is not.
+pub(crate) fn form_params_errors(validator: &jsonschema::Validator, requested_schema: &Value) -> Vec<String> {
+    let params = json!({"mode": "form", "message": "Please answer", "requestedSchema": requested_schema});
+    validator.iter_errors(&params).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+}
+
+/// An independent validator for a generated `requestedSchema`, with format assertions on, as a
+/// client following JSON Schema 2020-12 would check an answer.
+pub(crate) fn content_validator(requested_schema: &Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(requested_schema)
+        .unwrap_or_else(|e| panic!("generated schema does not compile: {e}\n{requested_schema}"))
+}
