@@ -52,8 +52,10 @@ pub trait CompletionStore: Send + Sync {
     /// The current status of `id`.
     fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus>;
 
-    /// The status of `id`, waiting up to `timeout` for a pending step to complete.
-    fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus>;
+    /// Waits up to `timeout` for `id` to complete and consumes the completion: a completed step is
+    /// returned by exactly one `take`, so a replayed older `requestState` cannot use the same
+    /// approval twice. Pending and unknown steps are returned as they are.
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus>;
 }
 
 struct Record {
@@ -82,6 +84,17 @@ impl InProcessStore {
         let now = Instant::now();
         records.retain(|_, r| r.expires > now);
         f(&mut records)
+    }
+
+    /// Removes a completed record and returns it; another taker racing for it gets `Unknown`.
+    fn consume(&self, id: &str) -> UrlStatus {
+        self.with_records(|records| match records.get(id) {
+            Some(record) if matches!(record.status, UrlStatus::Completed(_)) => {
+                records.remove(id).map_or(UrlStatus::Unknown, |r| r.status)
+            }
+            Some(record) => record.status.clone(),
+            None => UrlStatus::Unknown,
+        })
     }
 
     fn current(&self, id: &str) -> (UrlStatus, Option<Arc<Notify>>) {
@@ -125,12 +138,15 @@ impl CompletionStore for InProcessStore {
         Box::pin(async move { Ok(self.current(&id).0) })
     }
 
-    fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
         let id = id.to_owned();
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
                 let (status, notify) = self.current(&id);
+                if matches!(status, UrlStatus::Completed(_)) {
+                    return Ok(self.consume(&id));
+                }
                 let Some(notify) = notify.filter(|_| status == UrlStatus::Pending) else { return Ok(status) };
                 let notified = notify.notified();
                 tokio::pin!(notified);
@@ -140,7 +156,10 @@ impl CompletionStore for InProcessStore {
                     continue;
                 }
                 if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                    return Ok(self.current(&id).0);
+                    return Ok(match self.current(&id).0 {
+                        UrlStatus::Completed(_) => self.consume(&id),
+                        other => other,
+                    });
                 }
             }
         })
@@ -153,20 +172,22 @@ mod tests {
     use serde_json::json;
 
     #[tokio::test]
-    async fn completes_once_and_wakes_waiters() {
+    async fn completes_once_wakes_waiters_and_is_taken_once() {
         let store = Arc::new(InProcessStore::new());
         store.register("a", Duration::from_secs(60)).await.unwrap();
         assert_eq!(store.status("a").await.unwrap(), UrlStatus::Pending);
-        assert_eq!(store.wait("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
+        assert_eq!(store.take("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
         let waiter = {
             let store = store.clone();
-            tokio::spawn(async move { store.wait("a", Duration::from_secs(30)).await })
+            tokio::spawn(async move { store.take("a", Duration::from_secs(30)).await })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(store.complete("a", json!({"approved": true})).await.unwrap());
         assert!(!store.complete("a", json!({"approved": false})).await.unwrap(), "completed twice");
         let status = waiter.await.unwrap().unwrap();
         assert_eq!(status, UrlStatus::Completed(json!({"approved": true})));
+        // Consumed: a second take (a replayed older state) does not see the approval again.
+        assert_eq!(store.take("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Unknown);
         assert!(!store.complete("never-minted", json!(null)).await.unwrap());
         assert_eq!(store.status("never-minted").await.unwrap(), UrlStatus::Unknown);
     }

@@ -323,7 +323,7 @@ impl Flow {
         let outcome = match answer.action {
             ElicitAction::Decline => UrlAnswer::Declined,
             ElicitAction::Cancel => UrlAnswer::Cancelled,
-            ElicitAction::Accept => match self.store.wait(&record.id, self.config.url_wait).await {
+            ElicitAction::Accept => match self.store.take(&record.id, self.config.url_wait).await {
                 Ok(UrlStatus::Completed(value)) => UrlAnswer::Completed(value),
                 Ok(UrlStatus::Pending) => return self.suspend(key, url_request(&record)).await,
                 // Expired or lost: start the step again with a fresh id.
