@@ -16,6 +16,7 @@ pub(crate) const ELICIT: &str = "elicit";
 pub(crate) const MESSAGE: &str = "message";
 pub(crate) const RENAME_ALL: &str = "rename_all";
 pub(crate) const CRATE: &str = "crate";
+pub(crate) const DESERIALIZE: &str = "deserialize";
 pub(crate) const RENAME: &str = "rename";
 pub(crate) const TITLE: &str = "title";
 pub(crate) const DESCRIPTION: &str = "description";
@@ -30,7 +31,7 @@ pub(crate) const FORMAT: &str = "format";
 /// Not a keyword: named so that asking for it gets an explanation instead of "unknown".
 const PATTERN: &str = "pattern";
 
-const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE];
+const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE];
 const ENUM_KEYS: &[&str] = &[RENAME_ALL, CRATE];
 const FIELD_KEYS: &[&str] = &[
     RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT,
@@ -107,6 +108,8 @@ pub(crate) struct ContainerAttrs {
     pub(crate) message: Option<Spanned<String>>,
     pub(crate) rename_all: Option<Spanned<RenameRule>>,
     pub(crate) krate: Option<Spanned<syn::Path>>,
+    /// `deserialize`: also implement serde's `Deserialize` through the validating parser.
+    pub(crate) deserialize: Option<Spanned<()>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -360,6 +363,16 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
                 }
             });
             set(cx, &mut out.krate, key, key_span, value);
+        }
+        DESERIALIZE => {
+            let flag = match value {
+                None => Some(Spanned { value: (), key: key_span, span: key_span, tokens: TokenStream::new() }),
+                Some(expr) => {
+                    cx.error_spanned_by(&expr, "`deserialize` is a flag and takes no value");
+                    None
+                }
+            };
+            set(cx, &mut out.deserialize, key, key_span, flag);
         }
         _ => {}
     });

@@ -293,6 +293,21 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         }
     };
     let field_count = vars.len();
+    let name = ident.to_string();
+    let deserialize = if input.attrs.deserialize.is_some() {
+        quote! {
+            #[automatically_derived]
+            impl<'de> #rt::__private::serde::Deserialize<'de> for #ident {
+                fn deserialize<__D: #rt::__private::serde::Deserializer<'de>>(
+                    __deserializer: __D,
+                ) -> ::core::result::Result<Self, __D::Error> {
+                    #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
 
     quote! {
         #[doc(hidden)]
@@ -323,6 +338,11 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
                     __content
                 }
             }
+
+            #deserialize
+
+            // Expands to a `schemars::JsonSchema` impl when the runtime's `schemars` feature is on.
+            #rt::__impl_json_schema!(#ident, #name);
         };
     }
 }

@@ -139,6 +139,61 @@ pub mod __private {
         }
     }
 
+    pub use serde;
+
+    /// `Deserialize` for `#[elicit(deserialize)]` types: read a JSON object, then run the same
+    /// validating parser as elicited content, so tool arguments get every check too.
+    pub fn deserialize_validated<'de, T: Elicit, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        let content = <Map<String, Value> as serde::Deserialize>::deserialize(deserializer)?;
+        T::from_content(&content).map_err(<D::Error as serde::de::Error>::custom)
+    }
+
+    /// The `schemars` schema of an `Elicit` type: exactly its `requestedSchema`.
+    #[cfg(feature = "schemars")]
+    pub fn json_schema_of<T: Elicit>() -> schemars::Schema {
+        match T::requested_schema().to_json() {
+            Value::Object(object) => schemars::Schema::from(object),
+            _ => schemars::Schema::default(),
+        }
+    }
+
+    #[cfg(feature = "schemars")]
+    pub use schemars;
+
     /// Statically checks that a field type can be a form field, with the error on the type.
     pub const fn assert_field<T: FieldValue>() {}
+}
+
+/// Implements `schemars::JsonSchema` for a derived type (the runtime's `schemars` feature is on).
+#[cfg(feature = "schemars")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_json_schema {
+    ($ty:ident, $name:expr) => {
+        #[automatically_derived]
+        impl $crate::__private::schemars::JsonSchema for $ty {
+            fn schema_name() -> ::std::borrow::Cow<'static, ::core::primitive::str> {
+                ::std::borrow::Cow::Borrowed($name)
+            }
+
+            fn json_schema(
+                _: &mut $crate::__private::schemars::SchemaGenerator,
+            ) -> $crate::__private::schemars::Schema {
+                $crate::__private::json_schema_of::<$ty>()
+            }
+
+            // Inline: the schema is the whole form, never a `$ref` into `$defs`.
+            fn inline_schema() -> bool {
+                true
+            }
+        }
+    };
+}
+
+/// Expands to nothing: the runtime's `schemars` feature is off.
+#[cfg(not(feature = "schemars"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __impl_json_schema {
+    ($($tokens:tt)*) => {};
 }

@@ -144,6 +144,28 @@ pub struct Contact {
     pub email: Email,
 }
 
+/// `plan_trip`'s parameters: one struct is the tool's `inputSchema`, validates the model's
+/// arguments, and asks the user for whatever is missing or invalid.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+#[elicit(rename_all = "camelCase", deserialize, message = "Let us complete your trip plan.")]
+pub struct TripPlan {
+    /// Departure airport (IATA code)
+    #[elicit(title = "From", min_length = 3, max_length = 3)]
+    pub from: String,
+    /// Arrival airport (IATA code)
+    #[elicit(title = "To", min_length = 3, max_length = 3)]
+    pub to: String,
+    /// Date of the outbound flight
+    #[elicit(title = "Departure date")]
+    pub depart: NaiveDate,
+    /// How many people travel
+    #[elicit(title = "Travellers", minimum = 1, maximum = 9, default = 1)]
+    pub travellers: u8,
+    /// Cabin class, if you have a preference
+    #[elicit(title = "Cabin")]
+    pub cabin: Option<Cabin>,
+}
+
 /// The price of a trip, computed once and kept across rounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quote {
@@ -253,16 +275,47 @@ pub async fn rate_trip(flow: Flow) -> Result<CallToolResult, FlowError> {
     })
 }
 
+/// `plan_trip`: the model's arguments, completed by the user where they fall short.
+pub async fn plan_trip(flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(match flow.complete_args::<TripPlan>("plan").await? {
+        Answer::Accepted(plan) => {
+            let cabin = match plan.cabin {
+                Some(Cabin::Economy) | None => "economy",
+                Some(Cabin::PremiumEconomy) => "premium economy",
+                Some(Cabin::Business) => "business class",
+            };
+            text(format!(
+                "Planned: {} → {} on {}, {} traveller(s), {cabin}.",
+                plan.from, plan.to, plan.depart, plan.travellers
+            ))
+        }
+        Answer::Declined => text("No plan made: you declined to complete the trip details."),
+        Answer::Cancelled => text("Planning cancelled."),
+    })
+}
+
+/// `plan_trip`'s `inputSchema`: the same schema its missing-argument form is cut from.
+fn plan_schema() -> Arc<JsonObject> {
+    match TripPlan::requested_schema().to_json() {
+        Value::Object(schema) => Arc::new(schema),
+        _ => empty_schema(),
+    }
+}
+
 /// The travel server's MCP side.
 pub fn server(engine: Engine, public_url: &str) -> McpServer {
     let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
     McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
-        .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); rate_trip asks for feedback.")
+        .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback.")
         .tool(
             Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
             move |flow| book_trip(flow, public_url.clone()),
         )
         .tool(Tool::new("rate_trip", "Rate your last trip (two questions in one round)", empty_schema()), rate_trip)
+        .tool(
+            Tool::new("plan_trip", "Plan a trip from the arguments given; asks you only for what is missing or invalid", plan_schema()),
+            plan_trip,
+        )
         .build()
 }
 

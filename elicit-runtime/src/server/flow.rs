@@ -372,6 +372,61 @@ impl Flow {
         }
     }
 
+    /// Completes a tool's arguments: the request's `arguments` parsed as `T` when they are
+    /// complete and valid — no elicitation at all — and otherwise a form asking for exactly the
+    /// missing or invalid fields, the errors stated in the message. Valid arguments the model sent
+    /// are kept and not asked again; an invalid value is never trusted (nor offered as a default).
+    /// A field with a `default` the model left out takes that default. The merged answer is
+    /// validated again as a whole.
+    ///
+    /// With the `schemars` feature the same type is the tool's `inputSchema`, so one struct
+    /// declares the tool's parameters, validates the model's arguments and asks the user for what
+    /// is missing.
+    pub async fn complete_args<T: Elicit>(&self, key: &str) -> Result<Answer<T>, FlowError> {
+        let full = T::requested_schema();
+        // A field with a default that the model left out takes its default, as the user's form
+        // would have pre-filled it.
+        let provided = match self.arguments() {
+            Value::Object(arguments) => crate::client::form::with_defaults(full, &arguments),
+            _ => crate::client::form::with_defaults(full, &Map::new()),
+        };
+        let errors = match T::from_content(&provided) {
+            Ok(value) => return Ok(Answer::Accepted(value)),
+            Err(errors) => errors,
+        };
+        let asked: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
+        let mut schema = full.clone();
+        schema.properties.retain(|p| asked.contains(&p.name.as_ref()));
+        // Everything asked is needed again: an optional argument is asked because it was invalid.
+        // Keep what the schema says; only the failing fields appear.
+        let kept: Map<String, Value> =
+            provided.into_iter().filter(|(name, _)| !asked.contains(&name.as_str()) && full.property(name).is_some()).collect();
+        let mut missing = Vec::new();
+        let mut invalid = Vec::new();
+        for error in &errors {
+            if error.reason == "is required" {
+                missing.push(format!("`{}`", error.field));
+            } else {
+                invalid.push(format!("{error}"));
+            }
+        }
+        let mut message = T::MESSAGE.to_owned();
+        if !missing.is_empty() {
+            message.push_str(&format!("\n\nMissing: {}.", missing.join(", ")));
+        }
+        if !invalid.is_empty() {
+            message.push_str(&format!("\n\nThe values given were not valid: {}.", invalid.join("; ")));
+        }
+        let asked: Vec<String> = asked.into_iter().map(str::to_owned).collect();
+        self.form_schema(key, &message, Cow::Owned(schema), |content| {
+            // Only the fields the form asked for: the user's answer cannot overwrite the rest.
+            let mut merged = kept.clone();
+            merged.extend(content.iter().filter(|(k, _)| asked.contains(k)).map(|(k, v)| (k.clone(), v.clone())));
+            T::from_content(&merged)
+        })
+        .await
+    }
+
     /// Runs `compute` once across all rounds of this flow: its value is sealed into the state and
     /// returned as-is in later rounds, so side effects and expensive work do not repeat.
     pub async fn once<V, F, Fut>(&self, key: &str, compute: F) -> Result<V, FlowError>
