@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -298,13 +298,16 @@ async fn strip_legacy_fields(request: HttpRequest<Body>, next: Next) -> Response
     if !is_json {
         return response;
     }
-    // Only bodies of a known, bounded length are buffered; anything else passes untouched.
+    // Only bodies of a known, bounded length are buffered; anything else passes untouched. The
+    // length is usually not a header yet (hyper adds `content-length` from the body's size hint
+    // when it writes the response), so the hint counts as well.
     let length = response
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if !length.is_some_and(|n| n <= MAX_REWRITE_BODY) {
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| response.body().size_hint().exact());
+    if length.is_none_or(|n| n > MAX_REWRITE_BODY as u64) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
