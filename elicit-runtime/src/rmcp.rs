@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use ::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, InputRequest as RmcpInputRequest,
@@ -157,7 +157,10 @@ impl McpServer {
         let server = self.clone();
         let service =
             StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config);
-        axum::Router::new().nest_service("/mcp", service).layer(middleware::from_fn(strip_legacy_fields))
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(middleware::from_fn(strip_legacy_fields))
+            .layer(middleware::from_fn(refuse_malformed_params))
     }
 
     /// Serves this server over stdin/stdout until the client closes stdin.
@@ -280,6 +283,53 @@ impl ServerHandler for McpServer {
             Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
         }
     }
+}
+
+/// Largest request body read by the parameter check; larger requests are refused.
+const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// The methods that carry Multi Round-Trip parameters.
+const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+
+/// rmcp decodes request parameters into typed structs, so a wrongly typed `inputResponses`,
+/// `requestState` or `arguments` never reaches the engine: rmcp answers "method not found" (404).
+/// The protocol calls that invalid params, so this layer answers `-32602` (HTTP 200) itself before
+/// rmcp sees the request. `inputResponses: null` is refused too: the member is optional, not nullable.
+async fn refuse_malformed_params(request: HttpRequest<Body>, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        }
+    };
+    if let Some((id, message)) = malformed_params(&bytes) {
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": crate::wire::codes::INVALID_PARAMS, "message": message},
+        });
+        return axum::Json(error).into_response();
+    }
+    next.run(HttpRequest::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The request id and the reason, when a Multi Round-Trip request's parameters are mistyped.
+fn malformed_params(bytes: &[u8]) -> Option<(Value, &'static str)> {
+    let message: Value = serde_json::from_slice(bytes).ok()?;
+    let method = message.get("method")?.as_str()?;
+    if !MRTR_METHODS.contains(&method) {
+        return None;
+    }
+    let id = message.get("id")?.clone();
+    let params = message.get("params")?.as_object()?;
+    let reason = match (params.get("inputResponses"), params.get("requestState"), params.get("arguments")) {
+        (Some(responses), _, _) if !responses.is_object() => "`inputResponses` must be an object keyed like the input requests",
+        (_, Some(state), _) if !state.is_string() => "`requestState` must be the string the server sent",
+        (_, _, Some(arguments)) if !arguments.is_object() => "`arguments` must be an object",
+        _ => return None,
+    };
+    Some((id, reason))
 }
 
 /// Largest response body the rewrite below will buffer.
