@@ -70,7 +70,7 @@ impl Bound {
 }
 
 /// Exact order of a finite `f64` and an `i128`.
-fn cmp_f64_i128(f: f64, i: i128) -> Ordering {
+pub(crate) fn cmp_f64_i128(f: f64, i: i128) -> Ordering {
     // 2^127 is exactly representable; every f64 in [-2^127, 2^127) truncates to an i128 exactly.
     const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
     if f >= LIMIT {

@@ -184,17 +184,17 @@ impl Quote {
 /// Prices a trip: a fixed fare per cabin plus extras, per traveller.
 pub fn price(trip: &Trip) -> Quote {
     let fare: u64 = match trip.cabin {
-        Cabin::Economy => 129_00,
-        Cabin::PremiumEconomy => 349_00,
-        Cabin::Business => 899_00,
+        Cabin::Economy => 12_900,
+        Cabin::PremiumEconomy => 34_900,
+        Cabin::Business => 89_900,
     };
     let extras: u64 = trip
         .extras
         .iter()
         .map(|e| match e {
-            Extra::CheckedBag => 35_00,
-            Extra::Lounge => 45_00,
-            Extra::Insurance => 19_00,
+            Extra::CheckedBag => 3_500,
+            Extra::Lounge => 4_500,
+            Extra::Insurance => 1_900,
         })
         .sum();
     let total_cents = (fare + extras) * u64::from(trip.travellers);

@@ -4,10 +4,12 @@
 //! time, a client holds a [`RequestedSchema`] parsed off the wire and checks content against it
 //! with the same rules (the functions of [`crate::content`]).
 
-use serde_json::{Map, Value};
+use std::cmp::Ordering;
+
+use serde_json::{Map, Number, Value};
 
 use crate::content::{ContentErrors, check_format, check_length, expected};
-use crate::field::integer_of;
+use crate::field::{cmp_f64_i128, integer_of};
 use crate::schema::{PrimitiveSchema, Property, RequestedSchema};
 
 /// Checks one property's value; the error follows the property name (`"must be at most 9"`).
@@ -22,20 +24,17 @@ pub fn check_value(property: &Property, value: &Value) -> Result<(), String> {
             }
         }
         PrimitiveSchema::Number(s) => {
-            let number = if s.integer {
-                integer_of(value)? as f64
-            } else {
-                value.as_f64().ok_or_else(|| expected("a number", value))?
+            let Value::Number(number) = value else {
+                return Err(expected(if s.integer { "an integer" } else { "a number" }, value));
             };
-            if let Some(min) = s.minimum.as_ref().and_then(serde_json::Number::as_f64) {
-                if number < min {
-                    return Err(format!("must be at least {}", s.minimum.as_ref().map_or(String::new(), ToString::to_string)));
-                }
+            if s.integer {
+                integer_of(value)?;
             }
-            if let Some(max) = s.maximum.as_ref().and_then(serde_json::Number::as_f64) {
-                if number > max {
-                    return Err(format!("must be at most {}", s.maximum.as_ref().map_or(String::new(), ToString::to_string)));
-                }
+            if let Some(min) = s.minimum.as_ref().filter(|min| number_order(number, min) == Ordering::Less) {
+                return Err(format!("must be at least {min}"));
+            }
+            if let Some(max) = s.maximum.as_ref().filter(|max| number_order(number, max) == Ordering::Greater) {
+                return Err(format!("must be at most {max}"));
             }
             Ok(())
         }
@@ -61,6 +60,18 @@ pub fn check_value(property: &Property, value: &Value) -> Result<(), String> {
             }
             Ok(())
         }
+    }
+}
+
+/// The exact order of two JSON numbers: integers beyond 2^53 compare exactly, not as `f64`.
+fn number_order(a: &Number, b: &Number) -> Ordering {
+    let whole = |n: &Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+    let float = |n: &Number| n.as_f64().unwrap_or(0.0);
+    match (whole(a), whole(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(x), None) => cmp_f64_i128(float(b), x).reverse(),
+        (None, Some(y)) => cmp_f64_i128(float(a), y),
+        (None, None) => float(a).partial_cmp(&float(b)).unwrap_or(Ordering::Equal),
     }
 }
 
@@ -102,10 +113,10 @@ pub fn validate(schema: &RequestedSchema, content: &Map<String, Value>) -> Resul
 pub fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> Map<String, Value> {
     let mut filled = content.clone();
     for property in &schema.properties {
-        if !filled.contains_key(property.name.as_ref()) {
-            if let Some(default) = property.schema.default_value() {
-                filled.insert(property.name.to_string(), default);
-            }
+        if !filled.contains_key(property.name.as_ref())
+            && let Some(default) = property.schema.default_value()
+        {
+            filled.insert(property.name.to_string(), default);
         }
     }
     filled
@@ -135,6 +146,18 @@ mod tests {
         let errors = validate(&schema(), content.as_object().unwrap()).unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
         assert_eq!(fields, ["name", "email", "n", "x", "ok", "c", "m"]);
+    }
+
+    #[test]
+    fn large_integer_bounds_compare_exactly() {
+        let schema = RequestedSchema::from_json(&json!({"type": "object", "properties": {
+            "n": {"type": "integer", "maximum": 9_007_199_254_740_993_u64}}})).unwrap();
+        let ok = json!({"n": 9_007_199_254_740_993_u64});
+        let over = json!({"n": 9_007_199_254_740_994_u64});
+        assert!(validate(&schema, ok.as_object().unwrap()).is_ok());
+        assert!(validate(&schema, over.as_object().unwrap()).is_err(), "2^53 + 2 passed a 2^53 + 1 maximum");
+        let fraction = json!({"n": 3.5});
+        assert!(validate(&schema, fraction.as_object().unwrap()).is_err());
     }
 
     #[test]

@@ -323,15 +323,15 @@ impl Driver {
                     return Err(refuse("the server asked to open a URL, but this client did not declare URL mode".into()));
                 }
                 let checked = check_url(&url).map_err(refuse)?;
-                if let Some((previous, since, retries)) = consented.get_mut(ctx.key) {
-                    if *previous == url {
-                        *retries += 1;
-                        let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries };
-                        return Ok(match responder.pending(ctx, pending).await {
-                            PendingAction::Retry => ElicitResult::consent().to_json(),
-                            PendingAction::Cancel => ElicitResult::cancel().to_json(),
-                        });
-                    }
+                if let Some((previous, since, retries)) = consented.get_mut(ctx.key)
+                    && *previous == url
+                {
+                    *retries += 1;
+                    let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries };
+                    return Ok(match responder.pending(ctx, pending).await {
+                        PendingAction::Retry => ElicitResult::consent().to_json(),
+                        PendingAction::Cancel => ElicitResult::cancel().to_json(),
+                    });
                 }
                 let action = responder.url(ctx, &message, &checked).await;
                 if action == ElicitAction::Accept {

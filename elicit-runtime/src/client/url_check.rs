@@ -120,14 +120,14 @@ pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
         warnings.push(UrlWarning::Credentials);
     }
     let host_text = parsed.host_str().unwrap_or_default().to_owned();
-    if let url::Host::Domain(name) = host {
-        if name.split('.').any(|label| label.len() >= 4 && label[..4].eq_ignore_ascii_case("xn--")) {
-            let (unicode, _) = idna::domain_to_unicode(name);
-            if unicode.split('.').any(mixes_scripts) {
-                warnings.push(UrlWarning::MixedScript);
-            }
-            warnings.push(UrlWarning::Punycode { unicode });
+    if let url::Host::Domain(name) = host
+        && name.split('.').any(|label| label.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("xn--")))
+    {
+        let (unicode, _) = idna::domain_to_unicode(name);
+        if unicode.split('.').any(mixes_scripts) {
+            warnings.push(UrlWarning::MixedScript);
         }
+        warnings.push(UrlWarning::Punycode { unicode });
     }
     let url = parsed.to_string();
     // The host follows "scheme://" and any userinfo; find it after the "//".
