@@ -2,10 +2,13 @@
 //! environment, and serving an [`McpServer`] over HTTP or stdio.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::server::{CompletionStore, InProcessStore, RedisStore};
 use elicit_runtime::state::KeyRing;
 
+pub mod loadgen;
 pub mod travel;
 
 /// The environment variable holding the sealing keys: comma-separated base64 32-byte keys, the
@@ -74,6 +77,19 @@ pub fn key_ring_from_env() -> Result<KeyRing, String> {
             );
             Ok(KeyRing::generate())
         }
+    }
+}
+
+/// The completion store named by `--store`: absent or `memory` is this process's own
+/// ([`InProcessStore`]); `redis://HOST:PORT` is a [`RedisStore`] shared by every instance using it.
+pub async fn completion_store(spec: Option<&str>) -> Result<Arc<dyn CompletionStore>, String> {
+    match spec {
+        None | Some("memory") => Ok(Arc::new(InProcessStore::new())),
+        Some(url) if url.starts_with("redis://") => match RedisStore::connect(url).await {
+            Ok(store) => Ok(Arc::new(store)),
+            Err(error) => Err(format!("--store {url}: {error}")),
+        },
+        Some(other) => Err(format!("--store {other}: give `memory` or redis://HOST:PORT")),
     }
 }
 

@@ -44,6 +44,8 @@
 
 mod completion;
 mod flow;
+#[cfg(feature = "redis")]
+mod redis_store;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -55,6 +57,8 @@ use serde_json::{Map, Value, json};
 
 pub use completion::{CompletionStore, InProcessStore, StoreError, StoreFuture, UrlStatus};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisStore, RedisStoreBuilder};
 
 use crate::state::{Binding, INVALID_STATE_MESSAGE, KeyRing, StateSealer, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};

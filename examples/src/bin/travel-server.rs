@@ -5,21 +5,28 @@
 //! travel-server --listen 127.0.0.1:8080            # MCP at http://127.0.0.1:8080/mcp, page at /pay/{id}
 //! travel-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
 //! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
+//!          --store STORE      where payment completions live: `memory` (default, this process)
+//!                             or redis://HOST:PORT, shared by every instance using it
 //! ```
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
-//! sharing them can serve each other's rounds.
+//! sharing them and one `--store redis://…` can serve each other's rounds, payment step included.
 
 use elicit_examples::travel::{AUDIENCE, payment_page, server};
-use elicit_examples::{Transport, exit_usage, key_ring_from_env, parse_args, serve_on};
+use elicit_examples::{Transport, completion_store, exit_usage, key_ring_from_env, parse_args, serve_on};
 use elicit_runtime::server::Engine;
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL]";
+const USAGE: &str =
+    "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT]";
 
 async fn run() -> std::io::Result<()> {
-    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen"])
+    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store"])
         .unwrap_or_else(|e| exit_usage(&e));
     let keys = key_ring_from_env().unwrap_or_else(|e| exit_usage(&e));
-    let engine = Engine::builder(AUDIENCE, keys).build();
+    let store = completion_store(options.get("store")).await.unwrap_or_else(|e| {
+        eprintln!("travel-server: {e}");
+        std::process::exit(1)
+    });
+    let engine = Engine::builder(AUDIENCE, keys).completion_store(store).build();
     let http_addr = match &options.transport {
         Transport::Http(addr) => *addr,
         Transport::Stdio => {

@@ -1,0 +1,492 @@
+//! [`RedisStore`]: URL-mode completion shared by every instance that talks to one Redis
+//! (feature `redis`).
+//!
+//! Several server instances behind a load balancer seal `requestState` with the same key ring, so
+//! any of them can serve the next round of a flow. URL-mode completion is the one thing that
+//! cannot travel in the state: the payment page may be submitted to one instance while the
+//! client's retry lands on another. This store keeps those records in Redis.
+//!
+//! # Layout
+//!
+//! - One string key per step, `{prefix}:url:{id}`, created by [`CompletionStore::register`] with
+//!   `SET … PX ttl`. Its value is `pending`, or `done:` followed by the JSON the page recorded.
+//!   Redis expires it with the step; completion keeps the original expiry (`KEEPTTL`).
+//! - Two Lua scripts make the state changes atomic, so two instances cannot both win a race:
+//!   `complete` turns a `pending` record into `done:…` and publishes the id — and does nothing to a
+//!   record that is missing, expired or already done; `take` returns the record and deletes it in
+//!   the same step when it is done, so a completion is consumed at most once.
+//! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps. Each store
+//!   keeps one subscriber connection and wakes the local waiters of that id. One channel rather
+//!   than one per id: a retry waiting for its page costs no SUBSCRIBE round trip and no extra
+//!   connection, and every instance sees every id, which is cheap at completion rates.
+//!
+//! # Waiting without losing a wake-up
+//!
+//! [`CompletionStore::take`] registers its interest locally and notes whether the subscriber is
+//! live *before* it runs the `take` script; a completion published after that check reaches the
+//! waiter. When the subscriber is down (Redis restarting) the waiter polls every 100 ms instead,
+//! and when it comes back every waiter checks again, so completions made during the gap are seen.
+//!
+//! # Failures
+//!
+//! Every command is bounded (connect and answer timeouts, plus an overall bound per operation,
+//! 2 s by default) and an unreachable Redis is a [`StoreError`] naming the server, never a panic
+//! or an unbounded wait. The connection is re-established on the next command after Redis comes
+//! back. A command that failed because the connection had dropped is tried once more on a fresh
+//! connection; for `take` that is safe too — at worst a completion is lost and the engine starts
+//! the step again, never used twice.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use elicit_runtime::server::{Engine, RedisStore};
+//! use elicit_runtime::state::KeyRing;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = RedisStore::builder("redis://127.0.0.1:6379").key_prefix("travel").connect().await?;
+//! let engine = Engine::builder("travel-server", KeyRing::generate()).completion_store(Arc::new(store)).build();
+//! # let _ = engine;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, RedisError, Script};
+use serde_json::Value;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::completion::{CompletionStore, StoreError, StoreFuture, UrlStatus};
+
+/// The value of a registered, unfinished step.
+const PENDING: &str = "pending";
+/// The prefix of a finished step's value; the page's JSON follows.
+const DONE: &str = "done:";
+
+/// Turns a pending record into a done one and announces its id, atomically.
+/// KEYS[1] record; ARGV[1] new value, ARGV[2] channel, ARGV[3] id, ARGV[4] the pending value.
+const COMPLETE_SCRIPT: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[4] then
+  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+";
+
+/// Returns a record and deletes it in the same step when it is done: consumed at most once.
+/// KEYS[1] record; ARGV[1] the done prefix.
+const TAKE_SCRIPT: &str = r"
+local value = redis.call('GET', KEYS[1])
+if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return value
+";
+
+/// How often a waiter re-checks while the subscriber is down.
+const POLL_WHILE_UNSUBSCRIBED: Duration = Duration::from_millis(100);
+/// How often the subscriber pings Redis, so a silently dead connection is noticed.
+const SUBSCRIBER_PING: Duration = Duration::from_secs(5);
+/// The subscriber's reconnection backoff.
+const RESUBSCRIBE_MIN: Duration = Duration::from_millis(50);
+const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
+/// Ids are minted by the engine (22 characters); anything much longer is not ours and is not
+/// sent to Redis as a key.
+const MAX_ID_LEN: usize = 256;
+
+/// Builds a [`RedisStore`].
+#[derive(Debug, Clone)]
+pub struct RedisStoreBuilder {
+    url: String,
+    prefix: String,
+    command_timeout: Duration,
+}
+
+impl RedisStoreBuilder {
+    /// Prefixes every key and the channel (default `elicit`), so several deployments can share one
+    /// Redis. Instances that must see each other's completions use the same prefix.
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The longest any one store operation may take before it fails with a [`StoreError`]
+    /// (default 2 s). Waiting in [`CompletionStore::take`] is bounded by its own timeout instead.
+    pub fn command_timeout(mut self, timeout: Duration) -> Self {
+        self.command_timeout = timeout;
+        self
+    }
+
+    /// Connects, checks that Redis answers, and starts the subscriber that wakes waiting retries.
+    ///
+    /// Fails with a [`StoreError`] when the URL is not a plain `redis://` URL (TLS is not built in)
+    /// or Redis does not answer a `PING` within the command timeout. Must run inside a Tokio
+    /// runtime, which the subscriber task is spawned on.
+    pub async fn connect(self) -> Result<RedisStore, StoreError> {
+        let endpoint = describe(&self.url)?;
+        let client = Client::open(self.url.as_str())
+            .map_err(|e| StoreError(format!("cannot use redis URL for {endpoint}: {e}")))?;
+        let timeout = self.command_timeout;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout.min(Duration::from_secs(1))))
+            .set_response_timeout(Some(timeout))
+            // Few, short reconnection attempts: an outage must surface as an error within the
+            // command timeout, not after the crate's default backoff of several seconds.
+            .set_number_of_retries(2)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(500));
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
+            .map_err(|e| StoreError(format!("{endpoint}: {e}")))?;
+        let waiters = Arc::new(Waiters::default());
+        let (live_tx, live) = watch::channel(false);
+        let channel = format!("{}:url-completed", self.prefix);
+        let subscriber =
+            tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
+        let store = RedisStore {
+            connection,
+            complete_script: Script::new(COMPLETE_SCRIPT),
+            take_script: Script::new(TAKE_SCRIPT),
+            key_prefix: format!("{}:url:", self.prefix),
+            channel,
+            endpoint,
+            timeout,
+            waiters,
+            live,
+            subscriber: AbortOnDrop(subscriber),
+        };
+        let pong: String = store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
+        if pong != "PONG" {
+            return Err(StoreError(format!("{} answered PING with {pong:?}", store.endpoint)));
+        }
+        // Give the subscriber a moment so the first waiters need not poll; not an error if it is
+        // slow, waiters poll until it is live.
+        let mut live = store.live.clone();
+        let _ = tokio::time::timeout(timeout, live.wait_for(|live| *live)).await;
+        Ok(store)
+    }
+}
+
+/// A [`CompletionStore`] in Redis, shared by every instance that connects to the same Redis with
+/// the same key prefix. See the [module documentation](self) for the layout.
+pub struct RedisStore {
+    connection: ConnectionManager,
+    complete_script: Script,
+    take_script: Script,
+    key_prefix: String,
+    channel: String,
+    /// `redis at HOST:PORT`, for messages (never the password).
+    endpoint: String,
+    timeout: Duration,
+    waiters: Arc<Waiters>,
+    /// Whether the subscriber is subscribed right now.
+    live: watch::Receiver<bool>,
+    subscriber: AbortOnDrop,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("endpoint", &self.endpoint)
+            .field("key_prefix", &self.key_prefix)
+            .field("subscribed", &*self.live.borrow())
+            .field("subscriber_running", &!self.subscriber.0.is_finished())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Starts building a store for `url` (`redis://[:password@]host[:port][/db]`).
+    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        RedisStoreBuilder { url: url.into(), prefix: "elicit".to_owned(), command_timeout: Duration::from_secs(2) }
+    }
+
+    /// Connects to `url` with the default prefix and timeouts; see [`RedisStoreBuilder::connect`].
+    pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
+        RedisStore::builder(url).connect().await
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}{id}", self.key_prefix)
+    }
+
+    /// Runs one operation under the overall bound, trying once more when the connection had
+    /// dropped (the connection manager reconnects in between).
+    async fn run<T, F, Fut>(&self, what: &str, op: F) -> Result<T, StoreError>
+    where
+        F: Fn(ConnectionManager) -> Fut,
+        Fut: Future<Output = Result<T, RedisError>>,
+    {
+        let attempts = async {
+            match op(self.connection.clone()).await {
+                Err(e) if e.is_io_error() && !e.is_timeout() => op(self.connection.clone()).await,
+                other => other,
+            }
+        };
+        match tokio::time::timeout(self.timeout, attempts).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(StoreError(format!("{}: {what} failed: {e}", self.endpoint))),
+            Err(_) => Err(StoreError(format!("{}: {what} got no answer within {:?}", self.endpoint, self.timeout))),
+        }
+    }
+
+    /// One atomic `take` script run: consumes a done record.
+    async fn take_now(&self, id: &str) -> Result<UrlStatus, StoreError> {
+        let key = self.key(id);
+        let value: Option<String> = self
+            .run("take", |mut c| {
+                let mut invocation = self.take_script.key(&key);
+                invocation.arg(DONE);
+                async move { invocation.invoke_async(&mut c).await }
+            })
+            .await?;
+        self.decode(value)
+    }
+
+    fn decode(&self, value: Option<String>) -> Result<UrlStatus, StoreError> {
+        match value.as_deref() {
+            None => Ok(UrlStatus::Unknown),
+            Some(PENDING) => Ok(UrlStatus::Pending),
+            Some(done) => match done.strip_prefix(DONE) {
+                Some(json) => serde_json::from_str(json)
+                    .map(UrlStatus::Completed)
+                    .map_err(|e| StoreError(format!("{}: a completion record is not JSON: {e}", self.endpoint))),
+                None => Err(StoreError(format!("{}: an unexpected completion record", self.endpoint))),
+            },
+        }
+    }
+}
+
+impl CompletionStore for RedisStore {
+    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        let key = self.key(id);
+        // PX 0 is an error in Redis; a step lives at least a millisecond.
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        Box::pin(async move {
+            self.run("register", |mut c| {
+                let key = key.clone();
+                async move { redis::cmd("SET").arg(key).arg(PENDING).arg("PX").arg(ttl_ms).query_async::<()>(&mut c).await }
+            })
+            .await
+        })
+    }
+
+    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(false);
+            }
+            let key = self.key(&id);
+            let value = format!("{DONE}{outcome}");
+            let done: i64 = self
+                .run("complete", |mut c| {
+                    let mut invocation = self.complete_script.key(&key);
+                    invocation.arg(&value).arg(&self.channel).arg(&id).arg(PENDING);
+                    async move { invocation.invoke_async(&mut c).await }
+                })
+                .await?;
+            Ok(done == 1)
+        })
+    }
+
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(UrlStatus::Unknown);
+            }
+            let key = self.key(&id);
+            let value: Option<String> = self
+                .run("status", |mut c| {
+                    let key = key.clone();
+                    async move { redis::cmd("GET").arg(key).query_async(&mut c).await }
+                })
+                .await?;
+            self.decode(value)
+        })
+    }
+
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(UrlStatus::Unknown);
+            }
+            let deadline = Instant::now() + timeout;
+            let mut live = self.live.clone();
+            loop {
+                // Interest first, then the check: a completion published after the check wakes us.
+                let waiter = self.waiters.watch(&id);
+                let notified = waiter.notify.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                let subscribed = *live.borrow_and_update();
+                let status = self.take_now(&id).await?;
+                let now = Instant::now();
+                if status != UrlStatus::Pending || now >= deadline {
+                    return Ok(status);
+                }
+                let until = if subscribed { deadline } else { deadline.min(now + POLL_WHILE_UNSUBSCRIBED) };
+                tokio::select! {
+                    () = &mut notified => {}
+                    () = subscription_changed(&mut live) => {}
+                    () = tokio::time::sleep_until(until) => {}
+                }
+            }
+        })
+    }
+}
+
+/// Resolves when the subscriber goes up or down; never, once the subscriber is gone.
+async fn subscription_changed(live: &mut watch::Receiver<bool>) {
+    if live.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
+fn describe(url: &str) -> Result<String, StoreError> {
+    let parsed = url::Url::parse(url).map_err(|e| StoreError(format!("`{url}` is not a redis URL: {e}")))?;
+    if parsed.scheme() != "redis" {
+        return Err(StoreError(format!(
+            "`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)",
+            parsed.scheme()
+        )));
+    }
+    let host = parsed.host_str().unwrap_or("localhost");
+    Ok(format!("redis at {host}:{}", parsed.port().unwrap_or(6379)))
+}
+
+/// The retries waiting in `take` in this process, by step id.
+#[derive(Default)]
+struct Waiters {
+    by_id: Mutex<HashMap<String, (Arc<Notify>, usize)>>,
+}
+
+/// One waiter's registration; removes itself when dropped.
+struct Waiter<'a> {
+    waiters: &'a Waiters,
+    id: &'a str,
+    notify: Arc<Notify>,
+}
+
+impl Waiters {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Notify>, usize)>> {
+        // Only plain map updates happen under the lock; a poisoned lock holds a consistent map.
+        self.by_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn watch<'a>(&'a self, id: &'a str) -> Waiter<'a> {
+        let mut map = self.lock();
+        let entry = map.entry(id.to_owned()).or_insert_with(|| (Arc::new(Notify::new()), 0));
+        entry.1 += 1;
+        Waiter { waiters: self, id, notify: entry.0.clone() }
+    }
+
+    fn wake(&self, id: &str) {
+        if let Some((notify, _)) = self.lock().get(id) {
+            notify.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        let mut map = self.waiters.lock();
+        if let Some(entry) = map.get_mut(self.id) {
+            entry.1 -= 1;
+            if entry.1 == 0 {
+                map.remove(self.id);
+            }
+        }
+    }
+}
+
+/// Keeps one subscription to `channel` alive for the life of the store, waking local waiters
+/// for every id announced; `live` tells waiters whether they may rely on it.
+async fn subscribe_forever(
+    client: Client,
+    channel: String,
+    waiters: Arc<Waiters>,
+    live: watch::Sender<bool>,
+    timeout: Duration,
+) {
+    let mut backoff = RESUBSCRIBE_MIN;
+    loop {
+        let subscribed = tokio::time::timeout(timeout, async {
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe(&channel).await?;
+            Ok::<_, RedisError>(pubsub)
+        })
+        .await;
+        if let Ok(Ok(pubsub)) = subscribed {
+            backoff = RESUBSCRIBE_MIN;
+            let (mut sink, mut messages) = pubsub.split();
+            live.send_replace(true);
+            let mut ping = tokio::time::interval_at(Instant::now() + SUBSCRIBER_PING, SUBSCRIBER_PING);
+            loop {
+                tokio::select! {
+                    message = messages.next() => match message {
+                        Some(message) => {
+                            if let Ok(id) = message.get_payload::<String>() {
+                                waiters.wake(&id);
+                            }
+                        }
+                        None => break,
+                    },
+                    _ = ping.tick() => {
+                        let pong = tokio::time::timeout(timeout, sink.ping::<redis::Value>()).await;
+                        if !matches!(pong, Ok(Ok(_))) {
+                            break;
+                        }
+                    }
+                }
+            }
+            live.send_replace(false);
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(RESUBSCRIBE_MAX);
+    }
+}
+
+/// Stops the subscriber when the store goes away.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_the_endpoint_without_credentials() {
+        assert_eq!(describe("redis://:secret@10.1.2.3:7000/2").unwrap(), "redis at 10.1.2.3:7000");
+        assert_eq!(describe("redis://cache").unwrap(), "redis at cache:6379");
+        assert!(describe("rediss://cache:6380").unwrap_err().0.contains("TLS is not built in"));
+        assert!(describe("not a url").is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_is_a_bounded_store_error() {
+        // Port 1 on loopback: nothing listens there, the connection is refused at once.
+        let started = std::time::Instant::now();
+        let error = RedisStore::builder("redis://127.0.0.1:1")
+            .command_timeout(Duration::from_millis(500))
+            .connect()
+            .await
+            .unwrap_err();
+        assert!(error.to_string().starts_with("completion store: redis at 127.0.0.1:1: PING"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    }
+}

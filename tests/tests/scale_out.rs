@@ -1,0 +1,447 @@
+//! Scale-out: two `travel-server` processes sharing `ELICIT_STATE_KEYS` and one Redis
+//! (`--store redis://…`) serve each other's rounds, payment step included.
+//!
+//! Each test starts its own `redis-server` on a free loopback port (no persistence) and its own
+//! servers, and stops them when it ends. Without `redis-server` installed the tests are skipped
+//! with a message — except under `CI`, where its absence fails them (`.ci/run` installs it).
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
+use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
+use serde_json::{Value, json};
+
+/// One fixed sealing key shared by both instances (base64 of 32 bytes).
+const STATE_KEYS: &str = "c2NhbGUtb3V0LXRlc3Qta2V5LTMyLWJ5dGVzLWxvbmc=";
+/// Bound on each test, so a hang fails instead of stalling the suite.
+const TEST_BOUND: Duration = Duration::from_secs(45);
+/// How long a process may take to start listening.
+const STARTUP: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+/// Whether the tests can run: `redis-server` is installed, or we are not in CI (then they skip).
+fn redis_or_skip(test: &str) -> bool {
+    let installed = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if installed {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: `redis-server` is not installed, and CI is set: .ci/run must install it (apt-get install redis-server)"
+    );
+    // Straight to the process's stderr: the test harness captures `eprintln!` of passing tests,
+    // and a skip must be seen.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: `redis-server` is not installed (apt-get install redis-server); CI would fail here"
+    );
+    false
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().expect("a bound address").port()
+}
+
+/// A `redis-server` on loopback, without persistence; killed when dropped.
+struct Redis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl Redis {
+    fn start() -> Redis {
+        let mut redis = Redis { port: free_port(), child: None };
+        redis.restart();
+        redis
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts (again) on the same port and waits until it answers `PING`.
+    fn restart(&mut self) {
+        assert!(self.child.is_none(), "redis is already running");
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.child = Some(child);
+        let deadline = Instant::now() + STARTUP;
+        while !self.answers_ping() {
+            assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING in {STARTUP:?}", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn answers_ping(&self) -> bool {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut reply = [0u8; 7];
+        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
+    }
+
+    /// Kills the server (an outage: no shutdown handshake) and waits for it to exit.
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn workspace_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/debug/travel-server`, built once per test binary.
+///
+/// `cargo test -p elicit-tests` does not build another package's binaries. This runs
+/// `$CARGO build -p elicit-examples --bins` every time rather than only when the file is missing:
+/// it is a no-op when the binary is fresh, and a stale binary would test old code.
+fn travel_server_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(&cargo)
+            .args(["build", "--quiet", "-p", "elicit-examples", "--bins"])
+            .current_dir(workspace_dir())
+            .stdin(Stdio::null())
+            .output()
+            .expect("cargo runs");
+        assert!(output.status.success(), "building elicit-examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        let target = match std::env::var_os("CARGO_TARGET_DIR") {
+            Some(dir) if PathBuf::from(&dir).is_absolute() => PathBuf::from(dir),
+            Some(dir) => workspace_dir().join(dir),
+            None => workspace_dir().join("target"),
+        };
+        let bin = target.join("debug").join(format!("travel-server{}", std::env::consts::EXE_SUFFIX));
+        assert!(bin.is_file(), "{} is missing after the build", bin.display());
+        bin
+    })
+    .clone()
+}
+
+/// A `travel-server --store redis://…` on a free loopback port; killed when dropped.
+struct Travel {
+    child: Option<Child>,
+    base: String,
+}
+
+impl Travel {
+    fn start(redis: &Redis) -> Travel {
+        let mut child = Command::new(travel_server_bin())
+            .args(["--listen", "127.0.0.1:0", "--store", &redis.url()])
+            .env("ELICIT_STATE_KEYS", STATE_KEYS)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("travel-server starts");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (found, address) = mpsc::channel();
+        // Drains stderr for the life of the process, so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let Some(tx) = &found else { continue };
+                let addr = line
+                    .strip_prefix("listening on http://")
+                    .and_then(|rest| rest.strip_suffix("/mcp"))
+                    .and_then(|a| a.parse::<SocketAddr>().ok());
+                if let Some(addr) = addr {
+                    let _ = tx.send(Ok(addr));
+                    found = None;
+                } else if line.starts_with("travel-server:") {
+                    let _ = tx.send(Err(line));
+                    found = None;
+                }
+            }
+        });
+        let addr = match address.recv_timeout(STARTUP) {
+            Ok(Ok(addr)) => addr,
+            Ok(Err(line)) => panic!("travel-server failed to start: {line}"),
+            Err(e) => panic!("travel-server did not report its address: {e}"),
+        };
+        Travel { child: Some(child), base: format!("http://{addr}") }
+    }
+
+    fn mcp(&self) -> String {
+        loadgen::mcp_endpoint(&self.base)
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Travel {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn bounded<F: Future<Output = ()>>(test: F) {
+    tokio::time::timeout(TEST_BOUND, test).await.expect("the test finished within its bound");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flow steps
+
+fn asked(reply: Value, key: &str) -> (serde_json::Map<String, Value>, Option<String>) {
+    Round::from_reply(&reply).expect("a JSON-RPC response").expect_asked(key).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn complete_text(reply: Value) -> String {
+    match Round::from_reply(&reply).expect("a JSON-RPC response") {
+        Round::Complete { text, is_error: false } => text,
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
+fn store_error(reply: Value) -> String {
+    match Round::from_reply(&reply).expect("a JSON-RPC response") {
+        Round::Error { code, message } => {
+            assert_eq!(code, -32603, "{message}");
+            assert!(message.contains("completion store"), "the error does not name the completion store: {message}");
+            message
+        }
+        other => panic!("expected a JSON-RPC error naming the completion store, got {other:?}"),
+    }
+}
+
+/// Runs `book_trip` up to its payment step: returns the trip answer, the state and the page URL.
+async fn book_until_payment(client: &McpClient, first: &str, second: &str, n: usize) -> (serde_json::Map<String, Value>, Option<String>, String) {
+    let (_, state) = asked(client.call_tool(first, "book_trip", None, None).await.expect("call"), "trip");
+    let content = trip_answer("scale-out", n);
+    let answers = json!({"trip": {"action": "accept", "content": content}});
+    let (requests, state) =
+        asked(client.call_tool(second, "book_trip", Some(answers), state.as_deref()).await.expect("trip form"), "payment");
+    let page = requested_url(&requests, "payment").expect("a payment URL");
+    (content, state, page)
+}
+
+/// The consent retry, expected to move on to the confirmation; then the confirmation.
+async fn pay_and_confirm(client: &McpClient, at: &str, state: Option<String>, email: &str) {
+    let consent = json!({"payment": {"action": "accept"}});
+    let (_, state) = asked(client.call_tool(at, "book_trip", Some(consent), state.as_deref()).await.expect("consent"), "confirm");
+    let confirm = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let text = complete_text(client.call_tool(at, "book_trip", Some(confirm), state.as_deref()).await.expect("confirm"));
+    assert!(text.starts_with("Booked!") && text.contains(email), "{text}");
+}
+
+async fn rate(client: &McpClient, first: &str, second: &str) -> String {
+    let (requests, state) = asked(client.call_tool(first, "rate_trip", None, None).await.expect("rate_trip"), "rating");
+    assert!(requests.contains_key("contact"), "{requests:?}");
+    let answers = json!({
+        "rating": {"action": "accept", "content": {"stars": 4}},
+        "contact": {"action": "accept", "content": {"email": "rater@example.com"}},
+    });
+    complete_text(client.call_tool(second, "rate_trip", Some(answers), state.as_deref()).await.expect("rate_trip answers"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+/// The store itself, through two connections as two instances would hold: pending until
+/// completed, completed once, consumed once, expiring, and a waiter on one instance woken by a
+/// completion on the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_store_keeps_the_completion_contract_across_instances() {
+    if !redis_or_skip("redis_store_keeps_the_completion_contract_across_instances") {
+        return;
+    }
+    let redis = Redis::start();
+    bounded(async {
+        let a = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect a"));
+        let b = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect b"));
+
+        a.register("step-1", Duration::from_secs(60)).await.unwrap();
+        assert_eq!(b.status("step-1").await.unwrap(), UrlStatus::Pending);
+        assert_eq!(b.take("step-1", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
+
+        // A retry waiting on b is answered as soon as the page completes the step on a.
+        let waiter = {
+            let b = b.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                (b.take("step-1", Duration::from_secs(20)).await, started.elapsed())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(a.complete("step-1", json!({"approved": true})).await.unwrap());
+        assert!(!a.complete("step-1", json!({"approved": false})).await.unwrap(), "completed twice");
+        let (taken, waited) = waiter.await.unwrap();
+        assert_eq!(taken.unwrap(), UrlStatus::Completed(json!({"approved": true})));
+        assert!(waited < Duration::from_secs(5), "the waiter was not woken: it waited {waited:?}");
+        // Consumed: a replayed state does not get the approval again, on either instance.
+        assert_eq!(a.take("step-1", Duration::from_millis(10)).await.unwrap(), UrlStatus::Unknown);
+        assert_eq!(b.status("step-1").await.unwrap(), UrlStatus::Unknown);
+
+        // Never minted: cannot be completed.
+        assert!(!b.complete("never-minted", json!(null)).await.unwrap());
+        assert_eq!(a.status("never-minted").await.unwrap(), UrlStatus::Unknown);
+
+        // Expired: gone, and cannot be completed late.
+        a.register("step-2", Duration::from_millis(50)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(b.status("step-2").await.unwrap(), UrlStatus::Unknown);
+        assert!(!b.complete("step-2", json!(null)).await.unwrap());
+
+        // Many retries racing for one completion, waiting on both instances: exactly one wins.
+        a.register("step-3", Duration::from_secs(60)).await.unwrap();
+        let racers: Vec<_> = (0..8)
+            .map(|i| {
+                let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+                tokio::spawn(async move { store.take("step-3", Duration::from_secs(10)).await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(b.complete("step-3", json!({"approved": true})).await.unwrap());
+        let mut winners = 0;
+        for racer in racers {
+            match racer.await.unwrap().unwrap() {
+                UrlStatus::Completed(_) => winners += 1,
+                UrlStatus::Unknown => {}
+                UrlStatus::Pending => panic!("a racer timed out instead of being woken"),
+            }
+        }
+        assert_eq!(winners, 1, "a completion was taken {winners} times");
+
+        // Another prefix is another deployment: it does not see these steps.
+        let other = RedisStore::builder(redis.url()).key_prefix("other").connect().await.expect("connect other");
+        a.register("step-4", Duration::from_secs(60)).await.unwrap();
+        assert_eq!(other.status("step-4").await.unwrap(), UrlStatus::Unknown);
+    })
+    .await;
+}
+
+/// Acceptance (a): concurrent flows with unique answers, every request on the other instance
+/// than the one before, all booked with their own answers; the payment retries are woken by the
+/// page, not by the engine's 2 s wait running out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_over_two_instances_loses_and_crosses_no_answers() {
+    if !redis_or_skip("load_over_two_instances_loses_and_crosses_no_answers") {
+        return;
+    }
+    let redis = Redis::start();
+    let (one, two) = (Travel::start(&redis), Travel::start(&redis));
+    bounded(async {
+        let config = LoadConfig::new(vec![one.base.clone(), two.base.clone()], 40, 10);
+        let report = loadgen::run(&config).await;
+        eprintln!("{report}");
+        assert_eq!(report.booked, 40, "{report}");
+        assert_eq!(report.errors, 0, "{report}");
+        assert_eq!(report.lost_or_crossed, 0, "{report}");
+        let payment = report.steps.iter().find(|s| s.step == "payment").expect("payment figures");
+        assert!(payment.p50 < Duration::from_secs(1), "payment retries were not woken by the page: {report}");
+    })
+    .await;
+}
+
+/// Acceptance (b): the instance that started a flow dies between rounds; the other one serves
+/// the payment page and finishes the flow from the sealed state and the shared store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flow_outlives_the_instance_that_started_it() {
+    if !redis_or_skip("a_flow_outlives_the_instance_that_started_it") {
+        return;
+    }
+    let redis = Redis::start();
+    let (mut one, two) = (Travel::start(&redis), Travel::start(&redis));
+    bounded(async {
+        let client = McpClient::default();
+        let (content, state, page) = book_until_payment(&client, &one.mcp(), &one.mcp(), 1).await;
+        assert!(page.starts_with(&one.base), "the page is on the instance that minted it: {page}");
+        one.kill();
+        // Behind a load balancer the page's host reaches whichever instance is alive.
+        let page = page.replacen(&one.base, &two.base, 1);
+        client.approve_payment(&page).await.expect("the surviving instance records the payment");
+        let email = content["email"].as_str().expect("an e-mail");
+        pay_and_confirm(&client, &two.mcp(), state, email).await;
+    })
+    .await;
+}
+
+/// Acceptance (c) and (d): with Redis gone, URL asks fail with a JSON-RPC error naming the
+/// completion store, quickly, while form-only flows go on; once Redis is back on the same port,
+/// URL flows work again — an interrupted flow gets a fresh payment step (its record was lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
+    if !redis_or_skip("redis_outage_fails_url_asks_clearly_and_recovery_restores_them") {
+        return;
+    }
+    let mut redis = Redis::start();
+    let (one, two) = (Travel::start(&redis), Travel::start(&redis));
+    bounded(async {
+        let client = McpClient::default();
+        let (interrupted, interrupted_state, old_page) = book_until_payment(&client, &one.mcp(), &two.mcp(), 2).await;
+
+        redis.stop();
+
+        // (c) Form flows keep working on both instances.
+        let text = rate(&client, &one.mcp(), &two.mcp()).await;
+        assert!(text.contains("4 star(s)") && text.contains("rater@example.com"), "{text}");
+        let text = rate(&client, &two.mcp(), &one.mcp()).await;
+        assert!(text.contains("4 star(s)"), "{text}");
+
+        // (c) A new URL ask fails, quickly and clearly; so does the interrupted flow's consent.
+        let (_, state) = asked(client.call_tool(&one.mcp(), "book_trip", None, None).await.expect("call"), "trip");
+        let answers = json!({"trip": {"action": "accept", "content": trip_answer("scale-out", 3)}});
+        let started = Instant::now();
+        let message = store_error(client.call_tool(&two.mcp(), "book_trip", Some(answers), state.as_deref()).await.expect("trip form"));
+        assert!(started.elapsed() < Duration::from_secs(5), "the store error took {:?}", started.elapsed());
+        assert!(message.contains(&format!("127.0.0.1:{}", redis.port)), "{message}");
+        let consent = json!({"payment": {"action": "accept"}});
+        store_error(
+            client.call_tool(&one.mcp(), "book_trip", Some(consent.clone()), interrupted_state.as_deref()).await.expect("consent"),
+        );
+
+        // (d) Redis is back (empty: no persistence): URL flows work again on both instances.
+        redis.restart();
+        let (content, state, page) = book_until_payment(&client, &two.mcp(), &one.mcp(), 4).await;
+        client.approve_payment(&page).await.expect("the page records the payment");
+        pay_and_confirm(&client, &two.mcp(), state, content["email"].as_str().expect("an e-mail")).await;
+
+        // The interrupted flow's step was lost with Redis: its retry is given a fresh page.
+        let (requests, state) = asked(
+            client.call_tool(&two.mcp(), "book_trip", Some(consent), interrupted_state.as_deref()).await.expect("consent"),
+            "payment",
+        );
+        let new_page = requested_url(&requests, "payment").expect("a payment URL");
+        assert_ne!(new_page, old_page, "the lost step must be minted again");
+        client.approve_payment(&new_page).await.expect("the fresh page records the payment");
+        pay_and_confirm(&client, &one.mcp(), state, interrupted["email"].as_str().expect("an e-mail")).await;
+
+        // And under a little concurrency, across both instances.
+        let report = loadgen::run(&LoadConfig::new(vec![one.base.clone(), two.base.clone()], 8, 4)).await;
+        assert_eq!((report.booked, report.errors), (8, 0), "{report}");
+    })
+    .await;
+}
