@@ -51,7 +51,8 @@ impl Responder for Automatic {
 /// Runs the scenario named by `MCP_CONFORMANCE_SCENARIO` against `url`.
 pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let mut connection = Connection::open(&Target::Url(url.to_owned())).await?;
+    // The suite itself gives a scenario 30 s.
+    let mut connection = Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30)).await?;
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
     let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
     let tools = connection.tools().await?;

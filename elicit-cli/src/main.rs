@@ -6,6 +6,7 @@
 
 mod browser;
 mod conformance;
+mod printable;
 mod scripted;
 mod terminal;
 mod transport;
@@ -18,6 +19,7 @@ use elicit_runtime::client::{Driver, Responder};
 use elicit_runtime::wire::Capabilities;
 use serde_json::{Map, Value};
 
+use printable::printable;
 use transport::{Connection, Target};
 
 /// A terminal MCP client that renders elicitations (forms and URL mode).
@@ -38,6 +40,8 @@ enum Command {
     Tools {
         #[command(flatten)]
         server: ServerArgs,
+        #[command(flatten)]
+        timeout: TimeoutArgs,
     },
     /// Call a tool, answering every input request, and print the final result.
     Call {
@@ -81,6 +85,19 @@ impl ServerArgs {
     }
 }
 
+#[derive(Args)]
+struct TimeoutArgs {
+    /// Give up on any one request the server leaves unanswered this many seconds.
+    #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    seconds: u64,
+}
+
+impl TimeoutArgs {
+    fn duration(&self) -> Duration {
+        Duration::from_secs(self.seconds)
+    }
+}
+
 /// Which elicitation modes to declare.
 #[derive(Clone, Copy, ValueEnum)]
 enum Modes {
@@ -113,6 +130,8 @@ struct CallArgs {
     /// Give up on a pending out-of-band step after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     wait: u64,
+    #[command(flatten)]
+    timeout: TimeoutArgs,
     /// Elicitation modes to declare.
     #[arg(long, value_enum, default_value_t = Modes::Both)]
     modes: Modes,
@@ -142,7 +161,7 @@ impl CallArgs {
 async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
     let arguments = call.arguments()?;
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
-    let mut connection = Connection::open(&server.target()).await?;
+    let mut connection = Connection::open(&server.target(), call.timeout.duration()).await?;
     let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name.to_owned()));
@@ -176,6 +195,7 @@ async fn drive<R: Responder>(
 
 fn print_result(result: &Value, json: bool) {
     if json {
+        // serde_json escapes every control character in strings.
         println!("{}", serde_json::to_string_pretty(result).unwrap_or_else(|_| result.to_string()));
         return;
     }
@@ -186,7 +206,7 @@ fn print_result(result: &Value, json: bool) {
     for block in blocks.into_iter().flatten() {
         let text = block.get("text").or_else(|| block.pointer("/content/text")).and_then(Value::as_str);
         match text {
-            Some(text) => println!("{text}"),
+            Some(text) => println!("{}", printable(text)),
             None => println!("{block}"),
         }
     }
@@ -198,12 +218,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     }
     match cli.command {
         None => Err("give a command (tools, call, prompt) or --conformance URL; see --help".to_owned()),
-        Some(Command::Tools { server }) => {
-            let connection = Connection::open(&server.target()).await?;
+        Some(Command::Tools { server, timeout }) => {
+            let connection = Connection::open(&server.target(), timeout.duration()).await?;
             let tools = connection.tools().await;
             connection.close().await;
             for tool in tools? {
-                println!("{}\t{}", tool.name, tool.description.as_deref().unwrap_or(""));
+                println!("{}\t{}", printable(&tool.name), printable(tool.description.as_deref().unwrap_or("")));
             }
             Ok(())
         }
@@ -232,7 +252,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("elicit: {message}");
+            eprintln!("elicit: {}", printable(&message));
             ExitCode::FAILURE
         }
     }

@@ -9,6 +9,7 @@ use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use serde_json::{Map, Value};
 
 use crate::browser;
+use crate::printable::printable;
 
 /// Answers from a file: input request key -> an `ElicitResult`-shaped answer.
 pub(crate) struct Scripted {
@@ -45,7 +46,7 @@ impl Scripted {
 
 impl Responder for Scripted {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        eprintln!("{} asks ({}): {message}", ctx.server, ctx.key);
+        eprintln!("{} asks ({}): {}", printable(ctx.server), printable(ctx.key), printable(message));
         match self.answer(ctx.key) {
             Some(ElicitResult { action: ElicitAction::Accept, content }) => {
                 // Defaults stand for what an interactive user would have left pre-filled.
@@ -53,21 +54,21 @@ impl Responder for Scripted {
             }
             Some(other) => other,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", ctx.key);
+                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
                 ElicitResult::cancel()
             }
         }
     }
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        eprintln!("{} asks ({}) to open {}: {message}", ctx.server, ctx.key, url.url);
+        eprintln!("{} asks ({}) to open {}: {}", printable(ctx.server), printable(ctx.key), url.url, printable(message));
         for warning in &url.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", printable(&warning.to_string()));
         }
         let action = match self.answer(ctx.key) {
             Some(answer) => answer.action,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", ctx.key);
+                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
                 ElicitAction::Cancel
             }
         };
@@ -86,7 +87,7 @@ impl Responder for Scripted {
     async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
         let waited = pending.since.elapsed();
         if waited >= self.wait {
-            eprintln!("gave up waiting for `{}` after {} s; cancelling", ctx.key, waited.as_secs());
+            eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
             return PendingAction::Cancel;
         }
         let delay = browser::backoff(pending.retries).min(self.wait - waited);
@@ -96,6 +97,6 @@ impl Responder for Scripted {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {text}", ctx.server, ctx.key);
+        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
     }
 }

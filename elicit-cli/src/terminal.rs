@@ -18,6 +18,7 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::{Map, Number, Value};
 
 use crate::browser;
+use crate::printable::printable;
 
 /// Renders input requests on the terminal.
 pub(crate) struct Terminal {
@@ -38,14 +39,19 @@ fn dismissed(error: InquireError) -> Dismissed {
 
 const NO_ANSWER: &str = "(no answer)";
 
+/// The field's name as the user sees it (every server text goes through [`printable`]).
+fn title(property: &Property) -> String {
+    printable(property.schema.title().unwrap_or(&property.name)).into_owned()
+}
+
 fn label(property: &Property) -> String {
-    let title = property.schema.title().unwrap_or(&property.name);
-    if property.required { format!("{title} *") } else { title.to_owned() }
+    let title = title(property);
+    if property.required { format!("{title} *") } else { title }
 }
 
 /// Description plus the constraints the user must meet, as help under the prompt.
 fn help(property: &Property) -> String {
-    let mut parts: Vec<String> = property.schema.description().map(str::to_owned).into_iter().collect();
+    let mut parts: Vec<String> = property.schema.description().map(|d| printable(d).into_owned()).into_iter().collect();
     match &property.schema {
         PrimitiveSchema::String(s) => {
             match (s.min_length, s.max_length) {
@@ -87,9 +93,10 @@ fn help(property: &Property) -> String {
     parts.join(" · ")
 }
 
+/// A value as the user sees it; server defaults are server text too.
 fn display(value: &Value) -> String {
     match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => printable(s).into_owned(),
         Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
@@ -121,7 +128,7 @@ fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Valu
                     }
                     Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
                         Ok(()) => Validation::Valid,
-                        Err(reason) => Validation::Invalid(reason.into()),
+                        Err(reason) => Validation::Invalid(printable(&reason).into_owned().into()),
                     })
                 })
                 .prompt()
@@ -151,7 +158,8 @@ fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Valu
             })
         }
         PrimitiveSchema::SingleSelect(s) => {
-            let mut names: Vec<String> = s.options.iter().map(|o| o.title.as_deref().unwrap_or(&o.value).to_owned()).collect();
+            let mut names: Vec<String> =
+                s.options.iter().map(|o| printable(o.title.as_deref().unwrap_or(&o.value)).into_owned()).collect();
             if !required {
                 names.push(NO_ANSWER.to_owned());
             }
@@ -167,7 +175,8 @@ fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Valu
             Ok(s.options.get(answer.index).map(|o| Value::String(o.value.to_string())))
         }
         PrimitiveSchema::MultiSelect(m) => {
-            let names: Vec<String> = m.options.iter().map(|o| o.title.as_deref().unwrap_or(&o.value).to_owned()).collect();
+            let names: Vec<String> =
+                m.options.iter().map(|o| printable(o.title.as_deref().unwrap_or(&o.value)).into_owned()).collect();
             let chosen: Vec<usize> = current
                 .and_then(Value::as_array)
                 .map(|items| {
@@ -206,7 +215,7 @@ impl Terminal {
     }
 
     fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        eprintln!("\n{} asks for information ({}):\n  {message}\n", ctx.server, ctx.key);
+        eprintln!("\n{} asks for information ({}):\n  {}\n", printable(ctx.server), printable(ctx.key), printable(message));
         let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
         match start {
             Ok("Fill in the form") => {}
@@ -230,22 +239,21 @@ impl Terminal {
             }
         }
         loop {
-            eprintln!("\nYour answers for {}:", ctx.server);
+            eprintln!("\nYour answers for {}:", printable(ctx.server));
             for property in &schema.properties {
                 let shown = content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), display);
-                eprintln!("  {}: {shown}", property.schema.title().unwrap_or(&property.name));
+                eprintln!("  {}: {shown}", title(property));
             }
             let problems = validate(schema, &content).err();
             if let Some(errors) = &problems {
-                eprintln!("  to fix before sending: {errors}");
+                eprintln!("  to fix before sending: {}", printable(&errors.to_string()));
             }
             let choice = Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
             match choice {
                 Ok("Send") if problems.is_none() => return ElicitResult::accept(content),
                 Ok("Send") => eprintln!("Fix the answers above first."),
                 Ok("Change an answer") => {
-                    let titles: Vec<String> =
-                        schema.properties.iter().map(|p| p.schema.title().unwrap_or(&p.name).to_owned()).collect();
+                    let titles: Vec<String> = schema.properties.iter().map(title).collect();
                     let Ok(picked) = Select::new("Which answer?", titles).raw_prompt() else { continue };
                     let Some(property) = schema.properties.get(picked.index) else { continue };
                     match ask_field(property, content.get(property.name.as_ref())) {
@@ -269,11 +277,11 @@ impl Terminal {
     }
 
     fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        eprintln!("\n{} asks you to open a page ({}):\n  {message}\n", ctx.server, ctx.key);
+        eprintln!("\n{} asks you to open a page ({}):\n  {}\n", printable(ctx.server), printable(ctx.key), printable(message));
         eprintln!("  {}", browser::highlighted(url, self.ansi));
         eprintln!("  host: {}", url.host);
         for warning in &url.warnings {
-            eprintln!("  warning: {warning}");
+            eprintln!("  warning: {}", printable(&warning.to_string()));
         }
         eprintln!();
         match Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt() {
@@ -362,7 +370,7 @@ impl Responder for Terminal {
             let delay = browser::backoff(pending.retries).min(self.wait - waited);
             eprintln!(
                 "\r\n{} says the page at {} is not finished yet ({} s so far). Press r to retry now, o to open it again, c to cancel; retrying in {} s.",
-                ctx.server,
+                printable(ctx.server),
                 pending.url.host,
                 waited.as_secs(),
                 delay.as_secs()
@@ -380,6 +388,6 @@ impl Responder for Terminal {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {text}", ctx.server, ctx.key);
+        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
     }
 }

@@ -1,6 +1,8 @@
 //! Connecting to a server with rmcp's client transports, and sending the driver's requests with
 //! their own `_meta`.
 
+use std::time::Duration;
+
 use elicit_runtime::client::{CallError, Caller};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, GetPromptRequest,
@@ -34,6 +36,8 @@ pub(crate) struct Connection {
     client: RunningService<RoleClient, Handler>,
     /// The server's name, for the user.
     pub(crate) server_name: String,
+    /// How long any one request may go unanswered.
+    timeout: Duration,
 }
 
 /// Where the server is.
@@ -45,8 +49,17 @@ pub(crate) enum Target {
 }
 
 impl Connection {
-    /// Connects and discovers the server (`server/discover`).
-    pub(crate) async fn open(target: &Target) -> Result<Connection, String> {
+    /// Connects and discovers the server (`server/discover`). Every request, discovery included,
+    /// fails when the server leaves it unanswered for `timeout`: a server that never answers
+    /// must not hold the terminal forever.
+    pub(crate) async fn open(target: &Target, timeout: Duration) -> Result<Connection, String> {
+        match tokio::time::timeout(timeout, Self::connect(target, timeout)).await {
+            Ok(connection) => connection,
+            Err(_) => Err(format!("the server did not answer within {} s", timeout.as_secs())),
+        }
+    }
+
+    async fn connect(target: &Target, timeout: Duration) -> Result<Connection, String> {
         let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
         let (client, fallback) = match target {
             Target::Url(url) => {
@@ -68,12 +81,15 @@ impl Connection {
             .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
             .filter(|name| !name.is_empty())
             .unwrap_or(fallback);
-        Ok(Connection { client, server_name })
+        Ok(Connection { client, server_name, timeout })
     }
 
     /// Every tool the server lists.
     pub(crate) async fn tools(&self) -> Result<Vec<Tool>, String> {
-        self.client.list_all_tools().await.map_err(|e| describe(&e))
+        match tokio::time::timeout(self.timeout, self.client.list_all_tools()).await {
+            Ok(tools) => tools.map_err(|e| describe(&e)),
+            Err(_) => Err(format!("the server did not answer within {} s", self.timeout.as_secs())),
+        }
     }
 
     /// Closes the connection.
@@ -85,6 +101,15 @@ impl Connection {
 fn describe(error: &ServiceError) -> String {
     match error {
         ServiceError::McpError(e) => format!("server error {}: {}", e.code.0, e.message),
+        other => transport_message(other),
+    }
+}
+
+/// What went wrong on the wire, without rmcp's wrapper naming the transport's Rust type
+/// ("Transport send error: Transport [rmcp::transport::worker::WorkerTransport<...>] error: ...").
+fn transport_message(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportSend(e) => e.error.to_string(),
         other => other.to_string(),
     }
 }
@@ -109,7 +134,7 @@ impl Caller for Connection {
             }
             other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),
         };
-        let options = PeerRequestOptions::no_options().with_meta(RequestMetaObject(MetaObject(meta)));
+        let options = PeerRequestOptions::with_timeout(self.timeout).with_meta(RequestMetaObject(MetaObject(meta)));
         let handle = self.client.peer().send_request_with_option(request, options).await.map_err(|e| to_call_error(&e))?;
         let result = handle.await_response().await.map_err(|e| to_call_error(&e))?;
         serde_json::to_value(&result).map_err(|e| CallError::Transport(format!("cannot read the result: {e}")))
@@ -119,6 +144,9 @@ impl Caller for Connection {
 fn to_call_error(error: &ServiceError) -> CallError {
     match error {
         ServiceError::McpError(e) => CallError::Rpc { code: e.code.0, message: e.message.to_string(), data: e.data.clone() },
-        other => CallError::Transport(other.to_string()),
+        ServiceError::Timeout { timeout } => {
+            CallError::Transport(format!("the server did not answer within {} s", timeout.as_secs()))
+        }
+        other => CallError::Transport(transport_message(other)),
     }
 }

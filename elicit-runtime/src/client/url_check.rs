@@ -129,11 +129,10 @@ pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
         }
         warnings.push(UrlWarning::Punycode { unicode });
     }
+    // The parser knows where the host is; searching the text for it could land in a userinfo
+    // that repeats the host name (`https://pay.example.com.evil@pay.example.com/`).
+    let host_range = parsed[..url::Position::BeforeHost].len()..parsed[..url::Position::AfterHost].len();
     let url = parsed.to_string();
-    // The host follows "scheme://" and any userinfo; find it after the "//".
-    let start = url.find("//").map_or(0, |i| i + 2);
-    let at = url[start..].find(&host_text).map_or(start, |i| start + i);
-    let host_range = at..at + host_text.len();
     Ok(CheckedUrl { url, host: host_text, host_range, warnings })
 }
 
@@ -155,6 +154,8 @@ mod tests {
         let spoof = check_url("https://xn--pple-43d.com/login").unwrap();
         assert!(spoof.warnings.contains(&UrlWarning::MixedScript), "{:?}", spoof.warnings);
         assert!(spoof.warnings.iter().any(|w| matches!(w, UrlWarning::Punycode { .. })));
+        let echo = check_url("https://pay.example.com.evil@pay.example.com/x").unwrap();
+        assert_eq!(echo.host_range, 29..44, "the host, not its echo in the userinfo");
         let creds = check_url("https://bank.example@evil.test/").unwrap();
         assert_eq!(creds.host, "evil.test");
         assert_eq!(&creds.url[creds.host_range.clone()], "evil.test");

@@ -1,0 +1,46 @@
+//! Text from a server, made safe to print on a terminal.
+//!
+//! A server chooses messages, titles, descriptions, option names, keys, tool descriptions, results
+//! and error texts. Printed as they are, control characters in them would drive the user's
+//! terminal: an escape sequence can conceal the URL shown for consent (`ESC [8m`), move the cursor
+//! to paint a fake one over it, or retitle the window, and a bidirectional override can make a
+//! host name read backwards. Every such character is shown as a visible `\u{..}` instead; line
+//! breaks and tabs stay, so ordinary multi-line text reads as before.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Whether `c` would act on the terminal or on the text's direction rather than show.
+fn acts(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every control and bidirectional-formatting character written out visibly.
+pub(crate) fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(acts) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts(c) {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neutralises_terminal_controls_and_bidi_overrides() {
+        assert_eq!(printable("Pay \u{1b}[8mhidden\u{7}"), "Pay \\u{1b}[8mhidden\\u{7}");
+        assert_eq!(printable("moc.elgoog\u{202E}"), "moc.elgoog\\u{202e}");
+        assert_eq!(printable("a\rb\u{9b}c"), "a\\u{d}b\\u{9b}c");
+        assert!(matches!(printable("two\nlines\tand € → ok"), Cow::Borrowed(_)));
+    }
+}

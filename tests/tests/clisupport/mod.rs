@@ -1,0 +1,352 @@
+//! Helpers for the tests of the `elicit` binary: the real binaries (built once per test crate), a
+//! real `travel-server` process killed on drop, a sandbox folder with answers files and stand-in
+//! browsers, running `elicit` with a time bound, and a scriptable mock MCP server.
+
+// Each test crate includes this module and uses a different part of it.
+#![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
+
+pub(crate) mod mock;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a server may take to print its address.
+const STARTUP: Duration = Duration::from_secs(30);
+
+fn workspace_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() { dir } else { workspace_dir().join(dir) }
+        }
+        None => workspace_dir().join("target"),
+    }
+}
+
+/// The binaries under test.
+pub(crate) struct Bins {
+    /// `elicit`.
+    pub(crate) elicit: PathBuf,
+    /// `travel-server`.
+    pub(crate) travel_server: PathBuf,
+}
+
+/// The `elicit` and `travel-server` binaries, built once per test crate.
+///
+/// `cargo test -p elicit-tests` does not build other packages' binaries. Building every time, not
+/// only when a file is missing, costs a no-op cargo run when they are fresh and keeps a stale
+/// binary from testing old code.
+pub(crate) fn bins() -> &'static Bins {
+    static BINS: OnceLock<Bins> = OnceLock::new();
+    BINS.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let output = Command::new(&cargo)
+            .args(["build", "--quiet", "-p", "elicit-examples", "-p", "elicit-cli", "--bins"])
+            .current_dir(workspace_dir())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {} to build the binaries: {e}", Path::new(&cargo).display()));
+        assert!(
+            output.status.success(),
+            "`cargo build -p elicit-examples -p elicit-cli --bins` failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let bin = |name: &str| {
+            let path = target_dir().join("debug").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            assert!(path.is_file(), "built the binaries but {} does not exist", path.display());
+            path
+        };
+        Bins { elicit: bin("elicit"), travel_server: bin("travel-server") }
+    })
+}
+
+// ---- travel-server ----
+
+/// A running `travel-server --listen 127.0.0.1:0`; killed (and reaped) when dropped.
+pub(crate) struct TravelServer {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl TravelServer {
+    /// Starts a travel-server and waits until it listens.
+    pub(crate) fn start() -> TravelServer {
+        let mut child = Command::new(&bins().travel_server)
+            .args(["--listen", "127.0.0.1:0"])
+            .env_remove("ELICIT_STATE_KEYS")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start travel-server: {e}"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (found, addr) = mpsc::channel();
+        // Keeps draining stderr for the life of the process so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addr) = line
+                    .strip_prefix("listening on http://")
+                    .and_then(|rest| rest.strip_suffix("/mcp"))
+                    .and_then(|a| a.parse::<SocketAddr>().ok())
+                    && let Some(found) = found.take()
+                {
+                    let _ = found.send(addr);
+                }
+            }
+        });
+        match addr.recv_timeout(STARTUP) {
+            Ok(addr) => {
+                assert!(addr.ip().is_loopback(), "travel-server listens on {addr}, not loopback");
+                TravelServer { child, addr }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("travel-server did not report `listening on http://ADDR/mcp` within {STARTUP:?}")
+            }
+        }
+    }
+
+    /// `http://ADDR/mcp`.
+    pub(crate) fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// `http://ADDR`, the base of the payment pages.
+    pub(crate) fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for TravelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---- the sandbox: answers files and stand-in browsers ----
+
+/// What a stand-in browser does with the payment page it is asked to open.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Browser {
+    /// Submits "Approve" at once.
+    Approve,
+    /// Submits "Deny" at once.
+    Deny,
+    /// Returns at once and submits "Approve" after this long (the user is slow).
+    ApproveAfter(Duration),
+    /// Only records the URL; the test submits the page itself.
+    RecordOnly,
+}
+
+/// A temporary folder for one test: answers files, browser scripts and their logs.
+pub(crate) struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub(crate) fn new() -> Sandbox {
+        Sandbox { dir: tempfile::Builder::new().prefix("elicit-cli-test").tempdir().expect("a temporary folder") }
+    }
+
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes an answers file and returns its path.
+    pub(crate) fn answers(&self, answers: &Value) -> String {
+        let path = self.path("answers.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(answers).expect("JSON")).expect("write answers");
+        path.to_string_lossy().into_owned()
+    }
+
+    /// Writes a stand-in browser script and returns the command `elicit --browser` runs. It
+    /// appends every URL it is asked to open to `opened.log`, and the status line of the page's
+    /// answer to `page.log`; it speaks HTTP with bash's `/dev/tcp`, so it needs no other tool.
+    pub(crate) fn browser(&self, behaviour: Browser) -> String {
+        let submit = match behaviour {
+            Browser::Approve => "post \"$1/approve\"".to_owned(),
+            Browser::Deny => "post \"$1/deny\"".to_owned(),
+            Browser::ApproveAfter(delay) => {
+                format!("( sleep {}; post \"$1/approve\" ) </dev/null >/dev/null 2>&1 &", delay.as_secs_f32())
+            }
+            Browser::RecordOnly => ":".to_owned(),
+        };
+        let script = format!(
+            r#"#!/usr/bin/env bash
+# A stand-in browser for the tests: records the URL, then plays the user on the payment page.
+set -u
+dir="$(cd "$(dirname "$0")" && pwd)"
+printf '%s\n' "$1" >> "$dir/opened.log"
+post() {{
+    local rest="${{1#http://}}"
+    local hostport="${{rest%%/*}}"
+    local path="/${{rest#*/}}"
+    exec 3<>"/dev/tcp/${{hostport%:*}}/${{hostport##*:}}" || exit 1
+    printf 'POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&3
+    head -n 1 <&3 >> "$dir/page.log"
+    exec 3<&-
+}}
+{submit}
+"#
+        );
+        let path = self.path("browser.sh");
+        std::fs::write(&path, script).expect("write the browser script");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        path.to_string_lossy().into_owned()
+    }
+
+    /// The URLs the stand-in browser was asked to open.
+    pub(crate) fn opened(&self) -> Vec<String> {
+        std::fs::read_to_string(self.path("opened.log")).map(|t| t.lines().map(str::to_owned).collect()).unwrap_or_default()
+    }
+
+    /// The status lines the payment page answered the stand-in browser with.
+    pub(crate) fn page_answers(&self) -> Vec<String> {
+        std::fs::read_to_string(self.path("page.log")).map(|t| t.lines().map(|l| l.trim().to_owned()).collect()).unwrap_or_default()
+    }
+
+    /// Waits until `page.log` has `count` lines (a delayed browser submitting in the background).
+    pub(crate) fn wait_for_page_answers(&self, count: usize, limit: Duration) -> Vec<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let answers = self.page_answers();
+            if answers.len() >= count || Instant::now() >= deadline {
+                return answers;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+// ---- running elicit ----
+
+/// One finished run of `elicit`.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+}
+
+impl Run {
+    /// Panics with everything the run printed unless it exited 0.
+    pub(crate) fn success(self) -> Run {
+        assert!(self.status.success(), "elicit failed ({}):\n{self}", self.status);
+        self.no_panic()
+    }
+
+    /// Panics unless the run exited non-zero (and without a panic).
+    pub(crate) fn failure(self) -> Run {
+        assert!(!self.status.success(), "elicit should have failed:\n{self}");
+        assert!(self.status.code().is_some(), "elicit was killed by a signal ({}):\n{self}", self.status);
+        self.no_panic()
+    }
+
+    fn no_panic(self) -> Run {
+        assert!(!self.stderr.contains("panicked"), "elicit panicked:\n{self}");
+        self
+    }
+
+    /// Panics unless stderr contains `needle`.
+    pub(crate) fn stderr_has(self, needle: &str) -> Run {
+        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{self}");
+        self
+    }
+
+    /// Panics unless stdout contains `needle`.
+    pub(crate) fn stdout_has(self, needle: &str) -> Run {
+        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{self}");
+        self
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--- stdout ---\n{}\n--- stderr ---\n{}\n--- after {:?}", self.stdout, self.stderr, self.elapsed)
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// Runs `elicit ARGS` with no standard input and waits at most `limit`; a run over the limit is
+/// killed and fails the test.
+pub(crate) fn elicit(args: &[&str], limit: Duration) -> Run {
+    let started = Instant::now();
+    let mut child = Command::new(&bins().elicit)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start elicit: {e}"));
+    let stdout = drain(child.stdout.take().expect("piped"));
+    let stderr = drain(child.stderr.take().expect("piped"));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for elicit") {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    // A server child (`--stdio`) may hold the pipes a little longer; never wait forever for it.
+    let collect = |rx: mpsc::Receiver<String>| rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    match status {
+        Some(status) => Run { status, stdout, stderr, elapsed },
+        None => panic!("elicit {args:?} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"),
+    }
+}
+
+// ---- a tiny HTTP client for the payment page ----
+
+/// POSTs an empty body to `url` (http://HOST:PORT/PATH on loopback) and returns the status code.
+pub(crate) fn http_post(url: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not an http URL: {url}"));
+    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let addr: SocketAddr = host.parse().unwrap_or_else(|e| panic!("{host}: {e}"));
+    assert!(addr.ip().is_loopback(), "only loopback is ever contacted, not {addr}");
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to the page");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    write!(stream, "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").expect("send");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {answer:?}"))
+}
