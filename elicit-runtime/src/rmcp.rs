@@ -1,11 +1,14 @@
 //! Serving engine handlers from an [rmcp](https://docs.rs/rmcp) server (feature `rmcp`).
 //!
-//! [`McpServer`] is an rmcp `ServerHandler` for protocol revision 2026-07-28 only: register tools
-//! and prompts whose handlers take a [`Flow`], and the adapter does the Multi Round-Trip plumbing —
-//! reading `_meta`, `inputResponses` and `requestState` off each request, running the
-//! [`Engine`], and answering with the complete result, an `InputRequiredResult`, or the JSON-RPC
-//! error the engine chose. Serve it over stateless Streamable HTTP with [`McpServer::http_router`]
-//! or over stdio with [`McpServer::serve_stdio`].
+//! [`McpServer`] is an rmcp `ServerHandler` for protocol revision 2026-07-28 only: register tools,
+//! prompts, resources and resource templates whose handlers take a [`Flow`], and the adapter does
+//! the Multi Round-Trip plumbing — reading `_meta`, `inputResponses` and `requestState` off each
+//! request, running the [`Engine`], and answering with the complete result, an
+//! `InputRequiredResult`, or the JSON-RPC error the engine chose. Serve it over stateless
+//! Streamable HTTP with [`McpServer::http_router`] or over stdio with [`McpServer::serve_stdio`].
+//!
+//! The server advertises only what was registered: `tools`, `prompts`, `resources` (for resources
+//! or templates) and `completions` (for a [`McpServerBuilder::completion`] hook).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -18,10 +21,13 @@ use axum::http::{Request as HttpRequest, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InputRequest as RmcpInputRequest,
-    InputRequiredResult as RmcpInputRequired, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
+    CompleteResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired, JsonObject, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate,
+    ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
 use ::rmcp::service::RequestContext;
 use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -31,12 +37,31 @@ use serde_json::{Map, Value};
 
 use crate::server::{Engine, EngineError, Flow, FlowError, Outcome, Request};
 use crate::wire::{InputRequiredResult, RESULT_INPUT_REQUIRED};
+use uri_template::UriTemplate;
+
+mod uri_template;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type FlowHandler<R> = Arc<dyn Fn(Flow) -> BoxFuture<Result<R, FlowError>> + Send + Sync>;
 /// A tool served without the engine: it sees the raw rmcp request and context.
 type RawToolHandler =
     Arc<dyn Fn(CallToolRequestParams, RequestContext<RoleServer>) -> BoxFuture<Result<CallToolResponse, ErrorData>> + Send + Sync>;
+
+/// A prompt served without the engine: it sees the raw rmcp request and context.
+type RawPromptHandler = Arc<
+    dyn Fn(GetPromptRequestParams, RequestContext<RoleServer>) -> BoxFuture<Result<GetPromptResponse, ErrorData>>
+        + Send
+        + Sync,
+>;
+/// A resource template's handler: the URI it matched, then the flow.
+type TemplateHandler =
+    Arc<dyn Fn(TemplateMatch, Flow) -> BoxFuture<Result<ReadResourceResult, FlowError>> + Send + Sync>;
+/// The `completion/complete` hook.
+type CompletionHandler = Arc<
+    dyn Fn(CompleteRequestParams, RequestContext<RoleServer>) -> BoxFuture<Result<CompleteResult, ErrorData>>
+        + Send
+        + Sync,
+>;
 
 enum ToolHandler {
     Flow(FlowHandler<CallToolResult>),
@@ -48,9 +73,25 @@ struct Registered<H> {
     handler: ToolHandler,
 }
 
+enum PromptHandler {
+    Flow(FlowHandler<GetPromptResult>),
+    Raw(RawPromptHandler),
+}
+
 struct RegisteredPrompt {
     prompt: Prompt,
-    handler: FlowHandler<GetPromptResult>,
+    handler: PromptHandler,
+}
+
+struct RegisteredResource {
+    resource: Resource,
+    handler: FlowHandler<ReadResourceResult>,
+}
+
+struct RegisteredTemplate {
+    template: ResourceTemplate,
+    pattern: UriTemplate,
+    handler: TemplateHandler,
 }
 
 struct Inner {
@@ -59,6 +100,25 @@ struct Inner {
     instructions: Option<String>,
     tools: Vec<Registered<Tool>>,
     prompts: Vec<RegisteredPrompt>,
+    resources: Vec<RegisteredResource>,
+    templates: Vec<RegisteredTemplate>,
+    completion: Option<CompletionHandler>,
+}
+
+/// A URI read through a resource template: the URI and the value of each template variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateMatch {
+    /// The URI the client read.
+    pub uri: String,
+    /// Each variable of the template, by name, with its percent-decoded value.
+    pub variables: BTreeMap<String, String>,
+}
+
+impl TemplateMatch {
+    /// The value of the template variable `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.variables.get(name).map(String::as_str)
+    }
 }
 
 /// The protocol revisions served: this adapter implements only 2026-07-28.
@@ -106,7 +166,89 @@ impl McpServerBuilder {
         Fut: Future<Output = Result<GetPromptResult, FlowError>> + Send + 'static,
     {
         let handler: FlowHandler<GetPromptResult> = Arc::new(move |flow| Box::pin(handler(flow)));
-        self.inner.prompts.push(RegisteredPrompt { prompt, handler });
+        self.inner.prompts.push(RegisteredPrompt { prompt, handler: PromptHandler::Flow(handler) });
+        self
+    }
+
+    /// Adds a prompt that handles the raw rmcp request itself (no elicitation), for prompts that
+    /// need the request context.
+    pub fn raw_prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(GetPromptRequestParams, RequestContext<RoleServer>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResponse, ErrorData>> + Send + 'static,
+    {
+        let handler: RawPromptHandler = Arc::new(move |request, ctx| Box::pin(handler(request, ctx)));
+        self.inner.prompts.push(RegisteredPrompt { prompt, handler: PromptHandler::Raw(handler) });
+        self
+    }
+
+    /// Adds a resource whose read runs under the engine: `resources/read` of exactly
+    /// `resource.uri` runs `handler`, which may ask for input like a tool (the state is bound to
+    /// the method `resources/read` and the URI).
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
+    {
+        let handler: FlowHandler<ReadResourceResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        self.inner.resources.push(RegisteredResource { resource, handler });
+        self
+    }
+
+    /// Adds a resource template whose reads run under the engine: `resources/read` of a URI that
+    /// expands `template.uri_template` (and is not a registered resource) runs `handler` with the
+    /// variables' values. Templates are tried in the order they were added.
+    ///
+    /// Templates are RFC 6570 level 1: literal text and `{name}` expressions. A variable stands
+    /// for a run of unreserved characters (`A-Z a-z 0-9 - . _ ~`) and `%XX` escapes, which is
+    /// what expanding a value produces, so `test://items/{id}` matches `test://items/a%2Fb`
+    /// (`id` = `a/b`) but not `test://items/a/b`.
+    ///
+    /// ```
+    /// use elicit_runtime::rmcp::{McpServer, TemplateMatch};
+    /// use elicit_runtime::server::{Engine, Flow, FlowError};
+    /// use elicit_runtime::state::KeyRing;
+    /// use rmcp::model::{ReadResourceResult, ResourceContents, ResourceTemplate};
+    ///
+    /// async fn item(matched: TemplateMatch, _flow: Flow) -> Result<ReadResourceResult, FlowError> {
+    ///     let id = matched.get("id").unwrap_or_default();
+    ///     Ok(ReadResourceResult::new(vec![ResourceContents::text(format!("item {id}"), matched.uri.clone())]))
+    /// }
+    ///
+    /// let engine = Engine::builder("shop", KeyRing::generate()).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine)
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)
+    ///     .build();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the template is not level 1 (operators such as `{+path}`, lists such as `{a,b}`,
+    /// modifiers such as `{a*}`, or unbalanced braces): a programming error, like an invalid
+    /// route in a router.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
+    {
+        let pattern = match UriTemplate::parse(&template.uri_template) {
+            Ok(pattern) => pattern,
+            #[allow(clippy::panic, reason = "a malformed template is a programming error, reported at startup")]
+            Err(reason) => panic!("resource template `{}`: {reason}", template.name),
+        };
+        let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
+        self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
+        self
+    }
+
+    /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
+    /// Without it the method is not found.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, RequestContext<RoleServer>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, ErrorData>> + Send + 'static,
+    {
+        self.inner.completion = Some(Arc::new(move |request, ctx| Box::pin(handler(request, ctx))));
         self
     }
 
@@ -132,6 +274,9 @@ impl McpServer {
                 instructions: None,
                 tools: Vec::new(),
                 prompts: Vec::new(),
+                resources: Vec::new(),
+                templates: Vec::new(),
+                completion: None,
             },
         }
     }
@@ -139,6 +284,11 @@ impl McpServer {
     /// The engine the handlers run on (for pages that record URL-mode completion).
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// Whether the `resources` capability is advertised: any resource or template registered.
+    fn has_resources(&self) -> bool {
+        !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
     }
 
     /// An axum router serving this server at `/mcp` over stateless Streamable HTTP.
@@ -170,23 +320,16 @@ impl McpServer {
         Ok(())
     }
 
+    /// Runs one round of `handler` for `request`, with the `_meta` rmcp moved into `ctx`.
     async fn run<R>(
         &self,
-        method: &str,
-        name: &str,
-        arguments: Option<Value>,
-        input_responses: Option<Value>,
-        request_state: Option<&str>,
+        request: Request<'_>,
         ctx: &RequestContext<RoleServer>,
-        handler: &FlowHandler<R>,
+        handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
     ) -> Result<Outcome<R>, ErrorData> {
         let meta: &Map<String, Value> = &ctx.meta.0.0;
-        let request = Request::new(method, name)
-            .arguments(arguments.as_ref())
-            .meta(Some(meta))
-            .input_responses(input_responses.as_ref())
-            .request_state(request_state);
-        self.inner.engine.run(&request, |flow| handler(flow)).await.map_err(engine_error)
+        let request = request.meta(Some(meta));
+        self.inner.engine.run(&request, handler).await.map_err(engine_error)
     }
 }
 
@@ -210,13 +353,28 @@ fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> 
     responses.map(|r| Value::Object(r.into_iter().collect()))
 }
 
+/// SEP-2164: an unknown URI is invalid params (not an empty `contents`), naming the URI.
+fn resource_not_found(uri: &str) -> ErrorData {
+    let data = (uri.len() <= uri_template::MAX_URI_LEN).then(|| serde_json::json!({ "uri": uri }));
+    ErrorData::invalid_params("Resource not found", data)
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.inner.prompts.is_empty() {
-            ServerCapabilities::builder().enable_tools().build()
-        } else {
-            ServerCapabilities::builder().enable_tools().enable_prompts().build()
-        };
+        let inner = &self.inner;
+        let mut capabilities = ServerCapabilities::default();
+        if !inner.tools.is_empty() {
+            capabilities.tools = Some(ToolsCapability::default());
+        }
+        if !inner.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        if self.has_resources() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        if inner.completion.is_some() {
+            capabilities.completions = Some(JsonObject::new());
+        }
         let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -236,6 +394,11 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(self.inner.tools.iter().map(|t| t.spec.clone()).collect()))
     }
 
+    /// rmcp checks a `tools/call`'s `Mcp-Param-*` headers against the input schema found here.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.spec.name == name).map(|t| t.spec.clone())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -251,7 +414,11 @@ impl ServerHandler for McpServer {
         };
         let arguments = request.arguments.map(Value::Object);
         let responses = responses_value(request.input_responses);
-        match self.run("tools/call", &request.name, arguments, responses, request.request_state.as_deref(), &ctx, handler).await? {
+        let round = Request::new("tools/call", &request.name)
+            .arguments(arguments.as_ref())
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        match self.run(round, &ctx, |flow| handler(flow)).await? {
             Outcome::Complete(result) => Ok(CallToolResponse::Complete(result)),
             Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
         }
@@ -273,14 +440,84 @@ impl ServerHandler for McpServer {
         let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown prompt `{}`", crate::wire::clip(&request.name)), None));
         };
+        let handler = match &prompt.handler {
+            PromptHandler::Raw(handler) => return handler(request, ctx).await,
+            PromptHandler::Flow(handler) => handler,
+        };
         let arguments = request.arguments.map(Value::Object);
         let responses = responses_value(request.input_responses);
-        match self
-            .run("prompts/get", &request.name, arguments, responses, request.request_state.as_deref(), &ctx, &prompt.handler)
-            .await?
-        {
+        let round = Request::new("prompts/get", &request.name)
+            .arguments(arguments.as_ref())
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        match self.run(round, &ctx, |flow| handler(flow)).await? {
             Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
             Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        Ok(ListResourcesResult::with_all_items(self.inner.resources.iter().map(|r| r.resource.clone()).collect()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourceTemplatesRequestMethod>());
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.inner.templates.iter().map(|t| t.template.clone()).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+        }
+        let uri = request.uri.as_str();
+        let responses = responses_value(request.input_responses);
+        let round = Request::new("resources/read", uri)
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        // A registered resource wins over a template that also matches its URI.
+        let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
+            self.run(round, &ctx, |flow| (resource.handler)(flow)).await?
+        } else if let Some((template, variables)) =
+            self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
+        {
+            let matched = TemplateMatch { uri: uri.to_owned(), variables };
+            self.run(round, &ctx, |flow| (template.handler)(matched, flow)).await?
+        } else {
+            return Err(resource_not_found(uri));
+        };
+        match outcome {
+            Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
+            Outcome::InputRequired(result) => Ok(ReadResourceResponse::InputRequired(input_required(&result)?)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        match &self.inner.completion {
+            Some(handler) => handler(request, ctx).await,
+            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The fixture the official MCP conformance suite tests: the tools and prompt its
 //! `input-required-result-*` and `server-stateless` scenarios call, each written as an ordinary
-//! engine handler.
+//! engine handler, and the content fixtures of its other scenarios (`tools-call-*`,
+//! `prompts-get-*`, `resources-*`, `completion-complete`, `caching`, `json-schema-2020-12`,
+//! `http-custom-header-server-validation`), with the content each scenario documents.
 //!
 //! ```text
 //! conformance-server --listen 127.0.0.1:3001     # then: conformance server --url http://127.0.0.1:3001/mcp ...
@@ -8,17 +10,22 @@
 //! ```
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
 use elicit_runtime::Elicit;
-use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::rmcp::{McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 #[allow(deprecated, reason = "logging is deprecated by SEP-2577, but the suite still tests it")]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ErrorData, GetPromptResult, JsonObject,
-    Prompt, PromptArgument, PromptMessage, Role, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, CompleteRequestParams,
+    CompleteResult, CompletionInfo, ContentBlock, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, JsonObject, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
+    Reference, Resource, ResourceContents, ResourceTemplate, Role, Tool,
 };
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: conformance-server (--listen ADDR | --stdio)";
@@ -56,7 +63,11 @@ fn text(text: impl Into<String>) -> CallToolResult {
 }
 
 fn tool(name: &'static str, description: &'static str) -> Tool {
-    let schema: JsonObject = match json!({"type": "object", "properties": {}}) {
+    tool_with_schema(name, description, json!({"type": "object", "properties": {}}))
+}
+
+fn tool_with_schema(name: &'static str, description: &'static str, schema: Value) -> Tool {
+    let schema: JsonObject = match schema {
         Value::Object(schema) => schema,
         _ => JsonObject::new(),
     };
@@ -146,6 +157,203 @@ async fn prompt(flow: Flow) -> Result<GetPromptResult, FlowError> {
         .with_description("A prompt that asks for context first"))
 }
 
+// ---------------------------------------------------------------------------------------------
+// The content fixtures: plain handlers that never ask, with the shapes the scenarios document.
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
+/// Eight samples of 8 kHz mono silence, as WAV.
+const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+const STATIC_TEXT_URI: &str = "test://static-text";
+const STATIC_BINARY_URI: &str = "test://static-binary";
+const DATA_TEMPLATE: &str = "test://template/{id}/data";
+const PROMPT_WITH_ARGUMENTS: &str = "test_prompt_with_arguments";
+
+async fn simple_text(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(text("This is a simple text response for testing."))
+}
+
+async fn image_content(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(CallToolResult::success(vec![ContentBlock::image(RED_PIXEL_PNG, "image/png")]))
+}
+
+async fn audio_content(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(CallToolResult::success(vec![ContentBlock::audio(SILENT_WAV, "audio/wav")]))
+}
+
+async fn embedded_resource(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(CallToolResult::success(vec![ContentBlock::embedded_text(
+        "test://embedded-resource",
+        "This is an embedded resource content.",
+    )]))
+}
+
+async fn multiple_content_types(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    let data = ResourceContents::text(json!({"test": "data", "value": 123}).to_string(), "test://mixed-content-resource")
+        .with_mime_type("application/json");
+    Ok(CallToolResult::success(vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(RED_PIXEL_PNG, "image/png"),
+        ContentBlock::resource(data),
+    ]))
+}
+
+async fn error_handling(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    // A tool error is a result with `isError`, not a JSON-RPC error.
+    Ok(CallToolResult::error(vec![ContentBlock::text("This tool intentionally returns an error for testing")]))
+}
+
+/// Reports 0, 50 and 100 of 100, 50 ms apart, when the request carries a `progressToken`.
+/// Notifications turn the HTTP reply into an SSE stream.
+async fn with_progress(
+    _request: CallToolRequestParams,
+    ctx: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let token = ctx.meta.get_progress_token();
+    for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if let Some(token) = &token {
+            let param = ProgressNotificationParam::new(token.clone(), progress).with_total(100.0);
+            let _ = ctx.peer.notify_progress(param).await;
+        }
+    }
+    Ok(CallToolResponse::Complete(text("Progress reported: 0, 50 and 100 of 100.")))
+}
+
+/// The input schema `json-schema-2020-12` expects back verbatim from `tools/list`.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
+async fn echo_arguments(flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(text(format!("Arguments: {}", flow.arguments())))
+}
+
+/// A tool whose `region` travels in the `Mcp-Param-Region` header too (SEP-2243); rmcp checks
+/// the header against the body before the handler runs.
+fn custom_header_tool() -> Tool {
+    tool_with_schema(
+        "test_custom_header",
+        "Echoes a region sent both in the body and in the Mcp-Param-Region header",
+        json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "description": "A region", "x-mcp-header": "Region"}},
+            "required": ["region"]
+        }),
+    )
+}
+
+async fn custom_header(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    let region = arguments.get("region").and_then(Value::as_str).unwrap_or("(none)");
+    Ok(text(format!("Region: {region}")))
+}
+
+fn user_text(text: &str) -> PromptMessage {
+    PromptMessage::new_text(Role::User, text)
+}
+
+async fn simple_prompt(_flow: Flow) -> Result<GetPromptResult, FlowError> {
+    Ok(GetPromptResult::new(vec![user_text("This is a simple prompt for testing.")]))
+}
+
+/// Reads its arguments straight off the rmcp request: nothing to ask, so no engine.
+async fn prompt_with_arguments(
+    request: GetPromptRequestParams,
+    _ctx: RequestContext<RoleServer>,
+) -> Result<GetPromptResponse, ErrorData> {
+    let argument = |name: &str| {
+        request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| ErrorData::invalid_params(format!("the string argument `{name}` is required"), None))
+    };
+    let (arg1, arg2) = (argument("arg1")?, argument("arg2")?);
+    Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![user_text(&format!(
+        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+    ))])))
+}
+
+async fn prompt_with_embedded_resource(flow: Flow) -> Result<GetPromptResult, FlowError> {
+    let arguments = flow.arguments();
+    let Some(uri) = arguments.get("resourceUri").and_then(Value::as_str) else {
+        return Err(FlowError::InvalidInput("the string argument `resourceUri` is required".to_owned()));
+    };
+    let resource = ResourceContents::text("Embedded resource content for testing.", uri);
+    Ok(GetPromptResult::new(vec![
+        PromptMessage::new(Role::User, ContentBlock::resource(resource)),
+        user_text("Please process the embedded resource above."),
+    ]))
+}
+
+async fn prompt_with_image(_flow: Flow) -> Result<GetPromptResult, FlowError> {
+    Ok(GetPromptResult::new(vec![
+        PromptMessage::new(Role::User, ContentBlock::image(RED_PIXEL_PNG, "image/png")),
+        user_text("Please analyze the image above."),
+    ]))
+}
+
+async fn static_text(_flow: Flow) -> Result<ReadResourceResult, FlowError> {
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(
+        "This is the content of the static text resource.",
+        STATIC_TEXT_URI,
+    )]))
+}
+
+async fn static_binary(_flow: Flow) -> Result<ReadResourceResult, FlowError> {
+    Ok(ReadResourceResult::new(vec![ResourceContents::blob(RED_PIXEL_PNG, STATIC_BINARY_URI).with_mime_type("image/png")]))
+}
+
+async fn template_data(matched: TemplateMatch, _flow: Flow) -> Result<ReadResourceResult, FlowError> {
+    let id = matched.get("id").unwrap_or_default();
+    let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(data.to_string(), matched.uri.clone()).with_mime_type("application/json"),
+    ]))
+}
+
+/// Suggestions for the arguments of `test_prompt_with_arguments` and the `id` of the data
+/// template, by prefix.
+async fn complete(request: CompleteRequestParams, _ctx: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+    let candidates: &[&str] = match (&request.r#ref, request.argument.name.as_str()) {
+        (Reference::Prompt(prompt), "arg1" | "arg2") if prompt.name == PROMPT_WITH_ARGUMENTS => {
+            &["paris", "park", "party", "testValue1", "testValue2"]
+        }
+        (Reference::Resource(template), "id") if template.uri == DATA_TEMPLATE => &["123", "456", "789"],
+        _ => return Err(ErrorData::invalid_params("no completions for this reference and argument", None)),
+    };
+    let values = candidates.iter().filter(|c| c.starts_with(&request.argument.value)).map(|c| (*c).to_owned()).collect();
+    let completion = CompletionInfo::with_all_values(values).map_err(|e| ErrorData::internal_error(e, None))?;
+    Ok(CompleteResult::new(completion))
+}
+
 #[allow(deprecated, reason = "the suite still exercises logging, deprecated by SEP-2577")]
 fn level_rank(level: LoggingLevel) -> u8 {
     match level {
@@ -182,11 +390,11 @@ fn build(engine: Engine) -> McpServer {
         })
         .raw_tool(tool("test_logging_tool", "Logs a message when the request asks for logs"), |_request, ctx| async move {
             #[allow(deprecated, reason = "logging is deprecated by SEP-2577 but still tested")]
-            if let Some(min) = ctx.meta.log_level() {
-                if level_rank(LoggingLevel::Info) >= level_rank(min) {
-                    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("logging tool called"));
-                    let _ = ctx.peer.notify_logging_message(param).await;
-                }
+            if let Some(min) = ctx.meta.log_level()
+                && level_rank(LoggingLevel::Info) >= level_rank(min)
+            {
+                let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("logging tool called"));
+                let _ = ctx.peer.notify_logging_message(param).await;
             }
             Ok(CallToolResponse::Complete(text("logged")))
         })
@@ -204,6 +412,52 @@ fn build(engine: Engine) -> McpServer {
             ),
             prompt,
         )
+        // The content fixtures.
+        .tool(tool("test_simple_text", "Returns simple text"), simple_text)
+        .tool(tool("test_image_content", "Returns an image"), image_content)
+        .tool(tool("test_audio_content", "Returns audio"), audio_content)
+        .tool(tool("test_embedded_resource", "Returns an embedded resource"), embedded_resource)
+        .tool(tool("test_multiple_content_types", "Returns text, an image and a resource"), multiple_content_types)
+        .tool(tool("test_error_handling", "Always returns a tool error"), error_handling)
+        .raw_tool(tool("test_tool_with_progress", "Reports progress while it works"), with_progress)
+        .tool(tool_with_schema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json_schema_2020_12()), echo_arguments)
+        .tool(custom_header_tool(), custom_header)
+        .prompt(Prompt::new("test_simple_prompt", Some("A prompt without arguments"), None), simple_prompt)
+        .raw_prompt(
+            Prompt::new(
+                PROMPT_WITH_ARGUMENTS,
+                Some("A prompt with two arguments"),
+                Some(vec![
+                    PromptArgument::new("arg1").with_description("First test argument").with_required(true),
+                    PromptArgument::new("arg2").with_description("Second test argument").with_required(true),
+                ]),
+            ),
+            prompt_with_arguments,
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                Some("A prompt embedding a resource"),
+                Some(vec![PromptArgument::new("resourceUri").with_description("URI of the resource to embed").with_required(true)]),
+            ),
+            prompt_with_embedded_resource,
+        )
+        .prompt(Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None), prompt_with_image)
+        .resource(
+            Resource::new(STATIC_TEXT_URI, "static-text").with_description("A static text resource").with_mime_type("text/plain"),
+            static_text,
+        )
+        .resource(
+            Resource::new(STATIC_BINARY_URI, "static-binary").with_description("A static PNG image").with_mime_type("image/png"),
+            static_binary,
+        )
+        .resource_template(
+            ResourceTemplate::new(DATA_TEMPLATE, "template-data")
+                .with_description("JSON data for an id")
+                .with_mime_type("application/json"),
+            template_data,
+        )
+        .completion(complete)
         .build()
 }
 
