@@ -1,13 +1,19 @@
 //! What the example servers share: command-line handling, the sealing keys from the
-//! environment, and serving an [`McpServer`] over HTTP or stdio.
+//! environment (and the page secrets derived from them), and serving an [`McpServer`] over HTTP
+//! or stdio.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::{CompletionStore, InProcessStore, RedisStore};
 use elicit_runtime::state::KeyRing;
 
+use crate::csrf::PageSecrets;
+
+pub mod csrf;
 pub mod loadgen;
 pub mod travel;
 
@@ -65,19 +71,61 @@ pub fn parse_args(args: impl IntoIterator<Item = String>, usage: &str, extra_fla
     Ok(Options { transport, extra })
 }
 
-/// The key ring from [`STATE_KEYS_VAR`], or a random key with a warning when it is unset.
-pub fn key_ring_from_env() -> Result<KeyRing, String> {
+/// What a server derives from its sealing keys.
+#[derive(Debug, Clone)]
+pub struct ServerKeys {
+    /// Seals and opens `requestState`.
+    pub ring: KeyRing,
+    /// Signs and checks the anti-forgery tokens of the pages the server shows in a browser:
+    /// derived from the same keys, so instances sharing the keys accept each other's forms.
+    pub page_secrets: PageSecrets,
+}
+
+impl ServerKeys {
+    /// Parses a [`STATE_KEYS_VAR`] value: comma-separated base64 32-byte keys, the first of which
+    /// seals (and signs page tokens).
+    pub fn from_list(list: &str) -> Result<ServerKeys, String> {
+        let ring = KeyRing::from_base64_list(list).map_err(|e| format!("{STATE_KEYS_VAR}: {e}"))?;
+        // The ring accepted every entry, so each decodes to 32 bytes in one of these flavours
+        // (the ones the ring accepts); a string valid in two of them decodes the same in both.
+        let keys: Vec<[u8; 32]> = list
+            .split(',')
+            .filter_map(|entry| {
+                let entry = entry.trim();
+                [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD]
+                    .into_iter()
+                    .find_map(|engine| engine.decode(entry).ok())
+                    .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+            })
+            .collect();
+        let page_secrets =
+            PageSecrets::derive(&keys).ok_or_else(|| format!("{STATE_KEYS_VAR}: no key to derive the page secret from"))?;
+        Ok(ServerKeys { ring, page_secrets })
+    }
+
+    /// Fresh random keys: nothing sealed or signed by this process is accepted by another.
+    pub fn random() -> Result<ServerKeys, String> {
+        let page_secrets = PageSecrets::random().map_err(|e| format!("no randomness for the page secret: {e}"))?;
+        Ok(ServerKeys { ring: KeyRing::generate(), page_secrets })
+    }
+}
+
+/// The keys from [`STATE_KEYS_VAR`], or random ones with a warning when it is unset.
+pub fn keys_from_env() -> Result<ServerKeys, String> {
     match std::env::var(STATE_KEYS_VAR) {
-        Ok(value) if !value.trim().is_empty() => {
-            KeyRing::from_base64_list(&value).map_err(|e| format!("{STATE_KEYS_VAR}: {e}"))
-        }
+        Ok(value) if !value.trim().is_empty() => ServerKeys::from_list(&value),
         _ => {
             eprintln!(
                 "warning: {STATE_KEYS_VAR} is not set; sealing requestState with a random key, so no other process can resume these flows"
             );
-            Ok(KeyRing::generate())
+            ServerKeys::random()
         }
     }
+}
+
+/// The key ring from [`STATE_KEYS_VAR`], or a random key with a warning when it is unset.
+pub fn key_ring_from_env() -> Result<KeyRing, String> {
+    keys_from_env().map(|keys| keys.ring)
 }
 
 /// The completion store named by `--store`: absent or `memory` is this process's own
@@ -118,4 +166,35 @@ pub async fn serve_on(server: McpServer, listener: tokio::net::TcpListener, extr
 pub fn exit_usage(message: &str) -> ! {
     eprintln!("{message}");
     std::process::exit(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY_STANDARD: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    const KEY_URL_SAFE: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+    const OTHER: &str = "//////////////////////////////////////////8=";
+
+    #[test]
+    fn instances_sharing_keys_share_page_secrets() {
+        let a = ServerKeys::from_list(KEY_STANDARD).unwrap_or_else(|e| unreachable!("{e}"));
+        // The same key spelt another way, as an operator might paste it.
+        let b = ServerKeys::from_list(KEY_URL_SAFE).unwrap_or_else(|e| unreachable!("{e}"));
+        let other = ServerKeys::from_list(OTHER).unwrap_or_else(|e| unreachable!("{e}"));
+        let token = a.page_secrets.token("id", "nonce");
+        assert!(b.page_secrets.verify("id", "nonce", &token));
+        assert!(!other.page_secrets.verify("id", "nonce", &token));
+        // Rotation: a new key in front signs; the old one, still listed, verifies.
+        let rotated = ServerKeys::from_list(&format!("{OTHER}, {KEY_STANDARD}")).unwrap_or_else(|e| unreachable!("{e}"));
+        assert!(rotated.page_secrets.verify("id", "nonce", &token));
+        assert!(other.page_secrets.verify("id", "nonce", &rotated.page_secrets.token("id", "nonce")));
+    }
+
+    #[test]
+    fn bad_key_lists_are_refused_by_the_ring() {
+        let error = ServerKeys::from_list("not-a-key").err().unwrap_or_default();
+        assert!(error.starts_with(STATE_KEYS_VAR), "{error}");
+        assert!(ServerKeys::from_list(&format!("{KEY_STANDARD},")).is_err());
+    }
 }

@@ -5,10 +5,10 @@
 //! A flow is four `tools/call` requests — the first call, the trip form, the payment consent and
 //! the confirmation — and each goes to the next instance in turn, so every round is served by a
 //! different process than the one before. The payment page is submitted as a browser would (a
-//! `POST` to the page's approve button) right after the consent retry is sent: the retry waits in
-//! the store and is answered as soon as the page is submitted, wherever that happened. A flow
-//! counts as lost or crossed unless its final "Booked!" text names its own reference, route,
-//! date and e-mail.
+//! `GET` of the page, then a `POST` of its approve form with the page's cookie and hidden token)
+//! right after the consent retry is sent: the retry waits in the store and is answered as soon as
+//! the page is submitted, wherever that happened. A flow counts as lost or crossed unless its
+//! final "Booked!" text names its own reference, route, date and e-mail.
 //!
 //! The client is plain JSON-RPC over HTTP with the headers and `_meta` of revision 2026-07-28, so
 //! the figures measure the servers, not a client library.
@@ -21,7 +21,8 @@ use elicit_runtime::Elicit;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
-use crate::travel::{Trip, price};
+use crate::csrf::TOKEN_FIELD;
+use crate::travel::{NONCE_COOKIE, Trip, price};
 
 /// The protocol revision spoken.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -120,14 +121,31 @@ impl McpClient {
         self.request(endpoint, "tools/call", params).await
     }
 
-    /// Submits a payment page the way its button does: a form `POST` to `{page_url}/approve`.
+    /// Submits a payment page the way a browser does when its Approve button is clicked: `GET`
+    /// the page, keep its nonce cookie and read the form's hidden token, then `POST` the token
+    /// with the cookie to `{page_url}/approve`.
     pub async fn approve_payment(&self, page_url: &str) -> Result<(), String> {
-        let url = format!("{}/approve", page_url.trim_end_matches('/'));
+        let page_url = page_url.trim_end_matches('/');
+        let shown = self.http.get(page_url).send().await.map_err(|e| format!("GET {page_url}: {e}"))?;
+        let status = shown.status().as_u16();
+        let cookie = shown
+            .headers()
+            .get_all(reqwest::header::SET_COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(|value| value.split(';').next().filter(|pair| pair.starts_with(&format!("{NONCE_COOKIE}="))))
+            .map(str::to_owned);
+        let html = shown.text().await.map_err(|e| format!("GET {page_url}: reading the page: {e}"))?;
+        let (Some(cookie), Some(token), 200) = (cookie, hidden_token(&html), status) else {
+            return Err(format!("GET {page_url}: HTTP {status}, no form to submit: {html}"));
+        };
+        let url = format!("{page_url}/approve");
         let response = self
             .http
             .post(&url)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body("")
+            .header(reqwest::header::COOKIE, cookie)
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(format!("{TOKEN_FIELD}={token}"))
             .send()
             .await
             .map_err(|e| format!("POST {url}: {e}"))?;
@@ -201,6 +219,13 @@ impl Round {
             other => Err(format!("expected to be asked for `{key}`, got {other:?}")),
         }
     }
+}
+
+/// The value of the form's hidden token field in a page (base64url, so it needs no unescaping).
+fn hidden_token(html: &str) -> Option<&str> {
+    let marker = format!("name=\"{TOKEN_FIELD}\" value=\"");
+    let start = html.find(&marker)? + marker.len();
+    html[start..].split('"').next().filter(|token| !token.is_empty())
 }
 
 /// The URL of the URL-mode request under `key`.
@@ -543,6 +568,14 @@ mod tests {
             assert!(seen.insert(key), "flow {n} repeats an answer");
             assert_ne!(content["from"], content["to"]);
         }
+    }
+
+    #[test]
+    fn the_hidden_token_is_read_from_the_page() {
+        let page = r#"<form><input type="hidden" name="csrf" value="a-b_C"><button id="approve"></button></form>"#;
+        assert_eq!(hidden_token(page), Some("a-b_C"));
+        assert_eq!(hidden_token("<p>Already answered</p>"), None);
+        assert_eq!(hidden_token(r#"name="csrf" value="""#), None);
     }
 
     #[test]

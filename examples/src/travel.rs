@@ -1,21 +1,22 @@
 //! The showcase: a travel agent whose `book_trip` tool asks for a trip with a form that uses every
 //! schema kind, sends the user to a payment page it serves itself (URL mode), then asks for a final
-//! confirmation — three rounds of straight-line handler code.
+//! confirmation — three rounds of straight-line handler code. The page itself lives in
+//! [`payment_page`](fn@payment_page).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, CompletionStore, Engine, Flow, FlowError, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
 use elicit_runtime::{Elicit, Email};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+mod payment_page;
+
+pub use payment_page::{NONCE_COOKIE, payment_page};
 
 /// The audience every travel-server instance seals its state for: instances sharing keys resume
 /// each other's flows.
@@ -317,71 +318,4 @@ pub fn server(engine: Engine, public_url: &str) -> McpServer {
             plan_trip,
         )
         .build()
-}
-
-/// The payment page: `GET /pay/{id}` shows it, `POST /pay/{id}/approve` or `/deny` records the
-/// decision as the completion of that URL-mode step.
-pub fn payment_page(store: Arc<dyn CompletionStore>) -> axum::Router {
-    axum::Router::new()
-        .route("/pay/{id}", get(show_payment))
-        .route("/pay/{id}/approve", axum::routing::post(approve))
-        .route("/pay/{id}/deny", axum::routing::post(deny))
-        .with_state(store)
-}
-
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body style=\"font-family: sans-serif; max-width: 32em; margin: 3em auto\"><h1>{title}</h1>{body}</body></html>"
-    );
-    (status, Html(html)).into_response()
-}
-
-/// Ids are minted by the engine as 22 URL-safe characters; anything else is not ours.
-fn plausible_id(id: &str) -> bool {
-    id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-async fn show_payment(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
-    if !plausible_id(&id) {
-        return page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link is not valid.</p>");
-    }
-    match store.status(&id).await {
-        Ok(UrlStatus::Pending) => page(
-            StatusCode::OK,
-            "Approve payment",
-            &format!(
-                "<p>Your travel agent asks you to approve a payment.</p>\
-                 <form method=\"post\" action=\"/pay/{id}/approve\"><button id=\"approve\" type=\"submit\">Approve</button></form>\
-                 <form method=\"post\" action=\"/pay/{id}/deny\"><button id=\"deny\" type=\"submit\">Deny</button></form>"
-            ),
-        ),
-        Ok(UrlStatus::Completed(_)) => {
-            page(StatusCode::CONFLICT, "Already answered", "<p>This payment was already approved or denied.</p>")
-        }
-        Ok(UrlStatus::Unknown) => page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link has expired or is not valid.</p>"),
-        Err(error) => page(StatusCode::SERVICE_UNAVAILABLE, "Try again later", &format!("<p>{error}</p>")),
-    }
-}
-
-async fn decide(store: Arc<dyn CompletionStore>, id: String, approved: bool) -> Response {
-    if !plausible_id(&id) {
-        return page(StatusCode::NOT_FOUND, "Unknown payment", "<p>This payment link is not valid.</p>");
-    }
-    match store.complete(&id, json!({ "approved": approved })).await {
-        Ok(true) if approved => {
-            page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
-        }
-        Ok(true) => page(StatusCode::OK, "Payment denied", "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>"),
-        Ok(false) => page(StatusCode::CONFLICT, "Not recorded", "<p>This payment link has expired or was already used.</p>"),
-        Err(error) => page(StatusCode::SERVICE_UNAVAILABLE, "Try again later", &format!("<p>{error}</p>")),
-    }
-}
-
-async fn approve(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
-    decide(store, id, true).await
-}
-
-async fn deny(State(store): State<Arc<dyn CompletionStore>>, Path(id): Path<String>) -> Response {
-    decide(store, id, false).await
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use rexpect::process::WaitStatus;
 use rexpect::session::{Options, PtySession, spawn_with_options};
 
-use clisupport::{Browser, Sandbox, TravelServer, bins, http_post};
+use clisupport::{Browser, Sandbox, TravelServer, bins, http_submit};
 
 const ENTER: &str = "\r";
 const DOWN: &str = "\x1b[B";
@@ -223,7 +223,7 @@ fn url_consent_open_in_browser_and_retry_now_while_pending() {
     // Pending again (the page is still not submitted; the next automatic retry would be 2 s away).
     term.expect("is not finished yet");
     term.expect("retrying in 2 s.");
-    assert_eq!(http_post(&format!("{shown}/approve")), 200);
+    assert_eq!(http_submit(&shown, "approve"), 200);
     std::thread::sleep(Duration::from_millis(300));
     let pressed = Instant::now();
     term.send("r");

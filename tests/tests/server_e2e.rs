@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::{Value, json};
 
-use support::http::{Asked, Client, Reply, browser_get, browser_post};
+use support::http::{Asked, Client, Reply, browser_get, browser_submit, visit_page};
 use support::process::ServerProcess;
 
 /// The trip every booking test answers with.
@@ -85,11 +85,12 @@ async fn book_trip_accepted_through_all_three_rounds() {
     let (url, _) = payment_link(&server, &payment);
 
     // The browser: the page shows the approval form, the user approves; a second submission is refused.
-    let (status, page) = browser_get(&url).await;
-    assert_eq!(status, 200, "{page}");
-    assert!(page.contains("Approve"), "{page}");
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 409, "a step cannot be completed twice");
+    let visit = visit_page(&url).await;
+    assert_eq!(visit.status, 200, "{}", visit.body);
+    assert!(visit.body.contains("Approve"), "{}", visit.body);
+    assert_eq!(visit.submit("approve").await, 200);
+    assert_eq!(visit.submit("approve").await, 409, "a step cannot be completed twice");
+    assert_eq!(browser_get(&url).await.0, 409, "the page says it was answered");
 
     let confirm = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await.asked();
     assert_eq!(confirm.keys(), ["confirm"]);
@@ -110,7 +111,7 @@ async fn multi_round_chain_carries_earlier_answers_in_the_state() {
     let round1 = booking.start().await.asked();
     let round2 = booking.answer(json!({"trip": accept(trip())}), &round1).await.asked();
     let (url, _) = payment_link(&server, &round2);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(&url, "approve").await, 200);
     // Each retry sends only the latest round's key; the trip answer rides in the state.
     let round3 = booking.answer(json!({"payment": {"action": "accept"}}), &round2).await.asked();
     let done = booking.answer(json!({"confirm": accept(json!({"confirm": true}))}), &round3).await;
@@ -156,7 +157,7 @@ async fn url_step_accepted_and_completed() {
     let booking = Booking::new(&server);
     let payment = booking.to_payment().await;
     let (url, _) = payment_link(&server, &payment);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(&url, "approve").await, 200);
     let next = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await.asked();
     assert_eq!(next.keys(), ["confirm"], "the URL step resolved, the flow moved on");
 }
@@ -198,7 +199,7 @@ async fn url_step_accepted_before_the_page_is_submitted_is_asked_again() {
     // The page is still open for that step; the user approves, and the next retry completes it.
     let (status, _) = browser_get(&url).await;
     assert_eq!(status, 200);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(&url, "approve").await, 200);
     let confirm = booking.answer(json!({"payment": {"action": "accept"}}), &again).await.asked();
     assert_eq!(confirm.keys(), ["confirm"]);
     let done = booking.answer(json!({"confirm": accept(json!({"confirm": true}))}), &confirm).await;
@@ -211,8 +212,9 @@ async fn url_step_denied_on_the_page() {
     let booking = Booking::new(&server);
     let payment = booking.to_payment().await;
     let (url, _) = payment_link(&server, &payment);
-    assert_eq!(browser_post(&format!("{url}/deny")).await, 200);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 409, "a denied payment cannot be approved after");
+    let visit = visit_page(&url).await;
+    assert_eq!(visit.submit("deny").await, 200);
+    assert_eq!(visit.submit("approve").await, 409, "a denied payment cannot be approved after");
     let done = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await;
     assert_eq!(done.text(), "Payment denied on the payment page: nothing was booked.");
 }
@@ -223,7 +225,7 @@ async fn confirmation_declined_after_payment() {
     let booking = Booking::new(&server);
     let payment = booking.to_payment().await;
     let (url, _) = payment_link(&server, &payment);
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(&url, "approve").await, 200);
     let confirm = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await.asked();
     let done = booking.answer(json!({"confirm": {"action": "decline"}}), &confirm).await;
     assert_eq!(done.text(), "Not booked: you declined the confirmation. The payment approval lapses.");

@@ -9,7 +9,7 @@ mod support;
 use elicit_runtime::state::INVALID_STATE_MESSAGE;
 use serde_json::{Value, json};
 
-use support::http::{Client, browser_post};
+use support::http::{Client, browser_submit};
 use support::process::ServerProcess;
 
 fn accept(content: Value) -> Value {
@@ -57,7 +57,7 @@ async fn book_trip_hops_between_instances_round_by_round() {
     assert_eq!(payment["message"], "Approve the payment of €129.00 for LHR → NRT on our payment page.");
     let url = payment["url"].as_str().unwrap();
     assert!(url.starts_with(&format!("{}/pay/", b.base_url())), "{url}");
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(url, "approve").await, 200);
     let round3 =
         on_b.retry("book_trip", json!({}), json!({"payment": {"action": "accept"}}), Some(round2.state())).await.asked();
     assert_eq!(round3.keys(), ["confirm"]);

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use support::http::{Client, Exchange, browser_post};
+use support::http::{Client, Exchange, browser_submit};
 use support::process::ServerProcess;
 use support::schema::{definition_for, validator, violations};
 
@@ -53,7 +53,7 @@ async fn session(server: &ServerProcess) -> Vec<Exchange> {
     let consent = json!({"payment": {"action": "accept"}});
     let pending = client.retry("book_trip", json!({}), consent.clone(), Some(payment.state())).await.asked();
     let url = pending.params("payment")["url"].as_str().unwrap().to_owned();
-    assert_eq!(browser_post(&format!("{url}/approve")).await, 200);
+    assert_eq!(browser_submit(&url, "approve").await, 200);
     let confirm = client.retry("book_trip", json!({}), consent, Some(pending.state())).await.asked();
     let done = client
         .retry("book_trip", json!({}), json!({"confirm": accept(json!({"confirm": true}))}), Some(confirm.state()))

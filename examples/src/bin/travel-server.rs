@@ -9,10 +9,11 @@
 //!                             or redis://HOST:PORT, shared by every instance using it
 //! ```
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
-//! sharing them and one `--store redis://…` can serve each other's rounds, payment step included.
+//! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
+//! (the payment page's form tokens are signed with a secret derived from the same keys).
 
 use elicit_examples::travel::{AUDIENCE, payment_page, server};
-use elicit_examples::{Transport, completion_store, exit_usage, key_ring_from_env, parse_args, serve_on};
+use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_on};
 use elicit_runtime::server::Engine;
 
 const USAGE: &str =
@@ -21,12 +22,12 @@ const USAGE: &str =
 async fn run() -> std::io::Result<()> {
     let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store"])
         .unwrap_or_else(|e| exit_usage(&e));
-    let keys = key_ring_from_env().unwrap_or_else(|e| exit_usage(&e));
+    let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
     let store = completion_store(options.get("store")).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });
-    let engine = Engine::builder(AUDIENCE, keys).completion_store(store).build();
+    let engine = Engine::builder(AUDIENCE, keys.ring).completion_store(store).build();
     let http_addr = match &options.transport {
         Transport::Http(addr) => *addr,
         Transport::Stdio => {
@@ -39,7 +40,7 @@ async fn run() -> std::io::Result<()> {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    let page = payment_page(engine.completion_store().clone());
+    let page = payment_page(engine.completion_store().clone(), keys.page_secrets);
     let mcp = server(engine, &public_url);
     match options.transport {
         Transport::Http(_) => serve_on(mcp, listener, page).await,

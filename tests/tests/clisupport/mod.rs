@@ -175,14 +175,16 @@ impl Sandbox {
     }
 
     /// Writes a stand-in browser script and returns the command `elicit --browser` runs. It
-    /// appends every URL it is asked to open to `opened.log`, and the status line of the page's
-    /// answer to `page.log`; it speaks HTTP with bash's `/dev/tcp`, so it needs no other tool.
+    /// appends every URL it is asked to open to `opened.log`; to submit the page it loads it,
+    /// keeps the nonce cookie and the form's hidden token as a browser does, posts them back, and
+    /// appends the status line of the page's answer to `page.log`. It speaks HTTP with bash's
+    /// `/dev/tcp` (and `sed` to read the page), so it needs no other tool.
     pub(crate) fn browser(&self, behaviour: Browser) -> String {
         let submit = match behaviour {
-            Browser::Approve => "post \"$1/approve\"".to_owned(),
-            Browser::Deny => "post \"$1/deny\"".to_owned(),
+            Browser::Approve => "submit \"$1\" approve".to_owned(),
+            Browser::Deny => "submit \"$1\" deny".to_owned(),
             Browser::ApproveAfter(delay) => {
-                format!("( sleep {}; post \"$1/approve\" ) </dev/null >/dev/null 2>&1 &", delay.as_secs_f32())
+                format!("( sleep {}; submit \"$1\" approve ) </dev/null >/dev/null 2>&1 &", delay.as_secs_f32())
             }
             Browser::RecordOnly => ":".to_owned(),
         };
@@ -192,12 +194,22 @@ impl Sandbox {
 set -u
 dir="$(cd "$(dirname "$0")" && pwd)"
 printf '%s\n' "$1" >> "$dir/opened.log"
-post() {{
+# submit URL ACTION: GET the page, then POST its ACTION form with the cookie and hidden token.
+submit() {{
     local rest="${{1#http://}}"
     local hostport="${{rest%%/*}}"
     local path="/${{rest#*/}}"
+    local page cookie token body
     exec 3<>"/dev/tcp/${{hostport%:*}}/${{hostport##*:}}" || exit 1
-    printf 'POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&3
+    printf 'GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&3
+    page="$(cat <&3)"
+    exec 3<&-
+    cookie="$(printf '%s\n' "$page" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: *\(pay_nonce=[^;]*\).*/\1/p')"
+    token="$(printf '%s\n' "$page" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p')"
+    body="csrf=${{token%%$'\n'*}}"
+    exec 3<>"/dev/tcp/${{hostport%:*}}/${{hostport##*:}}" || exit 1
+    printf 'POST %s/%s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
+        "$path" "$2" "$hostport" "${{cookie%%$'\n'*}}" "${{#body}}" "$body" >&3
     head -n 1 <&3 >> "$dir/page.log"
     exec 3<&-
 }}
@@ -333,20 +345,56 @@ pub(crate) fn elicit(args: &[&str], limit: Duration) -> Run {
 
 // ---- a tiny HTTP client for the payment page ----
 
-/// POSTs an empty body to `url` (http://HOST:PORT/PATH on loopback) and returns the status code.
-pub(crate) fn http_post(url: &str) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not an http URL: {url}"));
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+/// Sends one request to `host` (HOST:PORT on loopback) on a fresh connection and returns the whole
+/// answer.
+fn http_exchange(host: &str, request: &str) -> String {
     let addr: SocketAddr = host.parse().unwrap_or_else(|e| panic!("{host}: {e}"));
     assert!(addr.ip().is_loopback(), "only loopback is ever contacted, not {addr}");
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to the page");
     stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    write!(stream, "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").expect("send");
+    stream.write_all(request.as_bytes()).expect("send");
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+fn status_of(answer: &str) -> u16 {
     answer
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("no HTTP status in {answer:?}"))
+}
+
+/// Plays the user on the payment page at `url` (http://HOST:PORT/PATH on loopback): loads it,
+/// then clicks the button of form `action` (`approve` or `deny`) with the cookie and hidden token
+/// the page gave. Returns the status code of the submission.
+pub(crate) fn http_submit(url: &str, action: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not an http URL: {url}"));
+    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let page = http_exchange(host, &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"));
+    assert_eq!(status_of(&page), 200, "the page did not show its form: {page}");
+    let cookie = page
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| name.eq_ignore_ascii_case("set-cookie"))
+        .filter_map(|(_, value)| value.trim().split(';').next())
+        .find(|pair| pair.starts_with("pay_nonce="))
+        .unwrap_or_else(|| panic!("no nonce cookie set by {url}: {page}"))
+        .to_owned();
+    let marker = "name=\"csrf\" value=\"";
+    let token = page
+        .find(marker)
+        .and_then(|start| page[start + marker.len()..].split('"').next())
+        .unwrap_or_else(|| panic!("no hidden token on {url}: {page}"));
+    let body = format!("csrf={token}");
+    let answer = http_exchange(
+        host,
+        &format!(
+            "POST {path}/{action} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    status_of(&answer)
 }

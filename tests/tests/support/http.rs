@@ -223,17 +223,79 @@ impl Client {
     }
 }
 
-/// POSTs to a page as a browser submitting a form would; returns the HTTP status.
-pub(crate) async fn browser_post(url: &str) -> u16 {
-    http_client()
-        .post(url)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("")
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("POST {url} failed: {e}"))
-        .status()
-        .as_u16()
+/// The cookie the payment page keeps its per-visit nonce in.
+pub(crate) const NONCE_COOKIE: &str = "pay_nonce";
+
+/// One visit of a payment page, as a browser keeps it: what the page showed, the cookie it set
+/// and the hidden token of its forms.
+#[derive(Debug, Clone)]
+pub(crate) struct PageVisit {
+    /// The page's URL.
+    pub(crate) url: String,
+    /// The HTTP status of the `GET`.
+    pub(crate) status: u16,
+    /// The page.
+    pub(crate) body: String,
+    /// Every `Set-Cookie` header, whole.
+    pub(crate) set_cookies: Vec<String>,
+    /// `name=value` of the nonce cookie, as a browser sends it back.
+    pub(crate) cookie: Option<String>,
+    /// The value of the forms' hidden `csrf` field.
+    pub(crate) token: Option<String>,
+}
+
+impl PageVisit {
+    /// Clicks the button of form `action` (`approve` or `deny`): posts the visit's token with its
+    /// cookie; returns the HTTP status.
+    pub(crate) async fn submit(&self, action: &str) -> u16 {
+        let token = self.token.as_deref().unwrap_or_else(|| panic!("no form on {} (HTTP {}): {}", self.url, self.status, self.body));
+        post_form(&format!("{}/{action}", self.url), self.cookie.as_deref(), &format!("csrf={token}")).await.0
+    }
+}
+
+/// The value of the first hidden `csrf` field of a page.
+pub(crate) fn hidden_token(html: &str) -> Option<String> {
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker)? + marker.len();
+    html[start..].split('"').next().map(str::to_owned)
+}
+
+/// GETs a page as a browser would, keeping its cookie and form token.
+pub(crate) async fn visit_page(url: &str) -> PageVisit {
+    let response = http_client().get(url).send().await.unwrap_or_else(|e| panic!("GET {url} failed: {e}"));
+    let status = response.status().as_u16();
+    let set_cookies: Vec<String> = response
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .collect();
+    let cookie = set_cookies
+        .iter()
+        .filter_map(|c| c.split(';').next())
+        .find(|pair| pair.starts_with(&format!("{NONCE_COOKIE}=")))
+        .map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    let token = hidden_token(&body);
+    PageVisit { url: url.to_owned(), status, body, set_cookies, cookie, token }
+}
+
+/// Opens the page and clicks the button of form `action`, as a user in a browser does; returns
+/// the HTTP status of the submission.
+pub(crate) async fn browser_submit(url: &str, action: &str) -> u16 {
+    visit_page(url).await.submit(action).await
+}
+
+/// POSTs a form body with an optional `Cookie` header; returns the HTTP status and the page.
+pub(crate) async fn post_form(url: &str, cookie: Option<&str>, body: &str) -> (u16, String) {
+    let mut request = http_client().post(url).header("Content-Type", "application/x-www-form-urlencoded");
+    if let Some(cookie) = cookie {
+        request = request.header("Cookie", cookie);
+    }
+    let response = request.body(body.to_owned()).send().await.unwrap_or_else(|e| panic!("POST {url} failed: {e}"));
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
 }
 
 /// GETs a page; returns the HTTP status and the body.
