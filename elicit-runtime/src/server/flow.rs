@@ -286,7 +286,7 @@ impl Flow {
                         let content = answer.content.unwrap_or_default();
                         let request = InputRequest::Elicit(ElicitParams::Form {
                             message: format!("{message}\n\nPlease correct: {errors}."),
-                            requested_schema: Cow::Owned(with_defaults(&schema, &content)),
+                            requested_schema: Cow::Owned(prefilled_with(&schema, &content)),
                         });
                         return self.suspend(key, request).await;
                     }
@@ -475,7 +475,7 @@ fn mint_id() -> String {
 }
 
 /// `schema` with the user's previous values as defaults, where a value fits the property.
-fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> RequestedSchema {
+fn prefilled_with(schema: &RequestedSchema, content: &Map<String, Value>) -> RequestedSchema {
     let mut schema = schema.clone();
     for property in &mut schema.properties {
         let Some(value) = content.get(property.name.as_ref()) else { continue };
