@@ -5,5 +5,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 # The end-to-end tests run the real server and client binaries.
 cargo build --workspace --bins
+# The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them).
+cargo bench --no-run -p elicit-benches
 cargo test --workspace --no-fail-fast
 scripts/conformance.sh

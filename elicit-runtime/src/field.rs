@@ -567,6 +567,19 @@ fn parse_multi_select<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &
         .collect()
 }
 
+/// A set holds each choice once, so an answer repeating a choice (`["meal", "meal"]`) makes a set
+/// smaller than the array: `min_items` is checked again on what the set holds, or a set declared
+/// with `min_items = 2` would parse from two copies of one choice into one element (and its
+/// content would then fail its own schema). The restricted schema cannot state `uniqueItems`, so
+/// for repeated choices, and only for them, the parser of a set is stricter than its schema.
+fn parse_set<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &FieldRules, len: impl Fn(&C) -> usize) -> Result<C, String> {
+    let set: C = parse_multi_select(value, rules)?;
+    match rules.min_items {
+        Some(min) if (len(&set) as u64) < min => Err(format!("must have at least {min} different items selected")),
+        _ => Ok(set),
+    }
+}
+
 fn multi_select_value<'a, E: ElicitEnum>(items: impl Iterator<Item = &'a E>) -> Option<Value> {
     Some(Value::Array(items.map(|e| Value::String(e.to_wire().to_owned())).collect()))
 }
@@ -591,7 +604,7 @@ impl<E: ElicitEnum + Ord> FieldValue for BTreeSet<E> {
     }
 
     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-        parse_multi_select(value, rules)
+        parse_set(value, rules, BTreeSet::len)
     }
 
     fn to_value(&self) -> Option<Value> {
@@ -605,7 +618,7 @@ impl<E: ElicitEnum + Eq + Hash, S: std::hash::BuildHasher + Default> FieldValue 
     }
 
     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-        parse_multi_select(value, rules)
+        parse_set(value, rules, HashSet::len)
     }
 
     fn to_value(&self) -> Option<Value> {
@@ -682,12 +695,30 @@ mod chrono_fields {
 
         fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
             let text = parse_str(value, rules, Some(StringFormat::Date))?;
-            NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|e| format!("is not a valid date: {e}"))
+            // `parse_str` has checked `YYYY-MM-DD` in ASCII digits naming a real day: the parts
+            // make the date directly, several times faster than chrono's format-string parser,
+            // which stays as the fallback (and the source of the error message).
+            match checked_date_parts(text).and_then(|(y, m, d)| NaiveDate::from_ymd_opt(y, m, d)) {
+                Some(date) => Ok(date),
+                None => NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|e| format!("is not a valid date: {e}")),
+            }
         }
 
         fn to_value(&self) -> Option<Value> {
             Some(Value::String(self.format("%Y-%m-%d").to_string()))
         }
+    }
+
+    /// Year, month and day of a `YYYY-MM-DD` text of ASCII digits.
+    fn checked_date_parts(text: &str) -> Option<(i32, u32, u32)> {
+        let bytes = text.as_bytes();
+        let number = |range: std::ops::Range<usize>| {
+            bytes.get(range)?.iter().try_fold(0u32, |acc, b| b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0')))
+        };
+        if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+            return None;
+        }
+        Some((i32::try_from(number(0..4)?).ok()?, number(5..7)?, number(8..10)?))
     }
 
     fn parse_date_time(value: &Value, rules: &FieldRules) -> Result<DateTime<FixedOffset>, String> {
@@ -719,7 +750,26 @@ mod chrono_fields {
         }
 
         fn to_value(&self) -> Option<Value> {
-            Some(Value::String(self.to_rfc3339_opts(SecondsFormat::AutoSi, true)))
+            Some(Value::String(utc_text(self)))
+        }
+    }
+
+    /// RFC 3339 text of a UTC instant. An answer at the edge of the four-digit years can name an
+    /// instant outside them in UTC (`0000-01-01T00:30:00+01:00` is in the year -1), which UTC text
+    /// cannot write; such an instant is written at the widest offset, which brings any instant an
+    /// answer can name back to the year 0000 or 9999, so whatever parses writes content that
+    /// parses back to it. Instants further out (built by the server) still write unparsable text.
+    fn utc_text(time: &DateTime<Utc>) -> String {
+        use chrono::Datelike;
+        const WIDEST: i32 = 23 * 3600 + 59 * 60;
+        let offset = match time.year() {
+            ..0 => FixedOffset::east_opt(WIDEST),
+            10_000.. => FixedOffset::west_opt(WIDEST),
+            _ => None,
+        };
+        match offset {
+            Some(offset) => time.with_timezone(&offset).to_rfc3339_opts(SecondsFormat::AutoSi, true),
+            None => time.to_rfc3339_opts(SecondsFormat::AutoSi, true),
         }
     }
 }
@@ -811,5 +861,25 @@ mod tests {
         assert_eq!(f64::parse(&json!(30.5), &FieldRules::EMPTY), Ok(30.5));
         assert_eq!(f64::parse(&json!(3), &FieldRules::EMPTY), Ok(3.0));
         assert!(f32::parse(&json!(1e300), &FieldRules::EMPTY).is_err());
+    }
+
+    /// The date fast path agrees with chrono's `%Y-%m-%d` parser on every day of these years
+    /// (leap rules, year 0, the last year RFC 3339 can write) and on the days that do not exist.
+    #[cfg(feature = "chrono")]
+    #[test]
+    fn dates_parse_as_chrono_parses_them() {
+        use chrono::NaiveDate;
+        for year in [0, 1, 1900, 1999, 2000, 2024, 2026, 2100, 9999] {
+            for month in 0..=13 {
+                for day in 0..=32 {
+                    let text = format!("{year:04}-{month:02}-{day:02}");
+                    let ours = NaiveDate::parse(&json!(text), &FieldRules::EMPTY).ok();
+                    let chrono = NaiveDate::parse_from_str(&text, "%Y-%m-%d").ok();
+                    assert_eq!(ours, chrono, "{text}");
+                }
+            }
+        }
+        assert!(NaiveDate::parse(&json!("2026-7-28"), &FieldRules::EMPTY).is_err());
+        assert!(NaiveDate::parse(&json!("+2026-07-28"), &FieldRules::EMPTY).is_err());
     }
 }

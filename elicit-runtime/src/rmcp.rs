@@ -11,10 +11,10 @@
 //! or templates) and `completions` (for a [`McpServerBuilder::completion`] hook).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
@@ -22,7 +22,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use ::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    CompleteResult, ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
     InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired, JsonObject, ListPromptsResult,
     ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod,
@@ -35,8 +35,9 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use ::rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
+use crate::schema::RequestedSchema;
 use crate::server::{Engine, EngineError, Flow, FlowError, Outcome, Request};
-use crate::wire::{InputRequiredResult, RESULT_INPUT_REQUIRED};
+use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, RESULT_INPUT_REQUIRED};
 use uri_template::UriTemplate;
 
 mod uri_template;
@@ -341,12 +342,55 @@ fn engine_error(error: EngineError) -> ErrorData {
 fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRequired, ErrorData> {
     let mut requests = BTreeMap::new();
     for (key, request) in &result.input_requests {
-        let typed: RmcpInputRequest = serde_json::from_value(request.to_json())
+        let typed = typed_input_request(request)
             .map_err(|e| ErrorData::internal_error(format!("input request `{key}` cannot be encoded: {e}"), None))?;
         requests.insert(key.clone(), typed);
     }
     let requests = if requests.is_empty() { None } else { Some(requests) };
     Ok(RmcpInputRequired::new(requests, result.request_state.clone()))
+}
+
+/// One input request as rmcp's type. rmcp's `InputRequest` is an untagged union: decoding into it
+/// buffers the request and tries each variant in turn. The method is known here, so the request is
+/// decoded straight into its variant, which is what the union would have picked; the form of a
+/// derived type takes its schema from [`typed_schema`].
+fn typed_input_request(request: &InputRequest) -> Result<RmcpInputRequest, serde_json::Error> {
+    if let InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Borrowed(schema) }) = request {
+        return Ok(RmcpInputRequest::Elicitation(ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.clone(),
+            requested_schema: typed_schema(schema)?,
+        })));
+    }
+    let json = request.to_json();
+    Ok(match request {
+        InputRequest::Elicit(_) => RmcpInputRequest::Elicitation(serde_json::from_value(json)?),
+        InputRequest::CreateMessage(_) => RmcpInputRequest::CreateMessage(serde_json::from_value(json)?),
+        InputRequest::ListRoots => RmcpInputRequest::ListRoots(serde_json::from_value(json)?),
+    })
+}
+
+/// rmcp's `ElicitationSchema` of a `'static` (derived) schema, decoded once per process. rmcp
+/// decodes every property through an untagged union; for a form of a dozen fields that costs more
+/// than the rest of the round. A `'static` schema keeps its address for the life of the process,
+/// so the address is the key.
+fn typed_schema(schema: &'static RequestedSchema) -> Result<ElicitationSchema, serde_json::Error> {
+    // Schemas leaked at run time could be many: past this many, decode without keeping.
+    const MAX_CACHED: usize = 1024;
+    static CACHE: OnceLock<Mutex<HashMap<usize, ElicitationSchema>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    // Nothing panics while the lock is held; a poisoned map is still a valid cache.
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    let key = std::ptr::from_ref(schema).addr();
+    if let Some(typed) = lock().get(&key) {
+        return Ok(typed.clone());
+    }
+    let typed: ElicitationSchema = serde_json::from_value(schema.to_json())?;
+    let mut cached = lock();
+    if cached.len() < MAX_CACHED {
+        cached.insert(key, typed.clone());
+    }
+    Ok(typed)
 }
 
 fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
@@ -635,4 +679,70 @@ fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
         }
     }
     serde_json::to_vec(&message).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::{
+        BooleanSchema, EnumOption, MultiSelectSchema, NumberSchema, PrimitiveSchema, Property, RequestedSchema,
+        SingleSelectSchema, StringFormat, StringSchema,
+    };
+    use crate::wire::ElicitParams;
+
+    /// Decoding straight into the variant gives what rmcp's untagged union gives, for every kind
+    /// of input request and every kind of property.
+    #[test]
+    fn typed_input_requests_match_the_untagged_decoding() {
+        let option = |value: &'static str, title: Option<&'static str>| EnumOption { value: value.into(), title: title.map(Into::into) };
+        let schema = RequestedSchema::new(vec![
+            Property::required(
+                "s",
+                PrimitiveSchema::String(StringSchema { min_length: Some(1), format: Some(StringFormat::Date), ..Default::default() }),
+            ),
+            Property::optional("n", PrimitiveSchema::Number(NumberSchema { integer: true, maximum: Some(9.into()), ..Default::default() })),
+            Property::optional("b", PrimitiveSchema::Boolean(BooleanSchema { default: Some(true), ..Default::default() })),
+            Property::required(
+                "e",
+                PrimitiveSchema::SingleSelect(SingleSelectSchema { options: vec![option("a", None), option("b", None)], ..Default::default() }),
+            ),
+            Property::required(
+                "t",
+                PrimitiveSchema::SingleSelect(SingleSelectSchema {
+                    options: vec![option("a", Some("A"))],
+                    titled: true,
+                    ..Default::default()
+                }),
+            ),
+            Property::optional(
+                "m",
+                PrimitiveSchema::MultiSelect(MultiSelectSchema {
+                    options: vec![option("x", Some("X")), option("y", Some("Y"))],
+                    titled: true,
+                    max_items: Some(1),
+                    ..Default::default()
+                }),
+            ),
+        ]);
+        // A `'static` schema, as a derived type's: the cached path, twice (decoded, then kept).
+        static STATIC_SCHEMA: OnceLock<RequestedSchema> = OnceLock::new();
+        let static_schema = STATIC_SCHEMA.get_or_init(|| schema.clone());
+        let requests = [
+            InputRequest::Elicit(ElicitParams::Form { message: "Fill in".into(), requested_schema: Cow::Owned(schema) }),
+            InputRequest::Elicit(ElicitParams::Form { message: "Kept".into(), requested_schema: Cow::Borrowed(static_schema) }),
+            InputRequest::Elicit(ElicitParams::Form { message: "Kept".into(), requested_schema: Cow::Borrowed(static_schema) }),
+            InputRequest::Elicit(ElicitParams::Url { message: "Pay".into(), url: "https://pay.example/1".into() }),
+            InputRequest::CreateMessage(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5})),
+            InputRequest::ListRoots,
+        ];
+        for request in &requests {
+            let untagged: RmcpInputRequest = serde_json::from_value(request.to_json()).unwrap();
+            assert_eq!(typed_input_request(request).unwrap(), untagged, "{request:?}");
+        }
+    }
 }

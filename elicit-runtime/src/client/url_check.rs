@@ -133,10 +133,17 @@ pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
     // that repeats the host name (`https://pay.example.com.evil@pay.example.com/`).
     let host_range = parsed[..url::Position::BeforeHost].len()..parsed[..url::Position::AfterHost].len();
     let url = parsed.to_string();
+    // Normalising percent-encodes what the raw text held as is (one non-ASCII byte becomes three),
+    // so a URL under the cap may come out several times over it: the cap bounds what is shown and
+    // opened, and checking the result again must give the same answer.
+    if url.len() > MAX_URL_LEN {
+        return Err(format!("the URL is longer than {MAX_URL_LEN} bytes once normalised"));
+    }
     Ok(CheckedUrl { url, host: host_text, host_range, warnings })
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
 
@@ -146,6 +153,21 @@ mod tests {
             assert!(check_url(bad).is_err(), "{bad}");
         }
         assert!(check_url(&format!("https://x.test/{}", "a".repeat(MAX_URL_LEN))).is_err());
+    }
+
+    /// Found by the `client_parse` fuzz target: 3,000 `é` are 6,000 bytes raw but 18,000 once
+    /// percent-encoded, and the normalised URL was returned over the cap (so checking it again
+    /// refused it).
+    #[test]
+    fn the_cap_applies_to_the_normalised_url() {
+        let raw = format!("https://x.test/{}", "é".repeat(3_000));
+        assert!(raw.len() <= MAX_URL_LEN);
+        let error = check_url(&raw).unwrap_err();
+        assert!(error.contains("once normalised"), "{error}");
+        let fits = format!("https://x.test/{}", "é".repeat(1_000));
+        let checked = check_url(&fits).unwrap();
+        assert!(checked.url.len() <= MAX_URL_LEN);
+        assert_eq!(check_url(&checked.url), Ok(checked));
     }
 
     #[test]

@@ -267,8 +267,9 @@ impl Engine {
     /// Runs one round of `handler` for `request`.
     ///
     /// Errors are the JSON-RPC errors to send: `-32602` for a bad `requestState` (one fixed
-    /// message whatever went wrong) or malformed `inputResponses`, `-32021` when the handler needs
-    /// an undeclared capability, `-32603` for handler and store failures.
+    /// message whatever went wrong), malformed `inputResponses`, or answers too large to carry in
+    /// the next `requestState` (see [`EngineBuilder::max_state_len`]), `-32021` when the handler
+    /// needs an undeclared capability, `-32603` for handler and store failures.
     pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
     where
         F: FnOnce(Flow) -> Fut,
@@ -314,10 +315,14 @@ impl Engine {
                     message: format!("could not encode the flow state: {e}"),
                     data: None,
                 })?;
-                let token = self.sealer.seal(&binding, &payload, SystemTime::now()).map_err(|e| EngineError {
-                    code: codes::INTERNAL_ERROR,
-                    message: format!("could not seal the flow state: {e}"),
-                    data: None,
+                // Sealing fails only when the token would pass the cap. The state carries the
+                // client's answers (a long free-text answer, or keys the form never asked for), so
+                // a client can make it too large: that is its invalid input, not a server failure.
+                let token = self.sealer.seal(&binding, &payload, SystemTime::now()).map_err(|_| {
+                    EngineError::invalid_params(format!(
+                        "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
+                        self.sealer.max_token_len()
+                    ))
                 })?;
                 Ok(Outcome::InputRequired(InputRequiredResult { input_requests: requests, request_state: Some(token) }))
             }

@@ -1,0 +1,365 @@
+//! The end-to-end benchmark: a small server built on the runtime's rmcp adapter, and a load
+//! generator that drives any MCP server speaking revision 2026-07-28 over Streamable HTTP.
+//!
+//! Both sides of the comparison are the same for every server: the tool `ask_name` answers the
+//! first call with `input_required` holding one form elicitation (`{name: string}`) and completes
+//! on the retry that carries the answer and the echoed `requestState`; the tool `plain` completes
+//! at once. A *flow* is the two calls of `ask_name`; a *plain call* is one call of `plain`.
+//!
+//! The load generator is plain JSON-RPC over HTTP with the headers and `_meta` of the revision, so
+//! the figures measure the servers, not a client library. It accepts `application/json` and SSE
+//! replies alike (some servers stream every reply), and checks every reply: a flow whose first
+//! reply is not `input_required`, or whose retry does not greet the name it sent, is an error.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use elicit_runtime::Elicit;
+use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
+use elicit_runtime::state::KeyRing;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde_json::{Value, json};
+
+/// The protocol revision spoken.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// The tool that asks one form.
+pub const FLOW_TOOL: &str = "ask_name";
+/// The tool that asks nothing.
+pub const PLAIN_TOOL: &str = "plain";
+
+/// What is your name?
+#[derive(Elicit)]
+pub struct Name {
+    /// Your name
+    pub name: String,
+}
+
+fn tool(name: &'static str, description: &'static str) -> Tool {
+    let schema: JsonObject = match json!({"type": "object", "properties": {}}) {
+        Value::Object(schema) => schema,
+        _ => JsonObject::new(),
+    };
+    Tool::new(name, description, Arc::new(schema))
+}
+
+fn text(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+async fn ask_name(flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(match flow.form::<Name>("name").await? {
+        Answer::Accepted(who) => text(format!("Hello, {}!", who.name)),
+        Answer::Declined | Answer::Cancelled => text("Hello, stranger!".to_owned()),
+    })
+}
+
+async fn plain(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    Ok(text("pong".to_owned()))
+}
+
+/// The bench server: both tools, engine handlers on the runtime's rmcp adapter.
+pub fn bench_server() -> McpServer {
+    let engine = Engine::builder("elicit-bench", KeyRing::generate()).build();
+    McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine)
+        .tool(tool(FLOW_TOOL, "Asks for a name with one form, then greets it"), ask_name)
+        .tool(tool(PLAIN_TOOL, "Answers at once"), plain)
+        .build()
+}
+
+/// What one load run exercises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Two-round flows of [`FLOW_TOOL`].
+    Flow,
+    /// Single calls of [`PLAIN_TOOL`].
+    Plain,
+}
+
+impl Mode {
+    /// The name used on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Flow => "flow",
+            Mode::Plain => "plain",
+        }
+    }
+}
+
+/// A plain MCP client over HTTP: one JSON-RPC request per POST.
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    endpoint: String,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Client {
+    /// A client of the MCP endpoint `endpoint` (e.g. `http://127.0.0.1:8931/mcp`).
+    pub fn new(endpoint: &str) -> Result<Client, String> {
+        let http = reqwest::Client::builder()
+            // Loopback only.
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))?;
+        Ok(Client { http, endpoint: endpoint.to_owned(), next_id: Arc::new(AtomicU64::new(1)) })
+    }
+
+    /// `tools/call` of `tool` with the answers and state of the previous round, if any; returns the
+    /// JSON-RPC `result`.
+    pub async fn call_tool(&self, tool: &str, input_responses: Option<Value>, request_state: Option<&str>) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut params = json!({
+            "name": tool,
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+                "io.modelcontextprotocol/clientInfo": {"name": "elicit-bench-loadgen", "version": "0.1.0"},
+            },
+        });
+        if let Some(responses) = input_responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = request_state {
+            params["requestState"] = json!(state);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
+        let response = self
+            .http
+            .post(&self.endpoint)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", PROTOCOL_VERSION)
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", tool)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("tools/call {tool}: {e}"))?;
+        let status = response.status();
+        let sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let bytes = response.bytes().await.map_err(|e| format!("tools/call {tool}: reading the reply: {e}"))?;
+        let reply = if sse { sse_message(&bytes, id) } else { serde_json::from_slice(&bytes).ok() };
+        let Some(mut reply) = reply else {
+            return Err(format!("tools/call {tool}: HTTP {status}, no JSON-RPC reply: {}", String::from_utf8_lossy(&bytes)));
+        };
+        if reply.get("id") != Some(&json!(id)) {
+            return Err(format!("tools/call {tool}: the reply carries another id: {reply}"));
+        }
+        match reply.get_mut("result") {
+            Some(result) => Ok(result.take()),
+            None => Err(format!("tools/call {tool}: HTTP {status}: {reply}")),
+        }
+    }
+
+    /// One two-round flow of [`FLOW_TOOL`], every reply checked.
+    pub async fn flow(&self, name: &str) -> Result<(), String> {
+        let first = self.call_tool(FLOW_TOOL, None, None).await?;
+        if first.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            return Err(format!("round 1 is not input_required: {first}"));
+        }
+        let key = first
+            .get("inputRequests")
+            .and_then(Value::as_object)
+            .and_then(|requests| requests.keys().next())
+            .ok_or_else(|| format!("round 1 has no input request: {first}"))?;
+        let responses = json!({ key: {"action": "accept", "content": {"name": name}} });
+        let state = first.get("requestState").and_then(Value::as_str);
+        let second = self.call_tool(FLOW_TOOL, Some(responses), state).await?;
+        let greeting = result_text(&second).ok_or_else(|| format!("round 2 is not a complete result: {second}"))?;
+        if !greeting.contains(name) {
+            return Err(format!("round 2 greets someone else: {greeting}"));
+        }
+        Ok(())
+    }
+
+    /// One call of [`PLAIN_TOOL`], its reply checked.
+    pub async fn plain(&self) -> Result<(), String> {
+        let result = self.call_tool(PLAIN_TOOL, None, None).await?;
+        match result_text(&result) {
+            Some(_) => Ok(()),
+            None => Err(format!("plain call is not a complete result: {result}")),
+        }
+    }
+}
+
+/// The text of a complete `CallToolResult`.
+fn result_text(result: &Value) -> Option<&str> {
+    if result.get("resultType").and_then(Value::as_str).is_some_and(|t| t != "complete") {
+        return None;
+    }
+    result.pointer("/content/0/text").and_then(Value::as_str)
+}
+
+/// The message with id `id` in an SSE body (`data:` lines; one event may span several).
+fn sse_message(body: &[u8], id: u64) -> Option<Value> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut data = String::new();
+    let mut found = None;
+    let mut flush = |data: &mut String| {
+        if let Ok(message) = serde_json::from_str::<Value>(data)
+            && message.get("id") == Some(&json!(id))
+        {
+            found = Some(message);
+        }
+        data.clear();
+    };
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        } else if line.is_empty() {
+            flush(&mut data);
+        }
+    }
+    flush(&mut data);
+    found
+}
+
+/// The outcome of one timed trial.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// Units completed (flows or plain calls) inside the window.
+    pub completed: u64,
+    /// Units that failed.
+    pub errors: u64,
+    /// The window.
+    pub elapsed: Duration,
+    /// Latency of each completed unit, sorted.
+    pub latencies: Vec<Duration>,
+    /// The first error seen, if any.
+    pub first_error: Option<String>,
+    /// Units completed at all, inside the window or just after it (for CPU per unit).
+    pub finished: u64,
+}
+
+impl Trial {
+    /// Completed units per second.
+    pub fn rate(&self) -> f64 {
+        self.completed as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The latency at quantile `q` (0..=1).
+    pub fn latency(&self, q: f64) -> Duration {
+        if self.latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let at = ((self.latencies.len() - 1) as f64 * q).round() as usize;
+        self.latencies[at.min(self.latencies.len() - 1)]
+    }
+}
+
+/// Runs `concurrency` workers doing `mode` back to back for `duration`, and reports what finished
+/// inside the window (a unit started before the deadline and finished after it is not counted).
+pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Duration) -> Trial {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..concurrency {
+        let client = client.clone();
+        workers.spawn(async move {
+            let name = format!("Ada-{worker}");
+            let mut latencies = Vec::new();
+            let (mut errors, mut first_error, mut late) = (0u64, None, 0u64);
+            loop {
+                let began = Instant::now();
+                if began >= deadline {
+                    break;
+                }
+                let outcome = match mode {
+                    Mode::Flow => client.flow(&name).await,
+                    Mode::Plain => client.plain().await,
+                };
+                let ended = Instant::now();
+                match outcome {
+                    Ok(()) if ended <= deadline => latencies.push(ended - began),
+                    Ok(()) => late += 1,
+                    Err(error) => {
+                        errors += 1;
+                        first_error.get_or_insert(error);
+                        // A server that refuses everything should not spin the CPU the others share.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            }
+            (latencies, errors, first_error, late)
+        });
+    }
+    let mut trial =
+        Trial { completed: 0, errors: 0, elapsed: Duration::ZERO, latencies: Vec::new(), first_error: None, finished: 0 };
+    while let Some(joined) = workers.join_next().await {
+        match joined {
+            Ok((latencies, errors, first_error, late)) => {
+                trial.finished += late;
+                trial.latencies.extend(latencies);
+                trial.errors += errors;
+                if trial.first_error.is_none() {
+                    trial.first_error = first_error;
+                }
+            }
+            Err(error) => {
+                trial.errors += 1;
+                trial.first_error.get_or_insert(format!("worker failed: {error}"));
+            }
+        }
+    }
+    trial.elapsed = duration;
+    trial.completed = trial.latencies.len() as u64;
+    trial.finished += trial.completed;
+    trial.latencies.sort_unstable();
+    trial
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `0` when empty.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_message_in_an_sse_body() {
+        let body = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n";
+        assert_eq!(sse_message(body, 7).unwrap()["id"], json!(7));
+        assert!(sse_message(body, 8).is_none());
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flow_and_a_plain_call_against_the_bench_server() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = bench_server().http_router(&[]);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = Client::new(&format!("http://{addr}/mcp")).unwrap();
+        client.flow("Grace").await.unwrap();
+        client.plain().await.unwrap();
+        let trial = trial(&client, Mode::Flow, 4, Duration::from_millis(200)).await;
+        assert_eq!(trial.errors, 0, "{:?}", trial.first_error);
+        assert!(trial.completed > 0);
+    }
+}

@@ -1,0 +1,142 @@
+//! Derived forms: one with every required field kind, one with every optional kind, and the small
+//! contact form the engine handler asks for.
+
+use std::collections::{BTreeSet, HashSet};
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use elicit_runtime::{Elicit, Email};
+use url::Url;
+
+/// Every field kind, required, with constraints and defaults.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+#[elicit(rename_all = "camelCase")]
+pub struct Everything {
+    /// Name
+    #[elicit(title = "Name", min_length = 2, max_length = 8, default = "Ada")]
+    pub name: String,
+    #[elicit(format = "email")]
+    pub contact: String,
+    #[elicit(format = "uri", max_length = 64)]
+    pub home: String,
+    #[elicit(format = "date")]
+    pub born: String,
+    #[elicit(format = "date-time", rename = "seen_at")]
+    pub seen: String,
+    pub work: Email,
+    pub day: NaiveDate,
+    pub at_utc: DateTime<Utc>,
+    pub at_offset: DateTime<FixedOffset>,
+    pub site: Url,
+    #[elicit(default = true)]
+    pub flag: bool,
+    pub a_i8: i8,
+    pub a_u8: u8,
+    pub a_i16: i16,
+    pub a_u16: u16,
+    pub a_i32: i32,
+    pub a_u32: u32,
+    pub a_i64: i64,
+    pub a_u64: u64,
+    pub a_i128: i128,
+    pub a_u128: u128,
+    pub a_isize: isize,
+    pub a_usize: usize,
+    #[elicit(minimum = -10, maximum = 10, default = 0)]
+    pub ranged: i32,
+    #[elicit(minimum = -9007199254740993, maximum = 9007199254740993)]
+    pub wide: i64,
+    pub single: f32,
+    pub double: f64,
+    #[elicit(minimum = 0.5, maximum = 99.5, default = 1.5)]
+    pub ratio: f64,
+    pub colour: Colour,
+    #[elicit(default = "business")]
+    pub cabin: Cabin,
+    #[elicit(min_items = 1, max_items = 3, default = ["red"])]
+    pub colours: Vec<Colour>,
+    #[elicit(min_items = 2)]
+    pub extras: BTreeSet<Extra>,
+    #[elicit(max_items = 2)]
+    pub tags: HashSet<Colour>,
+}
+
+/// Every field kind, optional.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+#[elicit(message = "Optional extras")]
+pub struct Optionals {
+    #[elicit(min_length = 1, max_length = 5)]
+    pub short: Option<String>,
+    pub email: Option<Email>,
+    #[elicit(format = "uri")]
+    pub link: Option<String>,
+    pub day: Option<NaiveDate>,
+    pub moment: Option<DateTime<Utc>>,
+    pub site: Option<Url>,
+    pub flag: Option<bool>,
+    pub small: Option<i8>,
+    pub big: Option<u64>,
+    pub single: Option<f32>,
+    #[elicit(minimum = -1.5)]
+    pub double: Option<f64>,
+    pub colour: Option<Colour>,
+    #[elicit(max_items = 2)]
+    pub colours: Option<Vec<Colour>>,
+    #[elicit(min_items = 1)]
+    pub extras: Option<BTreeSet<Extra>>,
+    pub cabins: Option<HashSet<Cabin>>,
+}
+
+/// Who to contact about the booking.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+pub struct Contact {
+    /// Your name
+    #[elicit(min_length = 1, max_length = 40)]
+    pub name: String,
+    pub email: Email,
+    #[elicit(minimum = 18)]
+    pub age: Option<u8>,
+    #[elicit(default = false)]
+    pub newsletter: bool,
+    pub colour: Colour,
+}
+
+/// An untitled single-select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[elicit(rename_all = "lowercase")]
+pub enum Colour {
+    /// Red
+    Red,
+    /// Green
+    Green,
+    /// Blue
+    #[elicit(rename = "deep-blue")]
+    Blue,
+}
+
+/// A titled single-select.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[elicit(rename_all = "snake_case")]
+pub enum Cabin {
+    /// Economy
+    #[elicit(title = "Economy")]
+    Economy,
+    /// Premium economy
+    #[elicit(title = "Premium economy")]
+    PremiumEconomy,
+    /// Business
+    #[elicit(title = "Business class")]
+    Business,
+}
+
+/// Titled through some variants only.
+#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Extra {
+    /// Legroom
+    #[elicit(title = "Extra legroom")]
+    Legroom,
+    /// Meal
+    Meal,
+    /// Lounge
+    #[elicit(title = "Lounge access")]
+    Lounge,
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Every benchmark of BENCHMARKS.md in one run, then its tables (Markdown on stdout).
+#
+#   scripts/bench.sh                 # ~10 minutes on a 2-core machine once built
+#
+# 1. criterion micro-benchmarks (schema, parse, request_state) with criterion's default timings;
+# 2. allocations per call and sealed sizes (`alloc_count`);
+# 3. end to end over loopback HTTP: the same load generator, concurrency and trials against our
+#    bench server (tokio's default 2 worker threads, and 1 thread), the official Python SDK and the
+#    official TypeScript SDK serving the same two tools; and ours again with one request in flight;
+# 4. `bench-report`: every figure, and every goal as a ratio of two figures of this run.
+#
+# The peer SDKs are installed with pip and npm into a scratch folder outside the repository
+# ($ELICIT_BENCH_PEERS, default ${TMPDIR:-/tmp}/elicit-bench-peers); their server sources are
+# benches/peers/. Results go to target/bench-results/ (report.md is the printed report).
+# Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+peers="${ELICIT_BENCH_PEERS:-${TMPDIR:-/tmp}/elicit-bench-peers}"
+out="$root/target/bench-results"
+concurrency="${CONCURRENCY:-32}"
+trials="${TRIALS:-5}"
+trial_seconds="${TRIAL_SECONDS:-3}"
+# The peer releases measured: the newest that serve protocol 2026-07-28 (input_required results).
+mcp_py_version="2.3.0"
+ts_server_version="2.4.0"
+ts_node_version="2.1.2"
+
+log() { echo "bench.sh: $*" >&2; }
+
+if pgrep -f 'cargo-fuzz|libfuzzer|/fuzz/target/' >/dev/null 2>&1; then
+    log "WARNING: fuzzers are running on this machine; the figures will be noisy"
+fi
+
+rm -rf "$out" target/criterion/schema target/criterion/parse target/criterion/request_state
+mkdir -p "$out/e2e"
+
+log "building (release)"
+cargo build --release -p elicit-benches --bins
+cargo bench --no-run -p elicit-benches
+
+log "installing the peer SDKs into $peers"
+mkdir -p "$peers"
+if [[ ! -x "$peers/py/bin/python" ]]; then
+    python3 -m venv "$peers/py"
+fi
+if ! "$peers/py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$mcp_py_version')" 2>/dev/null; then
+    "$peers/py/bin/pip" install --quiet --disable-pip-version-check "mcp==$mcp_py_version"
+fi
+mkdir -p "$peers/ts"
+if [[ ! -f "$peers/ts/package.json" ]]; then
+    echo '{"name": "elicit-bench-peer-ts", "private": true, "type": "module"}' >"$peers/ts/package.json"
+fi
+# The installed version of an npm package (its package.json is not among its exports).
+npm_version() {
+    node -p "JSON.parse(require('fs').readFileSync('$peers/ts/node_modules/$1/package.json', 'utf8')).version" 2>/dev/null || true
+}
+if [[ "$(npm_version @modelcontextprotocol/server)" != "$ts_server_version" ]] ||
+    [[ "$(npm_version @modelcontextprotocol/node)" != "$ts_node_version" ]]; then
+    (cd "$peers/ts" && npm install --silent --no-audit --no-fund \
+        "@modelcontextprotocol/server@$ts_server_version" "@modelcontextprotocol/node@$ts_node_version")
+fi
+# ESM resolves packages next to the script: run a copy from the install folder.
+cp benches/peers/typescript_server.mjs "$peers/ts/typescript_server.mjs"
+{
+    echo "mcp $("$peers/py/bin/python" -c "import importlib.metadata as m; print(m.version('mcp'))") (PyPI) on $("$peers/py/bin/python" --version), 1 uvicorn worker"
+    echo "@modelcontextprotocol/server $(npm_version @modelcontextprotocol/server) + @modelcontextprotocol/node $(npm_version @modelcontextprotocol/node) (npm) on Node $(node --version), 1 process"
+} >"$out/e2e/versions.txt"
+
+log "micro-benchmarks (criterion)"
+cargo bench -p elicit-benches --bench schema --bench parse --bench request_state 2>&1 | tee "$out/criterion.log" >&2
+target/release/alloc_count >"$out/allocs.json"
+
+server_pid=""
+stop_server() {
+    if [[ -n "$server_pid" ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+    fi
+}
+trap stop_server EXIT
+
+# cpu_ticks PID: user + system CPU time of a process, in clock ticks.
+cpu_ticks() {
+    awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# run_e2e NAME PORT CONCURRENCY COMMAND...: serve, measure flows then plain calls, stop.
+run_e2e() {
+    local name="$1" port="$2" concurrency="$3"
+    shift 3
+    log "end to end: $name"
+    "$@" >"$out/e2e/$name-server.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 100); do
+        if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    for mode in flow plain; do
+        local before after
+        before=$(cpu_ticks "$server_pid")
+        target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --mode "$mode" \
+            --concurrency "$concurrency" --trials "$trials" --seconds "$trial_seconds" --warmup-seconds 1 \
+            >"$out/e2e/$name-$mode.json" || log "$name $mode failed: $(cat "$out/e2e/$name-$mode.json")"
+        after=$(cpu_ticks "$server_pid")
+        # The server process's CPU time (all its threads) over that load run, in seconds.
+        echo "$(( after - before )) $(getconf CLK_TCK)" | awk '{print $1 / $2}' >"$out/e2e/$name-$mode.cpu"
+    done
+    stop_server
+}
+
+run_e2e ours 8941 "$concurrency" target/release/bench-server --listen 127.0.0.1:8941 --threads 2
+run_e2e ours1 8942 "$concurrency" target/release/bench-server --listen 127.0.0.1:8942 --threads 1
+run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_server.py 8943
+run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
+# One request in flight: the flow against the plain call where round trips, not CPU, set the pace.
+run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --threads 2
+
+target/release/bench-report --criterion target/criterion --allocs "$out/allocs.json" --e2e "$out/e2e" | tee "$out/report.md"
