@@ -13,6 +13,7 @@ mkdir -p "$out"
 cargo build --quiet -p elicit-examples --bin conformance-server
 log="$out/conformance-server.log"
 rm -f "$log"  # a previous run's log would name a dead port
+: >"$log"    # exists before sed reads it, even if the server has not written yet
 ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
   target/debug/conformance-server --listen 127.0.0.1:0 2>"$log" &
 server=$!
