@@ -1,4 +1,4 @@
-//! The spec's own examples (`shared/spec/examples/`) read with the client's parsers: every input
+//! The spec's own examples (`tests/fixtures/spec/examples/`) read with the client's parsers: every input
 //! request, `InputRequiredResult`, `ElicitResult`, `requestedSchema` and capability declaration
 //! in them parses; the answers in them fit the forms they answer; and the driver, fed the spec's
 //! server messages, sends exactly the spec's retries. Then what the client must refuse: schemas
@@ -20,10 +20,10 @@ use serde_json::{Map, Value, json};
 const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 fn examples_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/examples");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec/examples");
     assert!(
         dir.is_dir(),
-        "the spec examples are missing: expected the folder {} (shared/ must sit beside the workspace)",
+        "the spec examples are missing: expected the vendored folder {}",
         dir.display()
     );
     dir

@@ -1,5 +1,5 @@
 //! Acceptance point e: everything a real `travel-server` sends satisfies the spec's schema
-//! (`shared/spec/schema-2026-07-28.json`): `tools/call` results — complete and input-required —
+//! (`tests/fixtures/spec/schema-2026-07-28.json`): `tools/call` results — complete and input-required —
 //! as `CallToolResultResponse`, errors as `JSONRPCErrorResponse`, `tools/list` as
 //! `ListToolsResultResponse`. URL-mode input requests carry no `elicitationId` (a 2025-11-25
 //! member rmcp adds and the adapter strips). The validators are shown to reject broken replies,

@@ -11,16 +11,16 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-/// `shared/spec/schema-2026-07-28.json`, which lives beside the workspace (in CI: beside the clone).
+/// The protocol's schema and examples, vendored in `tests/fixtures/spec/` (see its README).
 pub(crate) fn spec_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec")
 }
 
 fn read_json(path: &std::path::Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
-            "cannot read {}: {e}\nthe golden tests need the protocol's schema and examples: place the `shared/` \
-             directory (with spec/schema-2026-07-28.json and spec/examples/) beside the workspace checkout",
+            "cannot read {}: {e}\nthe golden tests need the protocol's schema and examples, vendored in \
+             tests/fixtures/spec/",
             path.display()
         )
     });
@@ -36,7 +36,7 @@ pub(crate) fn spec_schema() -> Value {
 pub(crate) fn spec_examples(keep: impl Fn(&str) -> bool) -> Vec<(String, Value)> {
     let dir = spec_dir().join("examples");
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
-        panic!("cannot list {}: {e}; place `shared/` beside the workspace checkout", dir.display())
+        panic!("cannot list {}: {e} (the vendored examples of tests/fixtures/spec/)", dir.display())
     });
     let mut out: Vec<(String, Value)> = entries
         .filter_map(|entry| {

@@ -1,4 +1,4 @@
-//! The spec's JSON Schema (`shared/spec/schema-2026-07-28.json`, outside the repository) compiled
+//! The spec's JSON Schema (`tests/fixtures/spec/schema-2026-07-28.json`, vendored) compiled
 //! into validators for the JSON-RPC responses a server sends.
 
 use std::path::PathBuf;
@@ -6,9 +6,9 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-/// `shared/spec/schema-2026-07-28.json`, which lives beside the workspace (in CI: beside the clone).
+/// The protocol's schema, vendored in `tests/fixtures/spec/` (see its README).
 pub(crate) fn schema_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/schema-2026-07-28.json")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec/schema-2026-07-28.json")
 }
 
 fn document() -> &'static Value {
@@ -18,7 +18,7 @@ fn document() -> &'static Value {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "cannot read the protocol's schema at {}: {e}\nthe wire tests validate every server message against \
-                 it: place the `shared/` directory (with spec/schema-2026-07-28.json) beside the workspace checkout",
+                 it (vendored in tests/fixtures/spec/)",
                 path.display()
             )
         });
