@@ -3,6 +3,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/).
+scripts/install-peers.sh
 # The end-to-end tests run the real server and client binaries.
 cargo build --workspace --bins
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them).
