@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-/// The longest URI matched against templates. Ambiguous templates backtrack, so matching costs up
-/// to quadratic time in the URI's length; real resource URIs are far shorter than this.
+/// The longest URI matched against templates. Matching takes time and memory linear in the URI's
+/// length times the template's parts; real resource URIs are far shorter than this.
 pub(crate) const MAX_URI_LEN: usize = 8 * 1024;
 
 /// A parsed level-1 template.
@@ -38,6 +38,9 @@ impl UriTemplate {
                     let end = rest.find('}').ok_or_else(|| format!("unclosed `{{` in `{template}`"))?;
                     let name = &rest[1..end];
                     check_variable_name(name)?;
+                    if parts.iter().any(|part| matches!(part, Part::Variable(seen) if seen == name)) {
+                        return Err(format!("`{{{name}}}` appears twice; a template names each variable once"));
+                    }
                     if !literal.is_empty() {
                         parts.push(Part::Literal(std::mem::take(&mut literal)));
                     }
@@ -73,65 +76,108 @@ impl UriTemplate {
     /// The value of each variable when `uri` is an expansion of this template, else `None`.
     ///
     /// When the split is ambiguous (`{a}-{b}` against `1-2-3`), earlier variables take the
-    /// longest value that still lets the rest match. A variable used twice must have one value.
-    /// URIs longer than [`MAX_URI_LEN`] match no template.
+    /// longest value that still lets the rest match. A value that does not decode to UTF-8 makes
+    /// the URI match nothing. URIs longer than [`MAX_URI_LEN`] match no template.
+    ///
+    /// No backtracking: one pass from the end computes, for every part and position, whether the
+    /// rest of the template can match from there; one pass from the start then takes each
+    /// variable's longest value that keeps that true. Both passes are linear in the URI's length
+    /// per part, whatever the URI, so no request can make matching expensive.
     pub(crate) fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         if uri.len() > MAX_URI_LEN {
             return None;
         }
+        let uri = uri.as_bytes();
+        let runs = ValueRuns::of(uri);
+        // `longest[i][x]`: for variable part `i`, the largest boundary `e <= x` from which the
+        // parts after `i` match the rest of the URI (usize::MAX: none).
+        let mut longest: Vec<Vec<usize>> = vec![Vec::new(); self.parts.len()];
+        let mut tail_matches: Vec<bool> = (0..=uri.len()).map(|at| at == uri.len()).collect();
+        for (index, part) in self.parts.iter().enumerate().rev() {
+            let here = match part {
+                Part::Literal(text) => (0..=uri.len())
+                    .map(|at| uri[at..].starts_with(text.as_bytes()) && tail_matches[at + text.len()])
+                    .collect(),
+                Part::Variable(_) => {
+                    let mut last = Vec::with_capacity(uri.len() + 1);
+                    let mut best = usize::MAX;
+                    for at in 0..=uri.len() {
+                        if tail_matches[at] && runs.is_boundary(at) {
+                            best = at;
+                        }
+                        last.push(best);
+                    }
+                    let here = (0..=uri.len())
+                        .map(|at| runs.end(at).is_some_and(|end| last[end] != usize::MAX && last[end] >= at))
+                        .collect();
+                    longest[index] = last;
+                    here
+                }
+            };
+            tail_matches = here;
+        }
+        if !tail_matches[0] {
+            return None;
+        }
         let mut variables = BTreeMap::new();
-        self.match_from(0, uri.as_bytes(), &mut variables).then_some(variables)
-    }
-
-    fn match_from(&self, index: usize, uri: &[u8], variables: &mut BTreeMap<String, String>) -> bool {
-        let Some(part) = self.parts.get(index) else {
-            return uri.is_empty();
-        };
-        match part {
-            Part::Literal(text) => {
-                uri.starts_with(text.as_bytes()) && self.match_from(index + 1, &uri[text.len()..], variables)
-            }
-            Part::Variable(name) => {
-                // Every position where the run of value characters can end, longest first.
-                let mut ends = vec![0];
-                let mut at = 0;
-                while at < uri.len() {
-                    if is_unreserved(uri[at]) {
-                        at += 1;
-                    } else if is_pct_triplet(&uri[at..]) {
-                        at += 3;
-                    } else {
-                        break;
-                    }
-                    ends.push(at);
+        let mut at = 0;
+        for (index, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(text) => at += text.len(),
+                Part::Variable(name) => {
+                    let end = longest[index][runs.end(at)?];
+                    variables.insert(name.clone(), percent_decode(&uri[at..end])?);
+                    at = end;
                 }
-                // Only splits the next part can continue from are worth decoding.
-                let next = self.parts.get(index + 1);
-                let fits = |end: usize| match next {
-                    None => end == uri.len(),
-                    Some(Part::Literal(text)) => uri[end..].starts_with(text.as_bytes()),
-                    Some(Part::Variable(_)) => true,
-                };
-                for &end in ends.iter().rev().filter(|&&end| fits(end)) {
-                    let Some(value) = percent_decode(&uri[..end]) else {
-                        continue;
-                    };
-                    let bound = variables.get(name).cloned();
-                    if bound.as_ref().is_some_and(|b| *b != value) {
-                        continue;
-                    }
-                    variables.insert(name.clone(), value);
-                    if self.match_from(index + 1, &uri[end..], variables) {
-                        return true;
-                    }
-                    match bound {
-                        Some(previous) => variables.insert(name.clone(), previous),
-                        None => variables.remove(name),
-                    };
-                }
-                false
             }
         }
+        Some(variables)
+    }
+}
+
+/// Where a variable's value can end: a value is a run of unreserved characters and `%XX`
+/// triplets, so it ends at a token boundary (never inside a triplet) no further than the first
+/// byte that is neither.
+struct ValueRuns {
+    /// `end[at]`: from boundary `at`, the end of the longest run of value tokens; `None` inside a
+    /// triplet.
+    end: Vec<Option<usize>>,
+}
+
+impl ValueRuns {
+    fn of(uri: &[u8]) -> ValueRuns {
+        // Every `%` followed by two hex digits is a triplet wherever a scan starts: a `%` is not
+        // a hex digit, so it is never inside another triplet.
+        let mut inside = vec![false; uri.len() + 1];
+        for at in 0..uri.len() {
+            if is_pct_triplet(&uri[at..]) {
+                inside[at + 1] = true;
+                inside[at + 2] = true;
+            }
+        }
+        let mut end = vec![None; uri.len() + 1];
+        end[uri.len()] = Some(uri.len());
+        for at in (0..uri.len()).rev() {
+            if inside[at] {
+                continue;
+            }
+            end[at] = if is_pct_triplet(&uri[at..]) {
+                end[at + 3]
+            } else if is_unreserved(uri[at]) {
+                end[at + 1]
+            } else {
+                Some(at)
+            };
+        }
+        ValueRuns { end }
+    }
+
+    fn end(&self, at: usize) -> Option<usize> {
+        self.end[at]
+    }
+
+    fn is_boundary(&self, at: usize) -> bool {
+        self.end[at].is_some()
     }
 }
 
@@ -234,14 +280,32 @@ mod tests {
     }
 
     #[test]
-    fn backtracks_over_ambiguous_splits() {
+    fn earlier_variables_take_the_longest_value() {
         let t = template("x:{a}-{b}");
         assert_eq!(t.match_uri("x:1-2-3"), vars(&[("a", "1-2"), ("b", "3")]));
-        let twice = template("x:{a}/{a}");
-        assert_eq!(twice.match_uri("x:7/7"), vars(&[("a", "7")]));
-        assert_eq!(twice.match_uri("x:7/8"), None);
         let adjacent = template("x:{a}{b}");
         assert_eq!(adjacent.match_uri("x:12"), vars(&[("a", "12"), ("b", "")]));
+    }
+
+    #[test]
+    fn ambiguous_templates_match_in_linear_time() {
+        // Backtracking took cubic time here (every split of 8,000 dashes among three variables).
+        let t = template("x:{a}-{b}-{c}");
+        let dashes = format!("x:{}", "-".repeat(MAX_URI_LEN - 2));
+        assert_eq!(t.match_uri(&dashes), vars(&[("a", &"-".repeat(MAX_URI_LEN - 4)), ("b", ""), ("c", "")]));
+        // And when nothing matches, refusing is as quick.
+        let t = template("x:{a}-{b}-{c}/");
+        assert_eq!(t.match_uri(&dashes), None);
+    }
+
+    #[test]
+    fn a_value_ends_only_between_tokens() {
+        let t = template("x:{a}{b}");
+        assert_eq!(t.match_uri("x:%41%42"), vars(&[("a", "AB"), ("b", "")]));
+        let t = template("x:{a}2{b}");
+        // `%42` is one token: `a` cannot end after `%4`.
+        assert_eq!(t.match_uri("x:%422"), vars(&[("a", "B"), ("b", "")]));
+        assert_eq!(t.match_uri("x:1%42"), None);
     }
 
     #[test]
@@ -262,7 +326,7 @@ mod tests {
 
     #[test]
     fn refuses_templates_beyond_level_one() {
-        for bad in ["x:{+path}", "x:{#frag}", "x:{a,b}", "x:{a*}", "x:{a:3}", "x:{}", "x:{a", "x:a}", "x:{a..b}", "x:{.a}"] {
+        for bad in ["x:{a}/{a}", "x:{+path}", "x:{#frag}", "x:{a,b}", "x:{a*}", "x:{a:3}", "x:{}", "x:{a", "x:a}", "x:{a..b}", "x:{.a}"] {
             assert!(UriTemplate::parse(bad).is_err(), "`{bad}` should be refused");
         }
         assert!(UriTemplate::parse("x:{a.b_c%41}").is_ok());
