@@ -101,8 +101,8 @@ impl UriTemplate {
                 Part::Variable(_) => {
                     let mut last = Vec::with_capacity(uri.len() + 1);
                     let mut best = usize::MAX;
-                    for at in 0..=uri.len() {
-                        if tail_matches[at] && runs.is_boundary(at) {
+                    for (at, &matches) in tail_matches.iter().enumerate() {
+                        if matches && runs.is_boundary(at) {
                             best = at;
                         }
                         last.push(best);
