@@ -114,6 +114,7 @@ run_e2e() {
 
 run_e2e ours 8941 "$concurrency" target/release/bench-server --listen 127.0.0.1:8941 --threads 2
 run_e2e ours1 8942 "$concurrency" target/release/bench-server --listen 127.0.0.1:8942 --threads 1
+run_e2e rmcp 8946 "$concurrency" target/release/bench-server --listen 127.0.0.1:8946 --threads 2 --server rmcp
 run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_server.py 8943
 run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
 # One request in flight: the flow against the plain call where round trips, not CPU, set the pace.

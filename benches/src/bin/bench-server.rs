@@ -1,16 +1,19 @@
-//! The end-to-end bench server: `ask_name` (one form, two rounds) and `plain`, engine handlers on
-//! the runtime's rmcp adapter, stateless Streamable HTTP at `/mcp`.
+//! The end-to-end bench server: `ask_name` (one form, two rounds) and `plain` over stateless
+//! Streamable HTTP at `/mcp` — engine handlers on the runtime's rmcp adapter (`--server ours`), or
+//! the same tools written by hand on rmcp (`--server rmcp`, see `elicit_benches::rmcp_by_hand`).
 //!
 //! ```text
-//! bench-server [--listen 127.0.0.1:8931] [--threads N]   (N tokio worker threads; default 2)
+//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp]
+//!              (N tokio worker threads; default 2)
 //! ```
 
 use elicit_benches::e2e::bench_server;
+use elicit_benches::rmcp_by_hand;
 
-const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N]";
+const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp]";
 
 fn main() {
-    let (mut listen, mut threads) = ("127.0.0.1:8931".to_owned(), 2usize);
+    let (mut listen, mut threads, mut by_hand) = ("127.0.0.1:8931".to_owned(), 2usize, false);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next();
@@ -20,15 +23,26 @@ fn main() {
                 Ok(n) if n > 0 => threads = n,
                 _ => exit(&format!("--threads {value}: give a positive number\n{USAGE}")),
             },
+            ("--server", Some(value)) => match value.as_str() {
+                "ours" => by_hand = false,
+                "rmcp" => by_hand = true,
+                _ => exit(&format!("--server {value}: give ours or rmcp\n{USAGE}")),
+            },
             _ => exit(USAGE),
         }
     }
+    let router = if by_hand {
+        rmcp_by_hand::router().unwrap_or_else(|e| exit(&format!("bench-server: {e}")))
+    } else {
+        bench_server().http_router(&[])
+    };
+    let which = if by_hand { "rmcp by hand" } else { "ours" };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
     let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&listen).await?;
-        eprintln!("bench-server: listening on http://{}/mcp ({threads} threads)", listener.local_addr()?);
-        axum::serve(listener, bench_server().http_router(&[]))
+        eprintln!("bench-server: listening on http://{}/mcp ({threads} threads, {which})", listener.local_addr()?);
+        axum::serve(listener, router)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
