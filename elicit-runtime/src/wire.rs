@@ -37,6 +37,8 @@ pub const RESULT_INPUT_REQUIRED: &str = "input_required";
 
 /// JSON-RPC error codes used on the 2026-07-28 path.
 pub mod codes {
+    /// Invalid request (on a 2025-era session: an ask in a mode the client did not declare).
+    pub const INVALID_REQUEST: i32 = -32600;
     /// Invalid params (also: bad `requestState`, malformed `inputResponses`).
     pub const INVALID_PARAMS: i32 = -32602;
     /// Method not found.
@@ -394,6 +396,75 @@ fn clip_json(value: &Value) -> String {
     clip(&value.to_string())
 }
 
+// ---- The 2025-era wire (legacy sessions opened with `initialize`) ----
+
+/// The notification a server sends on a 2025-11-25 session when a URL-mode step finished.
+pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+
+/// A 2025-era protocol revision, negotiated with `initialize`: on these the server pushes
+/// `elicitation/create`, `sampling/createMessage` and `roots/list` requests to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LegacyVersion {
+    /// 2025-06-18: form-mode elicitation only, and no `mode` member.
+    V2025_06_18,
+    /// 2025-11-25: form and URL mode (`mode`, `elicitationId`).
+    V2025_11_25,
+}
+
+impl LegacyVersion {
+    /// Every 2025-era revision served, oldest first.
+    pub const ALL: [LegacyVersion; 2] = [LegacyVersion::V2025_06_18, LegacyVersion::V2025_11_25];
+
+    /// The revision's date string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LegacyVersion::V2025_06_18 => "2025-06-18",
+            LegacyVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// Parses a revision's date string; other revisions are `None`.
+    pub fn parse(version: &str) -> Option<Self> {
+        LegacyVersion::ALL.into_iter().find(|v| v.as_str() == version)
+    }
+
+    /// The capabilities a client declared in `initialize`, as this revision reads them: on
+    /// 2025-06-18 `elicitation` has no modes, so any `elicitation` object means form only.
+    pub fn capabilities(self, declared: Option<&Map<String, Value>>) -> Capabilities {
+        let caps = Capabilities::from_client_capabilities(declared);
+        match self {
+            LegacyVersion::V2025_06_18 => {
+                let elicitation = declared.and_then(|c| c.get("elicitation")).is_some_and(Value::is_object);
+                Capabilities { form: elicitation, url: false, ..caps }
+            }
+            LegacyVersion::V2025_11_25 => caps,
+        }
+    }
+
+    /// The `{method, params}` of the request this revision pushes for `request`. URL mode needs
+    /// the step's `elicitationId`; 2025-06-18 has no URL mode and no `mode` member.
+    pub fn request(self, request: &InputRequest, elicitation_id: Option<&str>) -> Result<(&'static str, Option<Value>), WireError> {
+        Ok(match request {
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
+                let mut params = json!({"message": message, "requestedSchema": requested_schema.to_json()});
+                if self == LegacyVersion::V2025_11_25 {
+                    params["mode"] = json!("form");
+                }
+                (ELICITATION_CREATE, Some(params))
+            }
+            InputRequest::Elicit(ElicitParams::Url { message, url }) => {
+                if self == LegacyVersion::V2025_06_18 {
+                    return Err(WireError::new("URL-mode elicitation does not exist on 2025-06-18"));
+                }
+                let id = elicitation_id.ok_or_else(|| WireError::new("a URL-mode elicitation needs an elicitationId"))?;
+                (ELICITATION_CREATE, Some(json!({"mode": "url", "message": message, "url": url, "elicitationId": id})))
+            }
+            InputRequest::CreateMessage(params) => (SAMPLING_CREATE_MESSAGE, Some(params.clone())),
+            InputRequest::ListRoots => (ROOTS_LIST, None),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,5 +520,30 @@ mod tests {
         assert!(parse_input_responses(Some(&json!(null))).is_err());
         assert!(parse_input_responses(Some(&json!([]))).is_err());
         assert!(parse_input_responses(Some(&json!({"a": {"action": "cancel"}}))).unwrap().is_some());
+    }
+
+    #[test]
+    fn legacy_requests_follow_their_revision() {
+        let form = InputRequest::Elicit(ElicitParams::Form {
+            message: "m".into(),
+            requested_schema: Cow::Owned(RequestedSchema::new(vec![])),
+        });
+        let (method, params) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
+        assert_eq!(method, ELICITATION_CREATE);
+        assert!(params.unwrap().get("mode").is_none(), "2025-06-18 has no `mode`");
+        let (_, params) = LegacyVersion::V2025_11_25.request(&form, None).unwrap();
+        assert_eq!(params.unwrap()["mode"], "form");
+        let url = InputRequest::Elicit(ElicitParams::Url { message: "m".into(), url: "https://x.example/1".into() });
+        assert!(LegacyVersion::V2025_06_18.request(&url, Some("id")).is_err());
+        assert!(LegacyVersion::V2025_11_25.request(&url, None).is_err());
+        let (_, params) = LegacyVersion::V2025_11_25.request(&url, Some("id")).unwrap();
+        assert_eq!(params.unwrap()["elicitationId"], "id");
+        let caps = json!({"elicitation": {}, "roots": {}});
+        assert_eq!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()), Capabilities { form: true, url: false, sampling: false, roots: true });
+        let caps = json!({"elicitation": {"url": {}}});
+        assert_eq!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()).form, true);
+        assert_eq!(LegacyVersion::V2025_11_25.capabilities(caps.as_object()), Capabilities { form: false, url: true, sampling: false, roots: false });
+        assert_eq!(LegacyVersion::parse("2025-11-25"), Some(LegacyVersion::V2025_11_25));
+        assert_eq!(LegacyVersion::parse("2026-07-28"), None);
     }
 }

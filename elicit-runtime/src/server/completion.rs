@@ -56,6 +56,13 @@ pub trait CompletionStore: Send + Sync {
     /// returned by exactly one `take`, so a replayed older `requestState` cannot use the same
     /// approval twice. Pending and unknown steps are returned as they are.
     fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus>;
+
+    /// Forgets `id` now: the step it names will never be asked about again (a live task that
+    /// minted it was dropped, or the user declined). Best effort and without waiting; the default
+    /// leaves the record to expire.
+    fn release(&self, id: &str) {
+        let _ = id;
+    }
 }
 
 struct Record {
@@ -138,6 +145,10 @@ impl CompletionStore for InProcessStore {
         Box::pin(async move { Ok(self.current(&id).0) })
     }
 
+    fn release(&self, id: &str) {
+        self.with_records(|records| records.remove(id));
+    }
+
     fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
         let id = id.to_owned();
         Box::pin(async move {
@@ -190,6 +201,15 @@ mod tests {
         assert_eq!(store.take("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Unknown);
         assert!(!store.complete("never-minted", json!(null)).await.unwrap());
         assert_eq!(store.status("never-minted").await.unwrap(), UrlStatus::Unknown);
+    }
+
+    #[tokio::test]
+    async fn a_released_record_is_gone() {
+        let store = InProcessStore::new();
+        store.register("c", Duration::from_secs(60)).await.unwrap();
+        store.release("c");
+        assert_eq!(store.status("c").await.unwrap(), UrlStatus::Unknown);
+        assert!(!store.complete("c", json!(null)).await.unwrap());
     }
 
     #[tokio::test]

@@ -15,9 +15,10 @@ use serde_json::{Map, Value, json};
 
 use super::EngineConfig;
 use super::completion::{CompletionStore, StoreError, UrlStatus};
+use super::live::{LiveConfig, LiveCounters, LiveSession};
 use crate::content::ContentErrors;
 use crate::schema::{PrimitiveSchema, RequestedSchema};
-use crate::wire::{Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
+use crate::wire::{Capabilities, ELICITATION_COMPLETE, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
 use crate::Elicit;
 
 /// The answer to a form-mode ask.
@@ -122,6 +123,58 @@ pub struct Flow {
     inner: Arc<Mutex<Inner>>,
     store: Arc<dyn CompletionStore>,
     config: Arc<EngineConfig>,
+    /// Set on a 2025-era session: asks are sent and awaited instead of suspending the round.
+    live: Option<Arc<LiveLink>>,
+}
+
+/// What a live flow needs beyond a replayed one. Dropped with the last clone of the flow, which
+/// is when the task is dropped: the URL-mode records it still holds are released then.
+pub(super) struct LiveLink {
+    session: LiveSession,
+    config: LiveConfig,
+    counters: Arc<LiveCounters>,
+    store: Arc<dyn CompletionStore>,
+    /// URL-mode ids minted and not yet consumed or released.
+    held: Mutex<Vec<String>>,
+}
+
+impl LiveLink {
+    pub(super) fn new(session: LiveSession, config: LiveConfig, counters: Arc<LiveCounters>, store: Arc<dyn CompletionStore>) -> Self {
+        LiveLink { session, config, counters, store, held: Mutex::new(Vec::new()) }
+    }
+
+    fn held(&self) -> MutexGuard<'_, Vec<String>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn hold(&self, id: &str) {
+        self.held().push(id.to_owned());
+        self.counters.record_added();
+    }
+
+    /// The record is gone from the store (consumed by `take`): stop holding it.
+    fn consumed(&self, id: &str) {
+        let mut held = self.held();
+        if let Some(at) = held.iter().position(|h| h == id) {
+            held.swap_remove(at);
+            self.counters.record_gone();
+        }
+    }
+
+    /// Removes the record from the store and stops holding it.
+    fn release(&self, id: &str) {
+        self.store.release(id);
+        self.consumed(id);
+    }
+}
+
+impl Drop for LiveLink {
+    fn drop(&mut self) {
+        for id in std::mem::take(&mut *self.held()) {
+            self.store.release(&id);
+            self.counters.record_gone();
+        }
+    }
 }
 
 /// Where an ask found its answer.
@@ -155,7 +208,16 @@ impl Flow {
             })),
             store,
             config: Arc::new(config),
+            live: None,
         }
+    }
+
+    /// This flow, run live on a 2025-era session: the session's declared capabilities replace
+    /// the (absent) per-request ones.
+    pub(super) fn live(mut self, link: LiveLink) -> Self {
+        self.lock().capabilities = link.session.capabilities;
+        self.live = Some(Arc::new(link));
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -226,6 +288,35 @@ impl Flow {
         std::future::pending().await
     }
 
+    /// Asks for `key`. Replayed, the round ends here (the request goes out in `inputRequests`);
+    /// live, the request is sent to the client and its answer becomes this key's fresh response.
+    /// `elicitation_id` names a URL-mode step on the 2025-era wire.
+    async fn ask(&self, key: &str, request: InputRequest, elicitation_id: Option<&str>) -> Result<(), FlowError> {
+        let Some(live) = &self.live else { return self.suspend(key, request).await };
+        let (method, params) = live.session.version.request(&request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
+        let Some(_permit) = live.session.limit.try_take() else {
+            return Err(self.fail(FlowError::Failed(format!(
+                "too many requests to the client are outstanding on this session (at most {})",
+                live.config.max_outstanding_asks
+            ))));
+        };
+        let answer = match tokio::time::timeout(live.config.ask_timeout, live.session.peer.request(method, params)).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(reason)) => {
+                return Err(self.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))));
+            }
+            Err(_) => {
+                return Err(self.fail(FlowError::Failed(format!(
+                    "the client did not answer `{}` within {:?}",
+                    clip(key),
+                    live.config.ask_timeout
+                ))));
+            }
+        };
+        self.lock().responses.insert(key.to_owned(), answer);
+        Ok(())
+    }
+
     fn parse_answer(&self, key: &str, raw: &Value) -> Result<ElicitResult, FlowError> {
         ElicitResult::from_json(raw).map_err(|e| self.fail(FlowError::InvalidInput(format!("inputResponses[{}]: {e}", clip(key)))))
     }
@@ -253,51 +344,55 @@ impl Flow {
         parse: impl Fn(&Map<String, Value>) -> Result<T, ContentErrors>,
     ) -> Result<Answer<T>, FlowError> {
         self.require(|c| c.form, json!({"elicitation": {"form": {}}}))?;
-        let (raw, fresh) = match self.find(key) {
-            Found::Carried(raw) => (raw, false),
-            Found::Fresh(raw) => (raw, true),
-            Found::Missing => {
-                let request = InputRequest::Elicit(ElicitParams::Form { message: message.to_owned(), requested_schema: schema });
-                return self.suspend(key, request).await;
-            }
-        };
-        let answer = self.parse_answer(key, &raw)?;
-        let outcome = match answer.action {
-            ElicitAction::Decline => Answer::Declined,
-            ElicitAction::Cancel => Answer::Cancelled,
-            ElicitAction::Accept => {
-                let empty = Map::new();
-                match parse(answer.content.as_ref().unwrap_or(&empty)) {
-                    Ok(value) => Answer::Accepted(value),
-                    Err(errors) => {
-                        let attempts = {
-                            let mut inner = self.lock();
-                            inner.state.answers.remove(key);
-                            let attempts = inner.state.invalid.entry(key.to_owned()).or_insert(0);
-                            *attempts += 1;
-                            *attempts
-                        };
-                        if attempts > self.config.max_invalid_answers {
-                            return Err(self.fail(FlowError::InvalidInput(format!(
-                                "the answer to `{}` failed validation {attempts} times: {errors}",
-                                clip(key)
-                            ))));
+        loop {
+            let (raw, fresh) = match self.find(key) {
+                Found::Carried(raw) => (raw, false),
+                Found::Fresh(raw) => (raw, true),
+                Found::Missing => {
+                    let request = InputRequest::Elicit(ElicitParams::Form { message: message.to_owned(), requested_schema: schema.clone() });
+                    self.ask(key, request, None).await?;
+                    continue;
+                }
+            };
+            let answer = self.parse_answer(key, &raw)?;
+            let outcome = match answer.action {
+                ElicitAction::Decline => Answer::Declined,
+                ElicitAction::Cancel => Answer::Cancelled,
+                ElicitAction::Accept => {
+                    let empty = Map::new();
+                    match parse(answer.content.as_ref().unwrap_or(&empty)) {
+                        Ok(value) => Answer::Accepted(value),
+                        Err(errors) => {
+                            let attempts = {
+                                let mut inner = self.lock();
+                                inner.state.answers.remove(key);
+                                let attempts = inner.state.invalid.entry(key.to_owned()).or_insert(0);
+                                *attempts += 1;
+                                *attempts
+                            };
+                            if attempts > self.config.max_invalid_answers {
+                                return Err(self.fail(FlowError::InvalidInput(format!(
+                                    "the answer to `{}` failed validation {attempts} times: {errors}",
+                                    clip(key)
+                                ))));
+                            }
+                            let content = answer.content.unwrap_or_default();
+                            let request = InputRequest::Elicit(ElicitParams::Form {
+                                message: format!("{message}\n\nPlease correct: {errors}."),
+                                requested_schema: Cow::Owned(prefilled_with(&schema, &content)),
+                            });
+                            self.ask(key, request, None).await?;
+                            continue;
                         }
-                        let content = answer.content.unwrap_or_default();
-                        let request = InputRequest::Elicit(ElicitParams::Form {
-                            message: format!("{message}\n\nPlease correct: {errors}."),
-                            requested_schema: Cow::Owned(prefilled_with(&schema, &content)),
-                        });
-                        return self.suspend(key, request).await;
                     }
                 }
+            };
+            if fresh {
+                // Keep only what the protocol defines: no `_meta`, no `resultType`.
+                self.keep(key, answer.to_json());
             }
-        };
-        if fresh {
-            // Keep only what the protocol defines: no `_meta`, no `resultType`.
-            self.keep(key, answer.to_json());
+            return Ok(outcome);
         }
-        Ok(outcome)
     }
 
     /// Sends the user to a page out of band (URL mode). `build_url` receives the unguessable id
@@ -309,39 +404,88 @@ impl Flow {
     /// [`EngineConfig::url_wait`] for the page).
     pub async fn url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlAnswer, FlowError> {
         self.require(|c| c.url, json!({"elicitation": {"url": {}}}))?;
-        let (raw, record) = match self.find(key) {
-            Found::Carried(raw) => return Ok(carried_url_answer(&raw)),
-            Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
-            Found::Missing => (None, self.lock().state.urls.get(key).cloned()),
-        };
-        let Some(record) = record else {
-            // First time (or a client answering a step it was never given): mint the step.
-            return self.mint_url(key, message, build_url).await;
-        };
-        let Some(raw) = raw else { return self.suspend(key, url_request(&record)).await };
-        let answer = self.parse_answer(key, &raw)?;
-        let outcome = match answer.action {
-            ElicitAction::Decline => UrlAnswer::Declined,
-            ElicitAction::Cancel => UrlAnswer::Cancelled,
-            ElicitAction::Accept => match self.store.take(&record.id, self.config.url_wait).await {
-                Ok(UrlStatus::Completed(value)) => UrlAnswer::Completed(value),
-                Ok(UrlStatus::Pending) => return self.suspend(key, url_request(&record)).await,
-                // Expired or lost: start the step again with a fresh id.
-                Ok(UrlStatus::Unknown) => return self.mint_url(key, message, build_url).await,
-                Err(error) => return Err(FlowError::Store(error)),
-            },
-        };
-        self.keep(key, url_answer_json(&outcome));
-        Ok(outcome)
+        let mut build_url = Some(build_url);
+        loop {
+            let (raw, record) = match self.find(key) {
+                Found::Carried(raw) => return Ok(carried_url_answer(&raw)),
+                Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
+                Found::Missing => (None, self.lock().state.urls.get(key).cloned()),
+            };
+            let Some(record) = record else {
+                // First time (or a client answering a step it was never given): mint the step.
+                let Some(build_url) = build_url.take() else {
+                    return Err(FlowError::Failed(format!("the URL-mode step `{}` was lost twice", clip(key))));
+                };
+                let record = self.mint_url(key, message, build_url).await?;
+                self.ask(key, url_request(&record), Some(&record.id)).await?;
+                continue;
+            };
+            let Some(raw) = raw else {
+                self.ask(key, url_request(&record), Some(&record.id)).await?;
+                continue;
+            };
+            let answer = self.parse_answer(key, &raw)?;
+            let outcome = match answer.action {
+                ElicitAction::Decline | ElicitAction::Cancel => {
+                    if let Some(live) = &self.live {
+                        live.release(&record.id);
+                    }
+                    if answer.action == ElicitAction::Decline { UrlAnswer::Declined } else { UrlAnswer::Cancelled }
+                }
+                ElicitAction::Accept => {
+                    let wait = self.live.as_ref().map_or(self.config.url_wait, |live| live.config.url_wait);
+                    match self.store.take(&record.id, wait).await {
+                        Ok(UrlStatus::Completed(value)) => {
+                            if let Some(live) = &self.live {
+                                live.consumed(&record.id);
+                                live.session
+                                    .peer
+                                    .notify(ELICITATION_COMPLETE, json!({"elicitationId": record.id}))
+                                    .await
+                                    .map_err(|reason| FlowError::Failed(format!("could not tell the client the page was completed: {reason}")))?;
+                            }
+                            UrlAnswer::Completed(value)
+                        }
+                        Ok(UrlStatus::Pending) => match &self.live {
+                            None => return self.suspend(key, url_request(&record)).await,
+                            Some(live) => {
+                                live.release(&record.id);
+                                return Err(self.fail(FlowError::Failed(format!(
+                                    "the page of `{}` was not completed within {:?}",
+                                    clip(key),
+                                    live.config.url_wait
+                                ))));
+                            }
+                        },
+                        // Expired or lost: start the step again with a fresh id.
+                        Ok(UrlStatus::Unknown) => {
+                            if let Some(live) = &self.live {
+                                live.consumed(&record.id);
+                            }
+                            let mut inner = self.lock();
+                            inner.state.urls.remove(key);
+                            inner.responses.remove(key);
+                            continue;
+                        }
+                        Err(error) => return Err(FlowError::Store(error)),
+                    }
+                }
+            };
+            self.keep(key, url_answer_json(&outcome));
+            return Ok(outcome);
+        }
     }
 
-    async fn mint_url<T>(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<T, FlowError> {
+    /// Mints a URL-mode step for `key`: an unguessable id registered in the store.
+    async fn mint_url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlRecord, FlowError> {
         let id = mint_id();
         self.store.register(&id, self.config.url_ttl).await.map_err(FlowError::Store)?;
+        if let Some(live) = &self.live {
+            live.hold(&id);
+        }
         let record = UrlRecord { url: build_url(&id), id, message: message.to_owned() };
-        let request = url_request(&record);
-        self.lock().state.urls.insert(key.to_owned(), record);
-        self.suspend(key, request).await
+        self.lock().state.urls.insert(key.to_owned(), record.clone());
+        Ok(record)
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`); returns the client's
@@ -358,17 +502,22 @@ impl Flow {
     }
 
     async fn opaque_answer(&self, key: &str, request: InputRequest) -> Result<Value, FlowError> {
-        match self.find(key) {
-            Found::Carried(raw) => Ok(raw),
-            Found::Fresh(raw) if raw.is_object() => {
-                self.keep(key, raw.clone());
-                Ok(raw)
-            }
-            Found::Fresh(_) => Err(self.fail(FlowError::InvalidInput(format!(
-                "inputResponses[{}] must be an object",
-                clip(key)
-            )))),
-            Found::Missing => self.suspend(key, request).await,
+        loop {
+            return match self.find(key) {
+                Found::Carried(raw) => Ok(raw),
+                Found::Fresh(raw) if raw.is_object() => {
+                    self.keep(key, raw.clone());
+                    Ok(raw)
+                }
+                Found::Fresh(_) => Err(self.fail(FlowError::InvalidInput(format!(
+                    "inputResponses[{}] must be an object",
+                    clip(key)
+                )))),
+                Found::Missing => {
+                    self.ask(key, request.clone(), None).await?;
+                    continue;
+                }
+            };
         }
     }
 

@@ -44,6 +44,7 @@
 
 mod completion;
 mod flow;
+mod live;
 #[cfg(feature = "redis")]
 mod redis_store;
 
@@ -57,12 +58,14 @@ use serde_json::{Map, Value, json};
 
 pub use completion::{CompletionStore, InProcessStore, StoreError, StoreFuture, UrlStatus};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
+pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisStore, RedisStoreBuilder};
 
 use crate::state::{Binding, INVALID_STATE_MESSAGE, KeyRing, StateSealer, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};
-use flow::{FlowState, Suspension};
+use flow::{FlowState, LiveLink, Suspension};
+use live::LiveCounters;
 
 /// One incoming request, as plain data: what any transport can hand the engine.
 #[derive(Debug, Clone, Copy)]
@@ -203,9 +206,16 @@ pub struct EngineBuilder {
     sealer: StateSealer,
     store: Arc<dyn CompletionStore>,
     config: EngineConfig,
+    live: LiveConfig,
 }
 
 impl EngineBuilder {
+    /// Replaces the tunables of handlers run live on 2025-era sessions.
+    pub fn live_config(mut self, live: LiveConfig) -> Self {
+        self.live = live;
+        self
+    }
+
     /// Uses this completion store for URL mode (default: [`InProcessStore`]).
     pub fn completion_store(mut self, store: Arc<dyn CompletionStore>) -> Self {
         self.store = store;
@@ -232,7 +242,14 @@ impl EngineBuilder {
 
     /// The engine.
     pub fn build(self) -> Engine {
-        Engine { audience: self.audience, sealer: self.sealer, store: self.store, config: self.config }
+        Engine {
+            audience: self.audience,
+            sealer: self.sealer,
+            store: self.store,
+            config: self.config,
+            live: self.live,
+            counters: Arc::default(),
+        }
     }
 }
 
@@ -245,6 +262,8 @@ pub struct Engine {
     sealer: StateSealer,
     store: Arc<dyn CompletionStore>,
     config: EngineConfig,
+    live: LiveConfig,
+    counters: Arc<LiveCounters>,
 }
 
 impl Engine {
@@ -256,6 +275,60 @@ impl Engine {
             sealer: StateSealer::new(keys),
             store: Arc::new(InProcessStore::new()),
             config: EngineConfig::default(),
+            live: LiveConfig::default(),
+        }
+    }
+
+    /// A new cap on one 2025-era connection's outstanding asks, sized by
+    /// [`LiveConfig::max_outstanding_asks`]: make one per connection and share it across its calls.
+    pub fn ask_limit(&self) -> AskLimit {
+        AskLimit::new(self.live.max_outstanding_asks)
+    }
+
+    /// How many live tasks and URL-mode records this engine holds right now.
+    pub fn live_stats(&self) -> LiveStats {
+        self.counters.snapshot()
+    }
+
+    /// Runs `handler` once, live, on a 2025-era session: every ask is sent through the session's
+    /// peer and awaited (see [`LivePeer`]). The same handler serves [`Engine::run`].
+    ///
+    /// Errors are the JSON-RPC errors to send: `-32600` with `data.requiredCapabilities` when the
+    /// handler needs a capability the session did not declare (this wire has no `-32021`),
+    /// `-32602` for answers that kept failing validation or are malformed, `-32603` for a client
+    /// that did not answer in time, handler and store failures. Dropping the returned future drops
+    /// the task and releases the URL-mode records it holds.
+    pub async fn run_live<R, F, Fut>(
+        &self,
+        request: &Request<'_>,
+        session: &LiveSession,
+        handler: F,
+    ) -> Result<R, EngineError>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let _task = self.counters.task();
+        let flow = Flow::new(
+            Capabilities::default(),
+            request.arguments.cloned().unwrap_or(Value::Null),
+            FlowState::default(),
+            Map::new(),
+            self.store.clone(),
+            self.config.clone(),
+        )
+        .live(LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone()));
+        let finished = handler(flow.clone()).await;
+        let fatal = flow.take_fatal();
+        drop(flow);
+        match fatal.map_or(finished, Err) {
+            Ok(result) => Ok(result),
+            Err(FlowError::Unsupported { required }) => Err(EngineError {
+                code: codes::INVALID_REQUEST,
+                message: format!("this request needs a client capability this session did not declare in `initialize`: {required}"),
+                data: Some(json!({ "requiredCapabilities": required })),
+            }),
+            Err(error) => Err(error.into()),
         }
     }
 

@@ -276,6 +276,18 @@ impl CompletionStore for RedisStore {
         })
     }
 
+    fn release(&self, id: &str) {
+        // `release` may not wait: the DEL runs on its own, bounded, and a failure only leaves the
+        // record to its expiry. Outside a Tokio runtime there is nothing to run it on: same result.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let key = self.key(id);
+        let mut connection = self.connection.clone();
+        let timeout = self.timeout;
+        runtime.spawn(async move {
+            let _ = tokio::time::timeout(timeout, redis::cmd("DEL").arg(key).query_async::<()>(&mut connection)).await;
+        });
+    }
+
     fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool> {
         let id = id.to_owned();
         Box::pin(async move {
