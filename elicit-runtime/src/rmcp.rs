@@ -1,10 +1,13 @@
 //! Serving engine handlers from an [rmcp](https://docs.rs/rmcp) server (feature `rmcp`).
 //!
-//! [`McpServer`] is an rmcp `ServerHandler` for protocol revision 2026-07-28 only: register tools,
-//! prompts, resources and resource templates whose handlers take a [`Flow`], and the adapter does
-//! the Multi Round-Trip plumbing — reading `_meta`, `inputResponses` and `requestState` off each
-//! request, running the [`Engine`], and answering with the complete result, an
-//! `InputRequiredResult`, or the JSON-RPC error the engine chose. Serve it over stateless
+//! [`McpServer`] is an rmcp `ServerHandler`: register tools, prompts, resources and resource
+//! templates whose handlers take a [`Flow`], and the adapter does the plumbing of both eras. A
+//! protocol revision 2026-07-28 request is served statelessly with Multi Round-Trip Requests —
+//! reading `_meta`, `inputResponses` and `requestState` off each request, running the [`Engine`],
+//! and answering with the complete result, an `InputRequiredResult`, or the JSON-RPC error the
+//! engine chose. A connection that opens with `initialize` (2025-06-18 or 2025-11-25) is a legacy
+//! session: the same handler runs once, live ([`Engine::run_live`]), its asks pushed to the client
+//! as requests within the call they serve (on HTTP, on that call's SSE stream). Serve it over
 //! Streamable HTTP with [`McpServer::http_router`] or over stdio with [`McpServer::serve_stdio`].
 //!
 //! The server advertises only what was registered: `tools`, `prompts`, `resources` (for resources
@@ -29,15 +32,16 @@ use ::rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate,
     ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
-use ::rmcp::service::RequestContext;
-use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use ::rmcp::model::{CustomNotification, CustomRequest, ServerNotification, ServerRequest};
+use ::rmcp::service::{Peer, RequestContext, ServiceError};
+use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use ::rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::schema::RequestedSchema;
-use crate::server::{Engine, EngineError, Flow, FlowError, Outcome, Request};
-use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, RESULT_INPUT_REQUIRED};
+use crate::server::{AskLimit, Engine, EngineError, Flow, FlowError, LiveFuture, LivePeer, LiveSession, Outcome, Request};
+use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, LegacyVersion, RESULT_INPUT_REQUIRED};
 use uri_template::UriTemplate;
 
 mod uri_template;
@@ -122,13 +126,18 @@ impl TemplateMatch {
     }
 }
 
-/// The protocol revisions served: this adapter implements only 2026-07-28.
-const SUPPORTED: &[ProtocolVersion] = &[ProtocolVersion::V_2026_07_28];
+/// The protocol revisions served: 2026-07-28 statelessly, and the two 2025-era revisions whose
+/// clients open with `initialize` (anything older negotiates down to 2025-11-25's answer).
+const SUPPORTED: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
-/// An rmcp server whose tools and prompts are engine handlers. Cheap to clone.
+/// An rmcp server whose tools and prompts are engine handlers. Cheap to clone; clones share one
+/// connection's cap on outstanding asks ([`McpServer::http_router`] and [`McpServer::serve_stdio`]
+/// give every connection its own).
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    connection: AskLimit,
 }
 
 /// Builds an [`McpServer`].
@@ -261,7 +270,8 @@ impl McpServerBuilder {
 
     /// The server.
     pub fn build(self) -> McpServer {
-        McpServer { inner: Arc::new(self.inner) }
+        let connection = self.inner.engine.ask_limit();
+        McpServer { inner: Arc::new(self.inner), connection }
     }
 }
 
@@ -287,17 +297,27 @@ impl McpServer {
         &self.inner.engine
     }
 
+    /// This server for a new connection: same handlers, its own cap on outstanding asks.
+    fn for_connection(&self) -> McpServer {
+        McpServer { inner: self.inner.clone(), connection: self.inner.engine.ask_limit() }
+    }
+
     /// Whether the `resources` capability is advertised: any resource or template registered.
     fn has_resources(&self) -> bool {
         !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
     }
 
-    /// An axum router serving this server at `/mcp` over stateless Streamable HTTP.
+    /// An axum router serving this server at `/mcp` over Streamable HTTP: 2026-07-28 requests
+    /// statelessly (JSON answers), and 2025-era clients in sessions (`Mcp-Session-Id`, kept in
+    /// this process: several instances need affinity on that header; `DELETE` ends one).
     ///
     /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others.
     pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
+        // rmcp routes by era: an `initialize` opens a session whatever this setting says about
+        // 2026-07-28 requests, which are always stateless. `json_response` applies to those only;
+        // a session's call answers on an SSE stream, which is where its pushed requests go.
         let mut config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(false)
+            .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_sse_keep_alive(None);
         if !allowed_hosts.is_empty() {
@@ -306,8 +326,11 @@ impl McpServer {
             config = config.with_allowed_hosts(hosts);
         }
         let server = self.clone();
-        let service =
-            StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config);
+        let service = StreamableHttpService::new(
+            move || Ok(server.for_connection()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
         axum::Router::new()
             .nest_service("/mcp", service)
             .layer(middleware::from_fn(strip_legacy_fields))
@@ -315,8 +338,12 @@ impl McpServer {
     }
 
     /// Serves this server over stdin/stdout until the client closes stdin.
+    ///
+    /// The first message picks the era: `initialize` opens a 2025-era session for the life of the
+    /// process's stdin; anything else is served as 2026-07-28. At end of input, calls still
+    /// running are dropped.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        let running = self.serve(::rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+        let running = self.for_connection().serve(::rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }
@@ -328,9 +355,61 @@ impl McpServer {
         ctx: &RequestContext<RoleServer>,
         handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
     ) -> Result<Outcome<R>, ErrorData> {
+        if let Some(session) = self.live_session(ctx) {
+            let live = self.inner.engine.run_live(&request, &session, handler);
+            // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
+            // dropped connection cancel the call's token: the task is dropped with its records.
+            return tokio::select! {
+                result = live => result.map(Outcome::Complete).map_err(engine_error),
+                () = ctx.ct.cancelled() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
+            };
+        }
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let request = request.meta(Some(meta));
         self.inner.engine.run(&request, handler).await.map_err(engine_error)
+    }
+
+    /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
+    /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
+    /// `initialize`. Capabilities are what the client declared there.
+    fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<LiveSession> {
+        if ctx.meta.protocol_version().is_some() {
+            return None;
+        }
+        let info = ctx.peer.peer_info()?;
+        let version = LegacyVersion::parse(info.protocol_version.as_str())?;
+        let declared = serde_json::to_value(&info.capabilities).ok();
+        let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
+        Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
+    }
+}
+
+/// The code rmcp's peers use for a request cancelled before it finished.
+const REQUEST_CANCELLED: i32 = -32800;
+
+/// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
+/// so rmcp routes each request onto that call's stream.
+struct RmcpPeer(Peer<RoleServer>);
+
+impl LivePeer for RmcpPeer {
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+        // A custom request carries exactly the revision's params (no `mode` on 2025-06-18);
+        // rmcp's typed elicitation always writes one.
+        let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
+        Box::pin(async move {
+            match self.0.send_request(request).await {
+                Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
+                Err(ServiceError::McpError(error)) => {
+                    Err(format!("the client answered with error {}: {}", error.code.0, crate::wire::clip(&error.message)))
+                }
+                Err(error) => Err(error.to_string()),
+            }
+        })
+    }
+
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
+        let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
+        Box::pin(async move { self.0.send_notification(notification).await.map_err(|e| e.to_string()) })
     }
 }
 

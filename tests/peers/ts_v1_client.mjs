@@ -1,0 +1,71 @@
+// Drives travel-server's `book_trip` from the official TypeScript SDK v1 client
+// (@modelcontextprotocol/sdk, pinned by scripts/install-peers.sh), as a 2025-era host does:
+// `initialize`, then the server pushes elicitation requests while the call is open.
+//
+// Usage: node ts_v1_client.mjs PLAN (--http URL | --stdio COMMAND [ARGS...])
+//   PLAN is JSON: {"caps": "form+url" | "form", "trip": {...} | "decline" | "cancel",
+//                  "payment": "accept" | "decline" | "cancel", "confirm": true | false}
+// Every event is one JSON line on stdout, for the test to read and act on:
+//   {"event":"form","message":...}                  a form was pushed (answered from PLAN)
+//   {"event":"url","url":...,"elicitationId":...}   a URL step was pushed; the test opens the page
+//   {"event":"complete","elicitationId":...}        notifications/elicitation/complete arrived
+//   {"event":"result","result":...} | {"event":"error","code":...,"message":...}  the call's end
+// The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules).
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(path.resolve(process.env.TS_V1_MODULES ?? '.', 'x.js'));
+const sdk = (p) => import(require.resolve(`@modelcontextprotocol/sdk/${p}`));
+const { Client } = await sdk('client/index.js');
+const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
+const { StdioClientTransport } = await sdk('client/stdio.js');
+const { ElicitRequestSchema, ElicitationCompleteNotificationSchema } = await sdk('types.js');
+
+const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
+const [planText, how, ...target] = process.argv.slice(2);
+const plan = JSON.parse(planText);
+
+const elicitation = plan.caps === 'form' ? {} : { form: {}, url: {} };
+const client = new Client({ name: 'elicit-ts-v1-peer', version: '1.0.0' }, { capabilities: { elicitation } });
+
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  const params = request.params;
+  if (params.mode === 'url') {
+    emit({ event: 'url', url: params.url, elicitationId: params.elicitationId, message: params.message });
+    return { action: plan.payment };
+  }
+  emit({ event: 'form', message: params.message, properties: Object.keys(params.requestedSchema.properties) });
+  if ('confirm' in params.requestedSchema.properties) {
+    return { action: 'accept', content: { confirm: plan.confirm } };
+  }
+  if (plan.trip === 'decline' || plan.trip === 'cancel') return { action: plan.trip };
+  return { action: 'accept', content: plan.trip };
+});
+client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => {
+  emit({ event: 'complete', elicitationId: notification.params.elicitationId });
+});
+
+const transport = how === '--http'
+  ? new StreamableHTTPClientTransport(new URL(target[0]))
+  : new StdioClientTransport({ command: target[0], args: target.slice(1), env: process.env, stderr: 'inherit' });
+
+// The client hands the negotiated version to the transport (HTTP headers need it); catch it there.
+let negotiated = null;
+const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (version) => {
+  negotiated = version;
+  setProtocolVersion?.(version);
+};
+
+try {
+  await client.connect(transport);
+  emit({ event: 'connected', protocolVersion: negotiated, sessionId: transport.sessionId ?? null });
+  // A person takes their time: no request timeout shorter than the test's own bound.
+  const result = await client.callTool({ name: 'book_trip', arguments: {} }, undefined, { timeout: 120000 });
+  emit({ event: 'result', result });
+} catch (error) {
+  emit({ event: 'error', code: error.code ?? null, message: String(error.message ?? error) });
+} finally {
+  if (how === '--http') await transport.terminateSession().catch(() => {});
+  await client.close().catch(() => {});
+}
