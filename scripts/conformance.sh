@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against conformance-server: the 14 SEP-2322
-# input-required-result scenarios and server-stateless must pass with no FAILURE and no WARNING.
+# input-required-result scenarios and server-stateless must pass with no FAILURE and no WARNING;
+# the 2025-era scenarios (clients opening with `initialize`) must pass with no FAILURE.
 # Usage: scripts/conformance.sh [--full]   (--full also runs every scenario of --requirements 2026-07-28
 # and prints the summary; that run's failures are reported, not fatal: see README "Conformance").
 set -euo pipefail
@@ -45,6 +46,32 @@ run() {
 for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
 run server-stateless
 
+# ---- 2025-era server scenarios (issue 10): the same fixture, clients opening with `initialize` ----
+# Each runs at the revision(s) the suite defines it for; any FAILURE fails the run.
+legacy_scenarios=(
+  "2025-06-18 server-initialize" "2025-06-18 ping" "2025-06-18 tools-call-elicitation" "2025-06-18 tools-call-sampling"
+  "2025-11-25 server-initialize" "2025-11-25 ping" "2025-11-25 tools-call-elicitation" "2025-11-25 tools-call-sampling"
+  "2025-11-25 elicitation-sep1034-defaults" "2025-11-25 elicitation-sep1330-enums"
+  "2025-11-25 server-session-lifecycle" "2025-11-25 server-sse-multiple-streams" "2025-11-25 tools-list"
+  "2025-11-25 tools-call-simple-text" "2025-11-25 tools-call-image" "2025-11-25 tools-call-audio"
+  "2025-11-25 tools-call-embedded-resource" "2025-11-25 tools-call-mixed-content" "2025-11-25 tools-call-error"
+  "2025-11-25 tools-call-with-progress" "2025-11-25 completion-complete" "2025-11-25 resources-list"
+  "2025-11-25 resources-read-text" "2025-11-25 resources-read-binary" "2025-11-25 resources-templates-read"
+  "2025-11-25 prompts-list" "2025-11-25 prompts-get-simple" "2025-11-25 prompts-get-with-args"
+  "2025-11-25 prompts-get-embedded-resource" "2025-11-25 prompts-get-with-image" "2025-11-25 dns-rebinding-protection"
+)
+run_legacy() {
+  local version=$1 name=$2 result summary
+  if ! result=$(timeout 120 conformance server --url "$url" --scenario "$name" --spec-version "$version" -o "$out" 2>&1) \
+     || echo "$result" | grep -q "FAILURE"; then
+    echo "FAIL $name @ $version"; echo "$result" | grep -E "FAILURE|WARNING|rror" | head -n 20 || true; failed=1; return
+  fi
+  summary=$(echo "$result" | grep -E "^Passed: " | tail -n1)
+  echo "ok   $name @ $version: $summary"
+}
+for entry in "${legacy_scenarios[@]}"; do run_legacy $entry; done
+# ---- end of the 2025-era block ----
+
 # The client side: elicit against the suite's mock server.
 cargo build --quiet -p elicit-cli --bin elicit
 if result=$(timeout 120 conformance client --command "$root/target/debug/elicit --conformance" \
@@ -61,5 +88,5 @@ if [ "${1:-}" = "--full" ]; then
 fi
 
 if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
-n=$(( ${#scenarios[@]} + 2 ))
+n=$(( ${#scenarios[@]} + 2 + ${#legacy_scenarios[@]} ))
 echo "conformance: $n passed, 0 failed"

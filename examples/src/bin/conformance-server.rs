@@ -4,11 +4,17 @@
 //! `prompts-get-*`, `resources-*`, `completion-complete`, `caching`, `json-schema-2020-12`,
 //! `http-custom-header-server-validation`), with the content each scenario documents.
 //!
+//! The same server serves the suite's 2025-era scenarios (`server-initialize`, `ping`,
+//! `tools-call-elicitation`, `tools-call-sampling`, `elicitation-sep1034-defaults`,
+//! `elicitation-sep1330-enums`, ...): a client that opens with `initialize` gets a session, and
+//! the handlers below run live, their asks pushed as requests.
+//!
 //! ```text
 //! conformance-server --listen 127.0.0.1:3001     # then: conformance server --url http://127.0.0.1:3001/mcp ...
 //! conformance-server --stdio
 //! ```
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,8 +22,10 @@ use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
+use elicit_runtime::wire::ElicitResult;
 #[allow(deprecated, reason = "logging is deprecated by SEP-2577, but the suite still tests it")]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{CustomRequest, ServerRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, CompleteRequestParams,
     CompleteResult, CompletionInfo, ContentBlock, ErrorData, GetPromptRequestParams, GetPromptResponse,
@@ -58,6 +66,38 @@ struct PromptContext {
     context: String,
 }
 
+/// Please provide your information.
+#[derive(Elicit)]
+struct UserInformation {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Please review these defaults.
+#[derive(Elicit)]
+struct Defaults {
+    #[elicit(default = "John Doe")]
+    name: Option<String>,
+    #[elicit(minimum = 0, maximum = 150, default = 30)]
+    age: Option<u8>,
+    #[elicit(minimum = 0, maximum = 100, default = 95.5)]
+    score: Option<f64>,
+    #[elicit(default = "active")]
+    status: Option<Status>,
+    #[elicit(default = true)]
+    verified: Option<bool>,
+}
+
+#[derive(Elicit)]
+#[elicit(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
 fn text(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
 }
@@ -87,6 +127,69 @@ async fn elicitation(flow: Flow) -> Result<CallToolResult, FlowError> {
         Answer::Declined => text("You declined to give your name."),
         Answer::Cancelled => text("Cancelled."),
     })
+}
+
+/// `tools-call-elicitation` (2025-era): one form with the caller's message.
+async fn user_information(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    let message = arguments.get("message").and_then(Value::as_str).unwrap_or("Please provide your information");
+    let answer = flow
+        .form_schema("user", message, Cow::Borrowed(UserInformation::requested_schema()), |content| {
+            UserInformation::from_content(content).map(|_| content.clone())
+        })
+        .await?;
+    Ok(text(format!("User response: {}", describe(answer))))
+}
+
+/// `elicitation-sep1034-defaults`: a form whose every kind of property has a default.
+async fn defaults(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let answer = flow
+        .form_schema("defaults", Defaults::MESSAGE, Cow::Borrowed(Defaults::requested_schema()), |content| {
+            Defaults::from_content(content).map(|_| content.clone())
+        })
+        .await?;
+    Ok(text(format!("Elicitation completed: {}", describe(answer))))
+}
+
+fn describe(answer: Answer<serde_json::Map<String, Value>>) -> String {
+    match answer {
+        Answer::Accepted(content) => format!("action=accept, content={}", Value::Object(content)),
+        Answer::Declined => "action=decline".to_owned(),
+        Answer::Cancelled => "action=cancel".to_owned(),
+    }
+}
+
+/// `tools-call-sampling` (2025-era): the caller's prompt, sampled by the client's model.
+async fn sample_prompt(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    let prompt = arguments.get("prompt").and_then(Value::as_str).unwrap_or("Say hello.");
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100});
+    let result = flow.sampling("sample", params).await?;
+    let answer = result.pointer("/content/text").and_then(Value::as_str).unwrap_or("(no text)");
+    Ok(text(format!("LLM response: {answer}")))
+}
+
+/// `elicitation-sep1330-enums`: every enum form of 2025-11-25, including the legacy `enumNames`,
+/// which this toolkit's schema model does not emit (revision 2026-07-28 removed it). So this
+/// fixture writes its request by hand and sends it on the session's peer.
+async fn enums(_request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    let titled = |values: [(&str, &str); 3]| -> Vec<Value> { values.iter().map(|(v, t)| json!({"const": v, "title": t})).collect() };
+    let params = json!({
+        "mode": "form",
+        "message": "Pick from each kind of list.",
+        "requestedSchema": {"type": "object", "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
+            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}},
+        }},
+    });
+    let request = ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", Some(params)));
+    let answer = ctx.peer.send_request(request).await.map_err(|e| ErrorData::internal_error(format!("elicitation failed: {e}"), None))?;
+    let answer = serde_json::to_value(answer).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let answer = ElicitResult::from_json(&answer).map_err(|e| ErrorData::invalid_params(format!("elicitation result: {e}"), None))?;
+    Ok(CallToolResponse::Complete(text(format!("Elicitation completed: {}", answer.to_json()))))
 }
 
 async fn confirm(flow: Flow) -> Result<CallToolResult, FlowError> {
@@ -411,6 +514,25 @@ fn build(engine: Engine) -> McpServer {
                 Some(vec![PromptArgument::new("topic").with_description("Optional topic")]),
             ),
             prompt,
+        )
+        // The 2025-era elicitation and sampling fixtures.
+        .tool(
+            tool_with_schema(
+                "test_elicitation",
+                "Asks the user for a username and an e-mail address with the given message",
+                json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+            ),
+            user_information,
+        )
+        .tool(tool("test_elicitation_sep1034_defaults", "Asks with a form whose every field has a default"), defaults)
+        .raw_tool(tool("test_elicitation_sep1330_enums", "Asks with every kind of enum field"), enums)
+        .tool(
+            tool_with_schema(
+                "test_sampling",
+                "Asks the client's model to answer the prompt",
+                json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+            ),
+            sample_prompt,
         )
         // The content fixtures.
         .tool(tool("test_simple_text", "Returns simple text"), simple_text)
