@@ -63,6 +63,8 @@ impl Sdk {
 pub(crate) enum Target<'a> {
     /// A running server's `/mcp`.
     Http(&'a ServerProcess),
+    /// Any `/mcp` URL.
+    Url(&'a str),
     /// A `travel-server --stdio` the peer starts itself.
     Stdio(&'a str),
 }
@@ -82,6 +84,9 @@ impl Conversation {
         match target {
             Target::Http(server) => {
                 command.args(["--http", &server.mcp_url()]);
+            }
+            Target::Url(url) => {
+                command.args(["--http", url]);
             }
             Target::Stdio(keys) => {
                 command.args(["--stdio".as_ref(), travel_server_bin().as_os_str(), "--stdio".as_ref(), "--page-listen".as_ref(), "127.0.0.1:0".as_ref()]);
@@ -117,6 +122,22 @@ impl Conversation {
         let event = self.next().await;
         assert_eq!(event["event"], kind, "expected `{kind}`; so far: {:#?}", self.seen);
         event
+    }
+
+    /// The completion notification and the next form, in whichever order they arrive: on HTTP
+    /// rmcp sends notifications on the session's GET stream and the form on the call's stream,
+    /// and nothing orders two streams. Returns (the completed id, the form's message).
+    pub(crate) async fn completion_and_form(&mut self) -> (String, String) {
+        let (mut id, mut message) = (None, None);
+        while id.is_none() || message.is_none() {
+            let event = self.next().await;
+            match event["event"].as_str() {
+                Some("complete") if id.is_none() => id = event["elicitationId"].as_str().map(str::to_owned),
+                Some("form") if message.is_none() => message = event["message"].as_str().map(str::to_owned),
+                _ => panic!("expected the completion and the next form; so far: {:#?}", self.seen),
+            }
+        }
+        (id.unwrap(), message.unwrap())
     }
 
     /// Reads to the call's end: the tool result's text and `isError`, or the JSON-RPC error.
@@ -170,8 +191,9 @@ pub(crate) async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<S
     assert!(page.ends_with(&format!("/pay/{id}")), "{url}");
     assert_eq!(url["message"], "Approve the payment of €1888.00 for CDG → JFK on our payment page.");
     assert_eq!(browser_submit(page, "approve").await, 200);
-    assert_eq!(peer.expect("complete").await["elicitationId"], id);
-    assert!(peer.expect("form").await["message"].as_str().unwrap().starts_with("Book CDG → JFK"));
+    let (completed, confirm) = peer.completion_and_form().await;
+    assert_eq!(completed, id);
+    assert!(confirm.starts_with("Book CDG → JFK"), "{confirm}");
     assert_eq!(peer.ending().await.unwrap(), (BOOKED.to_owned(), false));
 
     // Declined at the form.
