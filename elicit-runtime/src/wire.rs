@@ -466,6 +466,7 @@ impl LegacyVersion {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
 
@@ -476,7 +477,7 @@ mod tests {
         assert_eq!(read(json!({"elicitation": {}})), Capabilities { form: true, ..Default::default() });
         assert_eq!(read(json!({"elicitation": {"url": {}}})), Capabilities { url: true, ..Default::default() });
         assert_eq!(read(json!({"elicitation": {"form": {}, "url": {}}})), Capabilities::ELICITATION);
-        assert_eq!(read(json!({"sampling": {}, "roots": {"listChanged": true}})).roots, true);
+        assert!(read(json!({"sampling": {}, "roots": {"listChanged": true}})).roots);
         assert_eq!(read(Capabilities::ELICITATION.to_json()), Capabilities::ELICITATION);
     }
 
@@ -541,7 +542,7 @@ mod tests {
         let caps = json!({"elicitation": {}, "roots": {}});
         assert_eq!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()), Capabilities { form: true, url: false, sampling: false, roots: true });
         let caps = json!({"elicitation": {"url": {}}});
-        assert_eq!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()).form, true);
+        assert!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()).form);
         assert_eq!(LegacyVersion::V2025_11_25.capabilities(caps.as_object()), Capabilities { form: false, url: true, sampling: false, roots: false });
         assert_eq!(LegacyVersion::parse("2025-11-25"), Some(LegacyVersion::V2025_11_25));
         assert_eq!(LegacyVersion::parse("2026-07-28"), None);

@@ -178,6 +178,7 @@ impl CompletionStore for InProcessStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
     use serde_json::json;
