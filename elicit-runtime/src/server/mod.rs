@@ -298,6 +298,48 @@ impl Engine {
     /// `-32602` for answers that kept failing validation or are malformed, `-32603` for a client
     /// that did not answer in time, handler and store failures. Dropping the returned future drops
     /// the task and releases the URL-mode records it holds.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use elicit_runtime::server::{Answer, Engine, Flow, LiveFuture, LivePeer, LiveSession, Request};
+    /// use elicit_runtime::state::KeyRing;
+    /// use elicit_runtime::wire::{Capabilities, LegacyVersion};
+    /// use elicit_runtime::Elicit;
+    /// use serde_json::{Value, json};
+    ///
+    /// /// Who are you?
+    /// #[derive(Elicit)]
+    /// struct Name {
+    ///     name: String,
+    /// }
+    ///
+    /// /// A client that answers every form with the name Ada (a real one is the rmcp adapter's peer).
+    /// struct Ada;
+    /// impl LivePeer for Ada {
+    ///     fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+    ///         assert_eq!(method, "elicitation/create");
+    ///         assert!(params.unwrap().get("mode").is_none(), "2025-06-18 has no mode");
+    ///         Box::pin(async { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
+    ///     }
+    ///     fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), String>> {
+    ///         Box::pin(async { Ok(()) })
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// let form_only = Capabilities { form: true, ..Capabilities::default() };
+    /// let session = LiveSession::new(LegacyVersion::V2025_06_18, form_only, Arc::new(Ada), engine.ask_limit());
+    /// let greet = |flow: Flow| async move {
+    ///     Ok(match flow.form::<Name>("who").await? {
+    ///         Answer::Accepted(n) => format!("Hello, {}!", n.name),
+    ///         Answer::Declined | Answer::Cancelled => "Hello, stranger.".to_owned(),
+    ///     })
+    /// };
+    /// let text = engine.run_live(&Request::new("tools/call", "greet"), &session, greet).await.unwrap();
+    /// assert_eq!(text, "Hello, Ada!");
+    /// # });
+    /// ```
     pub async fn run_live<R, F, Fut>(
         &self,
         request: &Request<'_>,
