@@ -48,6 +48,23 @@ impl Responder for Automatic {
     }
 }
 
+/// Arguments for a tool: every property of its input schema filled with a plain value of its type
+/// (`tools_call`'s `add_numbers` needs numbers).
+fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (number, (name, property)) in properties.into_iter().flatten().enumerate() {
+        let value = match property.get("type").and_then(Value::as_str) {
+            Some("number" | "integer") => json!(number + 2),
+            Some("boolean") => json!(true),
+            Some("string") => json!("test"),
+            _ => continue,
+        };
+        arguments.insert(name.clone(), value);
+    }
+    arguments
+}
+
 /// The suite names the revision it runs in `MCP_CONFORMANCE_PROTOCOL_VERSION`: a 2025-era one
 /// means `initialize` directly (its fixtures answer a probe in ways a real server would not, such
 /// as `{}` for any method); otherwise the probe decides.
@@ -71,7 +88,7 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
     for tool in tools {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(tool.name.to_string()));
-        params.insert("arguments".into(), Value::Object(Map::new()));
+        params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
         match connection.drive(&driver, &mut Automatic, "tools/call", params).await {
             Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
             Err(error) => failures.push(format!("{}: {error}", tool.name)),
