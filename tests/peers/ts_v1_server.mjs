@@ -174,5 +174,9 @@ if (process.argv.includes("--http")) {
     console.log(`listening http://127.0.0.1:${httpServer.address().port}/mcp`);
   });
 } else {
+  // The client is gone when stdin closes: leave at once, whatever is still pending (a flood's
+  // elicitations, a never-ending URL step), so no orphan holds the client's pipes.
+  process.stdin.on("close", () => process.exit(0));
+  process.stdout.on("error", () => process.exit(0));
   await makeServer().connect(new StdioServerTransport());
 }
