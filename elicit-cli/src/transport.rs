@@ -260,9 +260,15 @@ fn fallback_version(error: &ClientInitializeError) -> Option<ProtocolVersion> {
 }
 
 fn describe_init(target: &Target, error: &ClientInitializeError) -> String {
+    // Without rmcp's wrapper naming the transport's Rust type ("Transport [rmcp::...] error: ").
+    let text = error.to_string();
+    let text = match (text.find("Transport ["), text.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => format!("{}{}", &text[..start], &text[end + "] error: ".len()..]),
+        _ => text,
+    };
     match target {
-        Target::Url(url) => format!("cannot connect to {url}: {error}"),
-        Target::Stdio(command) => format!("cannot talk to `{command}`: {error}"),
+        Target::Url(url) => format!("cannot connect to {url}: {text}"),
+        Target::Stdio(command) => format!("cannot talk to `{command}`: {text}"),
     }
 }
 
