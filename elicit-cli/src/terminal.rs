@@ -391,7 +391,10 @@ impl Terminal {
             }
             // Short slices: the driver must see the completion notification promptly.
             let slice = (self.wait - waited).min(Duration::from_millis(300));
-            match tokio::task::block_in_place(|| read_key(slice)) {
+            let key = tokio::task::block_in_place(|| read_key(slice));
+            // Reading the keyboard blocks; yield so the driver sees a completion that came meanwhile.
+            tokio::task::yield_now().await;
+            match key {
                 Key::Retry if required => return PendingAction::Retry,
                 Key::Retry => {}
                 Key::Timeout if !required => return PendingAction::Retry,

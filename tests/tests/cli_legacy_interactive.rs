@@ -2,7 +2,8 @@
 //! pseudo-terminal against the official TypeScript SDK v1 server (2025-11-25, stdio): a form with
 //! every schema kind filled by typing (the review shows a choice's title, not its wire value), a
 //! URL step pending until the server's completion notification, and cancelling the call while
-//! the step is pending (the server sees `notifications/cancelled`).
+//! the step is pending (the server sees `notifications/cancelled`), and a `-32042` error whose URL
+//! is consented to, then the call made again once the server reports the step complete.
 //!
 //! Keys are what inquire 0.9.4 (crossterm backend) reads: Enter is `\r`, arrows are CSI
 //! sequences.
@@ -156,4 +157,20 @@ fn cancelling_while_pending_cancels_the_call_on_the_server() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(cancelled["cancelled"], "connect");
+}
+
+#[test]
+fn a_url_required_error_asks_consent_then_calls_again_when_the_server_reports_completion() {
+    let sandbox = Sandbox::new();
+    let browser = sandbox.browser(Browser::RecordOnly);
+    let stdio = ts_stdio(&[]);
+    let mut term = Terminal::start(&["call", "--stdio", &stdio, "needs_url", "--browser", &browser]);
+    term.expect("ts-v1-peer asks you to open a page (needs_url:");
+    term.expect("https://auth.example.com/authorize?id=needs_url:");
+    term.answer("Open this page in your browser?", ENTER);
+    term.expect("Press r to call again now, o to open it again, c to cancel the call.");
+    term.expect("needs_url: done");
+    let (code, screen) = term.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(sandbox.opened().len(), 1, "{screen}");
 }

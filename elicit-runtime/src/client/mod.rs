@@ -106,6 +106,10 @@ pub struct PendingUrl<'a> {
 }
 
 /// Which kind of pending step this is: it decides what [`PendingAction::Retry`] does.
+///
+/// For the two 2025-era kinds the driver watches, while `pending` runs, for the completion
+/// notification and the call's result, and drops the `pending` future as soon as either comes: a
+/// responder must therefore await (yield) regularly rather than block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PendingKind {
     /// 2026-07-28: the server re-issued the step; `Retry` calls again.
