@@ -82,11 +82,29 @@ else
   echo "FAIL sep-2322-client-request-state"; echo "$result" | tail -n 20; failed=1
 fi
 
+# ---- 2025-era client scenarios (issue 11): elicit against the suite's 2025-11-25 fixtures ----
+# Twice: following MCP_CONFORMANCE_PROTOCOL_VERSION as the suite asks, and with it unset, so the
+# probe alone (server/discover, then initialize) must find the era against each fixture.
+legacy_client=(initialize tools_call elicitation-sep1034-client-defaults)
+for name in "${legacy_client[@]}"; do
+  for how in "" "env -u MCP_CONFORMANCE_PROTOCOL_VERSION"; do
+    label="$name (2025-11-25${how:+, probe only})"
+    if result=$(timeout 120 conformance client --command "${how:+$how }$root/target/debug/elicit --conformance" \
+        --scenario "$name" --spec-version 2025-11-25 -o "$out" 2>&1) \
+       && echo "$result" | grep -q " 0 failed, 0 warnings"; then
+      echo "ok   $label: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
+    else
+      echo "FAIL $label"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20; failed=1
+    fi
+  done
+done
+# ---- end of 2025-era client scenarios ----
+
 if [ "${1:-}" = "--full" ]; then
   timeout 900 conformance server --url "$url" --requirements 2026-07-28 -o "$out/full" >"$out/full.txt" 2>&1 || true
   grep -E "^(✓|✗)|^Total" "$out/full.txt" || true
 fi
 
 if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
-n=$(( ${#scenarios[@]} + 2 + ${#legacy_scenarios[@]} ))
+n=$(( ${#scenarios[@]} + 2 + ${#legacy_scenarios[@]} + 2 * ${#legacy_client[@]} ))
 echo "conformance: $n passed, 0 failed"

@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn highlights_only_the_host() {
-        let url = elicit_runtime::client::check_url("https://user@pay.example.com/x").unwrap();
+        let url = elicit_runtime::client::check_url("https://user@pay.example.com/x").expect("a valid URL");
         assert_eq!(highlighted(&url, true), "https://user@\x1b[1;4mpay.example.com\x1b[0m/x");
         assert_eq!(highlighted(&url, false), "https://user@pay.example.com/x");
     }

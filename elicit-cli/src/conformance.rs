@@ -7,7 +7,7 @@ use elicit_runtime::schema::{PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
-use crate::transport::{self, Connection, Target};
+use crate::transport::{self, Connection, Protocol, Target};
 
 /// Answers every form with plausible values; refuses URLs (no scenario uses them).
 struct Automatic;
@@ -48,20 +48,48 @@ impl Responder for Automatic {
     }
 }
 
+/// Arguments for a tool: every property of its input schema filled with a plain value of its type
+/// (`tools_call`'s `add_numbers` needs numbers).
+fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (number, (name, property)) in properties.into_iter().flatten().enumerate() {
+        let value = match property.get("type").and_then(Value::as_str) {
+            Some("number" | "integer") => json!(number + 2),
+            Some("boolean") => json!(true),
+            Some("string") => json!("test"),
+            _ => continue,
+        };
+        arguments.insert(name.clone(), value);
+    }
+    arguments
+}
+
+/// The suite names the revision it runs in `MCP_CONFORMANCE_PROTOCOL_VERSION`: a 2025-era one
+/// means `initialize` directly (its fixtures answer a probe in ways a real server would not, such
+/// as `{}` for any method); otherwise the probe decides.
+fn protocol() -> Protocol {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2025-11-25") => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_11_25),
+        Ok("2025-06-18") => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_06_18),
+        _ => Protocol::Auto,
+    }
+}
+
 /// Runs the scenario named by `MCP_CONFORMANCE_SCENARIO` against `url`.
 pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     // The suite itself gives a scenario 30 s.
-    let mut connection = Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30)).await?;
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
+    let mut connection = Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30), protocol(), caps).await?;
     let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
     let tools = connection.tools().await?;
     let mut failures = Vec::new();
     for tool in tools {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(tool.name.to_string()));
-        params.insert("arguments".into(), Value::Object(Map::new()));
-        match driver.call(&mut connection, &mut Automatic, "tools/call", params).await {
+        params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
+        match connection.drive(&driver, &mut Automatic, "tools/call", params).await {
             Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
             Err(error) => failures.push(format!("{}: {error}", tool.name)),
         }

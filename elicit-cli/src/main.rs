@@ -1,7 +1,8 @@
-//! `elicit`: a terminal MCP client for protocol revision 2026-07-28 that renders elicitations.
+//! `elicit`: a terminal MCP client that renders elicitations, for servers of both eras:
+//! 2026-07-28 (Multi Round-Trip Requests) and 2025-11-25/2025-06-18 (requests pushed mid-call).
 //!
-//! It lists and calls tools on any MCP server (Streamable HTTP or stdio), drives every Multi
-//! Round-Trip round, shows forms and URL consent in the terminal (or answers from a file with
+//! It lists and calls tools on any MCP server (Streamable HTTP or stdio), finds the server's era
+//! (probe, then fall back; or `--protocol`), drives every round or answers every pushed request, shows forms and URL consent in the terminal (or answers from a file with
 //! `--answers`), and prints the final result.
 
 mod browser;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{Driver, Responder};
+use transport::Protocol;
 use elicit_runtime::wire::Capabilities;
 use serde_json::{Map, Value};
 
@@ -64,8 +66,18 @@ enum Command {
 }
 
 #[derive(Args)]
-#[group(required = true, multiple = false)]
 struct ServerArgs {
+    #[command(flatten)]
+    endpoint: EndpointArgs,
+    /// The protocol revision: `auto` probes for 2026-07-28 and falls back to `initialize`
+    /// (2025-11-25, or 2025-06-18 as the server negotiates); a version forces it.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Auto)]
+    protocol: ProtocolArg,
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct EndpointArgs {
     /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp.
     #[arg(long)]
     url: Option<String>,
@@ -74,13 +86,38 @@ struct ServerArgs {
     stdio: Option<String>,
 }
 
+/// `--protocol`.
+#[derive(Clone, Copy, ValueEnum)]
+enum ProtocolArg {
+    /// Probe, then fall back.
+    Auto,
+    /// 2026-07-28 only.
+    #[value(name = "2026-07-28")]
+    V20260728,
+    /// `initialize` with 2025-11-25.
+    #[value(name = "2025-11-25")]
+    V20251125,
+    /// `initialize` with 2025-06-18.
+    #[value(name = "2025-06-18")]
+    V20250618,
+}
+
 impl ServerArgs {
     fn target(&self) -> Target {
-        match (&self.url, &self.stdio) {
+        match (&self.endpoint.url, &self.endpoint.stdio) {
             (Some(url), _) => Target::Url(url.clone()),
             (None, Some(cmd)) => Target::Stdio(cmd.clone()),
             // clap's group makes one of them required.
             (None, None) => Target::Url(String::new()),
+        }
+    }
+
+    fn protocol(&self) -> Protocol {
+        match self.protocol {
+            ProtocolArg::Auto => Protocol::Auto,
+            ProtocolArg::V20260728 => Protocol::Modern,
+            ProtocolArg::V20251125 => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_11_25),
+            ProtocolArg::V20250618 => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_06_18),
         }
     }
 }
@@ -161,8 +198,9 @@ impl CallArgs {
 async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
     let arguments = call.arguments()?;
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
-    let mut connection = Connection::open(&server.target(), call.timeout.duration()).await?;
+    let mut connection = Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
     let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
+    let endpoint = connection.endpoint.clone();
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name.to_owned()));
     if let Some(arguments) = arguments {
@@ -171,11 +209,11 @@ async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs
     let wait = Duration::from_secs(call.wait);
     let result = match answers {
         Some(answers) => {
-            let mut responder = scripted::Scripted::new(answers, call.browser.clone(), wait);
+            let mut responder = scripted::Scripted::new(answers, call.browser.clone(), wait, endpoint);
             drive(&driver, &mut connection, &mut responder, method, params).await
         }
         None => {
-            let mut responder = terminal::Terminal::new(call.browser.clone(), wait);
+            let mut responder = terminal::Terminal::new(call.browser.clone(), wait, endpoint);
             drive(&driver, &mut connection, &mut responder, method, params).await
         }
     };
@@ -190,7 +228,7 @@ async fn drive<R: Responder>(
     method: &str,
     params: Map<String, Value>,
 ) -> Result<Value, String> {
-    driver.call(connection, responder, method, params).await.map_err(|e| e.to_string())
+    connection.drive(driver, responder, method, params).await.map_err(|e| e.to_string())
 }
 
 fn print_result(result: &Value, json: bool) {
@@ -219,7 +257,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         None => Err("give a command (tools, call, prompt) or --conformance URL; see --help".to_owned()),
         Some(Command::Tools { server, timeout }) => {
-            let connection = Connection::open(&server.target(), timeout.duration()).await?;
+            let caps = elicit_runtime::wire::Capabilities::ELICITATION;
+            let connection = Connection::open(&server.target(), timeout.duration(), server.protocol(), caps).await?;
             let tools = connection.tools().await;
             connection.close().await;
             for tool in tools? {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use elicit_runtime::client::form::with_defaults;
-use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingKind, PendingUrl, Responder};
 use elicit_runtime::schema::RequestedSchema;
 use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use serde_json::{Map, Value};
@@ -11,11 +11,16 @@ use serde_json::{Map, Value};
 use crate::browser;
 use crate::printable::printable;
 
-/// Answers from a file: input request key -> an `ElicitResult`-shaped answer.
+/// The answers-file key that answers whatever no other key names.
+const WILDCARD: &str = "*";
+
+/// Answers from a file: input request key -> an `ElicitResult`-shaped answer. The key `"*"`
+/// answers any request no other key names (2025-era pushes have no keys of their own).
 pub(crate) struct Scripted {
     answers: Map<String, Value>,
     browser: Option<String>,
     wait: Duration,
+    endpoint: String,
 }
 
 /// Reads and checks an answers file: a JSON object whose every value is an `ElicitResult`.
@@ -33,20 +38,46 @@ pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
 
 impl Scripted {
     /// A responder over checked answers.
-    pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration) -> Self {
-        Scripted { answers, browser, wait }
+    pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration, endpoint: String) -> Self {
+        Scripted { answers, browser, wait, endpoint }
     }
 
     fn answer(&self, key: &str) -> Option<ElicitResult> {
-        let answer = self.answers.get(key)?;
+        let answer = self.answers.get(key).or_else(|| self.answers.get(WILDCARD))?;
         // Checked by `load`.
         ElicitResult::from_json(answer).ok()
     }
 }
 
+impl Scripted {
+    /// 2025 era: the completion notification ends the wait (the driver drops this future); until
+    /// `--wait` runs out, an in-call step is cancelled and a `-32042` call is made again.
+    async fn await_completion(&self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        if pending.retries == 0 {
+            eprintln!("waiting for the page at {} to be completed (at most {} s)", pending.url.host, self.wait.as_secs());
+        }
+        loop {
+            let waited = pending.since.elapsed();
+            if waited >= self.wait {
+                if pending.kind == PendingKind::Required {
+                    eprintln!("waited {} s for `{}`; calling again", waited.as_secs(), printable(ctx.key));
+                    return PendingAction::Retry;
+                }
+                eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
+                return PendingAction::Cancel;
+            }
+            tokio::time::sleep((self.wait - waited).min(Duration::from_millis(500))).await;
+            if pending.kind == PendingKind::InCall {
+                // Back to the driver, which calls again with `retries` + 1.
+                return PendingAction::Retry;
+            }
+        }
+    }
+}
+
 impl Responder for Scripted {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        eprintln!("{} asks ({}): {}", printable(ctx.server), printable(ctx.key), printable(message));
+        eprintln!("{} asks ({}) [{}]: {}", printable(ctx.server), printable(ctx.key), printable(&self.endpoint), printable(message));
         match self.answer(ctx.key) {
             Some(ElicitResult { action: ElicitAction::Accept, content }) => {
                 // Defaults stand for what an interactive user would have left pre-filled.
@@ -61,7 +92,14 @@ impl Responder for Scripted {
     }
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        eprintln!("{} asks ({}) to open {}: {}", printable(ctx.server), printable(ctx.key), url.url, printable(message));
+        eprintln!(
+            "{} asks ({}) to open {}: {} [{}]",
+            printable(ctx.server),
+            printable(ctx.key),
+            url.url,
+            printable(message),
+            printable(&self.endpoint)
+        );
         for warning in &url.warnings {
             eprintln!("warning: {}", printable(&warning.to_string()));
         }
@@ -75,16 +113,17 @@ impl Responder for Scripted {
         if action != ElicitAction::Accept {
             return action;
         }
-        match browser::open(self.browser.as_deref(), url).await {
-            Ok(()) => ElicitAction::Accept,
-            Err(error) => {
-                eprintln!("could not open the page ({error}); answering cancel");
-                ElicitAction::Cancel
-            }
+        if let Err(error) = browser::open(self.browser.as_deref(), url).await {
+            // Consent stands: the user can open it elsewhere (SSH, containers).
+            eprintln!("could not start a browser ({error}); open this page yourself: {}", url.url);
         }
+        ElicitAction::Accept
     }
 
     async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        if pending.kind != PendingKind::Reissued {
+            return self.await_completion(ctx, pending).await;
+        }
         let waited = pending.since.elapsed();
         if waited >= self.wait {
             eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use elicit_runtime::client::form::{check_value, validate};
-use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingKind, PendingUrl, Responder};
 use elicit_runtime::schema::{PrimitiveSchema, Property, RequestedSchema};
 use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use inquire::error::InquireError;
@@ -25,6 +25,7 @@ pub(crate) struct Terminal {
     browser: Option<String>,
     wait: Duration,
     ansi: bool,
+    endpoint: String,
 }
 
 /// The user dismissed a prompt (Escape, Ctrl-C, or no terminal).
@@ -99,6 +100,21 @@ fn display(value: &Value) -> String {
         Value::String(s) => printable(s).into_owned(),
         Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
+    }
+}
+
+/// An answer as the review shows it: a choice by its title, not its wire value.
+fn shown(property: &Property, value: &Value) -> String {
+    let title_of = |options: &[elicit_runtime::schema::EnumOption], v: &Value| -> String {
+        match v.as_str().and_then(|v| options.iter().find(|o| o.value == v)) {
+            Some(option) => printable(option.title.as_deref().unwrap_or(&option.value)).into_owned(),
+            None => display(v),
+        }
+    };
+    match (&property.schema, value) {
+        (PrimitiveSchema::SingleSelect(s), v) => title_of(&s.options, v),
+        (PrimitiveSchema::MultiSelect(m), Value::Array(items)) => items.iter().map(|v| title_of(&m.options, v)).collect::<Vec<_>>().join(", "),
+        _ => display(value),
     }
 }
 
@@ -210,12 +226,18 @@ fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Valu
 impl Terminal {
     /// A renderer opening pages with `browser` (or the system's opener) and waiting at most `wait`
     /// for a pending URL step.
-    pub(crate) fn new(browser: Option<String>, wait: Duration) -> Self {
-        Terminal { browser, wait, ansi: std::io::stderr().is_terminal() }
+    pub(crate) fn new(browser: Option<String>, wait: Duration, endpoint: String) -> Self {
+        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint }
     }
 
     fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        eprintln!("\n{} asks for information ({}):\n  {}\n", printable(ctx.server), printable(ctx.key), printable(message));
+        eprintln!(
+            "\n{} asks for information ({}) [{}]:\n  {}\n",
+            printable(ctx.server),
+            printable(ctx.key),
+            printable(&self.endpoint),
+            printable(message)
+        );
         let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
         match start {
             Ok("Fill in the form") => {}
@@ -241,7 +263,7 @@ impl Terminal {
         loop {
             eprintln!("\nYour answers for {}:", printable(ctx.server));
             for property in &schema.properties {
-                let shown = content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), display);
+                let shown = content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), |v| shown(property, v));
                 eprintln!("  {}: {shown}", title(property));
             }
             let problems = validate(schema, &content).err();
@@ -277,7 +299,13 @@ impl Terminal {
     }
 
     fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        eprintln!("\n{} asks you to open a page ({}):\n  {}\n", printable(ctx.server), printable(ctx.key), printable(message));
+        eprintln!(
+            "\n{} asks you to open a page ({}) [{}]:\n  {}\n",
+            printable(ctx.server),
+            printable(ctx.key),
+            printable(&self.endpoint),
+            printable(message)
+        );
         eprintln!("  {}", browser::highlighted(url, self.ansi));
         eprintln!("  host: {}", url.host);
         for warning in &url.warnings {
@@ -338,6 +366,50 @@ fn read_key(delay: Duration) -> Key {
     key
 }
 
+impl Terminal {
+    /// 2025 era: the server reports completion itself (the driver drops this future when it does),
+    /// so there is nothing to retry inside a call; after a `-32042`, `r` calls again.
+    async fn await_completion(&self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        let required = pending.kind == PendingKind::Required;
+        if pending.retries == 0 {
+            let retry = if required { "r to call again now, " } else { "" };
+            eprintln!(
+                "\r\nWaiting for {} to report the page at {} done. Press {retry}o to open it again, c to cancel the call.",
+                printable(ctx.server),
+                pending.url.host
+            );
+        }
+        loop {
+            let waited = pending.since.elapsed();
+            if waited >= self.wait {
+                if required {
+                    eprintln!("\r\nWaited {} s; calling again.", waited.as_secs());
+                    return PendingAction::Retry;
+                }
+                eprintln!("\r\nGave up waiting for the page at {} after {} s; cancelling the call.", pending.url.host, waited.as_secs());
+                return PendingAction::Cancel;
+            }
+            // Short slices: the driver must see the completion notification promptly.
+            let slice = (self.wait - waited).min(Duration::from_millis(300));
+            let key = tokio::task::block_in_place(|| read_key(slice));
+            // Reading the keyboard blocks; yield so the driver sees a completion that came meanwhile.
+            tokio::task::yield_now().await;
+            match key {
+                Key::Retry if required => return PendingAction::Retry,
+                Key::Retry => {}
+                Key::Timeout if !required => return PendingAction::Retry,
+                Key::Timeout => {}
+                Key::Cancel => return PendingAction::Cancel,
+                Key::OpenAgain => {
+                    if let Err(error) = browser::open(self.browser.as_deref(), pending.url).await {
+                        eprintln!("\r\nCould not start a browser ({error}). Open this page yourself:\r\n  {}", pending.url.url);
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Responder for Terminal {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
         tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema))
@@ -354,13 +426,18 @@ impl Responder for Terminal {
                 ElicitAction::Accept
             }
             Err(error) => {
-                eprintln!("Could not open the page ({error}); cancelling this request.");
-                ElicitAction::Cancel
+                // Consent stands: the user opens it elsewhere (SSH, containers), and the step
+                // stays pending until it is done or cancelled.
+                eprintln!("Could not start a browser ({error}). Open this page yourself:\n  {}", url.url);
+                ElicitAction::Accept
             }
         }
     }
 
     async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
+        if pending.kind != PendingKind::Reissued {
+            return self.await_completion(ctx, pending).await;
+        }
         loop {
             let waited = pending.since.elapsed();
             if waited >= self.wait {

