@@ -13,6 +13,8 @@ mod case;
 mod check;
 mod ctxt;
 mod expand;
+#[cfg(test)]
+mod snapshot;
 mod ty;
 
 use proc_macro::TokenStream;
