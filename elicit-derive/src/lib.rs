@@ -12,6 +12,7 @@ mod attr;
 mod case;
 mod check;
 mod ctxt;
+mod dummy;
 mod expand;
 #[cfg(test)]
 mod snapshot;

@@ -95,7 +95,7 @@ pub mod __private {
         has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
         ElicitEnum, FieldRules, FieldValue, Variant,
     };
-    pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema};
+    pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
     pub use std::sync::OnceLock;
@@ -137,6 +137,23 @@ pub mod __private {
         if let Some(value) = value.to_value() {
             content.insert(name.to_owned(), value);
         }
+    }
+
+    /// The accessors of one field type. The derive builds one per field with [`form_field`], whose
+    /// `FieldValue` bound is the only place the field's type is checked: a type that is not a form
+    /// field is then reported once, on the type, instead of once per use (schema, parse, write).
+    pub struct FormField<T> {
+        /// [`property`] for `T`.
+        pub property: fn(&'static str, &FieldRules) -> Property,
+        /// [`field`] for `T`.
+        pub read: fn(&Map<String, Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
+        /// [`put`] for `T`.
+        pub write: fn(&mut Map<String, Value>, &'static str, &T),
+    }
+
+    /// The accessors of `T`, in a `const` of the derived code.
+    pub const fn form_field<T: FieldValue>() -> FormField<T> {
+        FormField { property: property::<T>, read: field::<T>, write: put::<T> }
     }
 
     pub use serde;
