@@ -95,6 +95,15 @@ impl fmt::Display for ContentErrors {
 
 impl std::error::Error for ContentErrors {}
 
+/// Shortens attacker-chosen text before it goes into an error message.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 /// The JSON type of `value`, as a user would name it in an error message.
 pub fn json_type_name(value: &Value) -> &'static str {
     match value {
