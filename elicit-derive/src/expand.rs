@@ -128,12 +128,7 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
     let count = |v: &attr::Spanned<u64>| Literal::u64_suffixed(v.value).into_token_stream();
     let description = a.description.as_ref().map(|d| d.value.clone()).or_else(|| a.doc.clone());
     let format = a.format.as_ref().map(|f| {
-        let variant = match f.value.as_str() {
-            "email" => quote!(Email),
-            "uri" => quote!(Uri),
-            "date" => quote!(Date),
-            _ => quote!(DateTime),
-        };
+        let variant = format_ident!("{}", f.value.variant());
         quote!(#rt::__private::StringFormat::#variant)
     });
     let default = a.default.as_ref().map(|d| match &d.value {

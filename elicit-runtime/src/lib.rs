@@ -125,7 +125,7 @@ pub mod __private {
             None => {
                 let absent = T::absent();
                 if absent.is_none() {
-                    errors.push(name, "is required");
+                    errors.push_missing(name);
                 }
                 absent
             }
