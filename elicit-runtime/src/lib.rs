@@ -42,10 +42,18 @@
 //!     "`from` must be at most 3 characters long; `travellers` must be at most 9; `cabin` is required"
 //! );
 //! ```
+//!
+//! Optional features: `derive` (on by default: the macro), `chrono` and `url` (those crates' types
+//! as form fields), `schemars` (derived types implement `JsonSchema`), `rmcp` (serve from an rmcp
+//! server), `redis` (URL-mode completion shared through Redis). Items that need one are badged
+//! with it in these docs.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod client;
 pub mod content;
 #[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 pub mod field;
 pub mod schema;
@@ -67,6 +75,7 @@ pub use schema::RequestedSchema;
 /// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
 /// attributes: `rename`, `title`.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use elicit_derive::Elicit;
 
 /// A type that can be asked for with a form-mode elicitation.

@@ -10,6 +10,7 @@ mod chrono_fields {
 
     /// RFC 3339 has four-digit years: a date outside 0000..=9999 writes content that does not
     /// parse back.
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for NaiveDate {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::Date))
@@ -48,6 +49,7 @@ mod chrono_fields {
         DateTime::parse_from_rfc3339(text).map_err(|e| format!("is not a valid date-time: {e}"))
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for DateTime<FixedOffset> {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::DateTime))
@@ -62,6 +64,7 @@ mod chrono_fields {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for DateTime<Utc> {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::DateTime))
@@ -102,6 +105,7 @@ mod chrono_fields {
 /// admits them; and a `Url` may keep `|`, `^`, `[` or `]` in its path or query, so its content is
 /// not a valid `uri` and does not parse back.
 #[cfg(feature = "url")]
+#[cfg_attr(docsrs, doc(cfg(feature = "url")))]
 impl FieldValue for url::Url {
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         string_schema(rules, Some(StringFormat::Uri))
