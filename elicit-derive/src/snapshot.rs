@@ -4,6 +4,8 @@
 //! Re-bless after an intended change with `ELICIT_BLESS=1 cargo test -p elicit-derive snapshot`,
 //! then read the diff.
 
+#![allow(clippy::panic, reason = "a failing test should stop loudly")]
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
