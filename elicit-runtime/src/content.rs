@@ -26,6 +26,7 @@ pub enum FieldErrorKind {
 
 /// One field of the answer that failed: its wire name and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldError {
     /// The property's wire name.
     pub field: Cow<'static, str>,

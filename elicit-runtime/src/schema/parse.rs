@@ -11,6 +11,7 @@ use crate::content::clip;
 
 /// Why a `requestedSchema` received from a server was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SchemaError {
     /// The property concerned, or `None` for the root object.
     pub property: Option<String>,
