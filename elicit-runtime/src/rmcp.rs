@@ -343,7 +343,17 @@ impl McpServer {
     /// process's stdin; anything else is served as 2026-07-28. At end of input, calls still
     /// running are dropped.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        let running = self.for_connection().serve(::rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves this server over a byte stream of newline-delimited JSON-RPC (what
+    /// [`McpServer::serve_stdio`] runs on stdin and stdout) until `read` ends.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = self.for_connection().serve((read, write)).await.map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Strings, booleans, numbers and optional fields.
 
 use super::*;
+use crate::schema::MAX_SAFE_INTEGER;
 
 impl FieldValue for String {
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
@@ -64,17 +65,58 @@ impl FieldValue for bool {
 }
 
 fn number_schema(rules: &FieldRules, integer: bool, min: Option<Bound>, max: Option<Bound>) -> PrimitiveSchema {
+    let minimum = rules.minimum.or(min);
+    let maximum = rules.maximum.or(max);
+    let default = match rules.default {
+        Some(DefaultValue::Number(n)) => Some(n),
+        _ => None,
+    };
+    let (minimum, maximum, default) = if integer {
+        (
+            minimum.map(|b| interoperable_integer(b, false)),
+            maximum.map(|b| interoperable_integer(b, true)),
+            default.and_then(safe_integer),
+        )
+    } else {
+        (minimum.map(|b| b.to_schema_number(false)), maximum.map(|b| b.to_schema_number(true)), default.map(Bound::to_number))
+    };
     PrimitiveSchema::Number(NumberSchema {
         integer,
         title: rules.title(),
         description: rules.description(),
-        minimum: rules.minimum.or(min).map(|b| b.to_schema_number(false)),
-        maximum: rules.maximum.or(max).map(|b| b.to_schema_number(true)),
-        default: match rules.default {
-            Some(DefaultValue::Number(n)) => Some(n.to_number()),
-            _ => None,
-        },
+        minimum,
+        maximum,
+        default,
     })
+}
+
+/// An integer schema's bound, clamped to `±(2^53 - 1)`: a wider bound (a `u64`'s, an `i128`'s)
+/// would be rounded by a JavaScript peer and refused outright by an `i64` one. The schema then
+/// asks for a narrower range than the field's; the parser still checks the field's own bound.
+fn interoperable_integer(bound: Bound, is_maximum: bool) -> Number {
+    let safe = i128::from(MAX_SAFE_INTEGER);
+    let whole = match bound {
+        Bound::Int(i) => i,
+        // Only an integer inside the bound: round toward the allowed side.
+        Bound::Float(f) if f.is_nan() => return Number::from(if is_maximum { MAX_SAFE_INTEGER } else { -MAX_SAFE_INTEGER }),
+        Bound::Float(f) => {
+            let f = f.clamp(-(MAX_SAFE_INTEGER as f64), MAX_SAFE_INTEGER as f64);
+            (if is_maximum { f.floor() } else { f.ceil() }) as i128
+        }
+    };
+    // Inside ±(2^53 - 1) after the clamp, so the conversion cannot fail.
+    Number::from(i64::try_from(whole.clamp(-safe, safe)).unwrap_or(0))
+}
+
+/// An integer default a JSON peer holds exactly, or none: a default past `±(2^53 - 1)` cannot be
+/// offered without changing it.
+fn safe_integer(default: Bound) -> Option<Number> {
+    let whole = match default {
+        Bound::Int(i) => i,
+        Bound::Float(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64 => f as i128,
+        Bound::Float(_) => return None,
+    };
+    i64::try_from(whole).ok().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER.unsigned_abs()).map(Number::from)
 }
 
 fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {

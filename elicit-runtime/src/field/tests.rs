@@ -23,28 +23,58 @@ fn integers_follow_json_schema() {
 fn integer_schema_carries_type_range() {
     let schema = serde_json::to_value(u8::schema(&FieldRules::EMPTY)).unwrap();
     assert_eq!(schema, json!({"type":"integer","minimum":0,"maximum":255}));
-    let schema = serde_json::to_value(u64::schema(&FieldRules::EMPTY)).unwrap();
-    assert_eq!(schema, json!({"type":"integer","minimum":0,"maximum":u64::MAX}));
+    let schema = serde_json::to_value(i32::schema(&FieldRules::EMPTY)).unwrap();
+    assert_eq!(schema, json!({"type":"integer","minimum":i32::MIN,"maximum":i32::MAX}));
 }
 
+const SAFE: i64 = (1 << 53) - 1;
+
+/// Every integer type's schema bounds sit inside `±(2^53 - 1)` and are JSON integers, so a
+/// JavaScript peer holds them exactly and an `i64` one decodes them; the parser still accepts the
+/// type's whole range.
 #[test]
-fn widest_integers_keep_exact_ranges() {
+fn wide_integer_schemas_are_clamped_to_the_interoperable_range() {
     let rules = FieldRules::EMPTY;
-    // `u128::MAX` does not fit the i128 arithmetic: the range stops at `i128::MAX`.
-    let schema = serde_json::to_value(u128::schema(&rules)).unwrap();
-    assert_eq!(schema["minimum"], json!(0));
-    assert_eq!(u128::parse(&json!(5), &rules), Ok(5));
-    // `i128::MAX` is not an f64: the schema states the largest f64 below it, never 2^127.
-    let max = schema["maximum"].as_f64().unwrap();
-    assert!(max < 2f64.powi(127) && max.next_up() == 2f64.powi(127));
-    let schema = serde_json::to_value(i128::schema(&rules)).unwrap();
-    assert_eq!(schema["minimum"].as_f64(), Some(-(2f64.powi(127))));
+    let bounds = |schema: PrimitiveSchema| {
+        let json = serde_json::to_value(schema).unwrap();
+        (json["minimum"].as_i64().unwrap(), json["maximum"].as_i64().unwrap())
+    };
+    assert_eq!(bounds(u64::schema(&rules)), (0, SAFE));
+    assert_eq!(bounds(usize::schema(&rules)), (0, SAFE));
+    assert_eq!(bounds(u128::schema(&rules)), (0, SAFE));
+    assert_eq!(bounds(i64::schema(&rules)), (-SAFE, SAFE));
+    assert_eq!(bounds(isize::schema(&rules)), (-SAFE, SAFE));
+    assert_eq!(bounds(i128::schema(&rules)), (-SAFE, SAFE));
+    assert_eq!(bounds(u32::schema(&rules)), (0, i64::from(u32::MAX)));
+    // Declared bounds past the range are clamped too; inside it they are kept.
+    let declared = FieldRules { minimum: Some(Bound::Int(1)), maximum: Some(Bound::Int(1 << 60)), ..rules };
+    assert_eq!(bounds(u64::schema(&declared)), (1, SAFE));
+    // In full on parse: the type's range and the declared bound, not the schema's.
+    assert_eq!(u64::parse(&json!(u64::MAX), &rules), Ok(u64::MAX));
+    assert_eq!(i64::parse(&json!(i64::MIN), &rules), Ok(i64::MIN));
+    assert_eq!(u64::parse(&json!(1_u64 << 60), &declared), Ok(1 << 60));
+    assert_eq!(u64::parse(&json!((1_u64 << 60) + 1), &declared), Err(format!("must be at most {}", 1_u64 << 60)));
     assert_eq!(i128::parse(&json!(1.7e38), &rules), Ok(1.7e38 as i128));
-    assert_eq!(i128::parse(&json!(max), &rules), Ok(max as i128));
     assert!(i128::parse(&json!(2f64.powi(127)), &rules).is_err());
     assert_eq!(i128::parse(&json!(-(2f64.powi(127))), &rules), Ok(i128::MIN));
     assert!(u128::parse(&json!(2f64.powi(127)), &rules).is_err());
+    assert_eq!(u128::parse(&json!(5), &rules), Ok(5));
     assert_eq!(u128::MAX.to_value().and_then(|v| v.as_f64()), Some(2f64.powi(128)));
+}
+
+/// A declared integer default the interoperable range holds is an integer in the schema; one past
+/// it is left out rather than rounded.
+#[test]
+fn integer_defaults_stay_exact_integers() {
+    let schema = |default: i128| {
+        let rules = FieldRules { default: Some(DefaultValue::Number(Bound::Int(default))), ..FieldRules::EMPTY };
+        serde_json::to_value(i128::schema(&rules)).unwrap()
+    };
+    assert_eq!(schema(SAFE.into())["default"], json!(SAFE));
+    assert_eq!(schema(-7)["default"], json!(-7));
+    assert!(schema(i128::from(SAFE) + 1).get("default").is_none());
+    assert!(schema(1 << 100).get("default").is_none());
+    assert!(schema(i64::MIN.into()).get("default").is_none());
 }
 
 #[test]

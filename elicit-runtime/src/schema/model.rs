@@ -113,6 +113,22 @@ pub struct StringSchema {
     pub default: Option<Text>,
 }
 
+/// The largest integer every JSON peer holds exactly (`2^53 - 1`, JavaScript's
+/// `Number.MAX_SAFE_INTEGER`). Derived integer fields clamp their schema's bounds to `±` this, and
+/// typed peers (rmcp holds an integer schema's bounds and default in an `i64`) decode it.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// An integer a JSON peer holds exactly, as an integer: `3.0` becomes `3`; a fraction or a value
+/// past `±(2^53 - 1)` gives `None`.
+pub fn safe_integer_number(n: &Number) -> Option<Number> {
+    let whole = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i,
+        (None, Some(f)) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64 => f as i64,
+        _ => return None,
+    };
+    (whole.unsigned_abs() <= MAX_SAFE_INTEGER.unsigned_abs()).then(|| Number::from(whole))
+}
+
 /// A number or integer property.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NumberSchema {
@@ -235,6 +251,13 @@ impl RequestedSchema {
             let Some(value) = content.get(property.name.as_ref()) else { continue };
             match (&mut property.schema, value) {
                 (PrimitiveSchema::String(s), Value::String(v)) => s.default = Some(Cow::Owned(v.clone())),
+                // An integer property's default stays an integer a peer can hold (`3.0` is offered
+                // as `3`); an answer that cannot be one keeps the declared default.
+                (PrimitiveSchema::Number(s), Value::Number(n)) if s.integer => {
+                    if let Some(n) = safe_integer_number(n) {
+                        s.default = Some(n);
+                    }
+                }
                 (PrimitiveSchema::Number(s), Value::Number(n)) => s.default = Some(n.clone()),
                 (PrimitiveSchema::Boolean(s), Value::Bool(b)) => s.default = Some(*b),
                 (PrimitiveSchema::SingleSelect(s), Value::String(v)) if s.options.iter().any(|o| o.value == *v) => {

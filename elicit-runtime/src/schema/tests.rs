@@ -135,3 +135,25 @@ fn previous_answers_become_defaults_where_they_fit() {
     let defaults: Vec<_> = prefilled.properties.iter().map(|p| p.schema.default_value()).collect();
     assert_eq!(defaults, [Some(json!("Ada")), Some(json!(1)), Some(json!(true)), None, Some(json!(["b"]))]);
 }
+
+/// Asking again pre-fills an integer property only with an integer a peer can hold: `3.0` is
+/// offered as `3`; a fraction or a value past `2^53 - 1` keeps the declared default.
+#[test]
+fn integer_re_ask_defaults_keep_a_valid_type() {
+    let form = RequestedSchema::from_json(&json!({"type": "object", "properties": {
+        "n": {"type": "integer", "default": 1},
+        "x": {"type": "number"}
+    }}))
+    .unwrap();
+    let default_after = |answer: Value| {
+        let prefilled = form.prefilled_with(answer.as_object().unwrap());
+        prefilled.properties.iter().map(|p| p.schema.default_value()).collect::<Vec<_>>()
+    };
+    assert_eq!(default_after(json!({"n": 3.0, "x": 2.5})), [Some(json!(3)), Some(json!(2.5))]);
+    assert!(default_after(json!({"n": 3.0}))[0].as_ref().unwrap().is_i64(), "3.0 is offered as the integer 3");
+    assert_eq!(default_after(json!({"n": 3.5}))[0], Some(json!(1)));
+    assert_eq!(default_after(json!({"n": u64::MAX}))[0], Some(json!(1)));
+    assert_eq!(default_after(json!({"n": i64::MIN}))[0], Some(json!(1)));
+    assert_eq!(default_after(json!({"n": 9_007_199_254_740_992_i64}))[0], Some(json!(1)));
+    assert_eq!(default_after(json!({"n": -9_007_199_254_740_991_i64}))[0], Some(json!(-9_007_199_254_740_991_i64)));
+}
