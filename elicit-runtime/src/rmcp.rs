@@ -44,6 +44,7 @@ use crate::server::{AskLimit, Engine, EngineError, Flow, FlowError, LiveFuture, 
 use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, LegacyVersion, RESULT_INPUT_REQUIRED};
 use uri_template::UriTemplate;
 
+mod stdio;
 mod uri_template;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -353,9 +354,18 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let running = self.for_connection().serve((read, write)).await.map_err(std::io::Error::other)?;
-        running.waiting().await.map_err(std::io::Error::other)?;
-        Ok(())
+        // rmcp is served on one end of a pipe; `stdio::pump` carries the lines between the
+        // stream and the other end, with the fixes the HTTP layers make.
+        let (rmcp_end, pump_end) = stdio::pipe();
+        let server_info = serde_json::to_value(&self.inner.info).unwrap_or(Value::Null);
+        let served = async move {
+            let running = self.for_connection().serve(rmcp_end).await.map_err(std::io::Error::other)?;
+            running.waiting().await.map_err(std::io::Error::other)?;
+            Ok::<_, std::io::Error>(())
+        };
+        let pumped = stdio::pump(read, write, tokio::io::split(pump_end), server_info);
+        let (served, pumped) = tokio::join!(served, pumped);
+        served.and(pumped)
     }
 
     /// Runs one round of `handler` for `request`, with the `_meta` rmcp moved into `ctx`.

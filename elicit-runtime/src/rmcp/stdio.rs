@@ -1,0 +1,161 @@
+//! The wire fixes of the HTTP layers, on a newline-delimited JSON-RPC stream (stdio).
+//!
+//! rmcp reads and writes the stream itself, so what it would get wrong is put right on the lines
+//! around it: a Multi Round-Trip request with mistyped parameters is answered `-32602` here (rmcp
+//! would answer "method not found"), an `input_required` result loses the `elicitationId` rmcp
+//! writes into URL requests, and every 2026-07-28 result (one with a `resultType`) carries the
+//! server's `Implementation` under `_meta["io.modelcontextprotocol/serverInfo"]`.
+
+use std::io;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+use super::{MAX_REQUEST_BODY, malformed_params, rewrite_input_required};
+use crate::wire::{META_SERVER_INFO, codes};
+
+/// Room for a few messages between the stream and rmcp.
+const PIPE_BUFFER: usize = 64 * 1024;
+
+/// The lines of `read` reach rmcp through `to_rmcp`, and rmcp's lines reach `write` from
+/// `from_rmcp`, each put right on the way. Ends when `read` ends and rmcp has said its last.
+pub(super) async fn pump<R, W>(
+    read: R,
+    write: W,
+    (from_rmcp, to_rmcp): (impl AsyncRead + Unpin, impl AsyncWrite + Unpin),
+    server_info: Value,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let write = Arc::new(Mutex::new(write));
+    let input = pump_input(read, to_rmcp, write.clone());
+    let output = pump_output(from_rmcp, write, &server_info);
+    let (input, output) = tokio::join!(input, output);
+    input.and(output)
+}
+
+/// The two ends of the pipe rmcp is served on: rmcp's, and the pumps'.
+pub(super) fn pipe() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+    tokio::io::duplex(PIPE_BUFFER)
+}
+
+async fn write_line(write: &Mutex<impl AsyncWrite + Unpin>, line: &[u8]) -> io::Result<()> {
+    let mut write = write.lock().await;
+    write.write_all(line).await?;
+    if !line.ends_with(b"\n") {
+        write.write_all(b"\n").await?;
+    }
+    write.flush().await
+}
+
+async fn pump_input(
+    read: impl AsyncRead + Unpin,
+    mut to_rmcp: impl AsyncWrite + Unpin,
+    write: Arc<Mutex<impl AsyncWrite + Unpin>>,
+) -> io::Result<()> {
+    let mut read = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let limit = MAX_REQUEST_BODY as u64 + 1;
+        if (&mut read).take(limit).read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        if line.len() > MAX_REQUEST_BODY && !line.ends_with(b"\n") {
+            // As on HTTP, a message past the limit is refused unread: skip to its end.
+            let mut rest = Vec::new();
+            while (&mut read).take(limit).read_until(b'\n', &mut rest).await? > 0 && !rest.ends_with(b"\n") {
+                rest.clear();
+            }
+            let error = error_line(Value::Null, codes::INVALID_REQUEST, "request too large");
+            write_line(&write, &error).await?;
+            continue;
+        }
+        if let Some((id, message)) = malformed_params(&line) {
+            write_line(&write, &error_line(id, codes::INVALID_PARAMS, message)).await?;
+            continue;
+        }
+        to_rmcp.write_all(&line).await?;
+        if !line.ends_with(b"\n") {
+            to_rmcp.write_all(b"\n").await?;
+        }
+        to_rmcp.flush().await?;
+    }
+    // End of input: rmcp sees it too, and ends the session.
+    to_rmcp.shutdown().await
+}
+
+fn error_line(id: Value, code: i32, message: &str) -> Vec<u8> {
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    error.to_string().into_bytes()
+}
+
+async fn pump_output(
+    from_rmcp: impl AsyncRead + Unpin,
+    write: Arc<Mutex<impl AsyncWrite + Unpin>>,
+    server_info: &Value,
+) -> io::Result<()> {
+    let mut read = BufReader::new(from_rmcp);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // rmcp's own output, one message a line.
+        if read.read_until(b'\n', &mut line).await? == 0 {
+            return Ok(());
+        }
+        match put_right(&line, server_info) {
+            Some(rewritten) => write_line(&write, &rewritten).await?,
+            None => write_line(&write, &line).await?,
+        }
+    }
+}
+
+/// The message with the fixes applied, or `None` when it needs none.
+fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
+    // Only results of the stateless revision carry a `resultType`.
+    let needle = b"\"resultType\"";
+    if !line.windows(needle.len()).any(|w| w == needle) {
+        return None;
+    }
+    let stripped = rewrite_input_required(line);
+    let mut message: Value = serde_json::from_slice(stripped.as_deref().unwrap_or(line)).ok()?;
+    let result = message.get_mut("result")?.as_object_mut()?;
+    result.get("resultType")?;
+    let meta = result.entry("_meta").or_insert_with(|| Value::Object(serde_json::Map::new())).as_object_mut()?;
+    meta.entry(META_SERVER_INFO).or_insert_with(|| server_info.clone());
+    let mut out = serde_json::to_vec(&message).ok()?;
+    out.push(b'\n');
+    Some(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn results_of_the_stateless_revision_are_put_right() {
+        let info = json!({"name": "s", "version": "1"});
+        let url = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {
+            "pay": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://p.example/1", "elicitationId": "x"}}}}});
+        let out: Value = serde_json::from_slice(&put_right(url.to_string().as_bytes(), &info).unwrap()).unwrap();
+        assert_eq!(out["result"]["inputRequests"]["pay"]["params"], json!({"mode": "url", "message": "m", "url": "https://p.example/1"}));
+        assert_eq!(out["result"]["_meta"][META_SERVER_INFO], info);
+        // A 2025-era request keeps its `elicitationId` (that revision requires it), and a result
+        // without `resultType` is left as it is.
+        let pushed = json!({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {"mode": "url", "elicitationId": "x"}});
+        assert_eq!(put_right(pushed.to_string().as_bytes(), &info), None);
+        let legacy = json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}});
+        assert_eq!(put_right(legacy.to_string().as_bytes(), &info), None);
+        // A server's own `_meta` is kept.
+        let own = json!({"jsonrpc": "2.0", "id": 3, "result": {"resultType": "complete", "_meta": {"k": 1, META_SERVER_INFO: {"name": "t", "version": "2"}}}});
+        let out: Value = serde_json::from_slice(&put_right(own.to_string().as_bytes(), &info).unwrap()).unwrap();
+        assert_eq!(out["result"]["_meta"], json!({"k": 1, META_SERVER_INFO: {"name": "t", "version": "2"}}));
+    }
+}
