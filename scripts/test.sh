@@ -10,4 +10,6 @@ cargo build --workspace --bins
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them).
 cargo bench --no-run -p elicit-benches
 cargo test --workspace --no-fail-fast
+# The dependency contract: the derive alone, in few crates, without crypto, tokio or IDNA.
+scripts/check-features.sh
 scripts/conformance.sh

@@ -43,13 +43,17 @@
 //! );
 //! ```
 //!
-//! Optional features: `derive` (on by default: the macro), `chrono` and `url` (those crates' types
-//! as form fields), `schemars` (derived types implement `JsonSchema`), `rmcp` (serve from an rmcp
-//! server), `redis` (URL-mode completion shared through Redis). Items that need one are badged
+//! Optional features: `derive`, `server` and `client` (on by default: the macro, the engine with
+//! its sealed state, the client driver; `default-features = false, features = ["derive"]` gives the
+//! derive and the parser alone, without crypto, tokio or IDNA), `chrono` and `url` (those crates'
+//! types as form fields), `schemars` (derived types implement `JsonSchema`), `rmcp` (serve from an rmcp
+//! server; implies `server`), `redis` (URL-mode completion shared through Redis). Items that need one are badged
 //! with it in these docs.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 pub mod content;
 #[cfg(feature = "rmcp")]
@@ -57,7 +61,11 @@ pub mod content;
 pub mod rmcp;
 pub mod field;
 pub mod schema;
+#[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;
+#[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod state;
 pub mod wire;
 

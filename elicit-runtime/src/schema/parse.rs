@@ -46,6 +46,9 @@ impl RequestedSchema {
     /// of non-enums, empty or duplicate options, `min > max`, an unknown `format`, a default that
     /// does not fit) are errors. The legacy `enumNames` form is read as a titled single-select.
     ///
+    /// Properties come in the order `value` holds them: the server's order when `serde_json` keeps
+    /// insertion order (`preserve_order`, which the `client` feature turns on), else sorted by name.
+    ///
     /// ```
     /// use elicit_runtime::schema::RequestedSchema;
     ///
