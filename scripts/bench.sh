@@ -73,15 +73,7 @@ log "micro-benchmarks (criterion)"
 cargo bench -p elicit-benches --bench schema --bench parse --bench request_state 2>&1 | tee "$out/criterion.log" >&2
 target/release/alloc_count >"$out/allocs.json"
 
-server_pid=""
-stop_server() {
-    if [[ -n "$server_pid" ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=""
-    fi
-}
-trap stop_server EXIT
+. scripts/lib.sh
 
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.
 cpu_ticks() {
@@ -93,12 +85,8 @@ run_e2e() {
     local name="$1" port="$2" concurrency="$3"
     shift 3
     log "end to end: $name"
-    "$@" >"$out/e2e/$name-server.log" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 100); do
-        if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        sleep 0.1
-    done
+    start_server "$name" "$out/e2e/$name-server.log" "$@"
+    wait_for_port "$port"
     for mode in flow plain; do
         local before after
         before=$(cpu_ticks "$server_pid")

@@ -9,17 +9,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 cargo build --quiet -p elicit-examples -p elicit-cli --bins
+. scripts/lib.sh
 log=$(mktemp)
-target/debug/travel-server --listen 127.0.0.1:0 2>"$log" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
-url=""
-for _ in $(seq 1 100); do
-  url=$(sed -n 's|^listening on \(http://[^ ]*\)$|\1|p' "$log" | head -n1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "travel-server did not start:"; cat "$log"; exit 1; }
+start_server travel-server "$log" target/debug/travel-server --listen 127.0.0.1:0
+trap 'stop_server; rm -f "$log"' EXIT
+wait_for_url "$log"
+url="$server_url"
 echo "travel-server is at $url"
 echo
 echo "== elicit tools"

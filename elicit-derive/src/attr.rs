@@ -10,6 +10,7 @@ use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, UnOp};
 
 use crate::case::{RULE_NAMES, RenameRule};
 use crate::ctxt::Ctxt;
+use crate::ty::Format;
 
 pub(crate) const ELICIT: &str = "elicit";
 
@@ -38,8 +39,6 @@ const FIELD_KEYS: &[&str] = &[
 ];
 const VARIANT_KEYS: &[&str] = &[RENAME, TITLE];
 
-/// The formats a string field may declare, as spelled in `format = ".."`.
-pub(crate) const FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
 
 /// An attribute value with the spans of its key and of its value.
 #[derive(Debug, Clone)]
@@ -125,7 +124,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) maximum: Option<Spanned<Number>>,
     pub(crate) min_items: Option<Spanned<u64>>,
     pub(crate) max_items: Option<Spanned<u64>>,
-    pub(crate) format: Option<Spanned<String>>,
+    pub(crate) format: Option<Spanned<Format>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -393,15 +392,13 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         MINIMUM => set(cx, &mut out.minimum, key, key_span, number_value(cx, key, key_span, value)),
         MAXIMUM => set(cx, &mut out.maximum, key, key_span, number_value(cx, key, key_span, value)),
         FORMAT => {
-            let value = string_value(cx, key, key_span, value).filter(|s| {
-                let known = FORMATS.contains(&s.value.as_str());
-                if !known {
-                    cx.error(
-                        s.span,
-                        format!("unknown format `{}`; the protocol allows: {}", s.value, FORMATS.join(", ")),
-                    );
+            let value = string_value(cx, key, key_span, value).and_then(|s| match Format::from_name(&s.value) {
+                Some(format) => Some(s.with(format)),
+                None => {
+                    let allowed: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+                    cx.error(s.span, format!("unknown format `{}`; the protocol allows: {}", s.value, allowed.join(", ")));
+                    None
                 }
-                known
             });
             set(cx, &mut out.format, key, key_span, value);
         }

@@ -1,11 +1,14 @@
 //! Phase 3: rules that involve several attributes, a field's type, or several fields.
+//!
+//! One function per rule, each saying why the rule exists; [`check_field`] lists a field's rules
+//! in the order their errors are reported.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use proc_macro2::Span;
 
 use crate::ast::{Enum, Field, Struct};
-use crate::attr::{self, DefaultLit, Number, Spanned};
+use crate::attr::{self, DefaultLit, FieldAttrs, Number, Spanned};
 use crate::ctxt::Ctxt;
 use crate::ty::Kind;
 
@@ -20,10 +23,11 @@ pub(crate) fn check_enum(cx: &Ctxt, input: &Enum<'_>) {
     unique_names(cx, input.variants.iter().map(|v| (v.wire.as_str(), v.wire_span)), "variant value");
 }
 
+/// Two properties (or variant values) with one wire name would make answers ambiguous.
 fn unique_names<'a>(cx: &Ctxt, names: impl Iterator<Item = (&'a str, Span)>, what: &str) {
-    let mut seen: HashMap<&str, ()> = HashMap::new();
+    let mut seen = HashSet::new();
     for (name, span) in names {
-        if seen.insert(name, ()).is_some() {
+        if !seen.insert(name) {
             cx.error(span, format!("duplicate {what} `{name}` after renaming: every {what} must be unique on the wire"));
         }
     }
@@ -96,31 +100,46 @@ fn check_count(
     }
 }
 
+/// Every rule on one field, in the order its errors are reported.
 fn check_field(cx: &Ctxt, field: &Field<'_>) {
     let Some(ft) = &field.field_type else { return };
-    let a = &field.attrs;
-    let kind = &ft.kind;
+    let (a, kind) = (&field.attrs, &ft.kind);
+    keys_fit_the_kind(cx, a, kind);
+    format_fits_the_type(cx, a, kind);
+    bounds_are_ordered(cx, a);
+    integer_bounds_fit_the_type(cx, a, kind);
+    default_fits_the_field(cx, a, kind);
+}
+
+/// Length bounds belong to strings, numeric bounds to integers and numbers, item counts to
+/// multi-selects: a key on another kind would be silently ignored by the runtime.
+fn keys_fit_the_kind(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
     let is_string = matches!(kind, Kind::String { .. });
     let is_number = matches!(kind, Kind::Integer { .. } | Kind::Float { .. });
     let is_multi = matches!(kind, Kind::MultiSelect { .. });
-
     applies_to(cx, &a.min_length, attr::MIN_LENGTH, is_string, "string fields", kind);
     applies_to(cx, &a.max_length, attr::MAX_LENGTH, is_string, "string fields", kind);
     applies_to(cx, &a.minimum, attr::MINIMUM, is_number, "integer and number fields", kind);
     applies_to(cx, &a.maximum, attr::MAXIMUM, is_number, "integer and number fields", kind);
     applies_to(cx, &a.min_items, attr::MIN_ITEMS, is_multi, "multi-select fields (a `Vec` or set of a unit enum)", kind);
     applies_to(cx, &a.max_items, attr::MAX_ITEMS, is_multi, "multi-select fields (a `Vec` or set of a unit enum)", kind);
-    if let Some(format) = &a.format {
-        match kind {
-            Kind::String { plain: true, .. } => {}
-            Kind::String { format: Some(implied), .. } => cx.error(
-                format.key,
-                format!("this field's type already has format `{implied}`; `format` applies to `String` fields"),
-            ),
-            other => cx.error(format.key, format!("`format` applies to string fields, but this is {}", other.describe())),
-        }
-    }
+}
 
+/// `format` applies to a plain `String`; a type that implies a format (`Email`) already has one.
+fn format_fits_the_type(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
+    let Some(format) = &a.format else { return };
+    match kind {
+        Kind::String { plain: true, .. } => {}
+        Kind::String { format: Some(implied), .. } => cx.error(
+            format.key,
+            format!("this field's type already has format `{implied}`; `format` applies to `String` fields"),
+        ),
+        other => cx.error(format.key, format!("`format` applies to string fields, but this is {}", other.describe())),
+    }
+}
+
+/// A lower bound above its upper bound would make a field no answer can satisfy.
+fn bounds_are_ordered(cx: &Ctxt, a: &FieldAttrs) {
     ordered(cx, &a.min_length, &a.max_length, attr::MIN_LENGTH, attr::MAX_LENGTH);
     ordered(cx, &a.min_items, &a.max_items, attr::MIN_ITEMS, attr::MAX_ITEMS);
     if let (Some(min), Some(max)) = (&a.minimum, &a.maximum)
@@ -131,37 +150,45 @@ fn check_field(cx: &Ctxt, field: &Field<'_>) {
             format!("`minimum` ({}) is greater than `maximum` ({})", number_text(min.value), number_text(max.value)),
         );
     }
+}
 
-    // Integer bounds must be integers inside the Rust type's range: a wider bound would promise
-    // the client values the parser must then refuse.
-    let (mut low, mut high) = (None::<Number>, None::<Number>);
-    if let Kind::Integer { name, min, max } = kind {
-        for bound in [&a.minimum, &a.maximum].into_iter().flatten() {
-            match bound.value {
-                Number::Int(i) if i < *min || i > *max => cx.error_spanned_by(
-                    &bound.tokens,
-                    format!("{i} is outside the range of `{name}`; allowed: {min}..={max}"),
-                ),
-                Number::Int(_) => {}
-                Number::Float(_) => cx.error_spanned_by(
-                    &bound.tokens,
-                    format!("bounds of an integer field (`{name}`) must be integer literals"),
-                ),
-            }
+/// Integer bounds must be integers inside the Rust type's range: a wider bound would promise the
+/// client values the parser must then refuse.
+fn integer_bounds_fit_the_type(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
+    let Kind::Integer { name, min, max } = kind else { return };
+    for bound in [&a.minimum, &a.maximum].into_iter().flatten() {
+        match bound.value {
+            Number::Int(i) if i < *min || i > *max => cx.error_spanned_by(
+                &bound.tokens,
+                format!("{i} is outside the range of `{name}`; allowed: {min}..={max}"),
+            ),
+            Number::Int(_) => {}
+            Number::Float(_) => cx.error_spanned_by(
+                &bound.tokens,
+                format!("bounds of an integer field (`{name}`) must be integer literals"),
+            ),
         }
-        low = Some(Number::Int(*min));
-        high = Some(Number::Int(*max));
     }
+}
+
+/// The range a numeric field accepts: its declared bounds, else its Rust type's range.
+fn accepted_range(a: &FieldAttrs, kind: &Kind) -> (Option<Number>, Option<Number>) {
+    let (mut low, mut high) = match kind {
+        Kind::Integer { min, max, .. } => (Some(Number::Int(*min)), Some(Number::Int(*max))),
+        _ => (None, None),
+    };
     if let Some(min) = &a.minimum {
         low = Some(min.value);
     }
     if let Some(max) = &a.maximum {
         high = Some(max.value);
     }
-    let outside = |n: Number| {
-        low.is_some_and(|l| n.as_f64() < l.as_f64()) || high.is_some_and(|h| n.as_f64() > h.as_f64())
-    };
+    (low, high)
+}
 
+/// A `default` is a literal of the field's kind that the field's own rules accept: the form must
+/// not offer a value its parser refuses.
+fn default_fits_the_field(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
     let Some(default) = &a.default else { return };
     let mismatch = |expected: &str| {
         cx.error_spanned_by(
@@ -183,7 +210,9 @@ fn check_field(cx: &Ctxt, field: &Field<'_>) {
         (Kind::Bool, DefaultLit::Bool(_)) => {}
         (Kind::Bool, _) => mismatch("`true` or `false`"),
         (Kind::Integer { .. }, DefaultLit::Number(n @ Number::Int(_))) | (Kind::Float { .. }, DefaultLit::Number(n)) => {
-            if outside(*n) {
+            let (low, high) = accepted_range(a, kind);
+            let outside = low.is_some_and(|l| n.as_f64() < l.as_f64()) || high.is_some_and(|h| n.as_f64() > h.as_f64());
+            if outside {
                 cx.error_spanned_by(
                     &default.tokens,
                     format!("`default` ({}) is outside the field's range; allowed: {}", number_text(*n), range_text(low, high)),

@@ -4,15 +4,16 @@
 //! helpers of the runtime, reached through one path (`::elicit_runtime`, or `crate = ".."`).
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens as _, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Path};
 
 use crate::ast::{Enum, Field, Input, Struct};
-use crate::attr::{DefaultLit, Number};
+use crate::attr::{self, DefaultLit, Number};
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::dummy;
 use crate::ty::Kind;
 
 /// Used when a struct has neither `message` nor a doc comment.
@@ -28,13 +29,13 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
     let rt = runtime_path(&parsed);
     match (cx.check(), parsed) {
-        (Ok(()), Some(Input::Struct(s))) => expand_struct(&s, &rt),
-        (Ok(()), Some(Input::Enum(e))) => expand_enum(&e, &rt),
+        (Ok(()), Some(Input::Struct(s))) => dummy::wrap_in_const(expand_struct(&s, &rt)),
+        (Ok(()), Some(Input::Enum(e))) => dummy::wrap_in_const(expand_enum(&e, &rt)),
         // `from_syn` returns `None` only after reporting an error, so this arm is not reached.
         (Ok(()), None) => TokenStream::new(),
         (Err(error), _) => {
             let mut out = error.to_compile_error();
-            out.extend(fallback(input, &rt));
+            out.extend(dummy::wrap_in_const(fallback(input, &rt)));
             out
         }
     }
@@ -121,26 +122,16 @@ fn bound(rt: &Path, n: Number) -> TokenStream {
     }
 }
 
+/// The field's `FieldRules` as a `const` expression: the declared rules over `FieldRules::EMPTY`.
 fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
     let a = &field.attrs;
-    let title = some(a.title.as_ref().map(|t| &t.value));
-    let description = some(a.description.as_ref().map(|d| d.value.clone()).or_else(|| a.doc.clone()));
-    let min_length = some(a.min_length.as_ref().map(|v| Literal::u64_suffixed(v.value)));
-    let max_length = some(a.max_length.as_ref().map(|v| Literal::u64_suffixed(v.value)));
-    let min_items = some(a.min_items.as_ref().map(|v| Literal::u64_suffixed(v.value)));
-    let max_items = some(a.max_items.as_ref().map(|v| Literal::u64_suffixed(v.value)));
-    let minimum = some(a.minimum.as_ref().map(|v| bound(rt, v.value)));
-    let maximum = some(a.maximum.as_ref().map(|v| bound(rt, v.value)));
-    let format = some(a.format.as_ref().map(|f| {
-        let variant = match f.value.as_str() {
-            "email" => quote!(Email),
-            "uri" => quote!(Uri),
-            "date" => quote!(Date),
-            _ => quote!(DateTime),
-        };
-        quote!(#rt::schema::StringFormat::#variant)
-    }));
-    let default = some(a.default.as_ref().map(|d| match &d.value {
+    let count = |v: &attr::Spanned<u64>| Literal::u64_suffixed(v.value).into_token_stream();
+    let description = a.description.as_ref().map(|d| d.value.clone()).or_else(|| a.doc.clone());
+    let format = a.format.as_ref().map(|f| {
+        let variant = format_ident!("{}", f.value.variant());
+        quote!(#rt::__private::StringFormat::#variant)
+    });
+    let default = a.default.as_ref().map(|d| match &d.value {
         DefaultLit::Str(s) => quote!(#rt::__private::DefaultValue::Str(#s)),
         DefaultLit::Bool(b) => quote!(#rt::__private::DefaultValue::Bool(#b)),
         DefaultLit::Number(n) => {
@@ -148,20 +139,31 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
             quote!(#rt::__private::DefaultValue::Number(#n))
         }
         DefaultLit::List(items) => quote!(#rt::__private::DefaultValue::List(&[#(#items),*])),
-    }));
-    quote! {
-        #rt::__private::FieldRules {
-            title: #title,
-            description: #description,
-            min_length: #min_length,
-            max_length: #max_length,
-            minimum: #minimum,
-            maximum: #maximum,
-            min_items: #min_items,
-            max_items: #max_items,
-            format: #format,
-            default: #default,
-        }
+    });
+    let declared = [
+        ("title", a.title.as_ref().map(|t| t.value.to_token_stream())),
+        ("description", description.map(|d| d.into_token_stream())),
+        ("min_length", a.min_length.as_ref().map(count)),
+        ("max_length", a.max_length.as_ref().map(count)),
+        ("minimum", a.minimum.as_ref().map(|v| bound(rt, v.value))),
+        ("maximum", a.maximum.as_ref().map(|v| bound(rt, v.value))),
+        ("min_items", a.min_items.as_ref().map(count)),
+        ("max_items", a.max_items.as_ref().map(count)),
+        ("format", format),
+        ("default", default),
+    ];
+    // Only the declared rules are spelled out, which keeps each field's `const` a few lines.
+    let set: Vec<_> = declared
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let name = format_ident!("{}", name);
+            value.map(|value| quote!(#name: ::core::option::Option::Some(#value)))
+        })
+        .collect();
+    if set.is_empty() {
+        quote!(#rt::__private::FieldRules::EMPTY)
+    } else {
+        quote!(#rt::__private::FieldRules { #(#set,)* ..#rt::__private::FieldRules::EMPTY })
     }
 }
 
@@ -206,36 +208,6 @@ fn format_escaped(text: &str) -> String {
     text.replace('{', "{{").replace('}', "}}")
 }
 
-/// The accessors of one field type, built once per field by a generic `const fn` whose
-/// `FieldValue` bound is the only place the type is checked: a field type that is not a form field
-/// is then reported once, on the type, instead of once per use (schema, parse, write).
-fn form_field_helper(rt: &Path) -> TokenStream {
-    quote! {
-        struct __FormField<T> {
-            property: fn(&'static ::core::primitive::str, &#rt::__private::FieldRules) -> #rt::__private::Property,
-            read: fn(
-                &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
-                &'static ::core::primitive::str,
-                &#rt::__private::FieldRules,
-                &mut #rt::__private::ContentErrors,
-            ) -> ::core::option::Option<T>,
-            write: fn(
-                &mut #rt::__private::Map<::std::string::String, #rt::__private::Value>,
-                &'static ::core::primitive::str,
-                &T,
-            ),
-        }
-
-        const fn __form_field<T: #rt::__private::FieldValue>() -> __FormField<T> {
-            __FormField {
-                property: #rt::__private::property::<T>,
-                read: #rt::__private::field::<T>,
-                write: #rt::__private::put::<T>,
-            }
-        }
-    }
-}
-
 fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let ident = input.ident;
     let message = input
@@ -246,8 +218,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         .or_else(|| input.attrs.doc.clone())
         .unwrap_or_else(|| DEFAULT_MESSAGE.to_owned());
 
-    // A struct without fields would leave the helper unused (a dead-code warning in user code).
-    let mut items = vec![if input.fields.is_empty() { TokenStream::new() } else { form_field_helper(rt) }];
+    let mut items = Vec::new();
     let mut properties = Vec::new();
     let mut reads = Vec::new();
     let mut writes = Vec::new();
@@ -266,7 +237,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         });
         // Spanned on the type, so that a type which is not a form field is underlined there.
         items.push(quote_spanned! {ty.span()=>
-            const #field_ident: __FormField<#ty> = __form_field::<#ty>();
+            const #field_ident: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
         });
         items.push(default_variant_check(i, field, rt));
         properties.push(quote!((#field_ident.property)(#wire, &#rules_ident)));
@@ -310,40 +281,37 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     };
 
     quote! {
-        #[doc(hidden)]
-        const _: () = {
-            #(#items)*
+        #(#items)*
 
-            #[automatically_derived]
-            impl #rt::Elicit for #ident {
-                const MESSAGE: &'static ::core::primitive::str = #message;
+        #[automatically_derived]
+        impl #rt::Elicit for #ident {
+            const MESSAGE: &'static ::core::primitive::str = #message;
 
-                fn requested_schema() -> &'static #rt::__private::RequestedSchema {
-                    static __SCHEMA: #rt::__private::OnceLock<#rt::__private::RequestedSchema> =
-                        #rt::__private::OnceLock::new();
-                    __SCHEMA.get_or_init(|| {
-                        #rt::__private::RequestedSchema::new(::std::vec![#(#properties),*])
-                    })
-                }
-
-                fn from_content(
-                    __content: &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
-                ) -> ::core::result::Result<Self, #rt::__private::ContentErrors> {
-                    #from_content
-                }
-
-                fn to_content(&self) -> #rt::__private::Map<::std::string::String, #rt::__private::Value> {
-                    let mut __content = #rt::__private::Map::with_capacity(#field_count);
-                    #(#writes)*
-                    __content
-                }
+            fn requested_schema() -> &'static #rt::__private::RequestedSchema {
+                static __SCHEMA: #rt::__private::OnceLock<#rt::__private::RequestedSchema> =
+                    #rt::__private::OnceLock::new();
+                __SCHEMA.get_or_init(|| {
+                    #rt::__private::RequestedSchema::new(::std::vec![#(#properties),*])
+                })
             }
 
-            #deserialize
+            fn from_content(
+                __content: &#rt::__private::Map<::std::string::String, #rt::__private::Value>,
+            ) -> ::core::result::Result<Self, #rt::__private::ContentErrors> {
+                #from_content
+            }
 
-            // Expands to a `schemars::JsonSchema` impl when the runtime's `schemars` feature is on.
-            #rt::__impl_json_schema!(#ident, #name);
-        };
+            fn to_content(&self) -> #rt::__private::Map<::std::string::String, #rt::__private::Value> {
+                let mut __content = #rt::__private::Map::with_capacity(#field_count);
+                #(#writes)*
+                __content
+            }
+        }
+
+        #deserialize
+
+        // Expands to a `schemars::JsonSchema` impl when the runtime's `schemars` feature is on.
+        #rt::__impl_json_schema!(#ident, #name);
     }
 }
 
@@ -361,46 +329,43 @@ fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
     let idents: Vec<_> = input.variants.iter().map(|v| v.ident).collect();
     let wires: Vec<_> = input.variants.iter().map(|v| &v.wire).collect();
     quote! {
-        #[doc(hidden)]
-        const _: () = {
-            #[automatically_derived]
-            impl #rt::__private::ElicitEnum for #ident {
-                const VARIANTS: &'static [#rt::__private::Variant] = &[#(#variants),*];
+        #[automatically_derived]
+        impl #rt::__private::ElicitEnum for #ident {
+            const VARIANTS: &'static [#rt::__private::Variant] = &[#(#variants),*];
 
-                fn from_wire(__value: &::core::primitive::str) -> ::core::option::Option<Self> {
-                    match __value {
-                        #(#wires => ::core::option::Option::Some(Self::#idents),)*
-                        _ => ::core::option::Option::None,
-                    }
-                }
-
-                fn to_wire(&self) -> &'static ::core::primitive::str {
-                    match self {
-                        #(Self::#idents => #wires,)*
-                    }
+            fn from_wire(__value: &::core::primitive::str) -> ::core::option::Option<Self> {
+                match __value {
+                    #(#wires => ::core::option::Option::Some(Self::#idents),)*
+                    _ => ::core::option::Option::None,
                 }
             }
 
-            #[automatically_derived]
-            impl #rt::__private::FieldValue for #ident {
-                fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
-                    #rt::__private::single_select_schema::<Self>(__rules)
-                }
-
-                fn parse(
-                    __value: &#rt::__private::Value,
-                    _: &#rt::__private::FieldRules,
-                ) -> ::core::result::Result<Self, ::std::string::String> {
-                    #rt::__private::parse_single_select::<Self>(__value)
-                }
-
-                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> {
-                    ::core::option::Option::Some(#rt::__private::Value::String(
-                        ::std::string::String::from(<Self as #rt::__private::ElicitEnum>::to_wire(self)),
-                    ))
+            fn to_wire(&self) -> &'static ::core::primitive::str {
+                match self {
+                    #(Self::#idents => #wires,)*
                 }
             }
-        };
+        }
+
+        #[automatically_derived]
+        impl #rt::__private::FieldValue for #ident {
+            fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
+                #rt::__private::single_select_schema::<Self>(__rules)
+            }
+
+            fn parse(
+                __value: &#rt::__private::Value,
+                _: &#rt::__private::FieldRules,
+            ) -> ::core::result::Result<Self, ::std::string::String> {
+                #rt::__private::parse_single_select::<Self>(__value)
+            }
+
+            fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> {
+                ::core::option::Option::Some(#rt::__private::Value::String(
+                    ::std::string::String::from(<Self as #rt::__private::ElicitEnum>::to_wire(self)),
+                ))
+            }
+        }
     }
 }
 

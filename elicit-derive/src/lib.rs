@@ -1,10 +1,10 @@
 //! The `#[derive(Elicit)]` macro. Use it through `elicit-runtime`, which re-exports it and whose
 //! documentation describes the attributes.
 //!
-//! The macro runs in four phases, one direction only: [`attr`] turns `#[elicit(..)]` into plain
-//! values, [`ast`] builds the intermediate form (classifying each field's type with [`ty`]),
-//! [`check`] applies the rules that span several attributes or fields, and [`expand`] generates
-//! code from the checked form. Every phase reports into one [`ctxt::Ctxt`], so a single build shows
+//! The macro runs in four phases, one direction only: `attr` turns `#[elicit(..)]` into plain
+//! values, `ast` builds the intermediate form (classifying each field's type with `ty`),
+//! `check` applies the rules that span several attributes or fields, and `expand` generates
+//! code from the checked form. Every phase reports into one `ctxt::Ctxt`, so a single build shows
 //! every mistake on a type.
 
 mod ast;
@@ -12,7 +12,10 @@ mod attr;
 mod case;
 mod check;
 mod ctxt;
+mod dummy;
 mod expand;
+#[cfg(test)]
+mod snapshot;
 mod ty;
 
 use proc_macro::TokenStream;

@@ -11,7 +11,7 @@ use syn::{GenericArgument, PathArguments, Type};
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
     /// A string; `format` is the format the type itself implies (`Email`, dates, `Url`).
-    String { format: Option<&'static str>, plain: bool },
+    String { format: Option<Format>, plain: bool },
     /// An integer type, with its range.
     Integer { name: String, min: i128, max: i128 },
     /// `f32` or `f64`.
@@ -114,10 +114,10 @@ pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
     }
     let kind = match name.as_str() {
         "String" => Kind::String { format: None, plain: true },
-        "Email" => Kind::String { format: Some("email"), plain: false },
-        "NaiveDate" => Kind::String { format: Some("date"), plain: false },
-        "DateTime" => Kind::String { format: Some("date-time"), plain: false },
-        "Url" => Kind::String { format: Some("uri"), plain: false },
+        "Email" => Kind::String { format: Some(Format::Email), plain: false },
+        "NaiveDate" => Kind::String { format: Some(Format::Date), plain: false },
+        "DateTime" => Kind::String { format: Some(Format::DateTime), plain: false },
+        "Url" => Kind::String { format: Some(Format::Uri), plain: false },
         "bool" => Kind::Bool,
         "f32" | "f64" => Kind::Float { name },
         "str" => return Err("`str` cannot be a form field: use `String`".into()),
@@ -148,6 +148,49 @@ pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
     Ok(FieldType { kind, inner: ty.clone() })
 }
 
+/// A string format of the protocol: the runtime's `StringFormat`, as the derive knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+impl Format {
+    pub(crate) const ALL: [Format; 4] = [Format::Email, Format::Uri, Format::Date, Format::DateTime];
+
+    /// As spelled in `format = ".."` and on the wire.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Email => "email",
+            Format::Uri => "uri",
+            Format::Date => "date",
+            Format::DateTime => "date-time",
+        }
+    }
+
+    pub(crate) fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The runtime's `StringFormat` variant.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Format::Email => "Email",
+            Format::Uri => "Uri",
+            Format::Date => "Date",
+            Format::DateTime => "DateTime",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Kind {
     /// How the kind is named in "applies to" messages.
     pub(crate) fn describe(&self) -> String {
@@ -166,7 +209,7 @@ impl Kind {
 mod tests {
     use syn::parse_quote;
 
-    use super::{Kind, classify};
+    use super::{Format, Kind, classify};
 
     fn kind(ty: syn::Type) -> Kind {
         match classify(&ty) {
@@ -186,8 +229,8 @@ mod tests {
     fn scalars() {
         assert!(matches!(kind(parse_quote!(String)), Kind::String { format: None, plain: true }));
         assert!(matches!(kind(parse_quote!(::std::string::String)), Kind::String { plain: true, .. }));
-        assert!(matches!(kind(parse_quote!(elicit_runtime::Email)), Kind::String { format: Some("email"), .. }));
-        assert!(matches!(kind(parse_quote!(chrono::DateTime<Utc>)), Kind::String { format: Some("date-time"), .. }));
+        assert!(matches!(kind(parse_quote!(elicit_runtime::Email)), Kind::String { format: Some(Format::Email), .. }));
+        assert!(matches!(kind(parse_quote!(chrono::DateTime<Utc>)), Kind::String { format: Some(Format::DateTime), .. }));
         assert!(matches!(kind(parse_quote!(bool)), Kind::Bool));
         assert!(matches!(kind(parse_quote!(f32)), Kind::Float { .. }));
         assert!(matches!(kind(parse_quote!(u8)), Kind::Integer { min: 0, max: 255, .. }));

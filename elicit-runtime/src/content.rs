@@ -11,13 +11,36 @@ use serde_json::Value;
 
 use crate::schema::StringFormat;
 
+/// The reason text of a [`FieldErrorKind::Missing`] field.
+pub const MISSING_REASON: &str = "is required";
+
+/// What kind of failure a [`FieldError`] is, so callers need not match on its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FieldErrorKind {
+    /// A required field is absent from the answer.
+    Missing,
+    /// The field is present but its value breaks the schema (type, bound, format, choice).
+    Invalid,
+}
+
 /// One field of the answer that failed: its wire name and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldError {
     /// The property's wire name.
     pub field: Cow<'static, str>,
+    /// Missing or invalid.
+    pub kind: FieldErrorKind,
     /// What is wrong, phrased to follow the field name (`"must be at least 1"`).
     pub reason: String,
+}
+
+impl FieldError {
+    /// `true` when a required field is absent.
+    pub fn is_missing(&self) -> bool {
+        self.kind == FieldErrorKind::Missing
+    }
 }
 
 impl fmt::Display for FieldError {
@@ -33,8 +56,9 @@ impl fmt::Display for FieldError {
 ///
 /// let mut errors = ContentErrors::new();
 /// errors.push("age", "must be at least 18");
-/// errors.push("email", "is required");
+/// errors.push_missing("email");
 /// assert_eq!(errors.to_string(), "`age` must be at least 18; `email` is required");
+/// assert!(errors.get("email").unwrap().is_missing());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ContentErrors {
@@ -47,9 +71,18 @@ impl ContentErrors {
         ContentErrors { errors: Vec::new() }
     }
 
-    /// Records that `field` failed for `reason`.
+    /// Records that `field` failed for `reason`. A reason of exactly [`MISSING_REASON`] is
+    /// recorded as [`FieldErrorKind::Missing`], so callers written before [`Self::push_missing`]
+    /// classify alike; every other reason is [`FieldErrorKind::Invalid`].
     pub fn push(&mut self, field: impl Into<Cow<'static, str>>, reason: impl Into<String>) {
-        self.errors.push(FieldError { field: field.into(), reason: reason.into() });
+        let reason = reason.into();
+        let kind = if reason == MISSING_REASON { FieldErrorKind::Missing } else { FieldErrorKind::Invalid };
+        self.errors.push(FieldError { field: field.into(), kind, reason });
+    }
+
+    /// Records that the required `field` is absent.
+    pub fn push_missing(&mut self, field: impl Into<Cow<'static, str>>) {
+        self.errors.push(FieldError { field: field.into(), kind: FieldErrorKind::Missing, reason: MISSING_REASON.into() });
     }
 
     /// `true` when nothing failed.
@@ -94,6 +127,15 @@ impl fmt::Display for ContentErrors {
 }
 
 impl std::error::Error for ContentErrors {}
+
+/// Shortens attacker-chosen text before it goes into an error message.
+pub(crate) fn clip(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
 
 /// The JSON type of `value`, as a user would name it in an error message.
 pub fn json_type_name(value: &Value) -> &'static str {
@@ -290,6 +332,17 @@ pub fn is_date_time(text: &str) -> bool {
 #[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_carry_their_kind() {
+        let mut errors = ContentErrors::new();
+        errors.push("a", "must be at most 9");
+        errors.push_missing("b");
+        errors.push("c", MISSING_REASON);
+        let kinds: Vec<_> = errors.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [FieldErrorKind::Invalid, FieldErrorKind::Missing, FieldErrorKind::Missing]);
+        assert_eq!(errors.to_string(), "`a` must be at most 9; `b` is required; `c` is required");
+    }
 
     #[test]
     fn dates() {

@@ -42,10 +42,18 @@
 //!     "`from` must be at most 3 characters long; `travellers` must be at most 9; `cabin` is required"
 //! );
 //! ```
+//!
+//! Optional features: `derive` (on by default: the macro), `chrono` and `url` (those crates' types
+//! as form fields), `schemars` (derived types implement `JsonSchema`), `rmcp` (serve from an rmcp
+//! server), `redis` (URL-mode completion shared through Redis). Items that need one are badged
+//! with it in these docs.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod client;
 pub mod content;
 #[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
 pub mod field;
 pub mod schema;
@@ -67,6 +75,7 @@ pub use schema::RequestedSchema;
 /// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
 /// attributes: `rename`, `title`.
 #[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use elicit_derive::Elicit;
 
 /// A type that can be asked for with a form-mode elicitation.
@@ -95,7 +104,7 @@ pub mod __private {
         has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
         ElicitEnum, FieldRules, FieldValue, Variant,
     };
-    pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema};
+    pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
     pub use std::sync::OnceLock;
@@ -125,7 +134,7 @@ pub mod __private {
             None => {
                 let absent = T::absent();
                 if absent.is_none() {
-                    errors.push(name, "is required");
+                    errors.push_missing(name);
                 }
                 absent
             }
@@ -137,6 +146,23 @@ pub mod __private {
         if let Some(value) = value.to_value() {
             content.insert(name.to_owned(), value);
         }
+    }
+
+    /// The accessors of one field type. The derive builds one per field with [`form_field`], whose
+    /// `FieldValue` bound is the only place the field's type is checked: a type that is not a form
+    /// field is then reported once, on the type, instead of once per use (schema, parse, write).
+    pub struct FormField<T> {
+        /// [`property`] for `T`.
+        pub property: fn(&'static str, &FieldRules) -> Property,
+        /// [`field`] for `T`.
+        pub read: fn(&Map<String, Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
+        /// [`put`] for `T`.
+        pub write: fn(&mut Map<String, Value>, &'static str, &T),
+    }
+
+    /// The accessors of `T`, in a `const` of the derived code.
+    pub const fn form_field<T: FieldValue>() -> FormField<T> {
+        FormField { property: property::<T>, read: field::<T>, write: put::<T> }
     }
 
     pub use serde;

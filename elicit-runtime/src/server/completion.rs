@@ -41,6 +41,33 @@ impl std::fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 /// Records which URL-mode steps have finished.
+///
+/// A step is registered when its URL is handed out, completed by the page, and taken once by the
+/// retry that continues the flow:
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{CompletionStore, InProcessStore, UrlStatus};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let store = InProcessStore::new();
+/// store.register("step-1", Duration::from_secs(60)).await?;
+/// assert_eq!(store.status("step-1").await?, UrlStatus::Pending);
+///
+/// assert!(store.complete("step-1", json!({"approved": true})).await?);
+/// // A page cannot complete a step twice, nor one that was never registered.
+/// assert!(!store.complete("step-1", json!({"approved": false})).await?);
+/// assert!(!store.complete("made-up", json!(null)).await?);
+///
+/// // The completion is consumed by exactly one take.
+/// let taken = store.take("step-1", Duration::ZERO).await?;
+/// assert_eq!(taken, UrlStatus::Completed(json!({"approved": true})));
+/// assert_eq!(store.take("step-1", Duration::ZERO).await?, UrlStatus::Unknown);
+/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # }).unwrap();
+/// ```
 pub trait CompletionStore: Send + Sync {
     /// Registers a freshly minted id as pending for `ttl`.
     fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()>;
@@ -73,6 +100,25 @@ struct Record {
 
 /// The embedded default store: completion records in this process's memory, with expiry and a
 /// wake-up so a retry waiting for completion returns as soon as the page is submitted.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{CompletionStore, InProcessStore, UrlStatus};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let store = Arc::new(InProcessStore::new());
+/// store.register("pay-7", Duration::from_secs(60)).await?;
+/// // A retry waits (here at most a minute) and wakes as soon as the page completes the step.
+/// let page = Arc::clone(&store);
+/// let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into()).await });
+/// let status = store.take("pay-7", Duration::from_secs(60)).await?;
+/// assert_eq!(status, UrlStatus::Completed("approved".into()));
+/// assert!(completed.await.unwrap()?);
+/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # }).unwrap();
+/// ```
 #[derive(Default)]
 pub struct InProcessStore {
     records: Mutex<HashMap<String, Record>>,

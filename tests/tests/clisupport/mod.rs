@@ -7,32 +7,16 @@
 
 pub(crate) mod mock;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use elicit_tests::process;
 use serde_json::Value;
-
-/// How long a server may take to print its address.
-const STARTUP: Duration = Duration::from_secs(30);
-
-fn workspace_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() { dir } else { workspace_dir().join(dir) }
-        }
-        None => workspace_dir().join("target"),
-    }
-}
 
 /// The binaries under test.
 pub(crate) struct Bins {
@@ -44,26 +28,14 @@ pub(crate) struct Bins {
 
 /// The `elicit` and `travel-server` binaries, built once per test crate.
 ///
-/// `cargo test -p elicit-tests` does not build other packages' binaries. Building every time, not
-/// only when a file is missing, costs a no-op cargo run when they are fresh and keeps a stale
-/// binary from testing old code.
+/// `cargo test -p elicit-tests` does not build other packages' binaries; building them is a no-op
+/// cargo run when they are fresh.
 pub(crate) fn bins() -> &'static Bins {
     static BINS: OnceLock<Bins> = OnceLock::new();
     BINS.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(&cargo)
-            .args(["build", "--quiet", "-p", "elicit-examples", "-p", "elicit-cli", "--bins"])
-            .current_dir(workspace_dir())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {} to build the binaries: {e}", Path::new(&cargo).display()));
-        assert!(
-            output.status.success(),
-            "`cargo build -p elicit-examples -p elicit-cli --bins` failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        process::build_bins(&["elicit-examples", "elicit-cli"]);
         let bin = |name: &str| {
-            let path = target_dir().join("debug").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            let path = process::debug_bin(name);
             assert!(path.is_file(), "built the binaries but {} does not exist", path.display());
             path
         };
@@ -74,67 +46,24 @@ pub(crate) fn bins() -> &'static Bins {
 // ---- travel-server ----
 
 /// A running `travel-server --listen 127.0.0.1:0`; killed (and reaped) when dropped.
-pub(crate) struct TravelServer {
-    child: Child,
-    addr: SocketAddr,
-}
+pub(crate) struct TravelServer(process::Listening);
 
 impl TravelServer {
     /// Starts a travel-server and waits until it listens.
     pub(crate) fn start() -> TravelServer {
-        let mut child = Command::new(&bins().travel_server)
-            .args(["--listen", "127.0.0.1:0"])
-            .env_remove("ELICIT_STATE_KEYS")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start travel-server: {e}"));
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let (found, addr) = mpsc::channel();
-        // Keeps draining stderr for the life of the process so it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line
-                    .strip_prefix("listening on http://")
-                    .and_then(|rest| rest.strip_suffix("/mcp"))
-                    .and_then(|a| a.parse::<SocketAddr>().ok())
-                    && let Some(found) = found.take()
-                {
-                    let _ = found.send(addr);
-                }
-            }
-        });
-        match addr.recv_timeout(STARTUP) {
-            Ok(addr) => {
-                assert!(addr.ip().is_loopback(), "travel-server listens on {addr}, not loopback");
-                TravelServer { child, addr }
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("travel-server did not report `listening on http://ADDR/mcp` within {STARTUP:?}")
-            }
-        }
+        let mut command = Command::new(&bins().travel_server);
+        command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
+        TravelServer(process::Listening::start(command))
     }
 
     /// `http://ADDR/mcp`.
     pub(crate) fn mcp_url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        self.0.mcp_url()
     }
 
     /// `http://ADDR`, the base of the payment pages.
     pub(crate) fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for TravelServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.base_url()
     }
 }
 

@@ -1,0 +1,21 @@
+//! The one wrapper around everything the derive generates.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// `const _: () = { .. };` around `items`: helper constants stay out of the user's namespace, and
+/// the lints that generated code must not trip in a user's crate are allowed in one place.
+pub(crate) fn wrap_in_const(items: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(
+            // Paths are absolute (`::core::option::Option::Some`) so that user items cannot shadow
+            // them; a crate that denies needless qualification must not see them.
+            unused_qualifications,
+            clippy::absolute_paths,
+        )]
+        const _: () = {
+            #items
+        };
+    }
+}

@@ -1,0 +1,234 @@
+//! Strings, booleans, numbers and optional fields.
+
+use super::*;
+
+impl FieldValue for String {
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        string_schema(rules, rules.format)
+    }
+
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        parse_str(value, rules, rules.format).map(str::to_owned)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::String(self.clone()))
+    }
+}
+
+/// The schema of a string field whose type may imply a format.
+pub fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> PrimitiveSchema {
+    PrimitiveSchema::String(StringSchema {
+        title: rules.title(),
+        description: rules.description(),
+        min_length: rules.min_length,
+        max_length: rules.max_length,
+        format,
+        default: rules.default_str(),
+    })
+}
+
+/// Checks a string answer: type, length bounds, format.
+pub fn parse_str<'v>(
+    value: &'v Value,
+    rules: &FieldRules,
+    format: Option<StringFormat>,
+) -> Result<&'v str, String> {
+    let text = value.as_str().ok_or_else(|| expected("a string", value))?;
+    check_length(text, rules.min_length, rules.max_length)?;
+    if let Some(format) = format {
+        check_format(text, format)?;
+    }
+    Ok(text)
+}
+
+impl FieldValue for bool {
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        PrimitiveSchema::Boolean(BooleanSchema {
+            title: rules.title(),
+            description: rules.description(),
+            default: match rules.default {
+                Some(DefaultValue::Bool(b)) => Some(b),
+                _ => None,
+            },
+        })
+    }
+
+    fn parse(value: &Value, _rules: &FieldRules) -> Result<Self, String> {
+        value.as_bool().ok_or_else(|| expected("a boolean", value))
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::Bool(*self))
+    }
+}
+
+fn number_schema(rules: &FieldRules, integer: bool, min: Option<Bound>, max: Option<Bound>) -> PrimitiveSchema {
+    PrimitiveSchema::Number(NumberSchema {
+        integer,
+        title: rules.title(),
+        description: rules.description(),
+        minimum: rules.minimum.or(min).map(|b| b.to_schema_number(false)),
+        maximum: rules.maximum.or(max).map(|b| b.to_schema_number(true)),
+        default: match rules.default {
+            Some(DefaultValue::Number(n)) => Some(n.to_number()),
+            _ => None,
+        },
+    })
+}
+
+fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
+    if let Some(min) = rules.minimum
+        && min.cmp_value(value) == Ordering::Less
+    {
+        return Err(format!("must be at least {}", min.to_schema_number(false)));
+    }
+    if let Some(max) = rules.maximum
+        && max.cmp_value(value) == Ordering::Greater
+    {
+        return Err(format!("must be at most {}", max.to_schema_number(true)));
+    }
+    Ok(())
+}
+
+/// Reads a JSON number as an integer, the way JSON Schema's `integer` type means it: any number
+/// with no fractional part, so `3.0` is the integer 3.
+pub fn integer_of(value: &Value) -> Result<i128, String> {
+    let Value::Number(n) = value else {
+        return Err(expected("an integer", value));
+    };
+    if let Some(i) = n.as_i64() {
+        return Ok(i128::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Ok(i128::from(u));
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() != 0.0 => Err("must be an integer, found a number with a fraction".to_owned()),
+        // Inside [-2^127, 2^127) the conversion is exact; beyond it no integer type can hold the
+        // value (and `as` would saturate, silently changing it).
+        Some(f) if cmp_f64_i128(f, i128::MIN).is_ge() && cmp_f64_i128(f, i128::MAX).is_le() => Ok(f as i128),
+        _ => Err("is out of range".to_owned()),
+    }
+}
+
+/// The range of an integer type as bounds; `u128` is capped at `i128::MAX`, as the derive states.
+fn type_range<T: TryInto<i128> + Copy>(min: T, max: T) -> (Bound, Bound) {
+    (Bound::Int(min.try_into().unwrap_or(i128::MIN)), Bound::Int(max.try_into().unwrap_or(i128::MAX)))
+}
+
+macro_rules! integer_field {
+    ($($ty:ty),*) => {$(
+        impl FieldValue for $ty {
+            fn schema(rules: &FieldRules) -> PrimitiveSchema {
+                let (min, max) = type_range(<$ty>::MIN, <$ty>::MAX);
+                number_schema(rules, true, Some(min), Some(max))
+            }
+
+            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+                let (type_min, type_max) = type_range(<$ty>::MIN, <$ty>::MAX);
+                let min = rules.minimum.unwrap_or(type_min);
+                let max = rules.maximum.unwrap_or(type_max);
+                let i = match integer_of(value) {
+                    Ok(i) => i,
+                    // Integral but beyond any integer type (`1e308`): state the bound it breaks.
+                    Err(reason) => {
+                        return Err(match value.as_f64() {
+                            Some(f) if f.fract() == 0.0 && f > 0.0 => {
+                                format!("must be at most {}", max.to_schema_number(true))
+                            }
+                            Some(f) if f.fract() == 0.0 => format!("must be at least {}", min.to_schema_number(false)),
+                            _ => reason,
+                        });
+                    }
+                };
+                // Exact integer comparison where the bound is an integer; f64 would blur 64-bit bounds.
+                let below = |bound: Bound| match bound {
+                    Bound::Int(b) => i < b,
+                    Bound::Float(b) => cmp_f64_i128(b, i) == Ordering::Greater,
+                };
+                let above = |bound: Bound| match bound {
+                    Bound::Int(b) => i > b,
+                    Bound::Float(b) => cmp_f64_i128(b, i) == Ordering::Less,
+                };
+                if below(min) {
+                    return Err(format!("must be at least {}", min.to_schema_number(false)));
+                }
+                if above(max) {
+                    return Err(format!("must be at most {}", max.to_schema_number(true)));
+                }
+                <$ty>::try_from(i).map_err(|_| "is out of range".to_owned())
+            }
+
+            fn to_value(&self) -> Option<Value> {
+                // Only a `u128` above `i128::MAX` falls back to a (rounded) float.
+                let number = match i128::try_from(*self) {
+                    Ok(i) => Bound::Int(i).to_number(),
+                    Err(_) => float_number(*self as f64),
+                };
+                Some(Value::Number(number))
+            }
+        }
+    )*};
+}
+
+integer_field!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+impl FieldValue for f64 {
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        number_schema(rules, false, None, None)
+    }
+
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        let f = value.as_f64().ok_or_else(|| expected("a number", value))?;
+        check_bounds(f, rules)?;
+        Ok(f)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Number::from_f64(*self).map(Value::Number)
+    }
+}
+
+impl FieldValue for f32 {
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        // Bounds keep a client from sending what an f32 cannot hold.
+        number_schema(rules, false, Some(Bound::Float(f64::from(f32::MIN))), Some(Bound::Float(f64::from(f32::MAX))))
+    }
+
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        let f = value.as_f64().ok_or_else(|| expected("a number", value))?;
+        let rules = FieldRules {
+            minimum: rules.minimum.or(Some(Bound::Float(f64::from(f32::MIN)))),
+            maximum: rules.maximum.or(Some(Bound::Float(f64::from(f32::MAX)))),
+            ..*rules
+        };
+        check_bounds(f, &rules)?;
+        Ok(f as f32)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Number::from_f64(f64::from(*self)).map(Value::Number)
+    }
+}
+
+impl<T: FieldValue> FieldValue for Option<T> {
+    const REQUIRED: bool = false;
+
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        T::schema(rules)
+    }
+
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        // `null` is not "absent": the schema says the property holds a T, and a null is not one.
+        T::parse(value, rules).map(Some)
+    }
+
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        self.as_ref().and_then(T::to_value)
+    }
+}

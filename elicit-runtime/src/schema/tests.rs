@@ -1,0 +1,137 @@
+#![allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+
+use super::*;
+use serde_json::{Map, Value, json};
+
+#[test]
+fn serialises_every_kind_in_spec_key_order() {
+    let schema = RequestedSchema::new(vec![
+        Property::required(
+            "s",
+            PrimitiveSchema::String(StringSchema {
+                title: Some("S".into()),
+                min_length: Some(1),
+                max_length: Some(5),
+                format: Some(StringFormat::Email),
+                ..Default::default()
+            }),
+        ),
+        Property::optional(
+            "n",
+            PrimitiveSchema::Number(NumberSchema {
+                integer: true,
+                minimum: Some(0.into()),
+                maximum: Some(255.into()),
+                default: Some(1.into()),
+                ..Default::default()
+            }),
+        ),
+        Property::optional(
+            "m",
+            PrimitiveSchema::MultiSelect(MultiSelectSchema {
+                options: vec![EnumOption { value: "a".into(), title: Some("A".into()) }],
+                titled: true,
+                default: Some(vec!["a".into()]),
+                ..Default::default()
+            }),
+        ),
+    ]);
+    assert_eq!(
+        serde_json::to_string(&schema).unwrap(),
+        concat!(
+            r#"{"type":"object","properties":{"#,
+            r#""s":{"type":"string","title":"S","minLength":1,"maxLength":5,"format":"email"},"#,
+            r#""n":{"type":"integer","minimum":0,"maximum":255,"default":1},"#,
+            r#""m":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]},"default":["a"]}"#,
+            r#"},"required":["s"]}"#
+        )
+    );
+}
+
+#[test]
+fn parse_round_trips_every_kind() {
+    let json = json!({"type":"object","properties":{
+        "s":{"type":"string","title":"S","minLength":1,"maxLength":5,"format":"date","default":"x"},
+        "n":{"type":"number","minimum":0.5,"maximum":2,"default":1},
+        "b":{"type":"boolean","default":true},
+        "e":{"type":"string","enum":["a","b"],"default":"a"},
+        "t":{"type":"string","oneOf":[{"const":"a","title":"A"}]},
+        "mu":{"type":"array","minItems":1,"maxItems":2,"items":{"type":"string","enum":["a","b"]},"default":["b"]},
+        "mt":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}
+    },"required":["s","b"]});
+    let schema = RequestedSchema::from_json(&json).unwrap();
+    assert_eq!(schema.to_json(), json);
+}
+
+#[test]
+fn legacy_enum_names_become_titles() {
+    let json = json!({"type":"object","properties":{
+        "e":{"type":"string","enum":["a","b"],"enumNames":["A","B"]}}});
+    let schema = RequestedSchema::from_json(&json).unwrap();
+    match &schema.properties[0].schema {
+        PrimitiveSchema::SingleSelect(s) => {
+            assert!(s.titled);
+            assert_eq!(s.options[1].title.as_deref(), Some("B"));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn refuses_shapes_outside_the_subset() {
+    let cases = [
+        json!(null),
+        json!({"type":"array"}),
+        json!({"type":"object"}),
+        json!({"type":"object","properties":{"o":{"type":"object","properties":{}}}}),
+        json!({"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}),
+        json!({"type":"object","properties":{"e":{"type":"string","enum":[]}}}),
+        json!({"type":"object","properties":{"e":{"type":"string","enum":["a","a"]}}}),
+        json!({"type":"object","properties":{"e":{"type":"string","enum":["a"],"default":"b"}}}),
+        json!({"type":"object","properties":{"s":{"type":"string","format":"ipv4"}}}),
+        json!({"type":"object","properties":{"s":{"type":"string","minLength":3,"maxLength":2}}}),
+        json!({"type":"object","properties":{"s":{"type":"string","minLength":-1}}}),
+        json!({"type":"object","properties":{"n":{"type":"integer","minimum":3,"maximum":2}}}),
+        json!({"type":"object","properties":{"s":{"type":"string"}},"required":["t"]}),
+        json!({"type":"object","properties":{"x":{"type":"null"}}}),
+        json!({"type":"object","properties":{"x":{"type":"string","oneOf":[{"const":"a"}]}}}),
+    ];
+    for case in cases {
+        assert!(RequestedSchema::from_json(&case).is_err(), "accepted {case}");
+    }
+}
+
+#[test]
+fn errors_clip_hostile_text() {
+    let long = "x".repeat(10_000);
+    let json = json!({"type":"object","properties":{"s":{"type":"string","format": long}}});
+    let error = RequestedSchema::from_json(&json).unwrap_err().to_string();
+    assert!(error.len() < 300, "{error}");
+}
+
+fn form() -> RequestedSchema {
+    RequestedSchema::from_json(&json!({"type": "object", "properties": {
+        "name": {"type": "string"},
+        "n": {"type": "integer", "default": 1},
+        "ok": {"type": "boolean"},
+        "c": {"type": "string", "enum": ["a", "b"]},
+        "m": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+    }, "required": ["name"]}))
+    .unwrap()
+}
+
+#[test]
+fn defaults_fill_only_absent_properties() {
+    let content = json!({"name": "Ada", "n": 5}).as_object().unwrap().clone();
+    assert_eq!(Value::Object(form().with_defaults(&content)), json!({"name": "Ada", "n": 5}));
+    let filled = form().with_defaults(&Map::new());
+    assert_eq!(Value::Object(filled), json!({"n": 1}));
+}
+
+#[test]
+fn previous_answers_become_defaults_where_they_fit() {
+    let content = json!({"name": "Ada", "n": "five", "ok": true, "c": "z", "m": ["b", "z", 3]});
+    let prefilled = form().prefilled_with(content.as_object().unwrap());
+    let defaults: Vec<_> = prefilled.properties.iter().map(|p| p.schema.default_value()).collect();
+    assert_eq!(defaults, [Some(json!("Ada")), Some(json!(1)), Some(json!(true)), None, Some(json!(["b"]))]);
+}

@@ -1,0 +1,587 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::keys::key_id;
+use super::*;
+
+const K1: [u8; 32] = [1; 32];
+const K2: [u8; 32] = [2; 32];
+
+fn t0() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+}
+
+fn sealer(keys: Vec<[u8; 32]>) -> StateSealer {
+    StateSealer::new(KeyRing::new(keys).unwrap())
+}
+
+fn binding(digest: [u8; 32]) -> Binding<'static> {
+    Binding {
+        principal: Some("user-42"),
+        method: "tools/call",
+        name: "book_flight",
+        arguments_digest: digest,
+        audience: "https://mcp.example.com",
+    }
+}
+
+fn default_binding() -> Binding<'static> {
+    binding(digest_arguments(Some(&json!({"from": "CDG", "to": "SFO"}))))
+}
+
+fn assert_opening_failure(err: StateError) {
+    assert_eq!(err.to_string(), INVALID_STATE_MESSAGE);
+    assert_ne!(err.kind(), StateErrorKind::PayloadTooLarge);
+}
+
+#[test]
+fn round_trip() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    for payload in [
+        &b""[..],
+        b"x",
+        b"{\"step\":2,\"answers\":[1,2,3]}",
+        &[0u8; 1000],
+    ] {
+        let token = s.seal(&b, payload, t0()).unwrap();
+        assert!(
+            token
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        );
+        assert_eq!(s.open(&b, &token, t0()).unwrap(), payload);
+    }
+}
+
+#[test]
+fn envelope_layout() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let payload = b"hello";
+    let token = s.seal(&b, payload, t0()).unwrap();
+    let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    assert_eq!(raw.len(), 1 + 4 + 24 + 8 + payload.len() + 16);
+    assert_eq!(raw[0], VERSION);
+    assert_eq!(&raw[1..5], &key_id(&K1));
+    // The payload must not appear in clear.
+    assert!(!raw.windows(payload.len()).any(|w| w == payload));
+}
+
+#[test]
+fn nonces_differ_between_seals() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let a = s.seal(&b, b"same", t0()).unwrap();
+    let c = s.seal(&b, b"same", t0()).unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn every_bit_flip_fails() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let token = s.seal(&b, b"payload bytes", t0()).unwrap();
+    let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    for i in 0..raw.len() {
+        for bit in 0..8 {
+            let mut tampered = raw.clone();
+            tampered[i] ^= 1 << bit;
+            let forged = URL_SAFE_NO_PAD.encode(&tampered);
+            let err = s.open(&b, &forged, t0()).unwrap_err();
+            assert_opening_failure(err);
+            let expected = match i {
+                0 => StateErrorKind::UnsupportedVersion,
+                1..=4 => StateErrorKind::UnknownKey,
+                _ => StateErrorKind::Forged,
+            };
+            assert_eq!(err.kind(), expected, "byte {i} bit {bit}");
+        }
+    }
+}
+
+#[test]
+fn tampering_with_token_text_fails() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let token = s.seal(&b, b"payload", t0()).unwrap();
+    let bytes = token.as_bytes();
+    for i in 0..bytes.len() {
+        for replacement in [b'A', b'-', b'_', b'=', b'+', b'/', b' ', b'z'] {
+            if bytes[i] == replacement {
+                continue;
+            }
+            let mut t = bytes.to_vec();
+            t[i] = replacement;
+            let t = String::from_utf8(t).unwrap();
+            let err = s.open(&b, &t, t0()).unwrap_err();
+            assert_opening_failure(err);
+        }
+    }
+}
+
+#[test]
+fn truncated_and_extended_tokens_fail() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let token = s.seal(&b, b"payload", t0()).unwrap();
+    for len in 0..token.len() {
+        let err = s.open(&b, &token[..len], t0()).unwrap_err();
+        assert_opening_failure(err);
+        assert!(
+            matches!(
+                err.kind(),
+                StateErrorKind::Malformed | StateErrorKind::Forged
+            ),
+            "len {len}: {:?}",
+            err.kind()
+        );
+    }
+    let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    for len in 0..raw.len() {
+        let t = URL_SAFE_NO_PAD.encode(&raw[..len]);
+        assert_opening_failure(s.open(&b, &t, t0()).unwrap_err());
+    }
+    let mut longer = raw.clone();
+    longer.push(0);
+    let err = s
+        .open(&b, &URL_SAFE_NO_PAD.encode(&longer), t0())
+        .unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::Forged);
+}
+
+#[test]
+fn garbage_fails_without_panicking() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let cases = [
+        "",
+        "A",
+        "AQ",
+        "AQ==",
+        "not base64!",
+        "////",
+        "++++",
+        "====",
+        "héllo wörld",
+        "🦀🦀🦀🦀",
+        "\0\0\0\0",
+        " AQID",
+        "AQID\n",
+        &"A".repeat(200),
+        &"_".repeat(10_000),
+    ];
+    for case in cases {
+        let err = s.open(&b, case, t0()).unwrap_err();
+        assert_opening_failure(err);
+    }
+    assert_eq!(
+        s.open(&b, "", t0()).unwrap_err().kind(),
+        StateErrorKind::Malformed
+    );
+    assert_eq!(
+        s.open(&b, "!!", t0()).unwrap_err().kind(),
+        StateErrorKind::Malformed
+    );
+    // Right version byte but far too short.
+    let short = URL_SAFE_NO_PAD.encode([VERSION, 0, 0]);
+    assert_eq!(
+        s.open(&b, &short, t0()).unwrap_err().kind(),
+        StateErrorKind::Malformed
+    );
+    // Wrong version byte is reported even when short.
+    let v2 = URL_SAFE_NO_PAD.encode([2u8]);
+    assert_eq!(
+        s.open(&b, &v2, t0()).unwrap_err().kind(),
+        StateErrorKind::UnsupportedVersion
+    );
+}
+
+#[test]
+fn padded_token_is_rejected() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    // Find a payload length whose token needs padding in the standard form.
+    for n in 0..3usize {
+        let payload = vec![7u8; n];
+        let token = s.seal(&b, &payload, t0()).unwrap();
+        if !token.len().is_multiple_of(4) {
+            let padded = format!("{token}{}", "=".repeat(4 - token.len() % 4));
+            let err = s.open(&b, &padded, t0()).unwrap_err();
+            assert_eq!(err.kind(), StateErrorKind::Malformed);
+            return;
+        }
+    }
+    panic!("no payload length produced an unpadded-length token");
+}
+
+#[test]
+fn different_binding_fails() {
+    let s = sealer(vec![K1]);
+    let b = default_binding();
+    let token = s.seal(&b, b"state", t0()).unwrap();
+    let other_digest = digest_arguments(Some(&json!({"from": "CDG", "to": "JFK"})));
+    let variants = [
+        Binding {
+            method: "prompts/get",
+            ..b
+        },
+        Binding {
+            name: "cancel_flight",
+            ..b
+        },
+        Binding {
+            arguments_digest: other_digest,
+            ..b
+        },
+        Binding {
+            principal: Some("user-43"),
+            ..b
+        },
+        Binding {
+            principal: None,
+            ..b
+        },
+        Binding {
+            principal: Some(""),
+            ..b
+        },
+        Binding {
+            audience: "https://evil.example.com",
+            ..b
+        },
+    ];
+    for other in variants {
+        let err = s.open(&other, &token, t0()).unwrap_err();
+        assert_eq!(err.kind(), StateErrorKind::Forged, "{other:?}");
+        assert_opening_failure(err);
+    }
+}
+
+#[test]
+fn binding_field_boundaries_are_unambiguous() {
+    let d = [0u8; 32];
+    let a = Binding {
+        principal: None,
+        method: "ab",
+        name: "c",
+        arguments_digest: d,
+        audience: "",
+    };
+    let c = Binding {
+        method: "a",
+        name: "bc",
+        ..a
+    };
+    assert_ne!(a.encode_aad(&[0; 4]), c.encode_aad(&[0; 4]));
+    let e = Binding {
+        principal: Some(""),
+        ..a
+    };
+    assert_ne!(a.encode_aad(&[0; 4]), e.encode_aad(&[0; 4]));
+    let f = Binding {
+        name: "",
+        audience: "c",
+        ..a
+    };
+    assert_ne!(a.encode_aad(&[0; 4]), f.encode_aad(&[0; 4]));
+    // A principal that mimics the encoding of "absent" followed by a field.
+    let g = Binding {
+        principal: None,
+        method: "x",
+        ..a
+    };
+    let h = Binding {
+        principal: Some("x"),
+        method: "",
+        ..a
+    };
+    assert_ne!(g.encode_aad(&[0; 4]), h.encode_aad(&[0; 4]));
+}
+
+#[test]
+fn expiry() {
+    let ttl = Duration::from_secs(600);
+    let s = sealer(vec![K1]).with_ttl(ttl);
+    let b = default_binding();
+    let token = s.seal(&b, b"state", t0()).unwrap();
+    let just_before = t0() + ttl - Duration::from_secs(1);
+    assert_eq!(s.open(&b, &token, just_before).unwrap(), b"state");
+    let just_before_ms = t0() + ttl - Duration::from_millis(1);
+    assert_eq!(s.open(&b, &token, just_before_ms).unwrap(), b"state");
+    for late in [
+        t0() + ttl,
+        t0() + ttl + Duration::from_secs(1),
+        t0() + ttl * 100,
+    ] {
+        let err = s.open(&b, &token, late).unwrap_err();
+        assert_eq!(err.kind(), StateErrorKind::Expired);
+        assert_opening_failure(err);
+    }
+}
+
+#[test]
+fn default_ttl_is_fifteen_minutes() {
+    let s = sealer(vec![K1]);
+    assert_eq!(s.ttl(), Duration::from_secs(900));
+    let b = default_binding();
+    let token = s.seal(&b, b"x", t0()).unwrap();
+    assert!(s.open(&b, &token, t0() + Duration::from_secs(899)).is_ok());
+    let err = s
+        .open(&b, &token, t0() + Duration::from_secs(901))
+        .unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::Expired);
+}
+
+#[test]
+fn clock_before_epoch_and_huge_ttl_do_not_panic() {
+    let b = default_binding();
+    let s = sealer(vec![K1]).with_ttl(Duration::MAX);
+    let early = UNIX_EPOCH - Duration::from_secs(10);
+    let token = s.seal(&b, b"x", early).unwrap();
+    assert!(s.open(&b, &token, early).is_ok());
+    let token = s.seal(&b, b"x", t0()).unwrap();
+    assert!(s.open(&b, &token, t0()).is_ok());
+    let zero = sealer(vec![K1]).with_ttl(Duration::ZERO);
+    let token = zero.seal(&b, b"x", t0()).unwrap();
+    assert_eq!(
+        zero.open(&b, &token, t0()).unwrap_err().kind(),
+        StateErrorKind::Expired
+    );
+}
+
+#[test]
+fn key_rotation() {
+    let b = default_binding();
+    let old = sealer(vec![K1]);
+    let token = old.seal(&b, b"state", t0()).unwrap();
+
+    let rotated = sealer(vec![K2, K1]);
+    assert_eq!(rotated.open(&b, &token, t0()).unwrap(), b"state");
+    // The new ring seals with its first key, which the old ring does not know.
+    let new_token = rotated.seal(&b, b"new", t0()).unwrap();
+    let raw = URL_SAFE_NO_PAD.decode(&new_token).unwrap();
+    assert_eq!(&raw[1..5], &key_id(&K2));
+    assert_eq!(
+        old.open(&b, &new_token, t0()).unwrap_err().kind(),
+        StateErrorKind::UnknownKey
+    );
+
+    let retired = sealer(vec![K2]);
+    let err = retired.open(&b, &token, t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::UnknownKey);
+    assert_opening_failure(err);
+}
+
+#[test]
+fn same_key_id_wrong_key_is_forged() {
+    // A token whose key id matches but that was made with another key
+    // must fail authentication, not be trusted on the id alone.
+    let b = default_binding();
+    let token = sealer(vec![K2]).seal(&b, b"x", t0()).unwrap();
+    let mut raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
+    raw[1..5].copy_from_slice(&key_id(&K1));
+    let t = URL_SAFE_NO_PAD.encode(&raw);
+    assert_eq!(
+        sealer(vec![K1]).open(&b, &t, t0()).unwrap_err().kind(),
+        StateErrorKind::Forged
+    );
+}
+
+#[test]
+fn over_length_token_rejected_before_decoding() {
+    let s = sealer(vec![K1]).with_max_token_len(100);
+    let b = default_binding();
+    // Not even base64: TooLarge proves the cap is checked first.
+    let huge = "!".repeat(101);
+    assert_eq!(
+        s.open(&b, &huge, t0()).unwrap_err().kind(),
+        StateErrorKind::TooLarge
+    );
+    let err = s.open(&b, &"A".repeat(1 << 20), t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::TooLarge);
+    assert_opening_failure(err);
+    // A genuine token over the cap of a stricter sealer is refused too.
+    let token = sealer(vec![K1]).seal(&b, &[0u8; 200], t0()).unwrap();
+    assert_eq!(
+        s.open(&b, &token, t0()).unwrap_err().kind(),
+        StateErrorKind::TooLarge
+    );
+}
+
+#[test]
+fn seal_refuses_payload_over_cap() {
+    let b = default_binding();
+    let cap = 200;
+    let s = sealer(vec![K1]).with_max_token_len(cap);
+    // Largest payload that fits: the token is exactly at the cap or just below.
+    let mut fitting = 0;
+    for n in 0..cap {
+        match s.seal(&b, &vec![0u8; n], t0()) {
+            Ok(token) => {
+                assert!(token.len() <= cap);
+                assert!(s.open(&b, &token, t0()).is_ok());
+                fitting = n;
+            }
+            Err(err) => {
+                assert_eq!(err.kind(), StateErrorKind::PayloadTooLarge);
+                assert_ne!(err.to_string(), INVALID_STATE_MESSAGE);
+                break;
+            }
+        }
+    }
+    assert!(fitting > 0);
+    let err = s.seal(&b, &vec![0u8; fitting + 1], t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::PayloadTooLarge);
+    let default = sealer(vec![K1]);
+    assert_eq!(default.max_token_len(), 64 * 1024);
+    let err = default.seal(&b, &vec![0u8; 64 * 1024], t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::PayloadTooLarge);
+}
+
+#[test]
+fn digest_is_key_order_independent() {
+    let a: Value =
+        serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"q":2,"p":3}],"x":null}}"#).unwrap();
+    let c: Value = serde_json::from_str(
+        r#"{ "a" : { "x" : null, "y" : [ 1 , { "p" : 3 , "q" : 2 } ] } , "b" : 1 }"#,
+    )
+    .unwrap();
+    assert_eq!(digest_arguments(Some(&a)), digest_arguments(Some(&c)));
+    // Array order is meaningful.
+    let d = json!({"b": 1, "a": {"y": [{"q": 2, "p": 3}, 1], "x": null}});
+    assert_ne!(digest_arguments(Some(&a)), digest_arguments(Some(&d)));
+}
+
+#[test]
+fn digest_absent_equals_empty_object() {
+    let none = digest_arguments(None);
+    assert_eq!(none, digest_arguments(Some(&json!({}))));
+    assert_eq!(none, digest_arguments(Some(&Value::Null)));
+    assert_eq!(none, <[u8; 32]>::from(Sha256::digest(b"{}")));
+    assert_ne!(none, digest_arguments(Some(&json!([]))));
+    assert_ne!(none, digest_arguments(Some(&json!({"a": null}))));
+}
+
+#[test]
+fn digest_is_canonical_json() {
+    let v = json!({"z": "é\"\n", "a": [true, false, null, -3, 2.5]});
+    let expected = r#"{"a":[true,false,null,-3,2.5],"z":"é\"\n"}"#.as_bytes();
+    assert_eq!(
+        digest_arguments(Some(&v)),
+        <[u8; 32]>::from(Sha256::digest(expected))
+    );
+    // Re-serialising clients may turn 1.0 into 1.
+    let float: Value = serde_json::from_str(r#"{"n":1.0,"m":-0.0}"#).unwrap();
+    assert_eq!(
+        digest_arguments(Some(&float)),
+        digest_arguments(Some(&json!({"n": 1, "m": 0})))
+    );
+    assert_ne!(
+        digest_arguments(Some(&json!({"n": 1}))),
+        digest_arguments(Some(&json!({"n": "1"})))
+    );
+    assert_ne!(
+        digest_arguments(Some(&json!({"n": 1.5}))),
+        digest_arguments(Some(&json!({"n": 1})))
+    );
+}
+
+#[test]
+fn from_base64_list_accepts_all_flavours() {
+    let key: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(37).wrapping_add(0xfb));
+    let padded = STANDARD.encode(key);
+    let unpadded = STANDARD_NO_PAD.encode(key);
+    let url = URL_SAFE.encode(key);
+    let url_unpadded = URL_SAFE_NO_PAD.encode(key);
+    assert!(
+        padded.contains('+') || padded.contains('/'),
+        "test key should exercise the alphabets"
+    );
+    for entry in [&padded, &unpadded, &url, &url_unpadded] {
+        let ring = KeyRing::from_base64_list(&format!("  {entry}\n")).unwrap();
+        assert_eq!(ring.len(), 1);
+        // Same key as the raw one: tokens interoperate.
+        let b = default_binding();
+        let token = sealer(vec![key]).seal(&b, b"x", t0()).unwrap();
+        assert!(StateSealer::new(ring).open(&b, &token, t0()).is_ok());
+    }
+    let two = KeyRing::from_base64_list(&format!("{url_unpadded} , {}", STANDARD.encode(K1)))
+        .unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(!two.is_empty());
+}
+
+#[test]
+fn from_base64_list_errors() {
+    fn list_err(s: &str) -> KeyRingError {
+        KeyRing::from_base64_list(s).unwrap_err()
+    }
+    let good = STANDARD.encode(K1);
+    let short = STANDARD.encode([0u8; 31]);
+    let long = STANDARD.encode([0u8; 33]);
+    assert_eq!(list_err(""), KeyRingError::EmptyEntry { index: 0 });
+    assert_eq!(list_err("   "), KeyRingError::EmptyEntry { index: 0 });
+    assert_eq!(
+        list_err(&format!("{good},")),
+        KeyRingError::EmptyEntry { index: 1 }
+    );
+    assert_eq!(
+        list_err(&format!("{good},,{good}")),
+        KeyRingError::EmptyEntry { index: 1 }
+    );
+    assert_eq!(
+        list_err(&format!("{good},{short}")),
+        KeyRingError::WrongLength { index: 1, len: 31 }
+    );
+    assert_eq!(
+        list_err(&long),
+        KeyRingError::WrongLength { index: 0, len: 33 }
+    );
+    let secretish = "s3cr3t!key*material";
+    let err = KeyRing::from_base64_list(&format!("{good}, {secretish}")).unwrap_err();
+    assert_eq!(err, KeyRingError::InvalidBase64 { index: 1 });
+    let message = err.to_string();
+    assert!(
+        message.contains('1') && message.contains("base64"),
+        "{message}"
+    );
+    assert!(!message.contains(secretish));
+    let message = KeyRing::from_base64_list(&short).unwrap_err().to_string();
+    assert!(message.contains("31") && message.contains("32") && !message.contains(&short));
+    assert_eq!(
+        list_err(&format!("{good},{good}")),
+        KeyRingError::DuplicateKey { index: 1 }
+    );
+    assert_eq!(KeyRing::new(vec![]).unwrap_err(), KeyRingError::Empty);
+}
+
+#[test]
+fn debug_does_not_leak_keys() {
+    let key = [0xabu8; 32];
+    let ring = KeyRing::new(vec![key, K1]).unwrap();
+    let text = format!("{ring:?} {:?}", StateSealer::new(ring.clone()));
+    assert!(!text.contains("abab"), "{text}");
+    assert!(!text.contains("171"), "{text}");
+    assert!(!text.contains(&STANDARD.encode(key)));
+    assert!(text.contains("KeyRing"));
+}
+
+#[test]
+fn generated_rings_work_and_differ() {
+    let b = default_binding();
+    let a = StateSealer::new(KeyRing::generate());
+    let c = StateSealer::new(KeyRing::generate());
+    let token = a.seal(&b, b"x", t0()).unwrap();
+    assert_eq!(a.open(&b, &token, t0()).unwrap(), b"x");
+    assert_eq!(
+        c.open(&b, &token, t0()).unwrap_err().kind(),
+        StateErrorKind::UnknownKey
+    );
+}
