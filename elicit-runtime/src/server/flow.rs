@@ -17,7 +17,7 @@ use super::EngineConfig;
 use super::completion::{CompletionStore, StoreError, UrlStatus};
 use super::live::{LiveConfig, LiveCounters, LiveSession};
 use crate::content::ContentErrors;
-use crate::schema::{PrimitiveSchema, RequestedSchema};
+use crate::schema::RequestedSchema;
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
 use crate::Elicit;
 
@@ -379,7 +379,7 @@ impl Flow {
                             let content = answer.content.unwrap_or_default();
                             let request = InputRequest::Elicit(ElicitParams::Form {
                                 message: format!("{message}\n\nPlease correct: {errors}."),
-                                requested_schema: Cow::Owned(prefilled_with(&schema, &content)),
+                                requested_schema: Cow::Owned(schema.prefilled_with(&content)),
                             });
                             self.ask(key, request, None).await?;
                             continue;
@@ -536,8 +536,8 @@ impl Flow {
         // A field with a default that the model left out takes its default, as the user's form
         // would have pre-filled it.
         let provided = match self.arguments() {
-            Value::Object(arguments) => crate::client::form::with_defaults(full, &arguments),
-            _ => crate::client::form::with_defaults(full, &Map::new()),
+            Value::Object(arguments) => full.with_defaults(&arguments),
+            _ => full.with_defaults(&Map::new()),
         };
         let errors = match T::from_content(&provided) {
             Ok(value) => return Ok(Answer::Accepted(value)),
@@ -553,7 +553,7 @@ impl Flow {
         let mut missing = Vec::new();
         let mut invalid = Vec::new();
         for error in &errors {
-            if error.reason == "is required" {
+            if error.is_missing() {
                 missing.push(format!("`{}`", error.field));
             } else {
                 invalid.push(format!("{error}"));
@@ -623,29 +623,3 @@ fn mint_id() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// `schema` with the user's previous values as defaults, where a value fits the property.
-fn prefilled_with(schema: &RequestedSchema, content: &Map<String, Value>) -> RequestedSchema {
-    let mut schema = schema.clone();
-    for property in &mut schema.properties {
-        let Some(value) = content.get(property.name.as_ref()) else { continue };
-        match (&mut property.schema, value) {
-            (PrimitiveSchema::String(s), Value::String(v)) => s.default = Some(Cow::Owned(v.clone())),
-            (PrimitiveSchema::Number(s), Value::Number(n)) => s.default = Some(n.clone()),
-            (PrimitiveSchema::Boolean(s), Value::Bool(b)) => s.default = Some(*b),
-            (PrimitiveSchema::SingleSelect(s), Value::String(v)) if s.options.iter().any(|o| o.value == *v) => {
-                s.default = Some(Cow::Owned(v.clone()));
-            }
-            (PrimitiveSchema::MultiSelect(s), Value::Array(items)) => {
-                let chosen: Vec<_> = items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|v| s.options.iter().any(|o| o.value == *v))
-                    .map(|v| Cow::Owned(v.to_owned()))
-                    .collect();
-                s.default = Some(chosen);
-            }
-            _ => {}
-        }
-    }
-    schema
-}

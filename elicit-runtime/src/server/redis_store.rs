@@ -173,7 +173,7 @@ impl RedisStoreBuilder {
 }
 
 /// A [`CompletionStore`] in Redis, shared by every instance that connects to the same Redis with
-/// the same key prefix. See the [module documentation](self) for the layout.
+/// the same key prefix. The keys and scripts are described at the top of this module's source.
 pub struct RedisStore {
     connection: ConnectionManager,
     complete_script: Script,
