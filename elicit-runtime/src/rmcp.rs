@@ -132,6 +132,28 @@ const LOOPBACK_ORIGINS: &[&str] = &[
 /// The default bound on a request body.
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
+/// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    name: String,
+    reason: String,
+}
+
+impl TemplateError {
+    /// The name the template was registered under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "resource template `{}`: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
 /// A URI read through a resource template: the URI and the value of each template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateMatch {
@@ -249,28 +271,26 @@ impl McpServerBuilder {
     ///
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
     /// let server = McpServer::builder("shop", "1.0.0", engine)
-    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)?
     ///     .build();
+    /// # Ok::<(), elicit_runtime::rmcp::TemplateError>(())
     /// ```
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If the template is not level 1 (operators such as `{+path}`, lists such as `{a,b}`,
-    /// modifiers such as `{a*}`, or unbalanced braces): a programming error, like an invalid
-    /// route in a router.
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    /// [`TemplateError`] if the template is not level 1 (operators such as `{+path}`, lists such
+    /// as `{a,b}`, modifiers such as `{a*}`, a variable named twice, or unbalanced braces): the
+    /// matcher would not know what such a template matches.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
     where
         F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
     {
-        let pattern = match UriTemplate::parse(&template.uri_template) {
-            Ok(pattern) => pattern,
-            #[allow(clippy::panic, reason = "a malformed template is a programming error, reported at startup")]
-            Err(reason) => panic!("resource template `{}`: {reason}", template.name),
-        };
+        let pattern = UriTemplate::parse(&template.uri_template)
+            .map_err(|reason| TemplateError { name: template.name.clone(), reason })?;
         let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
         self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
-        self
+        Ok(self)
     }
 
     /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
