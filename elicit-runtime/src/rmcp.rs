@@ -478,14 +478,23 @@ impl LivePeer for RmcpPeer {
                 Err(ServiceError::McpError(error)) => {
                     Err(format!("the client answered with error {}: {}", error.code.0, crate::wire::clip(&error.message)))
                 }
-                Err(error) => Err(error.to_string()),
+                // Transport detail is for the server's log; the handler's error reaches the client.
+                Err(error) => {
+                    tracing::warn!(target: "elicit_runtime", %error, method, "a request to a 2025-era client failed in transport");
+                    Err("the connection to the client failed".to_owned())
+                }
             }
         })
     }
 
     fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
         let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
-        Box::pin(async move { self.0.send_notification(notification).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            self.0.send_notification(notification).await.map_err(|error| {
+                tracing::warn!(target: "elicit_runtime", %error, method, "a notification to a 2025-era client failed in transport");
+                "the connection to the client failed".to_owned()
+            })
+        })
     }
 }
 
@@ -497,8 +506,10 @@ fn engine_error(error: EngineError) -> ErrorData {
 fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRequired, ErrorData> {
     let mut requests = BTreeMap::new();
     for (key, request) in &result.input_requests {
-        let typed = typed_input_request(request)
-            .map_err(|e| ErrorData::internal_error(format!("input request `{key}` cannot be encoded: {e}"), None))?;
+        let typed = typed_input_request(request).map_err(|error| {
+            tracing::error!(target: "elicit_runtime", %error, key, "an input request cannot be encoded for rmcp");
+            ErrorData::internal_error("an input request cannot be encoded", None)
+        })?;
         requests.insert(key.clone(), typed);
     }
     let requests = if requests.is_empty() { None } else { Some(requests) };

@@ -20,6 +20,7 @@ const USAGE: &str =
     "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT]";
 
 async fn run() -> std::io::Result<()> {
+    elicit_examples::init_log();
     let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store"])
         .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
