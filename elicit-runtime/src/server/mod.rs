@@ -177,7 +177,7 @@ impl From<FlowError> for EngineError {
                 tracing::error!(target: "elicit_runtime", %error, "URL-mode elicitation failed in the completion store");
                 EngineError {
                     code: codes::INTERNAL_ERROR,
-                    message: "URL-mode elicitation is unavailable right now".to_owned(),
+                    message: "URL-mode elicitation is unavailable right now (completion store error)".to_owned(),
                     data: None,
                 }
             }
