@@ -71,6 +71,7 @@ pub(crate) fn highlighted(url: &CheckedUrl, ansi: bool) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
 

@@ -785,6 +785,9 @@ fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
     }
 }
 
+/// A member of a Multi Round-Trip request's params, how it must be typed, and why.
+type ParamCheck = (&'static str, fn(&Value) -> bool, &'static str);
+
 /// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
 /// the mistyped members removed (which rmcp decodes).
 fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
@@ -795,7 +798,7 @@ fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
     }
     message.get("id")?;
     let params = message.get_mut("params")?.as_object_mut()?;
-    let checks: [(&str, fn(&Value) -> bool, &'static str); 3] = [
+    let checks: [ParamCheck; 3] = [
         ("inputResponses", Value::is_object, "`inputResponses` must be an object keyed like the input requests"),
         ("requestState", Value::is_string, "`requestState` must be the string the server sent"),
         ("arguments", Value::is_object, "`arguments` must be an object"),
