@@ -6,10 +6,10 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use elicit_runtime::rmcp::McpServer;
@@ -158,4 +158,61 @@ fn start_up_errors_never_show_the_redis_password() {
         assert!(stderr.contains("--store"), "{stderr}");
         assert!(!stderr.contains(PASSWORD), "{stderr}");
     }
+}
+
+/// A `travel-server --store STORE` on a loopback port: its `/mcp` URL, the process and its stderr
+/// so far.
+fn travel_server_listening(store: &str) -> (String, Child, Arc<Mutex<Vec<String>>>) {
+    let mut child = Command::new(travel_server_bin())
+        .args(["--listen", "127.0.0.1:0", "--store", store])
+        .env("ELICIT_STATE_KEYS", support::key_b64())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let (found, address) = mpsc::channel();
+    let kept = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = found.send(url.to_owned());
+            }
+            kept.lock().unwrap().push(line);
+        }
+    });
+    let url = address.recv_timeout(STARTUP).expect("travel-server reports its address");
+    (url, child, lines)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn travel_server_logs_the_detail_the_client_is_not_told() {
+    let Some(mut redis) = Redis::start() else { return };
+    let (url, mut child, log) = travel_server_listening(&redis.url());
+    let client = Client::new(&url);
+    let first = client.call("book_trip", json!({})).await.asked();
+    redis.stop();
+    let trip = json!({
+        "from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 1, "cabin": "economy",
+        "meals": [], "extras": [], "email": "ada@example.com", "alerts": false
+    });
+    let reply = client.retry("book_trip", json!({}), json!({"trip": {"action": "accept", "content": trip}}), Some(first.state())).await;
+    let (code, message, _) = reply.error();
+    assert_eq!(code, -32603);
+    assert!(!message.contains("127.0.0.1"), "{message}");
+    // The log line is written before the reply is sent; the reader thread may lag behind the pipe.
+    let detail = format!("redis at 127.0.0.1:{}", redis.port);
+    for _ in 0..500 {
+        if log.lock().unwrap().iter().any(|line| line.contains(&detail)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let log = log.lock().unwrap().join("\n");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(log.contains(&detail), "the server log lacks the detail:\n{log}");
+    assert!(!log.contains(PASSWORD), "{log}");
 }
