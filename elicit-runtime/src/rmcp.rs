@@ -307,7 +307,7 @@ impl McpServerBuilder {
     /// Browser origins allowed to reach `/mcp` over HTTP besides loopback ones (`http` and
     /// `https` on `localhost`, `127.0.0.1` and `[::1]`, any port), each `scheme://host[:port]`
     /// (`:*` for any port; without a port, the scheme's default). A request carrying any other
-    /// `Origin` is refused with 403 before anything else is done with it, as the transport spec
+    /// `Origin` is refused with 403 before it reaches a handler, as the transport spec
     /// requires against DNS rebinding; a request without `Origin` (not from a browser) passes.
     ///
     /// ```
