@@ -12,20 +12,12 @@ out="$root/target/conformance"
 mkdir -p "$out"
 
 cargo build --quiet -p elicit-examples --bin conformance-server
+. scripts/lib.sh
 log="$out/conformance-server.log"
-rm -f "$log"  # a previous run's log would name a dead port
-: >"$log"    # exists before sed reads it, even if the server has not written yet
 ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
-  target/debug/conformance-server --listen 127.0.0.1:0 2>"$log" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 1 100); do
-  url=$(sed -n 's|^listening on \(http://[^ ]*\)$|\1|p' "$log" | head -n1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "conformance-server did not start:"; cat "$log"; exit 1; }
+  start_server conformance-server "$log" target/debug/conformance-server --listen 127.0.0.1:0
+wait_for_url "$log"
+url="$server_url"
 
 scenarios=(basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests
   multi-round missing-input-response non-tool-request result-type unsupported-methods tampered-state

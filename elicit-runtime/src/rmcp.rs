@@ -109,7 +109,51 @@ struct Inner {
     resources: Vec<RegisteredResource>,
     templates: Vec<RegisteredTemplate>,
     completion: Option<CompletionHandler>,
+    http: HttpLimits,
 }
+
+/// What [`McpServer::http_router`] lets in, set on the builder.
+struct HttpLimits {
+    /// Browser origins allowed besides loopback ones.
+    allowed_origins: Vec<String>,
+    /// Largest request body read, in bytes.
+    max_request_body: usize,
+}
+
+/// Browser origins always allowed: pages served from this machine, on any port.
+const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
+/// The default bound on a request body.
+pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    name: String,
+    reason: String,
+}
+
+impl TemplateError {
+    /// The name the template was registered under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "resource template `{}`: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for TemplateError {}
 
 /// A URI read through a resource template: the URI and the value of each template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,28 +272,26 @@ impl McpServerBuilder {
     ///
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
     /// let server = McpServer::builder("shop", "1.0.0", engine)
-    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)?
     ///     .build();
+    /// # Ok::<(), elicit_runtime::rmcp::TemplateError>(())
     /// ```
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If the template is not level 1 (operators such as `{+path}`, lists such as `{a,b}`,
-    /// modifiers such as `{a*}`, or unbalanced braces): a programming error, like an invalid
-    /// route in a router.
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    /// [`TemplateError`] if the template is not level 1 (operators such as `{+path}`, lists such
+    /// as `{a,b}`, modifiers such as `{a*}`, a variable named twice, or unbalanced braces): the
+    /// matcher would not know what such a template matches.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
     where
         F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
     {
-        let pattern = match UriTemplate::parse(&template.uri_template) {
-            Ok(pattern) => pattern,
-            #[allow(clippy::panic, reason = "a malformed template is a programming error, reported at startup")]
-            Err(reason) => panic!("resource template `{}`: {reason}", template.name),
-        };
+        let pattern = UriTemplate::parse(&template.uri_template)
+            .map_err(|reason| TemplateError { name: template.name.clone(), reason })?;
         let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
         self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
-        self
+        Ok(self)
     }
 
     /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
@@ -260,6 +302,31 @@ impl McpServerBuilder {
         Fut: Future<Output = Result<CompleteResult, ErrorData>> + Send + 'static,
     {
         self.inner.completion = Some(Arc::new(move |request, ctx| Box::pin(handler(request, ctx))));
+        self
+    }
+
+    /// Browser origins allowed to reach `/mcp` over HTTP besides loopback ones (`http` and
+    /// `https` on `localhost`, `127.0.0.1` and `[::1]`, any port), each `scheme://host[:port]`
+    /// (`:*` for any port; without a port, the scheme's default). A request carrying any other
+    /// `Origin` is refused with 403 before it reaches a handler, as the transport spec
+    /// requires against DNS rebinding; a request without `Origin` (not from a browser) passes.
+    ///
+    /// ```
+    /// # use elicit_runtime::rmcp::McpServer;
+    /// # use elicit_runtime::server::Engine;
+    /// # use elicit_runtime::state::KeyRing;
+    /// let engine = Engine::builder("shop", KeyRing::generate()).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build();
+    /// ```
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.inner.http.allowed_origins.extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// The largest request body `/mcp` reads, in bytes (default [`DEFAULT_MAX_REQUEST_BODY`]);
+    /// a larger one is refused with 413 before any of it is parsed.
+    pub fn max_request_body(mut self, bytes: usize) -> Self {
+        self.inner.http.max_request_body = bytes;
         self
     }
 
@@ -289,6 +356,7 @@ impl McpServer {
                 resources: Vec::new(),
                 templates: Vec::new(),
                 completion: None,
+                http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
             },
         }
     }
@@ -312,7 +380,10 @@ impl McpServer {
     /// statelessly (JSON answers), and 2025-era clients in sessions (`Mcp-Session-Id`, kept in
     /// this process: several instances need affinity on that header; `DELETE` ends one).
     ///
-    /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others.
+    /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
+    /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`] names others (a request
+    /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`] are
+    /// refused (413) before they are parsed.
     pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
         // rmcp routes by era: an `initialize` opens a session whatever this setting says about
         // 2026-07-28 requests, which are always stateless. `json_response` applies to those only;
@@ -320,7 +391,12 @@ impl McpServer {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(true)
             .with_json_response(true)
-            .with_sse_keep_alive(None);
+            .with_sse_keep_alive(None)
+            .with_allowed_origins(
+                LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).chain(self.inner.http.allowed_origins.iter().cloned()),
+            )
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(self.inner.http.max_request_body);
         if !allowed_hosts.is_empty() {
             let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
             hosts.extend(allowed_hosts.iter().cloned());
@@ -335,7 +411,7 @@ impl McpServer {
         axum::Router::new()
             .nest_service("/mcp", service)
             .layer(middleware::from_fn(strip_legacy_fields))
-            .layer(middleware::from_fn(refuse_malformed_params))
+            .layer(middleware::from_fn_with_state(self.inner.http.max_request_body, mark_malformed_params))
     }
 
     /// Serves this server over stdin/stdout until the client closes stdin.
@@ -422,14 +498,23 @@ impl LivePeer for RmcpPeer {
                 Err(ServiceError::McpError(error)) => {
                     Err(format!("the client answered with error {}: {}", error.code.0, crate::wire::clip(&error.message)))
                 }
-                Err(error) => Err(error.to_string()),
+                // Transport detail is for the server's log; the handler's error reaches the client.
+                Err(error) => {
+                    tracing::warn!(target: "elicit_runtime", %error, method, "a request to a 2025-era client failed in transport");
+                    Err("the connection to the client failed".to_owned())
+                }
             }
         })
     }
 
     fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
         let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
-        Box::pin(async move { self.0.send_notification(notification).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            self.0.send_notification(notification).await.map_err(|error| {
+                tracing::warn!(target: "elicit_runtime", %error, method, "a notification to a 2025-era client failed in transport");
+                "the connection to the client failed".to_owned()
+            })
+        })
     }
 }
 
@@ -441,8 +526,10 @@ fn engine_error(error: EngineError) -> ErrorData {
 fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRequired, ErrorData> {
     let mut requests = BTreeMap::new();
     for (key, request) in &result.input_requests {
-        let typed = typed_input_request(request)
-            .map_err(|e| ErrorData::internal_error(format!("input request `{key}` cannot be encoded: {e}"), None))?;
+        let typed = typed_input_request(request).map_err(|error| {
+            tracing::error!(target: "elicit_runtime", %error, key, "an input request cannot be encoded for rmcp");
+            ErrorData::internal_error("an input request cannot be encoded", None)
+        })?;
         requests.insert(key.clone(), typed);
     }
     let requests = if requests.is_empty() { None } else { Some(requests) };
@@ -547,6 +634,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        refuse_marked(&ctx)?;
         let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
             // Not -32601: on HTTP that code means "no such method" (404).
             return Err(ErrorData::invalid_params(format!("unknown tool `{}`", crate::wire::clip(&request.name)), None));
@@ -580,6 +668,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        refuse_marked(&ctx)?;
         let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown prompt `{}`", crate::wire::clip(&request.name)), None));
         };
@@ -628,6 +717,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        refuse_marked(&ctx)?;
         if !self.has_resources() {
             return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
         }
@@ -665,51 +755,82 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Largest request body read by the parameter check; larger requests are refused.
-const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
-
 /// The methods that carry Multi Round-Trip parameters.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
+/// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
+/// by [`mark_malformed_params`] for the handler to answer.
+#[derive(Debug, Clone, Copy)]
+struct MalformedParams(&'static str);
+
 /// rmcp decodes request parameters into typed structs, so a wrongly typed `inputResponses`,
-/// `requestState` or `arguments` never reaches the engine: rmcp answers "method not found" (404).
-/// The protocol calls that invalid params, so this layer answers `-32602` (HTTP 200) itself before
-/// rmcp sees the request. `inputResponses: null` is refused too: the member is optional, not nullable.
-async fn refuse_malformed_params(request: HttpRequest<Body>, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
-        }
-    };
-    if let Some((id, message)) = malformed_params(&bytes) {
-        let error = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": crate::wire::codes::INVALID_PARAMS, "message": message},
-        });
-        return axum::Json(error).into_response();
+/// `requestState` or `arguments` never reaches the engine: rmcp refuses the body as undecodable.
+/// The protocol calls that invalid params (`-32602`, HTTP 200). This layer reads the body (at most
+/// `max_body` bytes, 413 beyond, before anything parses it); when its parameters are mistyped it
+/// drops the mistyped members and marks the request, so rmcp still runs every check of its own
+/// (`Host`, `Origin`, `Accept`, `Content-Type`, the protocol headers) in its own order and only
+/// then hands the request to the handler, which answers `-32602` without running anything
+/// ([`refuse_marked`]). `inputResponses: null` is refused too: the member is optional, not nullable.
+async fn mark_malformed_params(
+    axum::extract::State(max_body): axum::extract::State<usize>,
+    request: HttpRequest<Body>,
+    next: Next,
+) -> Response {
+    let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+    let (mut parts, body) = request.into_parts();
+    let announced = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > max_body as u64) {
+        return too_large();
     }
-    next.run(HttpRequest::from_parts(parts, Body::from(bytes))).await
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        return too_large();
+    };
+    let body = match malformed_params(&bytes) {
+        Some((reason, repaired)) => {
+            parts.extensions.insert(MalformedParams(reason));
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Body::from(repaired)
+        }
+        None => Body::from(bytes),
+    };
+    next.run(HttpRequest::from_parts(parts, body)).await
 }
 
-/// The request id and the reason, when a Multi Round-Trip request's parameters are mistyped.
-fn malformed_params(bytes: &[u8]) -> Option<(Value, &'static str)> {
-    let message: Value = serde_json::from_slice(bytes).ok()?;
+/// The `-32602` for a request [`mark_malformed_params`] marked.
+fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    let marked = ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<MalformedParams>());
+    match marked {
+        Some(MalformedParams(reason)) => Err(ErrorData::invalid_params(*reason, None)),
+        None => Ok(()),
+    }
+}
+
+/// A member of a Multi Round-Trip request's params, how it must be typed, and why.
+type ParamCheck = (&'static str, fn(&Value) -> bool, &'static str);
+
+/// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
+/// the mistyped members removed (which rmcp decodes).
+fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
+    let mut message: Value = serde_json::from_slice(bytes).ok()?;
     let method = message.get("method")?.as_str()?;
     if !MRTR_METHODS.contains(&method) {
         return None;
     }
-    let id = message.get("id")?.clone();
-    let params = message.get("params")?.as_object()?;
-    let reason = match (params.get("inputResponses"), params.get("requestState"), params.get("arguments")) {
-        (Some(responses), _, _) if !responses.is_object() => "`inputResponses` must be an object keyed like the input requests",
-        (_, Some(state), _) if !state.is_string() => "`requestState` must be the string the server sent",
-        (_, _, Some(arguments)) if !arguments.is_object() => "`arguments` must be an object",
-        _ => return None,
-    };
-    Some((id, reason))
+    message.get("id")?;
+    let params = message.get_mut("params")?.as_object_mut()?;
+    let checks: [ParamCheck; 3] = [
+        ("inputResponses", Value::is_object, "`inputResponses` must be an object keyed like the input requests"),
+        ("requestState", Value::is_string, "`requestState` must be the string the server sent"),
+        ("arguments", Value::is_object, "`arguments` must be an object"),
+    ];
+    let mut reason = None;
+    for (member, well_typed, why) in checks {
+        if params.get(member).is_some_and(|value| !well_typed(value)) {
+            params.remove(member);
+            reason.get_or_insert(why);
+        }
+    }
+    Some((reason?, serde_json::to_vec(&message).ok()?))
 }
 
 /// Largest response body the rewrite below will buffer.

@@ -383,14 +383,7 @@ impl From<SchemaError> for WireError {
     }
 }
 
-/// Shortens attacker-chosen text before it goes into an error message.
-pub(crate) fn clip(text: &str) -> String {
-    const MAX: usize = 64;
-    match text.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
+pub(crate) use crate::content::clip;
 
 fn clip_json(value: &Value) -> String {
     clip(&value.to_string())

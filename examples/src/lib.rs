@@ -135,10 +135,39 @@ pub async fn completion_store(spec: Option<&str>) -> Result<Arc<dyn CompletionSt
         None | Some("memory") => Ok(Arc::new(InProcessStore::new())),
         Some(url) if url.starts_with("redis://") => match RedisStore::connect(url).await {
             Ok(store) => Ok(Arc::new(store)),
-            Err(error) => Err(format!("--store {url}: {error}")),
+            Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
         },
-        Some(other) => Err(format!("--store {other}: give `memory` or redis://HOST:PORT")),
+        Some(other) => Err(format!("--store {}: give `memory` or redis://HOST:PORT", redact_url(other))),
     }
+}
+
+/// `url` fit for a log or an error message: a password is replaced by `***`; something that does
+/// not parse as a URL is not shown at all (it may still hold one).
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                // Only URLs that cannot have a password refuse one; this one has one.
+                let _ = parsed.set_password(Some("***"));
+            }
+            parsed.to_string()
+        }
+        Err(_) => "(a value that is not a URL)".to_owned(),
+    }
+}
+
+/// Sends the runtime's and the examples' log (store and transport failures, whose detail clients
+/// are not told) to stderr. rmcp's own log is left out: it warns on every JSON-RPC error reply.
+pub fn init_log() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_target("elicit_runtime", tracing::Level::INFO)
+        .with_target("elicit_examples", tracing::Level::INFO);
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false))
+        .with(targets)
+        .try_init();
 }
 
 /// Serves `server` (plus `extra` routes on HTTP) until interrupted.
@@ -189,6 +218,14 @@ mod tests {
         let rotated = ServerKeys::from_list(&format!("{OTHER}, {KEY_STANDARD}")).unwrap_or_else(|e| unreachable!("{e}"));
         assert!(rotated.page_secrets.verify("id", "nonce", &token));
         assert!(other.page_secrets.verify("id", "nonce", &rotated.page_secrets.token("id", "nonce")));
+    }
+
+    #[test]
+    fn redaction_hides_passwords_and_unparsable_values() {
+        assert_eq!(redact_url("redis://:s3cret@127.0.0.1:6379"), "redis://:***@127.0.0.1:6379");
+        assert_eq!(redact_url("redis://user:s3cret@h/0"), "redis://user:***@h/0");
+        assert_eq!(redact_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert!(!redact_url("redis://:s3cret@[bad").contains("s3cret"));
     }
 
     #[test]

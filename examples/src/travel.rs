@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 mod payment_page;
+mod summaries;
 
-pub use payment_page::{NONCE_COOKIE, payment_page};
+pub use payment_page::{NONCE_COOKIE, payment_page, payment_page_at};
+pub use summaries::{PaymentSummaries, PaymentSummary};
 
 /// The audience every travel-server instance seals its state for: instances sharing keys resume
 /// each other's flows.
@@ -215,8 +217,9 @@ fn empty_schema() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
-/// `book_trip`: form, then payment page, then confirmation.
-pub async fn book_trip(flow: Flow, public_url: Arc<str>) -> Result<CallToolResult, FlowError> {
+/// `book_trip`: form, then payment page, then confirmation. The payment page is told the amount
+/// and the trip through `summaries`.
+pub async fn book_trip(flow: Flow, public_url: Arc<str>, summaries: PaymentSummaries) -> Result<CallToolResult, FlowError> {
     let trip = match flow.form::<Trip>("trip").await? {
         Answer::Accepted(trip) => trip,
         Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
@@ -224,7 +227,16 @@ pub async fn book_trip(flow: Flow, public_url: Arc<str>) -> Result<CallToolResul
     };
     let quote = flow.once("quote", || async { Ok(price(&trip)) }).await?;
     let message = format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
-    let payment = flow.url("payment", &message, |id| format!("{public_url}/pay/{id}")).await;
+    let summary = PaymentSummary {
+        amount: quote.total(),
+        trip: format!("{} → {} on {}, {} traveller(s)", trip.from, trip.to, trip.depart, trip.travellers),
+    };
+    let payment = flow
+        .url("payment", &message, |id| {
+            summaries.record(id, summary);
+            format!("{public_url}/pay/{id}")
+        })
+        .await;
     match payment {
         Ok(UrlAnswer::Completed(outcome)) if outcome.get("approved") == Some(&Value::Bool(true)) => {}
         Ok(UrlAnswer::Completed(_)) => return Ok(text("Payment denied on the payment page: nothing was booked.")),
@@ -303,14 +315,21 @@ fn plan_schema() -> Arc<JsonObject> {
     }
 }
 
-/// The travel server's MCP side.
+/// The travel server's MCP side; its payment summaries go to the engine's completion store.
 pub fn server(engine: Engine, public_url: &str) -> McpServer {
+    let summaries = PaymentSummaries::new(engine.completion_store().clone());
+    server_with(engine, public_url, summaries)
+}
+
+/// The travel server's MCP side, recording payment summaries in `summaries` (share them with
+/// [`payment_page_at`]).
+pub fn server_with(engine: Engine, public_url: &str, summaries: PaymentSummaries) -> McpServer {
     let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
     McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
         .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback.")
         .tool(
             Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
-            move |flow| book_trip(flow, public_url.clone()),
+            move |flow| book_trip(flow, public_url.clone(), summaries.clone()),
         )
         .tool(Tool::new("rate_trip", "Rate your last trip (two questions in one round)", empty_schema()), rate_trip)
         .tool(

@@ -11,92 +11,11 @@
 
 mod clisupport;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rexpect::process::WaitStatus;
-use rexpect::session::{Options, PtySession, spawn_with_options};
 
-use clisupport::{Browser, Sandbox, TravelServer, bins, http_submit};
-
-const ENTER: &str = "\r";
-const DOWN: &str = "\x1b[B";
-const ESCAPE: &str = "\x1b";
-const BACKSPACE: &str = "\x7f";
-
-/// How long one expected text may take to appear.
-const STEP: Duration = Duration::from_secs(30);
-
-/// `elicit` on a pseudo-terminal, with everything it printed kept for failure messages.
-struct Terminal {
-    session: PtySession,
-    transcript: String,
-}
-
-impl Terminal {
-    /// Starts `elicit ARGS` on a 200x50 pseudo-terminal (a fresh pty has no size).
-    fn start(args: &[&str]) -> Terminal {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg("stty cols 200 rows 50 2>/dev/null; exec \"$0\" \"$@\"")
-            .arg(&bins().elicit)
-            .args(args)
-            .env("TERM", "xterm-256color")
-            .env_remove("RUST_LOG");
-        let options = Options::new().timeout_ms(Some(STEP.as_millis() as u64)).strip_ansi_escape_codes(true);
-        let session = spawn_with_options(command, options).unwrap_or_else(|e| panic!("cannot start elicit on a pty: {e}"));
-        Terminal { session, transcript: String::new() }
-    }
-
-    /// Waits for `needle` (ASCII: the pty reader decodes bytes one by one) and returns what came
-    /// before it.
-    fn expect(&mut self, needle: &str) -> String {
-        match self.session.exp_string(needle) {
-            Ok(before) => {
-                self.transcript.push_str(&before);
-                self.transcript.push_str(needle);
-                before
-            }
-            Err(e) => panic!("waiting for {needle:?}: {e}\n--- screen so far ---\n{}", self.transcript),
-        }
-    }
-
-    /// Waits for a text matching `regex` and returns the match.
-    fn expect_regex(&mut self, regex: &str) -> String {
-        match self.session.exp_regex(regex) {
-            Ok((before, matched)) => {
-                self.transcript.push_str(&before);
-                self.transcript.push_str(&matched);
-                matched
-            }
-            Err(e) => panic!("waiting for /{regex}/: {e}\n--- screen so far ---\n{}", self.transcript),
-        }
-    }
-
-    /// Types `keys`.
-    fn send(&mut self, keys: &str) {
-        self.session.send(keys).unwrap();
-        self.session.flush().unwrap();
-    }
-
-    /// Waits for `label` (a prompt), then types `keys`.
-    fn answer(&mut self, label: &str, keys: &str) {
-        self.expect(label);
-        self.send(keys);
-    }
-
-    /// Waits for the end and returns the exit code and the last screen.
-    fn finish(mut self) -> (i32, String) {
-        let rest = self.session.exp_eof().unwrap_or_else(|e| panic!("elicit did not end: {e}\n{}", self.transcript));
-        self.transcript.push_str(&rest);
-        let status = self.session.process().wait().unwrap();
-        match status {
-            WaitStatus::Exited(_, code) => (code, self.transcript),
-            other => panic!("elicit ended with {other:?}\n{}", self.transcript),
-        }
-    }
-}
+use clisupport::terminal::{BACKSPACE, DOWN, ENTER, ESCAPE, Terminal};
+use clisupport::{Browser, Sandbox, TravelServer, http_submit};
 
 /// Answers the two forms of `rate_trip`, whichever comes first.
 fn fill_rating_and_contact(term: &mut Terminal) {

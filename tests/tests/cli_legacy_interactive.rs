@@ -14,72 +14,12 @@
 mod clisupport;
 mod legacypeers;
 
-use std::process::Command;
 use std::time::Duration;
 
-use rexpect::process::WaitStatus;
-use rexpect::session::{Options, PtySession, spawn_with_options};
 
-use clisupport::{Browser, Sandbox, bins};
+use clisupport::terminal::{DOWN, ENTER, STEP, Terminal};
+use clisupport::{Browser, Sandbox};
 use legacypeers::{peer_log, ts_stdio};
-
-const ENTER: &str = "\r";
-const DOWN: &str = "\x1b[B";
-
-/// How long one expected text may take to appear.
-const STEP: Duration = Duration::from_secs(30);
-
-/// `elicit` on a pseudo-terminal, with everything it printed kept for failure messages.
-struct Terminal {
-    session: PtySession,
-    transcript: String,
-}
-
-impl Terminal {
-    fn start(args: &[&str]) -> Terminal {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg("stty cols 200 rows 50 2>/dev/null; exec \"$0\" \"$@\"")
-            .arg(&bins().elicit)
-            .args(args)
-            .env("TERM", "xterm-256color")
-            .env_remove("RUST_LOG");
-        let options = Options::new().timeout_ms(Some(STEP.as_millis() as u64)).strip_ansi_escape_codes(true);
-        let session = spawn_with_options(command, options).unwrap_or_else(|e| panic!("cannot start elicit on a pty: {e}"));
-        Terminal { session, transcript: String::new() }
-    }
-
-    fn expect(&mut self, needle: &str) -> String {
-        match self.session.exp_string(needle) {
-            Ok(before) => {
-                self.transcript.push_str(&before);
-                self.transcript.push_str(needle);
-                before
-            }
-            Err(e) => panic!("waiting for {needle:?}: {e}\n--- screen so far ---\n{}", self.transcript),
-        }
-    }
-
-    fn send(&mut self, keys: &str) {
-        self.session.send(keys).unwrap();
-        self.session.flush().unwrap();
-    }
-
-    fn answer(&mut self, label: &str, keys: &str) {
-        self.expect(label);
-        self.send(keys);
-    }
-
-    fn finish(mut self) -> (i32, String) {
-        let rest = self.session.exp_eof().unwrap_or_else(|e| panic!("elicit did not end: {e}\n{}", self.transcript));
-        self.transcript.push_str(&rest);
-        match self.session.process().wait().unwrap() {
-            WaitStatus::Exited(_, code) => (code, self.transcript),
-            other => panic!("elicit ended with {other:?}\n{}", self.transcript),
-        }
-    }
-}
 
 #[test]
 fn a_pushed_form_is_filled_by_typing_and_reviewed_with_titles() {

@@ -86,7 +86,8 @@ async fn showing_the_page_sets_a_strict_cookie_and_a_token_and_records_nothing()
     let second = visit(&url).await;
 
     let [set_cookie] = first.set_cookies.as_slice() else { panic!("one Set-Cookie expected: {first:?}") };
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/pay"] {
+    // Scoped to this payment (issue 12, point 9).
+    for attribute in ["HttpOnly", "SameSite=Strict", &format!("Path=/pay/{id}")] {
         assert!(set_cookie.split("; ").any(|a| a == attribute), "{attribute} missing from {set_cookie}");
     }
     assert_ne!(first.cookie, second.cookie, "a fresh nonce per visit");

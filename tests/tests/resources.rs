@@ -61,6 +61,7 @@ async fn resource_server() -> String {
     let server = McpServer::builder("resources-test", "0.1.0", engine)
         .resource(Resource::new(GREETING, "greeting").with_mime_type("text/plain"), greeting)
         .resource_template(ResourceTemplate::new(ITEMS, "items"), item)
+        .unwrap()
         .build();
     serve(server).await
 }

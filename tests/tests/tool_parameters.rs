@@ -1,6 +1,8 @@
 //! One struct for a tool's parameters: its `inputSchema` (the schemars bridge), the validation of
 //! the model's arguments, and the form asking for what is missing.
 
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -102,24 +102,17 @@ pub fn validate(schema: &RequestedSchema, content: &Map<String, Value>) -> Resul
                     errors.push(property.name.to_string(), reason);
                 }
             }
-            None if property.required => errors.push(property.name.to_string(), "is required"),
+            None if property.required => errors.push_missing(property.name.to_string()),
             None => {}
         }
     }
     if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
-/// `content` with the schema's defaults filled in where a property is absent.
+/// `content` with the schema's defaults filled in where a property is absent
+/// (the same as [`RequestedSchema::with_defaults`]).
 pub fn with_defaults(schema: &RequestedSchema, content: &Map<String, Value>) -> Map<String, Value> {
-    let mut filled = content.clone();
-    for property in &schema.properties {
-        if !filled.contains_key(property.name.as_ref())
-            && let Some(default) = property.schema.default_value()
-        {
-            filled.insert(property.name.to_string(), default);
-        }
-    }
-    filled
+    schema.with_defaults(content)
 }
 
 #[cfg(test)]

@@ -553,7 +553,7 @@ impl Flow {
         let mut missing = Vec::new();
         let mut invalid = Vec::new();
         for error in &errors {
-            if error.reason == "is required" {
+            if error.is_missing() {
                 missing.push(format!("`{}`", error.field));
             } else {
                 invalid.push(format!("{error}"));

@@ -172,11 +172,15 @@ impl From<FlowError> for EngineError {
                 data: Some(json!({ "requiredCapabilities": required })),
             },
             FlowError::InvalidInput(message) => EngineError::invalid_params(message),
-            FlowError::Store(error) => EngineError {
-                code: codes::INTERNAL_ERROR,
-                message: format!("URL-mode elicitation is unavailable right now ({error})"),
-                data: None,
-            },
+            // The detail names the store's host and what failed: the server's log, not the client's business.
+            FlowError::Store(error) => {
+                tracing::error!(target: "elicit_runtime", %error, "URL-mode elicitation failed in the completion store");
+                EngineError {
+                    code: codes::INTERNAL_ERROR,
+                    message: "URL-mode elicitation is unavailable right now (completion store error)".to_owned(),
+                    data: None,
+                }
+            }
             FlowError::Failed(message) => EngineError { code: codes::INTERNAL_ERROR, message, data: None },
         }
     }

@@ -173,7 +173,7 @@ impl RedisStoreBuilder {
 }
 
 /// A [`CompletionStore`] in Redis, shared by every instance that connects to the same Redis with
-/// the same key prefix. See the [module documentation](self) for the layout.
+/// the same key prefix. The keys and scripts are described at the top of this module's source.
 pub struct RedisStore {
     connection: ConnectionManager,
     complete_script: Script,
@@ -364,7 +364,8 @@ async fn subscription_changed(live: &mut watch::Receiver<bool>) {
 
 /// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
 fn describe(url: &str) -> Result<String, StoreError> {
-    let parsed = url::Url::parse(url).map_err(|e| StoreError(format!("`{url}` is not a redis URL: {e}")))?;
+    // Not echoed: the URL may carry a password.
+    let parsed = url::Url::parse(url).map_err(|e| StoreError(format!("the store URL is not a redis URL: {e}")))?;
     if parsed.scheme() != "redis" {
         return Err(StoreError(format!(
             "`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)",

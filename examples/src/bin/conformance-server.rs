@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
 use elicit_runtime::Elicit;
-use elicit_runtime::rmcp::{McpServer, TemplateMatch};
+use elicit_runtime::rmcp::{McpServer, TemplateError, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::wire::ElicitResult;
 #[allow(deprecated, reason = "logging is deprecated by SEP-2577, but the suite still tests it")]
@@ -471,8 +471,8 @@ fn level_rank(level: LoggingLevel) -> u8 {
     }
 }
 
-fn build(engine: Engine) -> McpServer {
-    McpServer::builder("elicit-conformance-server", env!("CARGO_PKG_VERSION"), engine)
+fn build(engine: Engine) -> Result<McpServer, TemplateError> {
+    Ok(McpServer::builder("elicit-conformance-server", env!("CARGO_PKG_VERSION"), engine)
         .tool(tool("test_input_required_result_elicitation", "Asks for your name, then greets you"), elicitation)
         .tool(tool("test_input_required_result_sampling", "Asks the client's model for a completion"), sampling)
         .tool(tool("test_input_required_result_list_roots", "Asks the client for its roots"), roots)
@@ -578,9 +578,9 @@ fn build(engine: Engine) -> McpServer {
                 .with_description("JSON data for an id")
                 .with_mime_type("application/json"),
             template_data,
-        )
+        )?
         .completion(complete)
-        .build()
+        .build())
 }
 
 #[tokio::main]
@@ -588,7 +588,8 @@ async fn main() {
     let options = parse_args(std::env::args().skip(1), USAGE, &[]).unwrap_or_else(|e| exit_usage(&e));
     let keys = key_ring_from_env().unwrap_or_else(|e| exit_usage(&e));
     let engine = Engine::builder("elicit-conformance-server", keys).build();
-    if let Err(error) = serve(build(engine), &options.transport, axum::Router::new()).await {
+    let server = build(engine).unwrap_or_else(|e| exit_usage(&format!("conformance-server: {e}")));
+    if let Err(error) = serve(server, &options.transport, axum::Router::new()).await {
         eprintln!("conformance-server: {error}");
         std::process::exit(1);
     }

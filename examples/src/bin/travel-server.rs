@@ -12,7 +12,7 @@
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
-use elicit_examples::travel::{AUDIENCE, payment_page, server};
+use elicit_examples::travel::{AUDIENCE, PaymentSummaries, payment_page_at, server_with};
 use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_on};
 use elicit_runtime::server::Engine;
 
@@ -20,6 +20,7 @@ const USAGE: &str =
     "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT]";
 
 async fn run() -> std::io::Result<()> {
+    elicit_examples::init_log();
     let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store"])
         .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
@@ -40,8 +41,9 @@ async fn run() -> std::io::Result<()> {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    let page = payment_page(engine.completion_store().clone(), keys.page_secrets);
-    let mcp = server(engine, &public_url);
+    let summaries = PaymentSummaries::new(engine.completion_store().clone());
+    let page = payment_page_at(engine.completion_store().clone(), keys.page_secrets, summaries.clone(), &public_url);
+    let mcp = server_with(engine, &public_url, summaries);
     match options.transport {
         Transport::Http(_) => serve_on(mcp, listener, page).await,
         Transport::Stdio => {

@@ -7,13 +7,16 @@
 //!   only to the flow that minted it (it lives in that flow's sealed state) and to the user's
 //!   client. A decision is recorded at most once and consumed by at most one retry.
 //! - A decision must come from a browser that showed the page: `GET` sets a per-visit nonce in an
-//!   `HttpOnly; SameSite=Strict` cookie and embeds a token bound to the id and that nonce in the
+//!   `HttpOnly; SameSite=Strict` cookie scoped to that payment (`Path=/pay/{id}`, and `Secure`
+//!   when the page is served over HTTPS: a public base URL in `https`, or `X-Forwarded-Proto:
+//!   https` from the proxy in front) and embeds a token bound to the id and that nonce in the
 //!   forms (see [`crate::csrf`]); a `POST` without both, or with a token for another id or visit,
 //!   is refused with 403 before the store is touched. A cross-site form cannot produce the pair.
 //! - `GET` never completes anything: link previews and prefetchers cannot approve.
-//! - The page says which request it is for by the first characters of its id, which the user can
-//!   match against the link their MCP client showed; nothing else about the request travels in
-//!   the URL, and the store holds no description of it.
+//! - The page says what is being paid, the amount and the trip (recorded by `book_trip` when it
+//!   built the link, see [`PaymentSummaries`]), and which request it is for by the first
+//!   characters of its id, which the user can match against the link their MCP client showed;
+//!   nothing else about the request travels in the URL.
 //! - Responses are not cached, not framed (no clickjacking of the Approve button) and send no
 //!   referrer (the id would leak in it).
 
@@ -27,6 +30,7 @@ use axum::routing::{get, post};
 use elicit_runtime::server::{CompletionStore, UrlStatus};
 use serde_json::json;
 
+use super::summaries::PaymentSummaries;
 use crate::csrf::{self, PageSecrets, TOKEN_FIELD};
 
 /// The cookie holding the nonce of the browser's latest visit of a payment page.
@@ -39,16 +43,45 @@ const SHOWN_ID_CHARS: usize = 8;
 struct PaymentPage {
     store: Arc<dyn CompletionStore>,
     secrets: PageSecrets,
+    summaries: PaymentSummaries,
+    /// Served over HTTPS whatever the request says (the public base URL is `https`).
+    https: bool,
 }
 
 /// The payment page's routes, recording decisions in `store` and signing its forms with
-/// `secrets` (instances behind one load balancer use secrets derived from the same keys).
+/// `secrets` (instances behind one load balancer use secrets derived from the same keys). The
+/// page names a payment's amount and trip when the store holds its summary; see
+/// [`payment_page_at`] to share the summaries of this process's `book_trip` and to say the page
+/// is public over HTTPS.
 pub fn payment_page(store: Arc<dyn CompletionStore>, secrets: PageSecrets) -> axum::Router {
+    let summaries = PaymentSummaries::new(store.clone());
+    payment_page_at(store, secrets, summaries, "")
+}
+
+/// [`payment_page`], showing the summaries `book_trip` records in `summaries`, and served at
+/// `public_url`: when that is `https`, the nonce cookie is `Secure`.
+pub fn payment_page_at(
+    store: Arc<dyn CompletionStore>,
+    secrets: PageSecrets,
+    summaries: PaymentSummaries,
+    public_url: &str,
+) -> axum::Router {
+    let https = public_url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
     axum::Router::new()
         .route("/pay/{id}", get(show_payment))
         .route("/pay/{id}/approve", post(approve))
         .route("/pay/{id}/deny", post(deny))
-        .with_state(PaymentPage { store, secrets })
+        .with_state(PaymentPage { store, secrets, summaries, https })
+}
+
+/// Whether this request reached the page over HTTPS: configured so, or said so by the proxy.
+fn over_https(page_state: &PaymentPage, headers: &HeaderMap) -> bool {
+    page_state.https
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
 }
 
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
@@ -86,7 +119,7 @@ fn plausible_id(id: &str) -> bool {
     id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<String>) -> Response {
+async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     if !plausible_id(&id) {
         return not_found("This payment link is not valid.");
     }
@@ -101,6 +134,16 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
     let Ok(nonce) = csrf::fresh_nonce() else { return unavailable("no randomness for this page") };
     let token = page_state.secrets.token(&id, &nonce);
     let shown = &id[..SHOWN_ID_CHARS];
+    let what = match page_state.summaries.lookup(&id).await {
+        Some(summary) => format!(
+            "<p>Amount: <strong id=\"amount\">{}</strong></p><p>For: <strong id=\"trip\">{}</strong></p>",
+            escape(&summary.amount),
+            escape(&summary.trip)
+        ),
+        None => "<p id=\"unknown\">This page does not know what this payment is for: deny unless your MCP client \
+                 told you.</p>"
+            .to_owned(),
+    };
     let form = |action: &str, label: &str| {
         format!(
             "<form method=\"post\" action=\"/pay/{id}/{action}\"><input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{token}\">\
@@ -111,7 +154,7 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
         StatusCode::OK,
         "Approve payment",
         &format!(
-            "<p>Your travel agent asks you to approve a payment.</p>\
+            "<p>Your travel agent asks you to approve a payment.</p>{what}\
              <p>Request <code id=\"request\">{shown}</code> — the link your MCP client showed you ends in \
              <code>/pay/{shown}…</code>; if it does not, deny.</p>{}{}",
             form("approve", "Approve"),
@@ -119,7 +162,10 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
         ),
     );
     // The nonce and token are base64url: always a valid header value.
-    if let Ok(cookie) = HeaderValue::from_str(&format!("{NONCE_COOKIE}={nonce}; HttpOnly; SameSite=Strict; Path=/pay")) {
+    // Scoped to this payment: another payment's page, open in another tab, keeps its own nonce.
+    let secure = if over_https(&page_state, &headers) { "; Secure" } else { "" };
+    let cookie = format!("{NONCE_COOKIE}={nonce}; HttpOnly; SameSite=Strict; Path=/pay/{id}{secure}");
+    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response

@@ -6,6 +6,8 @@
 #![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
 
 pub(crate) mod mock;
+#[cfg(unix)]
+pub(crate) mod terminal;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,0 +1,92 @@
+//! What the payment page says about each payment: the amount and the trip being paid.
+//!
+//! The payment link carries nothing but the engine's id (the URL is minted by the engine, and
+//! clients show it in full), so `book_trip` records a summary under the id when the link is
+//! built, and the page looks it up. The record lives in this process (so a page served by the
+//! instance that minted the link always finds it) and, written right after, in the completion
+//! store under `{id}.summary` with the same lifetime as a payment step (so a page served by
+//! another instance sharing a Redis store finds it too). That second key can never be approved:
+//! the page accepts only the engine's 22-character ids.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use elicit_runtime::server::{CompletionStore, UrlStatus};
+use serde::{Deserialize, Serialize};
+
+/// How long a summary is kept: as long as the engine's default URL-mode step.
+const TTL: Duration = Duration::from_secs(15 * 60);
+/// Summaries kept in this process at most; past that, expired ones are dropped, then the oldest.
+const MAX_LOCAL: usize = 10_000;
+
+/// The amount and the trip of one payment, as the page shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentSummary {
+    /// The amount, with its currency (`€1888.00`).
+    pub amount: String,
+    /// The trip (`CDG → JFK on 2026-09-01, 2 traveller(s)`).
+    pub trip: String,
+}
+
+/// Payment summaries by step id, shared by `book_trip` (which records them) and the payment page
+/// (which shows them). Cheap to clone.
+#[derive(Clone)]
+pub struct PaymentSummaries {
+    store: Arc<dyn CompletionStore>,
+    local: Arc<Mutex<HashMap<String, (PaymentSummary, Instant)>>>,
+}
+
+impl PaymentSummaries {
+    /// Summaries kept here and in `store` (the store the payment steps live in).
+    pub fn new(store: Arc<dyn CompletionStore>) -> PaymentSummaries {
+        PaymentSummaries { store, local: Arc::default() }
+    }
+
+    fn store_key(id: &str) -> String {
+        format!("{id}.summary")
+    }
+
+    /// Records `summary` for step `id`. Synchronous, so it can run where the engine builds the
+    /// link; the store's copy is written by a task on the current Tokio runtime, if any.
+    pub fn record(&self, id: &str, summary: PaymentSummary) {
+        {
+            let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
+            if local.len() >= MAX_LOCAL {
+                let now = Instant::now();
+                local.retain(|_, (_, expires)| *expires > now);
+                if local.len() >= MAX_LOCAL
+                    && let Some(oldest) = local.iter().min_by_key(|(_, (_, expires))| *expires).map(|(k, _)| k.clone())
+                {
+                    local.remove(&oldest);
+                }
+            }
+            local.insert(id.to_owned(), (summary.clone(), Instant::now() + TTL));
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let store = self.store.clone();
+        let key = Self::store_key(id);
+        runtime.spawn(async move {
+            let Ok(value) = serde_json::to_value(&summary) else { return };
+            // Best effort: without it, only the instance that minted the link names the payment.
+            if store.register(&key, TTL).await.is_ok() {
+                let _ = store.complete(&key, value).await;
+            }
+        });
+    }
+
+    /// The summary of step `id`, from this process or the store.
+    pub async fn lookup(&self, id: &str) -> Option<PaymentSummary> {
+        let local = {
+            let local = self.local.lock().unwrap_or_else(|e| e.into_inner());
+            local.get(id).filter(|(_, expires)| *expires > Instant::now()).map(|(summary, _)| summary.clone())
+        };
+        if local.is_some() {
+            return local;
+        }
+        match self.store.status(&Self::store_key(id)).await {
+            Ok(UrlStatus::Completed(value)) => serde_json::from_value(value).ok(),
+            _ => None,
+        }
+    }
+}
