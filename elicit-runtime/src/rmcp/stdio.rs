@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::{MAX_REQUEST_BODY, malformed_params, rewrite_input_required};
+use super::{DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY, malformed_params, rewrite_input_required};
 use crate::wire::{META_SERVER_INFO, codes};
 
 /// Room for a few messages between the stream and rmcp.
@@ -75,7 +75,9 @@ async fn pump_input(
             write_line(&write, &error).await?;
             continue;
         }
-        if let Some((id, message)) = malformed_params(&line) {
+        if let Some((message, _)) = malformed_params(&line) {
+            // Only a request with an `id` is ever marked, so the id is there to answer.
+            let id = serde_json::from_slice::<Value>(&line).ok().and_then(|m| m.get("id").cloned()).unwrap_or(Value::Null);
             write_line(&write, &error_line(id, codes::INVALID_PARAMS, message)).await?;
             continue;
         }
