@@ -249,7 +249,7 @@ pub struct ParkReport {
 }
 
 /// Opens `sessions` sessions, parks `flows` flows spread evenly over them (at most `opening` being
-/// started at a time), samples `rss()` (the server's resident set, in bytes) before the sessions,
+/// started, and later finished, at a time), samples `rss()` (the server's resident set, in bytes) before the sessions,
 /// with them open and with every flow parked; then answers every ask and checks every result.
 /// An error when any flow failed, at any step.
 pub async fn park(
@@ -293,6 +293,8 @@ pub async fn park(
                 }
             };
             release_rx.wait_for(|go| *go).await.map_err(|e| e.to_string())?;
+            // Bounded too: each answer is a POST, and every pooled connection is busy with a stream.
+            let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
             parked.finish(&session, &format!("Ada-{flow}")).await
         });
     }
