@@ -8,12 +8,15 @@
 # 3. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), the official Python SDK and the
 #    official TypeScript SDK serving the same two tools; and ours again with one request in flight;
+#    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`),
+#    ours against the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs), and the
+#    memory our server holds per parked 2025-era flow (`bench-park`, $PARKED flows parked at once);
 # 4. `bench-report`: every figure, and every goal as a ratio of two figures of this run.
 #
 # The peer SDKs are installed with pip and npm into a scratch folder outside the repository
 # ($ELICIT_BENCH_PEERS, default ${TMPDIR:-/tmp}/elicit-bench-peers); their server sources are
 # benches/peers/. Results go to target/bench-results/ (report.md is the printed report).
-# Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3).
+# Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3), PARKED (10000).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,10 +26,13 @@ out="$root/target/bench-results"
 concurrency="${CONCURRENCY:-32}"
 trials="${TRIALS:-5}"
 trial_seconds="${TRIAL_SECONDS:-3}"
+parked="${PARKED:-10000}"
 # The peer releases measured: the newest that serve protocol 2026-07-28 (input_required results).
 mcp_py_version="2.3.0"
 ts_server_version="2.4.0"
 ts_node_version="2.1.2"
+# The 2025-era peer: the TypeScript SDK v1 most hosts and servers are built on.
+ts_v1_version="1.32.2"
 
 log() { echo "bench.sh: $*" >&2; }
 
@@ -64,9 +70,20 @@ if [[ "$(npm_version @modelcontextprotocol/server)" != "$ts_server_version" ]] |
 fi
 # ESM resolves packages next to the script: run a copy from the install folder.
 cp benches/peers/typescript_server.mjs "$peers/ts/typescript_server.mjs"
+# The SDK v1 in a folder of its own (its package name differs, but keep the two trees apart).
+mkdir -p "$peers/ts-v1"
+if [[ ! -f "$peers/ts-v1/package.json" ]]; then
+    echo '{"name": "elicit-bench-peer-ts-v1", "private": true, "type": "module"}' >"$peers/ts-v1/package.json"
+fi
+ts_v1_have=$(node -p "JSON.parse(require('fs').readFileSync('$peers/ts-v1/node_modules/@modelcontextprotocol/sdk/package.json', 'utf8')).version" 2>/dev/null || true)
+if [[ "$ts_v1_have" != "$ts_v1_version" ]]; then
+    (cd "$peers/ts-v1" && npm install --silent --no-audit --no-fund --save-exact "@modelcontextprotocol/sdk@$ts_v1_version")
+fi
+cp benches/peers/typescript_v1_server.mjs "$peers/ts-v1/typescript_v1_server.mjs"
 {
     echo "mcp $("$peers/py/bin/python" -c "import importlib.metadata as m; print(m.version('mcp'))") (PyPI) on $("$peers/py/bin/python" --version), 1 uvicorn worker"
     echo "@modelcontextprotocol/server $(npm_version @modelcontextprotocol/server) + @modelcontextprotocol/node $(npm_version @modelcontextprotocol/node) (npm) on Node $(node --version), 1 process"
+    echo "@modelcontextprotocol/sdk $(node -p "JSON.parse(require('fs').readFileSync('$peers/ts-v1/node_modules/@modelcontextprotocol/sdk/package.json', 'utf8')).version") (npm, TypeScript SDK v1) on Node $(node --version), 1 process, stateful sessions"
 } >"$out/e2e/versions.txt"
 
 log "micro-benchmarks (criterion)"
@@ -80,14 +97,15 @@ cpu_ticks() {
     awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
-# run_e2e NAME PORT CONCURRENCY COMMAND...: serve, measure flows then plain calls, stop.
+# run_e2e NAME PORT CONCURRENCY COMMAND...: serve, measure each of $modes (default: flows then
+# plain calls), stop.
 run_e2e() {
     local name="$1" port="$2" concurrency="$3"
     shift 3
     log "end to end: $name"
     start_server "$name" "$out/e2e/$name-server.log" "$@"
     wait_for_port "$port"
-    for mode in flow plain; do
+    for mode in ${modes:-flow plain}; do
         local before after
         before=$(cpu_ticks "$server_pid")
         target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --mode "$mode" \
@@ -107,5 +125,27 @@ run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_s
 run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
 # One request in flight: the flow against the plain call where round trips, not CPU, set the pace.
 run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --threads 2
+
+# The 2025 wire: each worker keeps one 2025-11-25 session; a flow is a call whose ask is pushed.
+modes=legacy run_e2e ours-legacy 8947 "$concurrency" target/release/bench-server --listen 127.0.0.1:8947 --threads 2
+modes=legacy run_e2e typescript-v1 8948 "$concurrency" node "$peers/ts-v1/typescript_v1_server.mjs" 8948
+
+# Memory per parked 2025-era flow: $parked flows parked at once, 16 per session (our default bound
+# on outstanding asks per session), on a fresh server; RSS sampled from /proc. Each parked call
+# holds one loopback connection on both sides, hence the file limit.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# run_park NAME PORT COMMAND...: serve, park, stop.
+run_park() {
+    local name="$1" port="$2"
+    shift 2
+    log "parked flows: $name ($parked)"
+    start_server "$name" "$out/e2e/$name-park-server.log" "$@"
+    wait_for_port "$port"
+    target/release/bench-park --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" --flows "$parked" --per-session 16 \
+        >"$out/e2e/$name-park.json" || log "$name park failed"
+    stop_server
+}
+run_park ours 8949 target/release/bench-server --listen 127.0.0.1:8949 --threads 2
+run_park typescript-v1 8950 node "$peers/ts-v1/typescript_v1_server.mjs" 8950
 
 target/release/bench-report --criterion target/criterion --allocs "$out/allocs.json" --e2e "$out/e2e" | tee "$out/report.md"

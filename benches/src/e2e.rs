@@ -75,6 +75,9 @@ pub enum Mode {
     Flow,
     /// Single calls of [`PLAIN_TOOL`].
     Plain,
+    /// The flow of [`FLOW_TOOL`] on a 2025-11-25 session, its ask pushed (see [`crate::legacy`]);
+    /// each worker opens one session before its first flow and keeps it.
+    Legacy,
 }
 
 impl Mode {
@@ -83,6 +86,7 @@ impl Mode {
         match self {
             Mode::Flow => "flow",
             Mode::Plain => "plain",
+            Mode::Legacy => "legacy",
         }
     }
 }
@@ -260,6 +264,7 @@ impl Trial {
 
 /// Runs `concurrency` workers doing `mode` back to back for `duration`, and reports what finished
 /// inside the window (a unit started before the deadline and finished after it is not counted).
+/// In [`Mode::Legacy`] each worker first opens its session (inside the window, not in a latency).
 pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Duration) -> Trial {
     let start = Instant::now();
     let deadline = start + duration;
@@ -270,14 +275,22 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
             let name = format!("Ada-{worker}");
             let mut latencies = Vec::new();
             let (mut errors, mut first_error, mut late) = (0u64, None, 0u64);
+            let session = match mode {
+                Mode::Legacy => match crate::legacy::Session::open(&client.http, &client.endpoint).await {
+                    Ok(session) => Some(session),
+                    Err(error) => return (latencies, 1, Some(error), late),
+                },
+                Mode::Flow | Mode::Plain => None,
+            };
             loop {
                 let began = Instant::now();
                 if began >= deadline {
                     break;
                 }
-                let outcome = match mode {
-                    Mode::Flow => client.flow(&name).await,
-                    Mode::Plain => client.plain().await,
+                let outcome = match (mode, &session) {
+                    (Mode::Legacy, Some(session)) => session.flow(&name).await,
+                    (Mode::Flow | Mode::Legacy, _) => client.flow(&name).await,
+                    (Mode::Plain, _) => client.plain().await,
                 };
                 let ended = Instant::now();
                 match outcome {
@@ -290,6 +303,9 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                 }
+            }
+            if let Some(session) = session {
+                session.close().await;
             }
             (latencies, errors, first_error, late)
         });

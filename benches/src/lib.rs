@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 pub mod e2e;
+pub mod legacy;
 pub mod rmcp_by_hand;
 
 /// Where would you like to fly?

@@ -3,7 +3,7 @@
 //! the rate of each trial, their median, and latency quantiles.
 //!
 //! ```text
-//! bench-loadgen --url http://127.0.0.1:8931/mcp --mode flow|plain
+//! bench-loadgen --url http://127.0.0.1:8931/mcp --mode flow|plain|legacy
 //!               [--concurrency 32] [--trials 5] [--seconds 3] [--warmup-seconds 1] [--threads 1]
 //! ```
 //! Exits with status 1 when any flow or call failed.
@@ -11,9 +11,10 @@
 use std::time::Duration;
 
 use elicit_benches::e2e::{Client, Mode, median, trial};
+use elicit_benches::legacy;
 use serde_json::json;
 
-const USAGE: &str = "usage: bench-loadgen --url URL --mode flow|plain [--concurrency C] [--trials N] [--seconds S] [--warmup-seconds S] [--threads T]";
+const USAGE: &str = "usage: bench-loadgen --url URL --mode flow|plain|legacy [--concurrency C] [--trials N] [--seconds S] [--warmup-seconds S] [--threads T]";
 
 struct Options {
     url: String,
@@ -38,7 +39,8 @@ fn parse() -> Result<Options, String> {
                 options.mode = match value.as_str() {
                     "flow" => Mode::Flow,
                     "plain" => Mode::Plain,
-                    _ => return Err(format!("--mode {value}: give flow or plain\n{USAGE}")),
+                    "legacy" => Mode::Legacy,
+                    _ => return Err(format!("--mode {value}: give flow, plain or legacy\n{USAGE}")),
                 }
             }
             "--concurrency" => options.concurrency = (number(&value)? as usize).max(1),
@@ -72,6 +74,7 @@ async fn run(options: Options) {
     let first = match options.mode {
         Mode::Flow => client.flow("Ada").await,
         Mode::Plain => client.plain().await,
+        Mode::Legacy => legacy_flow(&options.url).await,
     };
     if let Err(error) = first {
         exit(1, &format!("bench-loadgen: {} against {}: {error}", options.mode.as_str(), options.url));
@@ -116,6 +119,14 @@ async fn run(options: Options) {
     if errors > 0 {
         std::process::exit(1);
     }
+}
+
+/// One checked 2025-era flow on a session of its own.
+async fn legacy_flow(url: &str) -> Result<(), String> {
+    let session = legacy::Session::open(&legacy::http_client()?, url).await?;
+    let outcome = session.flow("Ada").await;
+    session.close().await;
+    outcome
 }
 
 fn exit(code: i32, message: &str) -> ! {

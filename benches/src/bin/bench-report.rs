@@ -39,7 +39,12 @@ const SERVERS: &[(&str, &str)] = &[
     ("python", "Python SDK"),
     ("typescript", "TypeScript SDK"),
     ("ours-c1", "ours, 2 threads, concurrency 1"),
+    ("ours-legacy", "ours, 2 threads, 2025-11-25 sessions"),
+    ("typescript-v1", "TypeScript SDK v1, 2025-11-25 sessions"),
 ];
+
+/// The memory of parked 2025-era flows (`bench-park` reports, `SERVER-park.json`), in report order.
+const PARKED: &[(&str, &str)] = &[("ours", "ours, 2 threads"), ("typescript-v1", "TypeScript SDK v1")];
 
 /// One criterion estimate, in nanoseconds.
 #[derive(Debug, Clone, Copy)]
@@ -182,10 +187,14 @@ fn report(inputs: &Inputs) -> String {
     let _ = writeln!(out, "| server | mode | per second (median) | min–max | latency p50 | latency p99 | server CPU per unit | errors |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|");
     for (server, label) in SERVERS {
-        for mode in ["flow", "plain"] {
+        for mode in ["flow", "plain", "legacy"] {
             let Some(report) = load(&inputs.e2e, server, mode) else { continue };
             let Some((median, min, max)) = rates(&report) else { continue };
-            let unit = if mode == "flow" { "two-round flows" } else { "plain calls" };
+            let unit = match mode {
+                "flow" => "two-round flows",
+                "plain" => "plain calls",
+                _ => "2025-era flows (ask pushed)",
+            };
             let ms = |key: &str| report.get(key).and_then(Value::as_f64).map_or("–".to_owned(), |v| format!("{v:.2} ms"));
             let errors = report.get("errors").and_then(Value::as_u64).unwrap_or(0);
             let cpu = cpu_per_unit(&inputs.e2e, server, mode, &report).map_or("–".to_owned(), |us| format!("{us:.0} µs"));
@@ -200,7 +209,29 @@ fn report(inputs: &Inputs) -> String {
     if let Some(concurrency) =
         load(&inputs.e2e, "ours", "flow").and_then(|r| r.get("concurrency").and_then(Value::as_u64))
     {
-        let _ = writeln!(out, "\nConcurrency {concurrency} for every row but the last two (1).");
+        let _ = writeln!(out, "\nConcurrency {concurrency} for every row but the two of concurrency 1.");
+    }
+    let parked: Vec<(&str, Value)> =
+        PARKED.iter().filter_map(|(name, label)| Some((*label, read_json(&inputs.e2e.join(format!("{name}-park.json")))?))).collect();
+    if !parked.is_empty() {
+        let _ = writeln!(out, "\n#### Parked 2025-era flows (server RSS from /proc; `bench-park`)\n");
+        let _ = writeln!(out, "| server | flows parked at once | sessions | RSS: before sessions | with sessions | with flows parked | per parked flow | per session |");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (label, park) in &parked {
+            let n = |key: &str| park.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
+            let mib = |key: &str| format!("{:.1} MiB", n(key) / 1048576.0);
+            let _ = writeln!(
+                out,
+                "| {label} | {:.0} | {:.0} | {} | {} | {} | {:.1} KiB | {:.1} KiB |",
+                n("flows"),
+                n("sessions"),
+                mib("rss_before_sessions"),
+                mib("rss_sessions"),
+                mib("rss_parked"),
+                n("bytes_per_parked_flow") / 1024.0,
+                n("bytes_per_session") / 1024.0
+            );
+        }
     }
     if let Ok(versions) = std::fs::read_to_string(inputs.e2e.join("versions.txt")) {
         let _ = writeln!(out, "\nPeers: {}", versions.lines().collect::<Vec<_>>().join("; "));
@@ -262,6 +293,24 @@ fn report(inputs: &Inputs) -> String {
     if let (Some(ours), Some(by_hand)) = (cpu_flow("ours"), cpu_flow("rmcp")) {
         let r = ours / by_hand;
         goal("(server CPU per flow: ours ÷ rmcp by hand)", "≤ 1.15×", format!("{}×", ratio(r)), r <= 1.15);
+    }
+    let legacy_flow = |server: &str| load(&inputs.e2e, server, "legacy").as_ref().and_then(rates);
+    if let (Some(ours), Some(peer)) = (legacy_flow("ours-legacy"), legacy_flow("typescript-v1")) {
+        let r = Ratio::of(ours, peer);
+        goal("2025 wire: flows/s, ours ÷ TypeScript SDK v1", "≥ 5×", r.show(), r.value >= 5.0);
+    }
+    let cpu_legacy = |server: &str| {
+        load(&inputs.e2e, server, "legacy").and_then(|report| cpu_per_unit(&inputs.e2e, server, "legacy", &report))
+    };
+    if let (Some(ours), Some(peer)) = (cpu_legacy("ours-legacy"), cpu_legacy("typescript-v1")) {
+        let r = peer / ours;
+        goal("(2025 wire: server CPU per flow, TypeScript SDK v1 ÷ ours)", "≥ 5×", format!("{}×", ratio(r)), r >= 5.0);
+    }
+    if let Some(per_flow) = read_json(&inputs.e2e.join("ours-park.json"))
+        .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
+    {
+        let kib = per_flow / 1024.0;
+        goal("2025 wire: server memory per parked flow (RSS delta ÷ flows parked)", "≤ 16 KiB", format!("{kib:.1} KiB"), kib <= 16.0);
     }
     let ours1_flow = load(&inputs.e2e, "ours1", "flow").as_ref().and_then(rates);
     for (server, target, label) in [("python", 10.0, "Python SDK"), ("typescript", 3.0, "TypeScript SDK")] {

@@ -7,6 +7,7 @@
 //!              (N tokio worker threads; default 2)
 //! ```
 
+use axum::serve::{Listener as _, ListenerExt as _};
 use elicit_benches::e2e::bench_server;
 use elicit_benches::rmcp_by_hand;
 
@@ -40,7 +41,12 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
     let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&listen).await?;
+        // TCP_NODELAY on every accepted connection: a 2025-era call's SSE stream is written in
+        // small pieces (the pushed ask, then the result), which Nagle's algorithm would hold back
+        // until the client's delayed ACK (~40 ms on Linux). Every production server wants the same.
+        let listener = tokio::net::TcpListener::bind(&listen).await?.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         eprintln!("bench-server: listening on http://{}/mcp ({threads} threads, {which})", listener.local_addr()?);
         axum::serve(listener, router)
             .with_graceful_shutdown(async {

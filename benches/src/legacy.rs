@@ -1,0 +1,379 @@
+//! The 2025-era end-to-end benchmark: the same `ask_name` flow as [`crate::e2e`], but on a
+//! 2025-11-25 session, where the server *pushes* `elicitation/create` while the call is open.
+//!
+//! A [`Session`] is opened with `initialize` + `notifications/initialized` and keeps its
+//! `Mcp-Session-Id`; a *flow* is one `tools/call` of [`FLOW_TOOL`] whose SSE stream carries the
+//! pushed `elicitation/create`, answered with a POST on the session, then the call's result on the
+//! same stream. Every message is checked: an ask of another method, a result of another id or a
+//! greeting of another name is an error. Plain JSON-RPC over HTTP, so the figures measure the
+//! servers, not a client library.
+//!
+//! [`park`] holds many flows suspended at once (each call's ask received and not yet answered), for
+//! the memory a server holds per parked flow, then answers every one and checks every result.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::e2e::FLOW_TOOL;
+
+/// The protocol revision the sessions negotiate.
+pub const LEGACY_VERSION: &str = "2025-11-25";
+
+/// How long any one message may take to arrive: a silent server fails, it does not hang the run.
+const MESSAGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An HTTP client for sessions: no overall request timeout (a parked call's stream stays open as
+/// long as the run needs), every read bounded by [`MESSAGE_TIMEOUT`] instead. Loopback only.
+pub fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// The JSON-RPC messages of one HTTP reply, in order: an SSE stream, or one `application/json` body.
+#[derive(Debug)]
+pub struct Messages {
+    response: Option<reqwest::Response>,
+    sse: bool,
+    buffer: String,
+}
+
+impl Messages {
+    fn new(response: reqwest::Response) -> Messages {
+        let sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        Messages { response: Some(response), sse, buffer: String::new() }
+    }
+
+    /// The next JSON-RPC message; an error when the reply ended or went silent first.
+    pub async fn next(&mut self) -> Result<Value, String> {
+        loop {
+            if self.sse {
+                while let Some(end) = self.buffer.find("\n\n") {
+                    let event: String = self.buffer.drain(..end + 2).collect();
+                    let data: Vec<&str> = event
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data:"))
+                        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                        .collect();
+                    let data = data.join("\n");
+                    if !data.trim().is_empty() {
+                        return serde_json::from_str(&data).map_err(|e| format!("an SSE event that is not JSON ({e}): {data}"));
+                    }
+                }
+            }
+            let Some(response) = self.response.as_mut() else {
+                return Err("the reply ended before the expected message".to_owned());
+            };
+            let chunk = tokio::time::timeout(MESSAGE_TIMEOUT, response.chunk())
+                .await
+                .map_err(|_| "the server went silent".to_owned())?
+                .map_err(|e| format!("reading the reply: {e}"))?;
+            match chunk {
+                Some(bytes) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
+                None if self.sse => self.response = None,
+                None => {
+                    self.response = None;
+                    let body = std::mem::take(&mut self.buffer);
+                    return serde_json::from_str(&body).map_err(|e| format!("a reply that is not JSON ({e}): {body}"));
+                }
+            }
+        }
+    }
+
+    /// The next message that is not a notification (progress, logging, ... are skipped).
+    pub async fn next_with_id(&mut self) -> Result<Value, String> {
+        loop {
+            let message = self.next().await?;
+            if message.get("id").is_some() {
+                return Ok(message);
+            }
+        }
+    }
+}
+
+/// One 2025-11-25 session over Streamable HTTP.
+#[derive(Debug)]
+pub struct Session {
+    http: reqwest::Client,
+    endpoint: String,
+    id: String,
+    next_id: AtomicU64,
+}
+
+impl Session {
+    /// `initialize` (form elicitation declared) and `notifications/initialized`.
+    pub async fn open(http: &reqwest::Client, endpoint: &str) -> Result<Session, String> {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "elicit-bench-loadgen", "version": "0.1.0"}}});
+        let response = request(http, endpoint, None, &init).send().await.map_err(|e| format!("initialize: {e}"))?;
+        let status = response.status();
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("initialize: HTTP {status}, no Mcp-Session-Id"))?;
+        let reply = Messages::new(response).next_with_id().await.map_err(|e| format!("initialize: {e}"))?;
+        let version = reply.pointer("/result/protocolVersion").and_then(Value::as_str);
+        if version != Some(LEGACY_VERSION) {
+            return Err(format!("initialize: not a {LEGACY_VERSION} session: {reply}"));
+        }
+        let session = Session { http: http.clone(), endpoint: endpoint.to_owned(), id, next_id: AtomicU64::new(1) };
+        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+        Ok(session)
+    }
+
+    /// Posts a notification or a response on the session; an error unless the server accepted it.
+    pub async fn send(&self, message: &Value) -> Result<(), String> {
+        let response = request(&self.http, &self.endpoint, Some(&self.id), message)
+            .send()
+            .await
+            .map_err(|e| format!("posting {message}: {e}"))?;
+        let status = response.status();
+        // Drain the (empty) body so the connection goes back to the pool.
+        let _ = response.bytes().await;
+        if status.is_success() { Ok(()) } else { Err(format!("posting {message}: HTTP {status}")) }
+    }
+
+    /// Starts `tools/call tool`; its JSON-RPC id and the call's stream.
+    pub async fn call(&self, tool: &str) -> Result<(u64, Messages), String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let response = request(&self.http, &self.endpoint, Some(&self.id), &call)
+            .send()
+            .await
+            .map_err(|e| format!("tools/call {tool}: {e}"))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            return Err(format!("tools/call {tool}: HTTP {status}: {body}"));
+        }
+        Ok((id, Messages::new(response)))
+    }
+
+    /// Starts a flow of [`FLOW_TOOL`] and reads it up to its pushed ask; the call parked on the
+    /// server, waiting for [`Parked::finish`].
+    pub async fn start_flow(&self) -> Result<Parked, String> {
+        let (call_id, mut messages) = self.call(FLOW_TOOL).await?;
+        let ask = messages.next_with_id().await?;
+        if ask.get("method").and_then(Value::as_str) != Some("elicitation/create") {
+            return Err(format!("the call's first message is not elicitation/create: {ask}"));
+        }
+        let ask_id = ask.get("id").cloned().unwrap_or(Value::Null);
+        Ok(Parked { call_id, ask_id, messages })
+    }
+
+    /// One whole flow, every message checked.
+    pub async fn flow(&self, name: &str) -> Result<(), String> {
+        self.start_flow().await?.finish(self, name).await
+    }
+
+    /// `DELETE` of the session (best effort).
+    pub async fn close(&self) {
+        let request = self
+            .http
+            .delete(&self.endpoint)
+            .header("Mcp-Session-Id", &self.id)
+            .header("MCP-Protocol-Version", LEGACY_VERSION);
+        if let Ok(response) = request.send().await {
+            let _ = response.bytes().await;
+        }
+    }
+}
+
+/// A flow whose ask arrived and is not answered yet.
+#[derive(Debug)]
+pub struct Parked {
+    call_id: u64,
+    ask_id: Value,
+    messages: Messages,
+}
+
+impl Parked {
+    /// Answers the ask with `name` and checks the call's result greets it.
+    pub async fn finish(mut self, session: &Session, name: &str) -> Result<(), String> {
+        let answer = json!({"jsonrpc": "2.0", "id": self.ask_id, "result": {"action": "accept", "content": {"name": name}}});
+        session.send(&answer).await?;
+        let reply = self.messages.next_with_id().await?;
+        if reply.get("id") != Some(&json!(self.call_id)) {
+            return Err(format!("the call's stream carries another message: {reply}"));
+        }
+        let greeting = reply
+            .pointer("/result/content/0/text")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("the call did not complete: {reply}"))?;
+        if !greeting.contains(name) {
+            return Err(format!("the call greets someone else: {greeting}"));
+        }
+        Ok(())
+    }
+}
+
+fn request(http: &reqwest::Client, endpoint: &str, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = http
+        .post(endpoint)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", LEGACY_VERSION)
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    request
+}
+
+/// What [`park`] measured.
+#[derive(Debug, Clone)]
+pub struct ParkReport {
+    /// Flows held parked at once.
+    pub flows: usize,
+    /// Sessions they were spread over.
+    pub sessions: usize,
+    /// The server's RSS before any session, in bytes.
+    pub rss_before_sessions: u64,
+    /// The server's RSS with the sessions open and no flow parked, in bytes.
+    pub rss_sessions: u64,
+    /// The server's RSS with every flow parked, in bytes.
+    pub rss_parked: u64,
+}
+
+/// Opens `sessions` sessions, parks `flows` flows spread evenly over them (at most `opening` being
+/// started, and later finished, at a time), samples `rss()` (the server's resident set, in bytes) before the sessions,
+/// with them open and with every flow parked; then answers every ask and checks every result.
+/// An error when any flow failed, at any step.
+pub async fn park(
+    endpoint: &str,
+    flows: usize,
+    sessions: usize,
+    opening: usize,
+    rss: impl Fn() -> Result<u64, String>,
+) -> Result<ParkReport, String> {
+    let sessions = sessions.clamp(1, flows.max(1));
+    let http = http_client()?;
+    let rss_before_sessions = rss()?;
+    let mut open = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        open.push(Arc::new(Session::open(&http, endpoint).await?));
+    }
+    // Let the server settle before sampling.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_sessions = rss()?;
+
+    let gate = Arc::new(tokio::sync::Semaphore::new(opening.max(1)));
+    let (parked_tx, mut parked_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
+    let (release_tx, release_rx) = tokio::sync::watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    for flow in 0..flows {
+        let session = Arc::clone(&open[flow % sessions]);
+        let (gate, parked_tx, mut release_rx) = (Arc::clone(&gate), parked_tx.clone(), release_rx.clone());
+        tasks.spawn(async move {
+            let started = {
+                let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+                session.start_flow().await
+            };
+            let parked = match started {
+                Ok(parked) => {
+                    let _ = parked_tx.send(Ok(()));
+                    parked
+                }
+                Err(error) => {
+                    let _ = parked_tx.send(Err(error.clone()));
+                    return Err(error);
+                }
+            };
+            release_rx.wait_for(|go| *go).await.map_err(|e| e.to_string())?;
+            // Bounded too: each answer is a POST, and every pooled connection is busy with a stream.
+            let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+            parked.finish(&session, &format!("Ada-{flow}")).await
+        });
+    }
+    drop((parked_tx, release_rx));
+    for _ in 0..flows {
+        match parked_rx.recv().await {
+            Some(Ok(())) => {}
+            Some(Err(error)) => return Err(format!("parking a flow: {error}")),
+            None => return Err("the parking tasks ended early".to_owned()),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_parked = rss()?;
+    let _ = release_tx.send(true);
+    while let Some(joined) = tasks.join_next().await {
+        joined.map_err(|e| format!("a flow's task failed: {e}"))?.map_err(|e| format!("finishing a parked flow: {e}"))?;
+    }
+    for session in &open {
+        session.close().await;
+    }
+    Ok(ParkReport { flows, sessions, rss_before_sessions, rss_sessions, rss_parked })
+}
+
+/// The resident set size of process `pid`, in bytes (Linux `/proc/PID/status`, `VmRSS`).
+pub fn rss_of(pid: u32) -> Result<u64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kb| kb.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| format!("/proc/{pid}/status has no VmRSS"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+    use crate::e2e::bench_server;
+
+    async fn serve() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = bench_server().http_router(&[]);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_legacy_flow_against_the_bench_server() {
+        let url = serve().await;
+        let session = Session::open(&http_client().unwrap(), &url).await.unwrap();
+        session.flow("Grace").await.unwrap();
+        session.flow("Ada").await.unwrap();
+        // The checks bite: answering with one name and expecting another is an error.
+        let parked = session.start_flow().await.unwrap();
+        let answer = json!({"jsonrpc": "2.0", "id": parked.ask_id, "result": {"action": "decline"}});
+        let Parked { call_id, mut messages, .. } = parked;
+        session.send(&answer).await.unwrap();
+        let reply = messages.next_with_id().await.unwrap();
+        assert_eq!(reply["id"], json!(call_id));
+        assert_eq!(reply["result"]["content"][0]["text"], "Hello, stranger!");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn parks_flows_over_sessions_then_finishes_them() {
+        let url = serve().await;
+        let samples = std::sync::Mutex::new(Vec::new());
+        let report = park(&url, 40, 4, 8, || {
+            let mut samples = samples.lock().unwrap();
+            samples.push(());
+            Ok(samples.len() as u64)
+        })
+        .await
+        .unwrap();
+        assert_eq!((report.flows, report.sessions), (40, 4));
+        // Sampled three times, in order.
+        assert_eq!((report.rss_before_sessions, report.rss_sessions, report.rss_parked), (1, 2, 3));
+        assert!(rss_of(std::process::id()).unwrap() > 0);
+    }
+}
