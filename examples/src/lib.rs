@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
@@ -185,6 +186,12 @@ pub async fn serve(server: McpServer, transport: &Transport, extra: axum::Router
 pub async fn serve_on(server: McpServer, listener: tokio::net::TcpListener, extra: axum::Router) -> std::io::Result<()> {
     let app = server.http_router(&[]).merge(extra);
     eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+    // TCP_NODELAY on every accepted connection: a 2025-era call's SSE stream is written in small
+    // pieces (the pushed ask, then the result), which Nagle's algorithm holds back until the
+    // client's delayed ACK (~40 ms per round on Linux).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app).with_graceful_shutdown(async {
         let _ = tokio::signal::ctrl_c().await;
     })
