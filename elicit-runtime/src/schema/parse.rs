@@ -47,7 +47,7 @@ impl RequestedSchema {
     /// does not fit) are errors. The legacy `enumNames` form is read as a titled single-select.
     ///
     /// Properties come in the order `value` holds them: the server's order when `serde_json` keeps
-    /// insertion order (`preserve_order`, which the `client` feature turns on), else sorted by name.
+    /// insertion order (`preserve_order`, which the `server` and `client` features turn on), else sorted by name.
     ///
     /// ```
     /// use elicit_runtime::schema::RequestedSchema;
