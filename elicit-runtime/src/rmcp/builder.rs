@@ -1,0 +1,234 @@
+//! Building an [`McpServer`]: what it serves (tools, prompts, resources, templates, completion)
+//! and what its HTTP endpoint lets in.
+
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use ::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use ::rmcp::service::RequestContext;
+use ::rmcp::RoleServer;
+
+use crate::server::{Engine, Flow, FlowError};
+
+use super::uri_template::UriTemplate;
+use super::{
+    FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler, RawPromptHandler, RawToolHandler,
+    Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate, TemplateHandler, ToolHandler, DEFAULT_MAX_REQUEST_BODY,
+};
+
+
+/// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    name: String,
+    reason: String,
+}
+
+impl TemplateError {
+    /// The name the template was registered under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "resource template `{}`: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+/// A URI read through a resource template: the URI and the value of each template variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateMatch {
+    /// The URI the client read.
+    pub uri: String,
+    /// Each variable of the template, by name, with its percent-decoded value.
+    pub variables: BTreeMap<String, String>,
+}
+
+impl TemplateMatch {
+    /// The value of the template variable `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.variables.get(name).map(String::as_str)
+    }
+}
+
+
+impl McpServerBuilder {
+    /// Adds a tool whose handler runs under the engine.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, FlowError>> + Send + 'static,
+    {
+        let handler: FlowHandler<CallToolResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Flow(handler) });
+        self
+    }
+
+    /// Adds a tool that handles the raw rmcp request itself (no elicitation), for tools that need
+    /// the request context, such as logging.
+    pub fn raw_tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(CallToolRequestParams, RequestContext<RoleServer>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
+    {
+        let handler: RawToolHandler = Arc::new(move |request, ctx| Box::pin(handler(request, ctx)));
+        self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Raw(handler) });
+        self
+    }
+
+    /// Adds a prompt whose handler runs under the engine.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, FlowError>> + Send + 'static,
+    {
+        let handler: FlowHandler<GetPromptResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        self.inner.prompts.push(RegisteredPrompt { prompt, handler: PromptHandler::Flow(handler) });
+        self
+    }
+
+    /// Adds a prompt that handles the raw rmcp request itself (no elicitation), for prompts that
+    /// need the request context.
+    pub fn raw_prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(GetPromptRequestParams, RequestContext<RoleServer>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResponse, ErrorData>> + Send + 'static,
+    {
+        let handler: RawPromptHandler = Arc::new(move |request, ctx| Box::pin(handler(request, ctx)));
+        self.inner.prompts.push(RegisteredPrompt { prompt, handler: PromptHandler::Raw(handler) });
+        self
+    }
+
+    /// Adds a resource whose read runs under the engine: `resources/read` of exactly
+    /// `resource.uri` runs `handler`, which may ask for input like a tool (the state is bound to
+    /// the method `resources/read` and the URI).
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
+    {
+        let handler: FlowHandler<ReadResourceResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        self.inner.resources.push(RegisteredResource { resource, handler });
+        self
+    }
+
+    /// Adds a resource template whose reads run under the engine: `resources/read` of a URI that
+    /// expands `template.uri_template` (and is not a registered resource) runs `handler` with the
+    /// variables' values. Templates are tried in the order they were added.
+    ///
+    /// Templates are RFC 6570 level 1: literal text and `{name}` expressions. A variable stands
+    /// for a run of unreserved characters (`A-Z a-z 0-9 - . _ ~`) and `%XX` escapes, which is
+    /// what expanding a value produces, so `test://items/{id}` matches `test://items/a%2Fb`
+    /// (`id` = `a/b`) but not `test://items/a/b`.
+    ///
+    /// ```
+    /// use elicit_runtime::rmcp::{McpServer, TemplateMatch};
+    /// use elicit_runtime::server::{Engine, Flow, FlowError};
+    /// use elicit_runtime::state::KeyRing;
+    /// use rmcp::model::{ReadResourceResult, ResourceContents, ResourceTemplate};
+    ///
+    /// async fn item(matched: TemplateMatch, _flow: Flow) -> Result<ReadResourceResult, FlowError> {
+    ///     let id = matched.get("id").unwrap_or_default();
+    ///     Ok(ReadResourceResult::new(vec![ResourceContents::text(format!("item {id}"), matched.uri.clone())]))
+    /// }
+    ///
+    /// let engine = Engine::builder("shop", KeyRing::generate()).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine)
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)?
+    ///     .build();
+    /// # Ok::<(), elicit_runtime::rmcp::TemplateError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TemplateError`] if the template is not level 1 (operators such as `{+path}`, lists such
+    /// as `{a,b}`, modifiers such as `{a*}`, a variable named twice, or unbalanced braces): the
+    /// matcher would not know what such a template matches.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
+    where
+        F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
+    {
+        let pattern = UriTemplate::parse(&template.uri_template)
+            .map_err(|reason| TemplateError { name: template.name.clone(), reason })?;
+        let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
+        self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
+        Ok(self)
+    }
+
+    /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
+    /// Without it the method is not found.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, RequestContext<RoleServer>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, ErrorData>> + Send + 'static,
+    {
+        self.inner.completion = Some(Arc::new(move |request, ctx| Box::pin(handler(request, ctx))));
+        self
+    }
+
+    /// Browser origins allowed to reach `/mcp` over HTTP besides loopback ones (`http` and
+    /// `https` on `localhost`, `127.0.0.1` and `[::1]`, any port), each `scheme://host[:port]`
+    /// (`:*` for any port; without a port, the scheme's default). A request carrying any other
+    /// `Origin` is refused with 403 before it reaches a handler, as the transport spec
+    /// requires against DNS rebinding; a request without `Origin` (not from a browser) passes.
+    ///
+    /// ```
+    /// # use elicit_runtime::rmcp::McpServer;
+    /// # use elicit_runtime::server::Engine;
+    /// # use elicit_runtime::state::KeyRing;
+    /// let engine = Engine::builder("shop", KeyRing::generate()).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build();
+    /// ```
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.inner.http.allowed_origins.extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// The largest request body `/mcp` reads, in bytes (default [`DEFAULT_MAX_REQUEST_BODY`]);
+    /// a larger one is refused with 413 before any of it is parsed.
+    pub fn max_request_body(mut self, bytes: usize) -> Self {
+        self.inner.http.max_request_body = bytes;
+        self
+    }
+
+    /// Instructions returned by `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.inner.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> McpServer {
+        let connection = self.inner.engine.ask_limit();
+        McpServer { inner: Arc::new(self.inner), connection }
+    }
+}
+
+impl McpServer {
+    /// Starts a server named `name` (reported as `serverInfo`) running handlers on `engine`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>, engine: Engine) -> McpServerBuilder {
+        McpServerBuilder {
+            inner: Inner {
+                engine,
+                info: Implementation::new(name, version),
+                instructions: None,
+                tools: Vec::new(),
+                prompts: Vec::new(),
+                resources: Vec::new(),
+                templates: Vec::new(),
+                completion: None,
+                http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
+            },
+        }
+    }
+}
