@@ -12,6 +12,12 @@
 //!
 //! The server advertises only what was registered: `tools`, `prompts`, `resources` (for resources
 //! or templates) and `completions` (for a [`McpServerBuilder::completion`] hook).
+//!
+//! A server you wrote (your own `ServerHandler`, a `#[tool_router]`) asks through the same engine
+//! without moving its tools: keep an [`Elicitation`] in it, take a [`ToolCall`] in the `#[tool]`s
+//! that ask and [`ToolCall::run`] them; wrap its HTTP router in [`wire_layer`], or serve it on
+//! stdio with [`serve_io_with`], for the wire fixes `McpServer` makes. `McpServer` is built on
+//! these pieces.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,20 +28,22 @@ use ::rmcp::model::{
     CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ProtocolVersion, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
-use ::rmcp::{RoleServer, ServiceExt};
+use ::rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::server::{AskLimit, Engine, Flow, FlowError};
+use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
 
 mod builder;
 mod handler;
 mod http;
+mod own;
 mod stdio;
 mod uri_template;
 
 pub use builder::{TemplateError, TemplateMatch};
-pub use http::DEFAULT_MAX_REQUEST_BODY;
+pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
+pub use own::{Elicitation, Principal, PrincipalHook, ToolCall, principal_of};
 
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -92,7 +100,8 @@ struct RegisteredTemplate {
 }
 
 struct Inner {
-    engine: Engine,
+    /// The engine and the principal hook; each connection clones it with its own ask cap.
+    elicitation: Elicitation,
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<Registered<Tool>>,
@@ -123,7 +132,7 @@ const SUPPORTED: &[ProtocolVersion] =
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
-    connection: AskLimit,
+    connection: Elicitation,
 }
 
 /// Builds an [`McpServer`].
@@ -134,12 +143,12 @@ pub struct McpServerBuilder {
 impl McpServer {
     /// The engine the handlers run on (for pages that record URL-mode completion).
     pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+        self.inner.elicitation.engine()
     }
 
     /// This server for a new connection: same handlers, its own cap on outstanding asks.
     fn for_connection(&self) -> McpServer {
-        McpServer { inner: self.inner.clone(), connection: self.inner.engine.ask_limit() }
+        McpServer { inner: self.inner.clone(), connection: self.inner.elicitation.for_connection() }
     }
 
     /// Whether the `resources` capability is advertised: any resource or template registered.
@@ -163,17 +172,36 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        // rmcp is served on one end of a pipe; `stdio::pump` carries the lines between the
-        // stream and the other end, with the fixes the HTTP layers make.
-        let (rmcp_end, pump_end) = stdio::pipe();
-        let server_info = serde_json::to_value(&self.inner.info).unwrap_or(Value::Null);
-        let served = async move {
-            let running = self.for_connection().serve(rmcp_end).await.map_err(std::io::Error::other)?;
-            running.waiting().await.map_err(std::io::Error::other)?;
-            Ok::<_, std::io::Error>(())
-        };
-        let pumped = stdio::pump(read, write, tokio::io::split(pump_end), server_info);
-        let (served, pumped) = tokio::join!(served, pumped);
-        served.and(pumped)
+        serve_io_with(self.for_connection(), read, write).await
     }
+}
+
+/// Serves any rmcp `ServerHandler` (yours, or an [`McpServer`]) over a byte stream of
+/// newline-delimited JSON-RPC until `read` ends, with the wire fixes [`wire_layer`] makes on
+/// HTTP: a Multi Round-Trip request with mistyped params is answered `-32602` (rmcp would say
+/// "method not found"), URL-mode input requests lose `elicitationId`, and every 2026-07-28
+/// result carries the server's `Implementation` under `_meta["io.modelcontextprotocol/serverInfo"]`.
+/// `serve_io_with(server, tokio::io::stdin(), tokio::io::stdout())` serves stdio.
+///
+/// # Errors
+///
+/// An I/O error of the stream, or rmcp's failure to start the session.
+pub async fn serve_io_with<S, R, W>(service: S, read: R, write: W) -> std::io::Result<()>
+where
+    S: ServerHandler,
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    // rmcp is served on one end of a pipe; `stdio::pump` carries the lines between the stream
+    // and the other end, with the fixes the HTTP layers make.
+    let (rmcp_end, pump_end) = stdio::pipe();
+    let server_info = serde_json::to_value(service.get_info().server_info).unwrap_or(Value::Null);
+    let served = async move {
+        let running = service.serve(rmcp_end).await.map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok::<_, std::io::Error>(())
+    };
+    let pumped = stdio::pump(read, write, tokio::io::split(pump_end), server_info);
+    let (served, pumped) = tokio::join!(served, pumped);
+    served.and(pumped)
 }

@@ -15,6 +15,7 @@ use ::rmcp::RoleServer;
 
 use crate::server::{Engine, Flow, FlowError};
 
+use super::own::Elicitation;
 use super::uri_template::UriTemplate;
 use super::{
     FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler, RawPromptHandler, RawToolHandler,
@@ -209,7 +210,7 @@ impl McpServerBuilder {
 
     /// The server.
     pub fn build(self) -> McpServer {
-        let connection = self.inner.engine.ask_limit();
+        let connection = self.inner.elicitation.for_connection();
         McpServer { inner: Arc::new(self.inner), connection }
     }
 }
@@ -219,7 +220,7 @@ impl McpServer {
     pub fn builder(name: impl Into<String>, version: impl Into<String>, engine: Engine) -> McpServerBuilder {
         McpServerBuilder {
             inner: Inner {
-                engine,
+                elicitation: Elicitation::new(engine),
                 info: Implementation::new(name, version),
                 instructions: None,
                 tools: Vec::new(),

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
@@ -18,14 +18,15 @@ use ::rmcp::model::{
 use ::rmcp::model::{CustomNotification, CustomRequest, ServerNotification, ServerRequest};
 use ::rmcp::service::{Peer, RequestContext, ServiceError};
 use ::rmcp::{RoleServer, ServerHandler};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::schema::RequestedSchema;
-use crate::server::{EngineError, Flow, FlowError, LiveFuture, LivePeer, LiveSession, Outcome, Request};
-use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, LegacyVersion};
+use crate::server::{EngineError, Flow, FlowError, LiveFuture, LivePeer, Outcome, Request};
+use crate::wire::{ElicitParams, InputRequest, InputRequiredResult};
 
 use super::http::refuse_marked;
 use super::uri_template;
+use super::own::responses_value;
 use super::{BoxFuture, McpServer, PromptHandler, SUPPORTED, TemplateMatch, ToolHandler};
 
 impl McpServer {
@@ -36,42 +37,13 @@ impl McpServer {
         ctx: &RequestContext<RoleServer>,
         handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
     ) -> Result<Outcome<R>, ErrorData> {
-        if let Some(session) = self.live_session(ctx) {
-            let live = self.inner.engine.run_live(&request, &session, handler);
-            // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
-            // dropped connection cancel the call's token: the task is dropped with its records.
-            return tokio::select! {
-                result = live => result.map(Outcome::Complete).map_err(engine_error),
-                () = ctx.ct.cancelled() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
-            };
-        }
-        let meta: &Map<String, Value> = &ctx.meta.0.0;
-        let request = request.meta(Some(meta));
-        self.inner.engine.run(&request, handler).await.map_err(engine_error)
-    }
-
-    /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
-    /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
-    /// `initialize`. Capabilities are what the client declared there.
-    fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<LiveSession> {
-        if ctx.meta.protocol_version().is_some() {
-            return None;
-        }
-        let info = ctx.peer.peer_info()?;
-        let version = LegacyVersion::parse(info.protocol_version.as_str())?;
-        let declared = serde_json::to_value(&info.capabilities).ok();
-        let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
-        Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
+        self.connection.run(request, ctx, handler).await
     }
 }
 
-
-/// The code rmcp's peers use for a request cancelled before it finished.
-const REQUEST_CANCELLED: i32 = -32800;
-
 /// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
 /// so rmcp routes each request onto that call's stream.
-struct RmcpPeer(Peer<RoleServer>);
+pub(super) struct RmcpPeer(pub(super) Peer<RoleServer>);
 
 impl LivePeer for RmcpPeer {
     fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
@@ -104,12 +76,12 @@ impl LivePeer for RmcpPeer {
     }
 }
 
-fn engine_error(error: EngineError) -> ErrorData {
+pub(super) fn engine_error(error: EngineError) -> ErrorData {
     ErrorData::new(ErrorCode(error.code), error.message, error.data)
 }
 
 /// Converts our input-required result into rmcp's typed one.
-fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRequired, ErrorData> {
+pub(super) fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRequired, ErrorData> {
     let mut requests = BTreeMap::new();
     for (key, request) in &result.input_requests {
         let typed = typed_input_request(request).map_err(|error| {
@@ -165,9 +137,6 @@ fn typed_schema(schema: &'static RequestedSchema) -> Result<ElicitationSchema, s
     Ok(typed)
 }
 
-fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
-    responses.map(|r| Value::Object(r.into_iter().collect()))
-}
 
 /// SEP-2164: an unknown URI is invalid params (not an empty `contents`), naming the URI.
 fn resource_not_found(uri: &str) -> ErrorData {
@@ -230,16 +199,8 @@ impl ServerHandler for McpServer {
             ToolHandler::Raw(handler) => return handler(request, ctx).await,
             ToolHandler::Flow(handler) => handler,
         };
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
-        let round = Request::new("tools/call", &request.name)
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref());
-        match self.run(round, &ctx, |flow| handler(flow)).await? {
-            Outcome::Complete(result) => Ok(CallToolResponse::Complete(result)),
-            Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
-        }
+        // The same piece a server of your own calls (`ToolCall::run`).
+        self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
     }
 
     async fn list_prompts(

@@ -66,11 +66,36 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(middleware::from_fn(strip_legacy_fields))
-            .layer(middleware::from_fn_with_state(self.inner.http.max_request_body, mark_malformed_params))
+        wire_layer(axum::Router::new().nest_service("/mcp", service), self.inner.http.max_request_body)
     }
+}
+
+/// Puts right, around a router serving rmcp's `StreamableHttpService` (yours or
+/// [`McpServer::http_router`]'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
+/// whose `inputResponses`, `requestState` or `arguments` is mistyped is marked for `-32602`
+/// (answered by [`ToolCall`](super::ToolCall) and [`Elicitation::call_tool`](super::Elicitation::call_tool),
+/// where rmcp alone would refuse it as undecodable), and URL-mode input requests lose the
+/// `elicitationId` member that revision 2026-07-28 removed. Bodies larger than
+/// `max_request_body` bytes are refused (413) unread ([`DEFAULT_MAX_REQUEST_BODY`] is a sane
+/// bound).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+/// # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+/// # fn demo<S: rmcp::ServerHandler + Clone>(my_server: S) -> axum::Router {
+/// let service = StreamableHttpService::new(
+///     move || Ok(my_server.clone()),
+///     Arc::new(LocalSessionManager::default()),
+///     StreamableHttpServerConfig::default().with_json_response(true),
+/// );
+/// elicit_runtime::rmcp::wire_layer(axum::Router::new().nest_service("/mcp", service), elicit_runtime::rmcp::DEFAULT_MAX_REQUEST_BODY)
+/// # }
+/// ```
+pub fn wire_layer(router: axum::Router, max_request_body: usize) -> axum::Router {
+    router
+        .layer(middleware::from_fn(strip_legacy_fields))
+        .layer(middleware::from_fn_with_state(max_request_body, mark_malformed_params))
 }
 
 /// The methods that carry Multi Round-Trip parameters.

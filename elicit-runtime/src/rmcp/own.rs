@@ -1,0 +1,256 @@
+//! The engine inside a server you wrote: an rmcp `ServerHandler` of your own, its tools in a
+//! `#[tool_router]`, some of them asking through a [`Flow`].
+//!
+//! [`Elicitation`] holds the engine (one per server, cloned per connection) and runs one round
+//! of a handler against an rmcp request; [`ToolCall`] is the `#[tool]` extractor that carries
+//! what a round needs (`arguments`, `inputResponses`, `requestState`, `_meta`, the request
+//! context) to [`ToolCall::run`], which answers with rmcp's complete or input-required result.
+//! [`McpServer`](super::McpServer) is built on the same pieces. The wire fixes rmcp needs are
+//! one layer: [`wire_layer`](super::wire_layer) on HTTP, [`serve_io_with`](super::serve_io_with)
+//! on stdio.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use ::rmcp::handler::server::common::FromContextPart;
+use ::rmcp::handler::server::tool::ToolCallContext;
+use ::rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData};
+use ::rmcp::service::RequestContext;
+use ::rmcp::RoleServer;
+use serde_json::{Map, Value};
+
+use super::handler::{RmcpPeer, engine_error, input_required};
+use super::http::refuse_marked;
+use crate::server::{AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request};
+use crate::wire::LegacyVersion;
+
+/// The code rmcp's peers use for a request cancelled before it finished.
+const REQUEST_CANCELLED: i32 = -32800;
+
+/// The authenticated principal of an HTTP request (an OAuth subject, a user id): put it in the
+/// request's extensions from your authentication middleware, and the default principal hook
+/// ([`principal_of`]) binds every `requestState` and URL-mode step of that request to it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal(pub String);
+
+/// Takes the authenticated principal from an rmcp request, if there is one.
+pub type PrincipalHook = Arc<dyn Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync>;
+
+/// The default principal hook: a [`Principal`] in the HTTP request's extensions (rmcp hands the
+/// request's `http::request::Parts` to the handler), or one put directly in the rmcp request's
+/// extensions. `None` on stdio and on unauthenticated requests.
+pub fn principal_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    let from_http = ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>());
+    from_http.or_else(|| ctx.extensions.get::<Principal>()).map(|principal| principal.0.clone())
+}
+
+/// The engine, ready to run handlers against rmcp requests. Keep one in your `ServerHandler`;
+/// cheap to clone. Clones share one cap on outstanding 2025-era asks; give each connection its
+/// own with [`Elicitation::for_connection`] (in the factory of rmcp's `StreamableHttpService`).
+#[derive(Clone)]
+pub struct Elicitation {
+    engine: Arc<Engine>,
+    connection: AskLimit,
+    principal: PrincipalHook,
+}
+
+impl std::fmt::Debug for Elicitation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Elicitation").finish_non_exhaustive()
+    }
+}
+
+impl Elicitation {
+    /// Handlers on `engine`, the principal taken by [`principal_of`].
+    pub fn new(engine: Engine) -> Elicitation {
+        let connection = engine.ask_limit();
+        Elicitation { engine: Arc::new(engine), connection, principal: Arc::new(principal_of) }
+    }
+
+    /// Takes the authenticated principal from each request with `hook` instead of
+    /// [`principal_of`]: every `requestState` is bound to it (a state minted for one principal
+    /// is refused with `-32602` for another), and so is every URL-mode step.
+    pub fn principal(mut self, hook: impl Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.principal = Arc::new(hook);
+        self
+    }
+
+    /// The engine (for pages that record URL-mode completion).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The same handlers with their own cap on outstanding asks, for a new connection.
+    pub fn for_connection(&self) -> Elicitation {
+        Elicitation { engine: self.engine.clone(), connection: self.engine.ask_limit(), principal: self.principal.clone() }
+    }
+
+    /// The principal of `ctx`, by this server's hook.
+    pub fn principal_of(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        (self.principal)(ctx)
+    }
+
+    /// Runs one round of `handler` for `request` (its `_meta` and principal taken from `ctx`):
+    /// statelessly on 2026-07-28, live on a 2025-era session.
+    ///
+    /// # Errors
+    ///
+    /// The JSON-RPC error the engine chose (`-32602` for a forged, expired or misbound state).
+    pub async fn run<R, F, Fut>(&self, request: Request<'_>, ctx: &RequestContext<RoleServer>, handler: F) -> Result<Outcome<R>, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let principal = self.principal_of(ctx);
+        let request = request.principal(principal.as_deref());
+        if let Some(session) = self.live_session(ctx) {
+            let live = self.engine.run_live(&request, &session, handler);
+            // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
+            // dropped connection cancel the call's token: the task is dropped with its records.
+            return tokio::select! {
+                result = live => result.map(Outcome::Complete).map_err(engine_error),
+                () = ctx.ct.cancelled() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
+            };
+        }
+        let meta: &Map<String, Value> = &ctx.meta.0.0;
+        let request = request.meta(Some(meta));
+        self.engine.run(&request, handler).await.map_err(engine_error)
+    }
+
+    /// Runs one round of the tool `handler` for an rmcp `tools/call`, answering with rmcp's
+    /// complete or input-required result: what a `call_tool` of your own `ServerHandler` returns.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for mistyped Multi Round-Trip params (marked by [`wire_layer`](super::wire_layer))
+    /// or a state the engine refuses; the engine's other errors as it chose them.
+    pub async fn call_tool<F, Fut>(
+        &self,
+        request: CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<CallToolResult, FlowError>>,
+    {
+        refuse_marked(ctx)?;
+        let arguments = request.arguments.map(Value::Object);
+        let responses = responses_value(request.input_responses);
+        let round = Request::new("tools/call", &request.name)
+            .arguments(arguments.as_ref())
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        tool_response(self.run(round, ctx, handler).await?)
+    }
+
+    /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
+    /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
+    /// `initialize`. Capabilities are what the client declared there.
+    fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<LiveSession> {
+        if ctx.meta.protocol_version().is_some() {
+            return None;
+        }
+        let info = ctx.peer.peer_info()?;
+        let version = LegacyVersion::parse(info.protocol_version.as_str())?;
+        let declared = serde_json::to_value(&info.capabilities).ok();
+        let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
+        Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
+    }
+}
+
+/// A tool's outcome as rmcp's `tools/call` response.
+pub(super) fn tool_response(outcome: Outcome<CallToolResult>) -> Result<CallToolResponse, ErrorData> {
+    match outcome {
+        Outcome::Complete(result) => Ok(CallToolResponse::Complete(result)),
+        Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
+    }
+}
+
+pub(super) fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
+    responses.map(|r| Value::Object(r.into_iter().collect()))
+}
+
+/// A `tools/call` as the engine needs it: the extractor for a `#[tool]` that asks through a
+/// [`Flow`]. It reads the call's name, `arguments` (left in place for `Parameters<T>`),
+/// `inputResponses`, `requestState`, `_meta` and request context; put it before a
+/// `RequestMetaObject` extractor, which takes the `_meta` away.
+///
+/// ```no_run
+/// use elicit_runtime::rmcp::{Elicitation, ToolCall};
+/// use elicit_runtime::server::{Answer, Engine};
+/// use elicit_runtime::state::KeyRing;
+/// use elicit_runtime::Elicit;
+/// use rmcp::handler::server::router::tool::ToolRouter;
+/// use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+/// use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+///
+/// /// Who are you?
+/// #[derive(Elicit)]
+/// struct Name {
+///     name: String,
+/// }
+///
+/// #[derive(Clone)]
+/// struct Greeter {
+///     elicitation: Elicitation,
+///     tool_router: ToolRouter<Greeter>,
+/// }
+///
+/// #[tool_router]
+/// impl Greeter {
+///     #[tool(description = "Greets you by the name you give")]
+///     async fn greet(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
+///         call.run(&self.elicitation, |flow| async move {
+///             Ok(match flow.form::<Name>("name").await? {
+///                 Answer::Accepted(Name { name }) => CallToolResult::success(vec![ContentBlock::text(format!("Hello, {name}!"))]),
+///                 Answer::Declined | Answer::Cancelled => CallToolResult::success(vec![ContentBlock::text("Hello!")]),
+///             })
+///         })
+///         .await
+///     }
+/// }
+///
+/// #[tool_handler(router = self.tool_router)]
+/// impl ServerHandler for Greeter {}
+///
+/// let engine = Engine::builder("greeter", KeyRing::generate()).build();
+/// let _server = Greeter { elicitation: Elicitation::new(engine), tool_router: Greeter::tool_router() };
+/// ```
+#[derive(Debug)]
+pub struct ToolCall {
+    request: CallToolRequestParams,
+    ctx: RequestContext<RoleServer>,
+}
+
+impl ToolCall {
+    /// The request context of the call (its `_meta`, peer, extensions, cancellation token).
+    pub fn context(&self) -> &RequestContext<RoleServer> {
+        &self.ctx
+    }
+
+    /// Runs one round of `handler` on `elicitation`'s engine: rmcp's complete result when it
+    /// finishes, its input-required result when it asks.
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::call_tool`].
+    pub async fn run<F, Fut>(self, elicitation: &Elicitation, handler: F) -> Result<CallToolResponse, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<CallToolResult, FlowError>>,
+    {
+        elicitation.call_tool(self.request, &self.ctx, handler).await
+    }
+}
+
+impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        let mut request = CallToolRequestParams::new(context.name.clone());
+        request.arguments = context.arguments.clone();
+        request.input_responses = context.input_responses.take();
+        request.request_state = context.request_state.take();
+        Ok(ToolCall { request, ctx: context.request_context.clone() })
+    }
+}

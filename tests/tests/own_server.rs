@@ -1,0 +1,167 @@
+//! The engine in an rmcp server of one's own (`own-server`: a `#[tool_router]`, a `ServerHandler`
+//! written by hand, no `McpServer`): the real `elicit` binary drives its plain tool and its tools
+//! that ask by form and by URL, to accept, decline and cancel, over HTTP (both eras) and stdio;
+//! and the wire layer puts rmcp right on that server too (no `elicitationId`, `-32602`).
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+mod clisupport;
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use elicit_tests::process;
+use serde_json::{Value, json};
+
+use clisupport::{Browser, Run, Sandbox, bins, elicit};
+use support::http::Client;
+
+/// The bound on every run.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A running `own-server --listen 127.0.0.1:0`, killed when dropped.
+struct OwnServer(process::Listening);
+
+fn own_server_bin() -> std::path::PathBuf {
+    bins();
+    process::debug_bin("own-server")
+}
+
+impl OwnServer {
+    fn start() -> OwnServer {
+        let mut command = Command::new(own_server_bin());
+        command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
+        OwnServer(process::Listening::start(command))
+    }
+
+    fn mcp_url(&self) -> String {
+        self.0.mcp_url()
+    }
+}
+
+/// Where `elicit` reaches the server: `--url URL` or `--stdio COMMAND`.
+enum Target<'a> {
+    Http(&'a OwnServer),
+    Stdio,
+}
+
+/// `elicit call TARGET TOOL --answers FILE --browser SCRIPT [extra]`.
+fn call(target: &Target<'_>, tool: &str, sandbox: &Sandbox, answers: &Value, browser: Browser, extra: &[&str]) -> Run {
+    let file = sandbox.answers(answers);
+    let browser = sandbox.browser(browser);
+    let stdio_command = format!("{} --stdio --page-listen 127.0.0.1:0", own_server_bin().display());
+    let (flag, value) = match target {
+        Target::Http(server) => ("--url", server.mcp_url()),
+        Target::Stdio => ("--stdio", stdio_command),
+    };
+    let mut args = vec!["call", flag, &value, tool, "--answers", &file, "--browser", &browser];
+    args.extend_from_slice(extra);
+    elicit(&args, LIMIT)
+}
+
+/// The answers file for the form asked under `key`.
+fn name(key: &str, action: &str) -> Value {
+    let answer = match action {
+        "accept" => json!({"action": "accept", "content": {"name": "Ada"}}),
+        other => json!({"action": other}),
+    };
+    json!({ key: answer })
+}
+
+/// The form tool, every outcome, on `target`; the ask is keyed `key` (`name` on 2026-07-28; a
+/// 2025-era session's pushed asks are numbered).
+fn greet_every_outcome(target: &Target<'_>, key: &str, extra: &[&str]) {
+    let sandbox = Sandbox::new();
+    for (action, expected) in
+        [("accept", "Hello, Ada!"), ("decline", "You declined to give your name."), ("cancel", "Greeting cancelled.")]
+    {
+        call(target, "greet", &sandbox, &name(key, action), Browser::Approve, extra)
+            .success()
+            .stdout_has(expected)
+            .stderr_has(&format!("own-server asks ({key})"));
+    }
+}
+
+/// The URL tool, every outcome (and a denial on the page), on `target`.
+fn approve_every_outcome(target: &Target<'_>) {
+    let cases = [
+        (json!({"approval": {"action": "accept"}}), Browser::Approve, "Transfer approved.", true),
+        (json!({"approval": {"action": "accept"}}), Browser::Deny, "Transfer denied on the page.", true),
+        (json!({"approval": {"action": "decline"}}), Browser::Approve, "You declined to open the page.", false),
+        (json!({"approval": {"action": "cancel"}}), Browser::Approve, "Transfer cancelled.", false),
+    ];
+    for (answers, browser, expected, opened) in cases {
+        let sandbox = Sandbox::new();
+        let run = call(target, "approve", &sandbox, &answers, browser, &[]).success().stdout_has(expected);
+        assert_eq!(sandbox.opened().len(), usize::from(opened), "{answers}\n{run}");
+        if opened {
+            assert!(sandbox.opened()[0].contains("/pay/"), "{:?}", sandbox.opened());
+            assert_eq!(sandbox.page_answers(), ["HTTP/1.1 200 OK"], "{run}");
+        }
+    }
+}
+
+#[test]
+fn the_cli_lists_and_calls_the_plain_tool() {
+    let server = OwnServer::start();
+    let run = elicit(&["tools", "--url", &server.mcp_url()], LIMIT).success();
+    let mut names: Vec<&str> = run.stdout.lines().filter_map(|l| l.split('\t').next()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["approve", "greet", "ping"], "{run}");
+    elicit(&["call", "--url", &server.mcp_url(), "ping"], LIMIT).success().stdout_has("pong");
+}
+
+#[test]
+fn form_tool_over_http() {
+    let server = OwnServer::start();
+    greet_every_outcome(&Target::Http(&server), "name", &[]);
+}
+
+#[test]
+fn form_tool_over_http_in_a_2025_session() {
+    let server = OwnServer::start();
+    greet_every_outcome(&Target::Http(&server), "#1", &["--protocol", "2025-11-25"]);
+}
+
+#[test]
+fn url_tool_over_http() {
+    let server = OwnServer::start();
+    approve_every_outcome(&Target::Http(&server));
+}
+
+#[test]
+fn form_tool_over_stdio() {
+    greet_every_outcome(&Target::Stdio, "name", &[]);
+}
+
+#[test]
+fn url_tool_over_stdio() {
+    approve_every_outcome(&Target::Stdio);
+}
+
+/// The wire layer on a server of one's own: the URL request carries exactly the 2026-07-28
+/// fields, a mistyped `inputResponses` is `-32602`, and a state for another tool is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wire_layer_puts_rmcp_right() {
+    let server = OwnServer::start();
+    let client = Client::new(&server.mcp_url());
+    let asked = client.call("approve", json!({})).await.asked();
+    let params = asked.params("approval");
+    let mut members: Vec<&str> = params.as_object().unwrap().keys().map(String::as_str).collect();
+    members.sort_unstable();
+    assert_eq!(members, ["message", "mode", "url"], "{params}");
+
+    let reply = client.request("tools/call", json!({"name": "greet", "arguments": {}, "inputResponses": 5})).await;
+    let (code, message, _) = reply.error();
+    assert_eq!((reply.status, code), (200, -32602), "{message}");
+    assert!(message.starts_with("`inputResponses` must be an object"), "{message}");
+
+    // The state `approve` minted is bound to `approve`: `greet` refuses it.
+    let responses = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
+    let reply = client.retry("greet", json!({}), responses, Some(asked.state())).await;
+    assert_eq!(reply.error().0, -32602);
+
+    // The plain tool is untouched by the layer.
+    assert_eq!(client.call("ping", json!({})).await.text(), "pong");
+}
