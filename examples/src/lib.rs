@@ -14,6 +14,7 @@ use elicit_runtime::state::KeyRing;
 
 use crate::csrf::PageSecrets;
 
+pub mod bearer;
 pub mod csrf;
 pub mod loadgen;
 pub mod travel;
@@ -184,7 +185,11 @@ pub async fn serve(server: McpServer, transport: &Transport, extra: axum::Router
 
 /// Serves `server` at `/mcp` (plus `extra` routes) on an already bound listener.
 pub async fn serve_on(server: McpServer, listener: tokio::net::TcpListener, extra: axum::Router) -> std::io::Result<()> {
-    let app = server.http_router(&[]).merge(extra);
+    serve_app(server.http_router(&[]).merge(extra), listener).await
+}
+
+/// Serves `app` on an already bound listener until interrupted.
+pub async fn serve_app(app: axum::Router, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     eprintln!("listening on http://{}/mcp", listener.local_addr()?);
     // TCP_NODELAY on every accepted connection: a 2025-era call's SSE stream is written in small
     // pieces (the pushed ask, then the result), which Nagle's algorithm holds back until the

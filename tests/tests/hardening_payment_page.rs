@@ -74,7 +74,7 @@ async fn the_page_names_amount_and_trip_and_scopes_its_cookie() {
 /// A fresh id of the engine's shape registered pending in `store`.
 async fn mint(store: &dyn CompletionStore) -> String {
     let id = support::base64url(&support::raw_key()[..16]);
-    store.register(&id, Duration::from_secs(60)).await.unwrap();
+    store.register(&id, Duration::from_secs(60), None).await.unwrap();
     id
 }
 

@@ -207,7 +207,7 @@ async fn url_consent_waits_for_the_page_then_notifies_completion() {
     pushed.answer(json!({"action": "accept"}));
     // Consent alone does not finish the step: no notification until the page records completion.
     assert!(h.notifications.try_recv().is_err());
-    assert!(h.engine.completion_store().complete(&id, json!({"approved": true})).await.unwrap());
+    assert!(h.engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
     assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
     let (method, params) = h.notifications.recv().await.unwrap();
     assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
@@ -328,7 +328,7 @@ async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
     assert_eq!(h.engine.live_stats(), LiveStats::default());
     assert_eq!(h.engine.completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
     // The page can no longer complete the dropped step.
-    assert!(!h.engine.completion_store().complete(&id, json!(true)).await.unwrap());
+    assert!(!h.engine.completion_store().complete(&id, json!(true), None).await.unwrap());
 
     // A client whose connection closes while it holds the request: the ask fails, nothing stays.
     let task = h.spawn(pay);

@@ -56,7 +56,7 @@ impl Page {
 async fn mint(store: &dyn CompletionStore, base: &str) -> (String, String) {
     let id = support::base64url(&support::raw_key()[..16]);
     assert_eq!(id.len(), 22);
-    store.register(&id, Duration::from_secs(60)).await.unwrap();
+    store.register(&id, Duration::from_secs(60), None).await.unwrap();
     (id.clone(), format!("{base}/pay/{id}"))
 }
 

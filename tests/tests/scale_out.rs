@@ -283,7 +283,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
         let a = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect a"));
         let b = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect b"));
 
-        a.register("step-1", Duration::from_secs(60)).await.unwrap();
+        a.register("step-1", Duration::from_secs(60), None).await.unwrap();
         assert_eq!(b.status("step-1").await.unwrap(), UrlStatus::Pending);
         assert_eq!(b.take("step-1", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
 
@@ -296,8 +296,8 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
             })
         };
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(a.complete("step-1", json!({"approved": true})).await.unwrap());
-        assert!(!a.complete("step-1", json!({"approved": false})).await.unwrap(), "completed twice");
+        assert!(a.complete("step-1", json!({"approved": true}), None).await.unwrap());
+        assert!(!a.complete("step-1", json!({"approved": false}), None).await.unwrap(), "completed twice");
         let (taken, waited) = waiter.await.unwrap();
         assert_eq!(taken.unwrap(), UrlStatus::Completed(json!({"approved": true})));
         assert!(waited < Duration::from_secs(5), "the waiter was not woken: it waited {waited:?}");
@@ -306,17 +306,25 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
         assert_eq!(b.status("step-1").await.unwrap(), UrlStatus::Unknown);
 
         // Never minted: cannot be completed.
-        assert!(!b.complete("never-minted", json!(null)).await.unwrap());
+        assert!(!b.complete("never-minted", json!(null), None).await.unwrap());
+
+        // A step minted for a principal completes only for that principal, on any instance.
+        a.register("owned", Duration::from_secs(60), Some("alice")).await.unwrap();
+        assert!(!b.complete("owned", json!(true), Some("bob")).await.unwrap(), "completed by another user");
+        assert!(!b.complete("owned", json!(true), None).await.unwrap(), "completed anonymously");
+        assert_eq!(a.status("owned").await.unwrap(), UrlStatus::Pending);
+        assert!(b.complete("owned", json!(true), Some("alice")).await.unwrap());
+        assert_eq!(a.take("owned", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!(true)));
         assert_eq!(a.status("never-minted").await.unwrap(), UrlStatus::Unknown);
 
         // Expired: gone, and cannot be completed late.
-        a.register("step-2", Duration::from_millis(50)).await.unwrap();
+        a.register("step-2", Duration::from_millis(50), None).await.unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(b.status("step-2").await.unwrap(), UrlStatus::Unknown);
-        assert!(!b.complete("step-2", json!(null)).await.unwrap());
+        assert!(!b.complete("step-2", json!(null), None).await.unwrap());
 
         // Many retries racing for one completion, waiting on both instances: exactly one wins.
-        a.register("step-3", Duration::from_secs(60)).await.unwrap();
+        a.register("step-3", Duration::from_secs(60), None).await.unwrap();
         let racers: Vec<_> = (0..8)
             .map(|i| {
                 let store = if i % 2 == 0 { a.clone() } else { b.clone() };
@@ -324,7 +332,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(b.complete("step-3", json!({"approved": true})).await.unwrap());
+        assert!(b.complete("step-3", json!({"approved": true}), None).await.unwrap());
         let mut winners = 0;
         for racer in racers {
             match racer.await.unwrap().unwrap() {
@@ -337,7 +345,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
 
         // Another prefix is another deployment: it does not see these steps.
         let other = RedisStore::builder(redis.url()).key_prefix("other").connect().await.expect("connect other");
-        a.register("step-4", Duration::from_secs(60)).await.unwrap();
+        a.register("step-4", Duration::from_secs(60), None).await.unwrap();
         assert_eq!(other.status("step-4").await.unwrap(), UrlStatus::Unknown);
     })
     .await;

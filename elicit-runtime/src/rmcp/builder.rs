@@ -202,6 +202,20 @@ impl McpServerBuilder {
         self
     }
 
+    /// Takes the authenticated principal from each request with `hook` (default:
+    /// [`principal_of`](super::principal_of), a [`Principal`](super::Principal) your HTTP
+    /// middleware put in the request's extensions). Every `requestState` is bound to it, so a
+    /// state minted for one principal is refused (`-32602`) for another, and so is every URL-mode
+    /// step: the store completes it only for the same principal (see
+    /// [`CompletionStore::complete`](crate::server::CompletionStore::complete)).
+    pub fn principal<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,
+    {
+        self.inner.elicitation = self.inner.elicitation.principal(hook);
+        self
+    }
+
     /// Instructions returned by `server/discover`.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.inner.instructions = Some(instructions.into());

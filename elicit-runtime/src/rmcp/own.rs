@@ -15,14 +15,14 @@ use std::sync::Arc;
 
 use ::rmcp::handler::server::common::FromContextPart;
 use ::rmcp::handler::server::tool::ToolCallContext;
-use ::rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData};
+use ::rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, ProgressNotificationParam};
 use ::rmcp::service::RequestContext;
 use ::rmcp::RoleServer;
 use serde_json::{Map, Value};
 
 use super::handler::{RmcpPeer, engine_error, input_required};
 use super::http::refuse_marked;
-use crate::server::{AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request};
+use crate::server::{AskLimit, Engine, Flow, FlowError, LiveFuture, LiveSession, Outcome, Request, RequestHandle};
 use crate::wire::LegacyVersion;
 
 /// The code rmcp's peers use for a request cancelled before it finished.
@@ -104,6 +104,8 @@ impl Elicitation {
     {
         let principal = self.principal_of(ctx);
         let request = request.principal(principal.as_deref());
+        let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest(ctx.clone()));
+        let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
         if let Some(session) = self.live_session(ctx) {
             let live = self.engine.run_live(&request, &session, handler);
             // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
@@ -252,5 +254,32 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
         request.input_responses = context.input_responses.take();
         request.request_state = context.request_state.take();
         Ok(ToolCall { request, ctx: context.request_context.clone() })
+    }
+}
+
+/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`].
+struct RmcpRequest(RequestContext<RoleServer>);
+
+impl RequestHandle for RmcpRequest {
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> LiveFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
+            let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
+            let mut params = ProgressNotificationParam::new(token, progress);
+            params.total = total;
+            params.message = message;
+            self.0.peer.notify_progress(params).await.map_err(|error| {
+                tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
+                "the connection to the client failed".to_owned()
+            })
+        })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.0.ct.is_cancelled()
+    }
+
+    fn cancelled(&self) -> LiveFuture<'_, ()> {
+        Box::pin(self.0.ct.cancelled())
     }
 }

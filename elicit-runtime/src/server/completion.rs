@@ -53,13 +53,13 @@ impl std::error::Error for StoreError {}
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let store = InProcessStore::new();
-/// store.register("step-1", Duration::from_secs(60)).await?;
+/// store.register("step-1", Duration::from_secs(60), None).await?;
 /// assert_eq!(store.status("step-1").await?, UrlStatus::Pending);
 ///
-/// assert!(store.complete("step-1", json!({"approved": true})).await?);
+/// assert!(store.complete("step-1", json!({"approved": true}), None).await?);
 /// // A page cannot complete a step twice, nor one that was never registered.
-/// assert!(!store.complete("step-1", json!({"approved": false})).await?);
-/// assert!(!store.complete("made-up", json!(null)).await?);
+/// assert!(!store.complete("step-1", json!({"approved": false}), None).await?);
+/// assert!(!store.complete("made-up", json!(null), None).await?);
 ///
 /// // The completion is consumed by exactly one take.
 /// let taken = store.take("step-1", Duration::ZERO).await?;
@@ -69,12 +69,15 @@ impl std::error::Error for StoreError {}
 /// # }).unwrap();
 /// ```
 pub trait CompletionStore: Send + Sync {
-    /// Registers a freshly minted id as pending for `ttl`.
-    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()>;
+    /// Registers a freshly minted id as pending for `ttl`, owned by `owner` (the authenticated
+    /// principal of the flow that minted it) when there is one.
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()>;
 
-    /// Records completion of a pending id. `false` when the id is unknown, expired or already
-    /// completed: a page must not be able to complete a step twice or invent one.
-    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool>;
+    /// Records completion of a pending id by `by` (the principal the page authenticated, if
+    /// any). `false` when the id is unknown, expired or already completed — a page must not be
+    /// able to complete a step twice or invent one — and when the step has an owner other than
+    /// `by`: an approval of user A cannot be given by user B (nor anonymously).
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool>;
 
     /// The current status of `id`.
     fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus>;
@@ -94,6 +97,8 @@ pub trait CompletionStore: Send + Sync {
 
 struct Record {
     status: UrlStatus,
+    /// The principal the step belongs to, if any.
+    owner: Option<String>,
     expires: Instant,
     notify: Arc<Notify>,
 }
@@ -109,10 +114,10 @@ struct Record {
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let store = Arc::new(InProcessStore::new());
-/// store.register("pay-7", Duration::from_secs(60)).await?;
+/// store.register("pay-7", Duration::from_secs(60), None).await?;
 /// // A retry waits (here at most a minute) and wakes as soon as the page completes the step.
 /// let page = Arc::clone(&store);
-/// let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into()).await });
+/// let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into(), None).await });
 /// let status = store.take("pay-7", Duration::from_secs(60)).await?;
 /// assert_eq!(status, UrlStatus::Completed("approved".into()));
 /// assert!(completed.await.unwrap()?);
@@ -159,24 +164,29 @@ impl InProcessStore {
 }
 
 impl CompletionStore for InProcessStore {
-    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
         let id = id.to_owned();
+        let owner = owner.map(str::to_owned);
         Box::pin(async move {
             self.with_records(|records| {
                 records.insert(
                     id,
-                    Record { status: UrlStatus::Pending, expires: Instant::now() + ttl, notify: Arc::new(Notify::new()) },
+                    Record { status: UrlStatus::Pending, owner, expires: Instant::now() + ttl, notify: Arc::new(Notify::new()) },
                 );
             });
             Ok(())
         })
     }
 
-    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool> {
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
         let id = id.to_owned();
+        let by = by.map(str::to_owned);
         Box::pin(async move {
             Ok(self.with_records(|records| match records.get_mut(&id) {
-                Some(record) if record.status == UrlStatus::Pending => {
+                Some(record)
+                    if record.status == UrlStatus::Pending
+                        && record.owner.as_ref().is_none_or(|owner| by.as_ref() == Some(owner)) =>
+                {
                     record.status = UrlStatus::Completed(outcome);
                     record.notify.notify_waiters();
                     true
@@ -230,9 +240,22 @@ mod tests {
     use serde_json::json;
 
     #[tokio::test]
+    async fn an_owned_step_completes_only_for_its_owner() {
+        let store = InProcessStore::new();
+        store.register("owned", Duration::from_secs(60), Some("alice")).await.unwrap();
+        assert!(!store.complete("owned", json!(true), Some("bob")).await.unwrap(), "completed by another user");
+        assert!(!store.complete("owned", json!(true), None).await.unwrap(), "completed anonymously");
+        assert_eq!(store.status("owned").await.unwrap(), UrlStatus::Pending);
+        assert!(store.complete("owned", json!(true), Some("alice")).await.unwrap());
+        // A step minted without a principal completes for anyone, as before.
+        store.register("open", Duration::from_secs(60), None).await.unwrap();
+        assert!(store.complete("open", json!(true), Some("bob")).await.unwrap());
+    }
+
+    #[tokio::test]
     async fn completes_once_wakes_waiters_and_is_taken_once() {
         let store = Arc::new(InProcessStore::new());
-        store.register("a", Duration::from_secs(60)).await.unwrap();
+        store.register("a", Duration::from_secs(60), None).await.unwrap();
         assert_eq!(store.status("a").await.unwrap(), UrlStatus::Pending);
         assert_eq!(store.take("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Pending);
         let waiter = {
@@ -240,31 +263,31 @@ mod tests {
             tokio::spawn(async move { store.take("a", Duration::from_secs(30)).await })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(store.complete("a", json!({"approved": true})).await.unwrap());
-        assert!(!store.complete("a", json!({"approved": false})).await.unwrap(), "completed twice");
+        assert!(store.complete("a", json!({"approved": true}), None).await.unwrap());
+        assert!(!store.complete("a", json!({"approved": false}), None).await.unwrap(), "completed twice");
         let status = waiter.await.unwrap().unwrap();
         assert_eq!(status, UrlStatus::Completed(json!({"approved": true})));
         // Consumed: a second take (a replayed older state) does not see the approval again.
         assert_eq!(store.take("a", Duration::from_millis(10)).await.unwrap(), UrlStatus::Unknown);
-        assert!(!store.complete("never-minted", json!(null)).await.unwrap());
+        assert!(!store.complete("never-minted", json!(null), None).await.unwrap());
         assert_eq!(store.status("never-minted").await.unwrap(), UrlStatus::Unknown);
     }
 
     #[tokio::test]
     async fn a_released_record_is_gone() {
         let store = InProcessStore::new();
-        store.register("c", Duration::from_secs(60)).await.unwrap();
+        store.register("c", Duration::from_secs(60), None).await.unwrap();
         store.release("c");
         assert_eq!(store.status("c").await.unwrap(), UrlStatus::Unknown);
-        assert!(!store.complete("c", json!(null)).await.unwrap());
+        assert!(!store.complete("c", json!(null), None).await.unwrap());
     }
 
     #[tokio::test]
     async fn records_expire() {
         let store = InProcessStore::new();
-        store.register("b", Duration::from_millis(1)).await.unwrap();
+        store.register("b", Duration::from_millis(1), None).await.unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
         assert_eq!(store.status("b").await.unwrap(), UrlStatus::Unknown);
-        assert!(!store.complete("b", json!(null)).await.unwrap());
+        assert!(!store.complete("b", json!(null), None).await.unwrap());
     }
 }

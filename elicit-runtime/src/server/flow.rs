@@ -125,6 +125,8 @@ pub struct Flow {
     config: Arc<EngineConfig>,
     /// Set on a 2025-era session: asks are sent and awaited instead of suspending the round.
     live: Option<Arc<LiveLink>>,
+    /// The request served: principal, progress and cancellation (server/context.rs).
+    pub(super) request: super::context::RequestInfo,
 }
 
 /// What a live flow needs beyond a replayed one. Dropped with the last clone of the flow, which
@@ -209,6 +211,7 @@ impl Flow {
             store,
             config: Arc::new(config),
             live: None,
+            request: super::context::RequestInfo::default(),
         }
     }
 
@@ -479,7 +482,7 @@ impl Flow {
     /// Mints a URL-mode step for `key`: an unguessable id registered in the store.
     async fn mint_url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlRecord, FlowError> {
         let id = mint_id();
-        self.store.register(&id, self.config.url_ttl).await.map_err(FlowError::Store)?;
+        self.store.register(&id, self.config.url_ttl, self.principal()).await.map_err(FlowError::Store)?;
         if let Some(live) = &self.live {
             live.hold(&id);
         }

@@ -43,6 +43,7 @@
 //! ```
 
 mod completion;
+mod context;
 mod flow;
 mod live;
 #[cfg(feature = "redis")]
@@ -57,6 +58,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 
 pub use completion::{CompletionStore, InProcessStore, StoreError, StoreFuture, UrlStatus};
+pub use context::RequestHandle;
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
 #[cfg(feature = "redis")]
@@ -363,7 +365,8 @@ impl Engine {
             self.store.clone(),
             self.config.clone(),
         )
-        .live(LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone()));
+        .live(LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone()))
+        .with_principal(request.principal);
         let finished = handler(flow.clone()).await;
         let fatal = flow.take_fatal();
         drop(flow);
@@ -420,7 +423,8 @@ impl Engine {
             responses,
             self.store.clone(),
             self.config.clone(),
-        );
+        )
+        .with_principal(request.principal);
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
         if let Some(fatal) = flow.take_fatal() {
             return Err(fatal.into());

@@ -68,10 +68,15 @@ const PENDING: &str = "pending";
 /// The prefix of a finished step's value; the page's JSON follows.
 const DONE: &str = "done:";
 
+/// The prefix of the value of a registered, unfinished step owned by a principal, who follows.
+const PENDING_FOR: &str = "pending:";
+
 /// Turns a pending record into a done one and announces its id, atomically.
-/// KEYS[1] record; ARGV[1] new value, ARGV[2] channel, ARGV[3] id, ARGV[4] the pending value.
+/// KEYS[1] record; ARGV[1] new value, ARGV[2] channel, ARGV[3] id, ARGV[4] the pending value of
+/// a step without owner, ARGV[5] that of a step owned by the completing principal.
 const COMPLETE_SCRIPT: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[4] then
+local value = redis.call('GET', KEYS[1])
+if value == ARGV[4] or value == ARGV[5] then
   redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
   redis.call('PUBLISH', ARGV[2], ARGV[3])
   return 1
@@ -251,7 +256,7 @@ impl RedisStore {
     fn decode(&self, value: Option<String>) -> Result<UrlStatus, StoreError> {
         match value.as_deref() {
             None => Ok(UrlStatus::Unknown),
-            Some(PENDING) => Ok(UrlStatus::Pending),
+            Some(pending) if pending == PENDING || pending.starts_with(PENDING_FOR) => Ok(UrlStatus::Pending),
             Some(done) => match done.strip_prefix(DONE) {
                 Some(json) => serde_json::from_str(json)
                     .map(UrlStatus::Completed)
@@ -263,14 +268,15 @@ impl RedisStore {
 }
 
 impl CompletionStore for RedisStore {
-    fn register(&self, id: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
         let key = self.key(id);
+        let pending = owner.map_or_else(|| PENDING.to_owned(), |owner| format!("{PENDING_FOR}{owner}"));
         // PX 0 is an error in Redis; a step lives at least a millisecond.
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         Box::pin(async move {
             self.run("register", |mut c| {
-                let key = key.clone();
-                async move { redis::cmd("SET").arg(key).arg(PENDING).arg("PX").arg(ttl_ms).query_async::<()>(&mut c).await }
+                let (key, pending) = (key.clone(), pending.clone());
+                async move { redis::cmd("SET").arg(key).arg(pending).arg("PX").arg(ttl_ms).query_async::<()>(&mut c).await }
             })
             .await
         })
@@ -288,8 +294,10 @@ impl CompletionStore for RedisStore {
         });
     }
 
-    fn complete(&self, id: &str, outcome: Value) -> StoreFuture<'_, bool> {
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
         let id = id.to_owned();
+        // Without a principal only an unowned step completes: ARGV[5] repeats ARGV[4].
+        let owned = by.map_or_else(|| PENDING.to_owned(), |by| format!("{PENDING_FOR}{by}"));
         Box::pin(async move {
             if id.len() > MAX_ID_LEN {
                 return Ok(false);
@@ -299,7 +307,7 @@ impl CompletionStore for RedisStore {
             let done: i64 = self
                 .run("complete", |mut c| {
                     let mut invocation = self.complete_script.key(&key);
-                    invocation.arg(&value).arg(&self.channel).arg(&id).arg(PENDING);
+                    invocation.arg(&value).arg(&self.channel).arg(&id).arg(PENDING).arg(&owned);
                     async move { invocation.invoke_async(&mut c).await }
                 })
                 .await?;

@@ -8,22 +8,27 @@
 //!          --store STORE      where payment completions live: `memory` (default, this process)
 //!                             or redis://HOST:PORT, shared by every instance using it
 //! ```
+//! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
+//! require one and bind each flow, payment step included, to its user; without any the server
+//! is open.
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
 use elicit_examples::travel::{AUDIENCE, PaymentSummaries, payment_page_at, server_with};
-use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_on};
+use elicit_examples::bearer::{BearerTokens, authenticate};
+use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_app};
 use elicit_runtime::server::Engine;
 
 const USAGE: &str =
-    "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT]";
+    "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
-    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store"])
+    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store", "tokens"])
         .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
+    let tokens = BearerTokens::configured(options.get("tokens")).unwrap_or_else(|e| exit_usage(&e));
     let store = completion_store(options.get("store")).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
@@ -45,7 +50,13 @@ async fn run() -> std::io::Result<()> {
     let page = payment_page_at(engine.completion_store().clone(), keys.page_secrets, summaries.clone(), &public_url);
     let mcp = server_with(engine, &public_url, summaries);
     match options.transport {
-        Transport::Http(_) => serve_on(mcp, listener, page).await,
+        Transport::Http(_) => {
+            let app = match tokens {
+                Some(tokens) => authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(page, tokens, false)),
+                None => mcp.http_router(&[]).merge(page),
+            };
+            serve_app(app, listener).await
+        }
         Transport::Stdio => {
             eprintln!("payment page at {public_url}/pay/{{id}}");
             tokio::spawn(async move { axum::serve(listener, page).await });

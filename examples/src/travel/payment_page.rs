@@ -23,10 +23,11 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use elicit_runtime::rmcp::Principal;
 use elicit_runtime::server::{CompletionStore, UrlStatus};
 use serde_json::json;
 
@@ -178,7 +179,10 @@ fn came_from_the_page(secrets: &PageSecrets, id: &str, headers: &HeaderMap, body
     secrets.verify(id, nonce, &token)
 }
 
-async fn decide(page_state: PaymentPage, id: String, headers: HeaderMap, body: Bytes, approved: bool) -> Response {
+/// The user a decision is recorded for: the principal the server's bearer layer authenticated.
+type User = Option<Extension<Principal>>;
+
+async fn decide(page_state: PaymentPage, id: String, user: User, headers: HeaderMap, body: Bytes, approved: bool) -> Response {
     if !plausible_id(&id) {
         return not_found("This payment link is not valid.");
     }
@@ -190,20 +194,26 @@ async fn decide(page_state: PaymentPage, id: String, headers: HeaderMap, body: B
              failed), so nothing was recorded.</p><p>Open the link from your MCP client again and use its buttons.</p>",
         );
     }
-    match page_state.store.complete(&id, json!({ "approved": approved })).await {
+    // A payment started by an authenticated user is recorded only for that user.
+    let by = user.as_ref().map(|Extension(Principal(user))| user.as_str());
+    match page_state.store.complete(&id, json!({ "approved": approved }), by).await {
         Ok(true) if approved => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
         Ok(true) => page(StatusCode::OK, "Payment denied", "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>"),
-        Ok(false) => page(StatusCode::CONFLICT, "Not recorded", "<p>This payment link has expired or was already used.</p>"),
+        Ok(false) => page(
+            StatusCode::CONFLICT,
+            "Not recorded",
+            "<p id=\"not-recorded\">This payment link has expired, was already used, or belongs to another user.</p>",
+        ),
         Err(error) => unavailable(error),
     }
 }
 
-async fn approve(State(page_state): State<PaymentPage>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    decide(page_state, id, headers, body, true).await
+async fn approve(State(page_state): State<PaymentPage>, Path(id): Path<String>, user: User, headers: HeaderMap, body: Bytes) -> Response {
+    decide(page_state, id, user, headers, body, true).await
 }
 
-async fn deny(State(page_state): State<PaymentPage>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    decide(page_state, id, headers, body, false).await
+async fn deny(State(page_state): State<PaymentPage>, Path(id): Path<String>, user: User, headers: HeaderMap, body: Bytes) -> Response {
+    decide(page_state, id, user, headers, body, false).await
 }

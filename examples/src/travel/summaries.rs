@@ -69,8 +69,8 @@ impl PaymentSummaries {
         runtime.spawn(async move {
             let Ok(value) = serde_json::to_value(&summary) else { return };
             // Best effort: without it, only the instance that minted the link names the payment.
-            if store.register(&key, TTL).await.is_ok() {
-                let _ = store.complete(&key, value).await;
+            if store.register(&key, TTL, None).await.is_ok() {
+                let _ = store.complete(&key, value, None).await;
             }
         });
     }

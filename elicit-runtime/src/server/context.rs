@@ -1,0 +1,76 @@
+//! What a handler sees of its request beyond arguments and answers: the authenticated principal,
+//! progress notifications, and cancellation.
+
+use std::sync::Arc;
+
+use super::Flow;
+use super::live::LiveFuture;
+
+/// The transport's side of a request, for progress and cancellation (the rmcp adapter provides
+/// one; a transport of your own may).
+pub trait RequestHandle: Send + Sync {
+    /// Sends a progress notification for this request, if the client asked for progress (gave a
+    /// `progressToken`); otherwise does nothing.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> LiveFuture<'_, Result<(), String>>;
+
+    /// Whether the client cancelled this request (or the connection is gone).
+    fn is_cancelled(&self) -> bool;
+
+    /// Resolves when the request is cancelled; never, if it is not.
+    fn cancelled(&self) -> LiveFuture<'_, ()>;
+}
+
+/// The request a flow serves: set by the engine (principal) and the transport (handle).
+#[derive(Clone, Default)]
+pub(super) struct RequestInfo {
+    pub(super) principal: Option<Arc<str>>,
+    pub(super) handle: Option<Arc<dyn RequestHandle>>,
+}
+
+impl Flow {
+    /// The authenticated principal of the request (as the transport's principal hook found it),
+    /// to which the `requestState` and every URL-mode step of this flow are bound.
+    pub fn principal(&self) -> Option<&str> {
+        self.request.principal.as_deref()
+    }
+
+    /// Sends a progress notification (`progress` so far, of `total` if known) when the client
+    /// asked for progress on this request; otherwise, or without a transport handle, does
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// The transport failed to send it.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), String> {
+        match &self.request.handle {
+            Some(handle) => handle.progress(progress, total, message.map(str::to_owned)).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the client cancelled this request (`false` without a transport handle).
+    pub fn is_cancelled(&self) -> bool {
+        self.request.handle.as_ref().is_some_and(|handle| handle.is_cancelled())
+    }
+
+    /// Resolves when the client cancels this request: `select!` on it around long work.
+    /// Without a transport handle it never resolves.
+    pub async fn cancelled(&self) {
+        match &self.request.handle {
+            Some(handle) => handle.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// This flow, bound to `principal` (the engine sets it from the request).
+    pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
+        self.request.principal = principal.map(Arc::from);
+        self
+    }
+
+    /// This flow, with the transport's handle on its request (progress, cancellation).
+    pub fn with_request_handle(mut self, handle: Arc<dyn RequestHandle>) -> Self {
+        self.request.handle = Some(handle);
+        self
+    }
+}

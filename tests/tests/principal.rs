@@ -1,0 +1,136 @@
+//! The authenticated principal over HTTP: a `travel-server` with two bearer identities binds each
+//! flow to its user. Bob presenting Alice's `requestState` gets `-32602`; Bob (or nobody)
+//! submitting Alice's payment approval gets a refused page; Alice alone books end to end.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+mod support;
+
+use std::process::Command;
+
+use elicit_tests::process;
+use serde_json::{Value, json};
+
+use support::http::{form_and_url, http_client, visit_page};
+
+const ALICE: &str = "token-alice";
+const BOB: &str = "token-bob";
+
+fn start() -> process::Listening {
+    let mut command = Command::new(support::process::travel_server_bin());
+    command
+        .args(["--listen", "127.0.0.1:0"])
+        .env("ELICIT_STATE_KEYS", support::key_b64())
+        .env("ELICIT_BEARER_TOKENS", format!("{ALICE}=alice,{BOB}=bob"))
+        .env_remove("RUST_LOG");
+    process::Listening::start(command)
+}
+
+/// One `tools/call book_trip` as `token` (or anonymously): the HTTP status and the JSON body.
+async fn book_trip(url: &str, token: Option<&str>, responses: Option<Value>, state: Option<&str>) -> (u16, Value) {
+    let mut params = json!({"name": "book_trip", "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": form_and_url()}});
+    if let Some(responses) = responses {
+        params["inputResponses"] = responses;
+    }
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let mut request = http_client()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "book_trip");
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    let response = request.body(body.to_string()).send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn trip() -> Value {
+    json!({"trip": {"action": "accept", "content": {
+        "from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 2, "cabin": "business",
+        "meals": ["vegan"], "extras": ["lounge"], "email": "ada@example.com", "alerts": false}}})
+}
+
+fn state_of(reply: &Value) -> String {
+    assert_eq!(reply["result"]["resultType"], json!("input_required"), "{reply}");
+    reply["result"]["requestState"].as_str().unwrap().to_owned()
+}
+
+/// Alice's flow up to the payment step: the payment URL and the state to continue with.
+async fn alice_to_payment(url: &str) -> (String, String) {
+    let (_, first) = book_trip(url, Some(ALICE), None, None).await;
+    let (_, second) = book_trip(url, Some(ALICE), Some(trip()), Some(&state_of(&first))).await;
+    let state = state_of(&second);
+    let pay = second["result"]["inputRequests"]["payment"]["params"]["url"].as_str().unwrap().to_owned();
+    (pay, state)
+}
+
+/// POSTs the payment page's form `action` as `token` (or anonymously), as a browser that opened
+/// the page would: its nonce cookie and form token. Returns the status and the page.
+async fn submit(pay: &str, action: &str, token: Option<&str>) -> (u16, String) {
+    let visit = visit_page(pay).await;
+    let mut request = http_client()
+        .post(format!("{pay}/{action}"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Cookie", visit.cookie.unwrap());
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    let response = request.body(format!("csrf={}", visit.token.unwrap())).send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_needs_a_known_bearer_token() {
+    let server = start();
+    assert_eq!(book_trip(&server.mcp_url(), None, None, None).await.0, 401);
+    assert_eq!(book_trip(&server.mcp_url(), Some("token-mallory"), None, None).await.0, 401);
+    assert_eq!(book_trip(&server.mcp_url(), Some(BOB), None, None).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_of_alice_is_refused_for_bob() {
+    let server = start();
+    let url = server.mcp_url();
+    let (_, first) = book_trip(&url, Some(ALICE), None, None).await;
+    let state = state_of(&first);
+    let (status, refused) = book_trip(&url, Some(BOB), Some(trip()), Some(&state)).await;
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+    // The same state still works for Alice.
+    let (_, continued) = book_trip(&url, Some(ALICE), Some(trip()), Some(&state)).await;
+    assert!(continued["result"]["inputRequests"]["payment"].is_object(), "{continued}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_alice_can_approve_her_payment_and_then_she_books() {
+    let server = start();
+    let url = server.mcp_url();
+    let (pay, state) = alice_to_payment(&url).await;
+
+    for (who, token) in [("bob", Some(BOB)), ("nobody", None)] {
+        let (status, page) = submit(&pay, "approve", token).await;
+        assert_eq!(status, 409, "{who}: {page}");
+        assert!(page.contains("belongs to another user"), "{who}: {page}");
+    }
+    let (status, page) = submit(&pay, "approve", Some(ALICE)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Payment approved"), "{page}");
+
+    let (_, confirm) = book_trip(&url, Some(ALICE), Some(json!({"payment": {"action": "accept"}})), Some(&state)).await;
+    let state = state_of(&confirm);
+    assert!(confirm["result"]["inputRequests"]["confirm"].is_object(), "{confirm}");
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let (_, booked) = book_trip(&url, Some(ALICE), Some(answer), Some(&state)).await;
+    let text = booked["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Booked!"), "{booked}");
+}
