@@ -10,20 +10,18 @@
 
 use std::time::Duration;
 
-use elicit_runtime::client::legacy::{self, LegacyCaller, PushReceiver, PushRefusal, PushSender};
-use elicit_runtime::client::{CallError, Caller, DriveError, Driver, Responder};
+use elicit_runtime::client::legacy::{self, PushReceiver, PushRefusal, PushSender};
+use elicit_runtime::client::rmcp_caller::{RmcpCaller, transport_message};
+use elicit_runtime::client::{DriveError, Driver, Responder};
 use elicit_runtime::wire::Capabilities;
 #[allow(deprecated, reason = "sampling and roots are deprecated (SEP-2577); 2025-era servers still send them and get a refusal")]
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientNotification, ClientRequest, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
-    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
-    FormElicitationCapability, GetPromptRequest, GetPromptRequestParams, Implementation, ListRootsResult, MetaObject,
-    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, RequestId, RequestMetaObject, Tool,
-    UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification, CustomRequest,
+    CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability,
+    Implementation, ListRootsResult, ProtocolVersion, Tool, UrlElicitationCapability,
 };
 use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext,
     RunningService, ServiceError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -122,7 +120,8 @@ pub(crate) struct Connection {
     /// The negotiated 2025-era version; `None` on 2026-07-28.
     pub(crate) legacy_version: Option<String>,
     pushes: Option<PushReceiver>,
-    last_request: Option<RequestId>,
+    /// Sends the driver's rounds with their own `_meta` (the runtime's rmcp-backed caller).
+    caller: RmcpCaller,
     /// How long any one request may go unanswered.
     timeout: Duration,
 }
@@ -183,7 +182,8 @@ impl Connection {
             .unwrap_or_else(|| endpoint.clone());
         let negotiated = info.as_ref().map(|info| info.protocol_version.to_string());
         let legacy_version = negotiated.filter(|v| v.as_str() != elicit_runtime::wire::PROTOCOL_VERSION);
-        Ok(Connection { client, server_name, endpoint, legacy_version, pushes: Some(receiver), last_request: None, timeout })
+        let caller = RmcpCaller::new(client.peer().clone()).timeout(timeout);
+        Ok(Connection { client, server_name, endpoint, legacy_version, pushes: Some(receiver), caller, timeout })
     }
 
     /// Runs one call through the driver, on whichever era the server speaks.
@@ -195,12 +195,12 @@ impl Connection {
         params: Map<String, Value>,
     ) -> Result<Value, DriveError> {
         if self.legacy_version.is_none() {
-            return driver.call(self, responder, method, params).await;
+            return driver.call(&mut self.caller, responder, method, params).await;
         }
         let Some(mut pushes) = self.pushes.take() else {
             return Err(DriveError::Protocol("one call at a time".into()));
         };
-        let result = driver.call_legacy(self, &mut pushes, responder, method, params).await;
+        let result = driver.call_legacy(&mut self.caller, &mut pushes, responder, method, params).await;
         self.pushes = Some(pushes);
         result
     }
@@ -295,57 +295,3 @@ fn describe(error: &ServiceError) -> String {
     }
 }
 
-/// What went wrong on the wire, without rmcp's wrapper naming the transport's Rust type
-/// ("Transport send error: Transport [rmcp::transport::worker::WorkerTransport<...>] error: ...").
-fn transport_message(error: &ServiceError) -> String {
-    match error {
-        ServiceError::TransportSend(e) => e.error.to_string(),
-        other => other.to_string(),
-    }
-}
-
-fn json_params<T: serde::de::DeserializeOwned>(params: Map<String, Value>) -> Result<T, CallError> {
-    serde_json::from_value(Value::Object(params)).map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))
-}
-
-impl Caller for Connection {
-    async fn call(&mut self, method: &str, mut params: Map<String, Value>) -> Result<Value, CallError> {
-        // The per-request `_meta` goes through the request options: rmcp would otherwise
-        // overwrite it with connection-level metadata.
-        let meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        let request = match method {
-            "tools/call" => ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?)),
-            "prompts/get" => ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?)),
-            "resources/read" => {
-                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<ReadResourceRequestParams>(params)?))
-            }
-            other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),
-        };
-        let options = PeerRequestOptions::with_timeout(self.timeout).with_meta(RequestMetaObject(MetaObject(meta)));
-        let handle = self.client.peer().send_request_with_option(request, options).await.map_err(|e| to_call_error(&e))?;
-        self.last_request = Some(handle.id.clone());
-        let result = handle.await_response().await.map_err(|e| to_call_error(&e))?;
-        serde_json::to_value(&result).map_err(|e| CallError::Transport(format!("cannot read the result: {e}")))
-    }
-}
-
-fn to_call_error(error: &ServiceError) -> CallError {
-    match error {
-        ServiceError::McpError(e) => CallError::Rpc { code: e.code.0, message: e.message.to_string(), data: e.data.clone() },
-        ServiceError::Timeout { timeout } => {
-            CallError::Transport(format!("the server did not answer within {} s", timeout.as_secs()))
-        }
-        other => CallError::Transport(transport_message(other)),
-    }
-}
-
-impl LegacyCaller for Connection {
-    async fn cancel_call(&mut self, reason: &str) {
-        let Some(id) = self.last_request.take() else { return };
-        let notification = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason.to_owned())));
-        let _ = self.client.peer().send_notification(ClientNotification::CancelledNotification(notification)).await;
-    }
-}

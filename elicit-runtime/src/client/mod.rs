@@ -12,6 +12,9 @@
 pub mod form;
 pub mod legacy;
 mod legacy_driver;
+#[cfg(feature = "rmcp-client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
+pub mod rmcp_caller;
 mod url_check;
 
 use std::collections::HashMap;

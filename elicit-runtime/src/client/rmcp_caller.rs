@@ -1,0 +1,123 @@
+//! A [`Caller`] on an rmcp client (feature `rmcp-client`): the driver's rounds sent through an
+//! rmcp `Peer<RoleClient>`, each with its own `_meta`.
+//!
+//! rmcp overwrites the `_meta` of a request's params with the connection's own metadata, so the
+//! per-request `_meta` the driver builds (protocol version, client capabilities, client info)
+//! would be lost. [`RmcpCaller`] moves it into the request options, where rmcp keeps it.
+//!
+//! ```no_run
+//! use elicit_runtime::client::rmcp_caller::RmcpCaller;
+//! use elicit_runtime::client::{Driver, Responder};
+//! use elicit_runtime::wire::Capabilities;
+//! use rmcp::RoleClient;
+//! use rmcp::service::Peer;
+//!
+//! async fn book(peer: Peer<RoleClient>, responder: &mut impl Responder) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+//!     let mut caller = RmcpCaller::new(peer);
+//!     let driver = Driver::new(Capabilities::ELICITATION, serde_json::json!({"name": "app", "version": "1"}), "travel-server");
+//!     Ok(driver.call(&mut caller, responder, "tools/call", serde_json::json!({"name": "book_trip"}).as_object().cloned().unwrap_or_default()).await?)
+//! }
+//! ```
+
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest,
+    GetPromptRequest, GetPromptRequestParams, MetaObject, ReadResourceRequest, ReadResourceRequestParams, RequestId,
+    RequestMetaObject,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use serde_json::{Map, Value};
+
+use super::legacy::LegacyCaller;
+use super::{CallError, Caller};
+
+/// Sends the driver's requests (`tools/call`, `prompts/get`, `resources/read`) through an rmcp
+/// client peer, with the per-request `_meta` in place.
+#[derive(Debug, Clone)]
+pub struct RmcpCaller {
+    peer: Peer<RoleClient>,
+    timeout: Option<Duration>,
+    last_request: Option<RequestId>,
+}
+
+impl RmcpCaller {
+    /// A caller on `peer` (`running_service.peer().clone()`), with no time bound of its own.
+    pub fn new(peer: Peer<RoleClient>) -> RmcpCaller {
+        RmcpCaller { peer, timeout: None, last_request: None }
+    }
+
+    /// Fails a request the server leaves unanswered for `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> RmcpCaller {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The peer requests go through.
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// The id of the last request sent, if any.
+    pub fn last_request(&self) -> Option<&RequestId> {
+        self.last_request.as_ref()
+    }
+}
+
+fn json_params<T: serde::de::DeserializeOwned>(params: Map<String, Value>) -> Result<T, CallError> {
+    serde_json::from_value(Value::Object(params)).map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))
+}
+
+impl Caller for RmcpCaller {
+    async fn call(&mut self, method: &str, mut params: Map<String, Value>) -> Result<Value, CallError> {
+        // The per-request `_meta` goes through the request options: rmcp would otherwise
+        // overwrite it with connection-level metadata.
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        let request = match method {
+            "tools/call" => ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?)),
+            "prompts/get" => ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?)),
+            "resources/read" => {
+                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<ReadResourceRequestParams>(params)?))
+            }
+            other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),
+        };
+        let options = match self.timeout {
+            Some(timeout) => PeerRequestOptions::with_timeout(timeout),
+            None => PeerRequestOptions::no_options(),
+        };
+        let options = options.with_meta(RequestMetaObject(MetaObject(meta)));
+        let handle = self.peer.send_request_with_option(request, options).await.map_err(|e| to_call_error(&e))?;
+        self.last_request = Some(handle.id.clone());
+        let result = handle.await_response().await.map_err(|e| to_call_error(&e))?;
+        serde_json::to_value(&result).map_err(|e| CallError::Transport(format!("cannot read the result: {e}")))
+    }
+}
+
+impl LegacyCaller for RmcpCaller {
+    async fn cancel_call(&mut self, reason: &str) {
+        let Some(id) = self.last_request.take() else { return };
+        let notification = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason.to_owned())));
+        let _ = self.peer.send_notification(ClientNotification::CancelledNotification(notification)).await;
+    }
+}
+
+/// What went wrong on the wire, without rmcp's wrapper naming the transport's Rust type
+/// ("Transport send error: Transport [rmcp::transport::worker::WorkerTransport<...>] error: ...").
+pub fn transport_message(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportSend(e) => e.error.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn to_call_error(error: &ServiceError) -> CallError {
+    match error {
+        ServiceError::McpError(e) => CallError::Rpc { code: e.code.0, message: e.message.to_string(), data: e.data.clone() },
+        ServiceError::Timeout { timeout } => CallError::Transport(format!("the server did not answer within {} s", timeout.as_secs())),
+        other => CallError::Transport(transport_message(other)),
+    }
+}

@@ -1,0 +1,70 @@
+//! The example application `book-trip-app` (rmcp's client, the runtime's rmcp-backed `Caller`
+//! and `Driver`) books a trip on a real `travel-server`: the form, the payment page opened in a
+//! stand-in browser, the confirmation.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+mod clisupport;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use elicit_tests::process;
+
+use clisupport::{Browser, Sandbox, TravelServer};
+
+/// The bound on a run.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Runs `book-trip-app --url URL --browser SCRIPT`; its exit success, stdout and stderr.
+fn book(server: &TravelServer, sandbox: &Sandbox, browser: Browser) -> (bool, String, String) {
+    clisupport::bins();
+    let script = sandbox.browser(browser);
+    let mut child = Command::new(process::debug_bin("book-trip-app"))
+        .args(["--url", &server.mcp_url(), "--browser", &script])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("book-trip-app did not finish within {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (status.success(), stdout, stderr)
+}
+
+#[test]
+fn the_app_books_a_trip_through_the_rmcp_caller() {
+    let server = TravelServer::start();
+    let sandbox = Sandbox::new();
+    let (ok, stdout, stderr) = book(&server, &sandbox, Browser::Approve);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("Booked!") && stdout.contains("CDG → JFK on 2026-09-01, 2 traveller(s)"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("travel-server asks (trip)") && stderr.contains("travel-server asks (confirm)"), "{stderr}");
+    assert_eq!(sandbox.opened().len(), 1, "{stderr}");
+    assert_eq!(sandbox.page_answers(), ["HTTP/1.1 200 OK"]);
+}
+
+#[test]
+fn a_denied_payment_books_nothing() {
+    let server = TravelServer::start();
+    let sandbox = Sandbox::new();
+    let (ok, stdout, stderr) = book(&server, &sandbox, Browser::Deny);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("Payment denied on the payment page: nothing was booked."), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("asks (confirm)"), "{stderr}");
+}
