@@ -18,6 +18,7 @@ pub(crate) const MESSAGE: &str = "message";
 pub(crate) const RENAME_ALL: &str = "rename_all";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const DESERIALIZE: &str = "deserialize";
+pub(crate) const JSON_SCHEMA: &str = "json_schema";
 pub(crate) const RENAME: &str = "rename";
 pub(crate) const TITLE: &str = "title";
 pub(crate) const DESCRIPTION: &str = "description";
@@ -32,7 +33,7 @@ pub(crate) const FORMAT: &str = "format";
 /// Not a keyword: named so that asking for it gets an explanation instead of "unknown".
 const PATTERN: &str = "pattern";
 
-const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE];
+const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE, JSON_SCHEMA];
 const ENUM_KEYS: &[&str] = &[RENAME_ALL, CRATE];
 const FIELD_KEYS: &[&str] = &[
     RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT,
@@ -109,6 +110,10 @@ pub(crate) struct ContainerAttrs {
     pub(crate) krate: Option<Spanned<syn::Path>>,
     /// `deserialize`: also implement serde's `Deserialize` through the validating parser.
     pub(crate) deserialize: Option<Spanned<()>>,
+    /// `json_schema`: also implement `schemars::JsonSchema` with the `requestedSchema` (needs the
+    /// runtime's `schemars` feature). Opt-in, so that turning the feature on never collides with
+    /// a `#[derive(JsonSchema)]` of the same type: the feature stays additive.
+    pub(crate) json_schema: Option<Spanned<()>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -372,6 +377,16 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
                 }
             };
             set(cx, &mut out.deserialize, key, key_span, flag);
+        }
+        JSON_SCHEMA => {
+            let flag = match value {
+                None => Some(Spanned { value: (), key: key_span, span: key_span, tokens: TokenStream::new() }),
+                Some(expr) => {
+                    cx.error_spanned_by(&expr, "`json_schema` is a flag and takes no value");
+                    None
+                }
+            };
+            set(cx, &mut out.json_schema, key, key_span, flag);
         }
         _ => {}
     });

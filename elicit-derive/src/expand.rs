@@ -265,6 +265,13 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     };
     let field_count = vars.len();
     let name = ident.to_string();
+    // `#[elicit(json_schema)]`: a `schemars::JsonSchema` impl (a compile error naming the
+    // runtime's `schemars` feature when it is off).
+    let json_schema = if input.attrs.json_schema.is_some() {
+        quote! { #rt::__impl_json_schema!(#ident, #name); }
+    } else {
+        TokenStream::new()
+    };
     let deserialize = if input.attrs.deserialize.is_some() {
         quote! {
             #[automatically_derived]
@@ -310,8 +317,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
 
         #deserialize
 
-        // Expands to a `schemars::JsonSchema` impl when the runtime's `schemars` feature is on.
-        #rt::__impl_json_schema!(#ident, #name);
+        #json_schema
     }
 }
 

@@ -46,7 +46,7 @@
 //! Optional features: `derive`, `server` and `client` (on by default: the macro, the engine with
 //! its sealed state, the client driver; `default-features = false, features = ["derive"]` gives the
 //! derive and the parser alone, without crypto, tokio or IDNA), `chrono` and `url` (those crates'
-//! types as form fields), `schemars` (derived types implement `JsonSchema`), `rmcp` (serve from an rmcp
+//! types as form fields), `schemars` (`#[elicit(json_schema)]` types implement `JsonSchema`), `rmcp` (serve from an rmcp
 //! server; implies `server`), `redis` (URL-mode completion shared through Redis). Items that need one are badged
 //! with it in these docs.
 
@@ -78,7 +78,10 @@ pub use schema::RequestedSchema;
 /// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
 ///
 /// Container attributes: `message = ".."` (defaults to the doc comment), `rename_all = ".."`
-/// (serde's spellings), `crate = ".."` (path to this crate when renamed). Field attributes:
+/// (serde's spellings), `crate = ".."` (path to this crate when renamed), `deserialize` (a
+/// validating `serde::Deserialize`), `json_schema` (a `schemars::JsonSchema` giving the
+/// `requestedSchema`; feature `schemars`; opt-in, so a type may `#[derive(JsonSchema)]` instead).
+/// Field attributes:
 /// `rename`, `title`, `description` (defaults to the doc comment), `default`,
 /// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
 /// attributes: `rename`, `title`.
@@ -224,10 +227,12 @@ macro_rules! __impl_json_schema {
     };
 }
 
-/// Expands to nothing: the runtime's `schemars` feature is off.
+/// `#[elicit(json_schema)]` without the runtime's `schemars` feature: a clear compile error.
 #[cfg(not(feature = "schemars"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __impl_json_schema {
-    ($($tokens:tt)*) => {};
+    ($($tokens:tt)*) => {
+        ::core::compile_error!("`#[elicit(json_schema)]` needs elicit-runtime's `schemars` feature");
+    };
 }

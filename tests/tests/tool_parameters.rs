@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 /// Every field kind, as tool parameters.
 #[derive(Elicit, Debug, PartialEq)]
-#[elicit(rename_all = "camelCase", deserialize, message = "Complete the order")]
+#[elicit(rename_all = "camelCase", deserialize, json_schema, message = "Complete the order")]
 struct Order {
     /// Who orders
     #[elicit(min_length = 1, max_length = 40)]
