@@ -96,7 +96,7 @@ fn snapshot_of_a_struct() {
         "struct",
         parse_quote! {
             /// Where to, and how.
-            #[elicit(deserialize)]
+            #[elicit(deserialize, json_schema)]
             struct Trip {
                 /// The departure airport.
                 #[elicit(min_length = 3, max_length = 3, default = "CDG")]
