@@ -39,8 +39,8 @@ impl McpServer {
     /// this process: several instances need affinity on that header; `DELETE` ends one).
     ///
     /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
-    /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`] names others (a request
-    /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`] are
+    /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`](super::McpServerBuilder::allowed_origins) names others (a request
+    /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`](super::McpServerBuilder::max_request_body) are
     /// refused (413) before they are parsed.
     pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
         // rmcp routes by era: an `initialize` opens a session whatever this setting says about
