@@ -165,3 +165,50 @@ async fn the_wire_layer_puts_rmcp_right() {
     // The plain tool is untouched by the layer.
     assert_eq!(client.call("ping", json!({})).await.text(), "pong");
 }
+
+/// A handler of one's own server sees its request over stdio (`serve_io_with`): progress goes to
+/// the client that asked for it, a cancellation reaches `flow.cancelled()`, and 2026-07-28 results
+/// carry the server's `_meta` serverInfo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_cancellation_reach_the_handler_over_stdio() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let mut child = tokio::process::Command::new(own_server_bin())
+        .args(["--stdio", "--page-listen", "127.0.0.1:0"])
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.expect("own-server went silent");
+        serde_json::from_str(&line.unwrap().expect("a message")).unwrap()
+    };
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": "p-1"});
+
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}, "_meta": meta}});
+    stdin.write_all(format!("{ping}\n").as_bytes()).await.unwrap();
+    let pong = next().await;
+    assert_eq!(pong["result"]["content"][0]["text"], json!("pong"), "{pong}");
+    assert_eq!(pong["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], json!("own-server"), "{pong}");
+
+    let count = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "count", "arguments": {}, "_meta": meta}});
+    stdin.write_all(format!("{count}\n").as_bytes()).await.unwrap();
+    for step in 1..=3 {
+        let progress = next().await;
+        assert_eq!(progress["method"], json!("notifications/progress"), "{progress}");
+        assert_eq!(progress["params"]["progressToken"], json!("p-1"), "{progress}");
+        assert_eq!(progress["params"]["progress"], json!(f64::from(step)), "{progress}");
+        assert_eq!(progress["params"]["total"], json!(3.0), "{progress}");
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "enough"}});
+    stdin.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+    let seen = next().await;
+    assert_eq!(seen["method"], json!("notifications/progress"), "{seen}");
+    assert_eq!(seen["params"]["message"], json!("cancelled"), "the handler saw the cancellation: {seen}");
+}

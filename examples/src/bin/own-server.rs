@@ -16,7 +16,7 @@ use elicit_examples::travel::{PaymentSummaries, PaymentSummary, payment_page_at}
 use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args};
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{DEFAULT_MAX_REQUEST_BODY, Elicitation, ToolCall, serve_io_with, wire_layer};
-use elicit_runtime::server::{Answer, Engine, UrlAnswer};
+use elicit_runtime::server::{Answer, Engine, FlowError, UrlAnswer};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
@@ -66,6 +66,21 @@ impl Desk {
                 Answer::Declined => text("You declined to give your name."),
                 Answer::Cancelled => text("Greeting cancelled."),
             })
+        })
+        .await
+    }
+
+    /// Sees its request: reports progress, and stops when the client cancels.
+    #[tool(description = "Counts to three with progress notifications, then waits until you cancel")]
+    async fn count(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
+        call.run(&self.elicitation, |flow| async move {
+            for step in 1..=3 {
+                flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}"))).await.map_err(FlowError::Failed)?;
+            }
+            flow.cancelled().await;
+            // The client is gone from this call; the notification tells a test the handler saw it.
+            flow.progress(4.0, None, Some("cancelled")).await.map_err(FlowError::Failed)?;
+            Ok(text("cancelled"))
         })
         .await
     }
