@@ -134,3 +134,72 @@ async fn only_alice_can_approve_her_payment_and_then_she_books() {
     let text = booked["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.starts_with("Booked!"), "{booked}");
 }
+
+/// Who answers the form of `who`.
+#[derive(elicit_runtime::Elicit)]
+struct Go {
+    go: bool,
+}
+
+/// `McpServerBuilder::principal`: a hook of the server's own (here a header) names the principal;
+/// the state is bound to it and the handler sees it as `flow.principal()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_builder_hook_names_the_principal() {
+    use std::sync::Arc;
+
+    use elicit_runtime::rmcp::McpServer;
+    use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
+    use elicit_runtime::state::KeyRing;
+    use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+
+    async fn who(flow: Flow) -> Result<CallToolResult, FlowError> {
+        let principal = flow.principal().unwrap_or("nobody").to_owned();
+        let went = matches!(flow.form::<Go>("go").await?, Answer::Accepted(Go { go: true }));
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!("{principal}: {went}"))]))
+    }
+
+    let engine = Engine::builder("hooked", KeyRing::generate()).build();
+    let server = McpServer::builder("hooked", "1", engine)
+        .principal(|ctx| {
+            let parts = ctx.extensions.get::<axum::http::request::Parts>()?;
+            parts.headers.get("x-user")?.to_str().ok().map(str::to_owned)
+        })
+        .tool(Tool::new("who", "Says who you are", Arc::new(JsonObject::new())), who)
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, server.http_router(&[])).await });
+
+    let call = async |user: &str, responses: Option<Value>, state: Option<&str>| -> Value {
+        let mut params = json!({"name": "who", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": form_and_url()}});
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let response = http_client()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "who")
+            .header("x-user", user)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        response.json().await.unwrap()
+    };
+    let first = call("alice", None, None).await;
+    let state = state_of(&first);
+    let go = json!({"go": {"action": "accept", "content": {"go": true}}});
+    let refused = call("bob", Some(go.clone()), Some(&state)).await;
+    assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+    let done = call("alice", Some(go), Some(&state)).await;
+    assert_eq!(done["result"]["content"][0]["text"], json!("alice: true"), "{done}");
+}
