@@ -107,6 +107,13 @@ pub(super) struct FlowState {
     invalid: BTreeMap<String, u32>,
 }
 
+impl FlowState {
+    /// Whether the flow had run a `once` or minted a URL-mode step by this state.
+    pub(super) fn has_effects(&self) -> bool {
+        !self.once.is_empty() || !self.urls.is_empty()
+    }
+}
+
 /// What a suspended round sends: the input requests and the state to seal.
 pub(super) struct Suspension {
     pub(super) requests: Vec<(String, InputRequest)>,

@@ -441,9 +441,22 @@ impl Engine {
         // A flow that finished answers every later round — a replay of its last state, of an
         // earlier one, with the same or changed answers — from the answers it finished with: the
         // same result, never a second, contradicting one.
-        if !state.flow.is_empty()
-            && let Some(answers) = self.store.finished(&state.flow).await.map_err(|e| EngineError::from(FlowError::Store(e)))?
-        {
+        // With the store down, a state that carries no effect yet (no `once` value, no URL step)
+        // goes on without the check: form-only rounds keep working through an outage, and the
+        // first effect they reach fails on the store anyway.
+        let finished = if state.flow.is_empty() {
+            None
+        } else {
+            match self.store.finished(&state.flow).await {
+                Ok(finished) => finished,
+                Err(error) if !state.has_effects() => {
+                    tracing::warn!(target: "elicit_runtime", %error, "could not check whether a flow finished; its state has no effects yet");
+                    None
+                }
+                Err(error) => return Err(FlowError::Store(error).into()),
+            }
+        };
+        if let Some(answers) = finished {
             state.answers = match answers {
                 Value::Object(answers) => answers,
                 _ => Map::new(),
