@@ -11,6 +11,8 @@
 //!
 //! Only public API that main had too, so the same file measures main's store and engine.
 
+#![allow(clippy::panic, reason = "a bench stops loudly when a round is not what it measures")]
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
