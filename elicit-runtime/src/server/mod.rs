@@ -457,6 +457,10 @@ impl Engine {
             }
         };
         if let Some(answers) = finished {
+            // The answers sent are not used, but malformed ones are still refused as such.
+            if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+                return Err(EngineError::invalid_params(format!("inputResponses[{}]: an answer must be an object", wire::clip(key))));
+            }
             state.answers = match answers {
                 Value::Object(answers) => answers,
                 _ => Map::new(),
