@@ -288,3 +288,57 @@ async fn a_failed_computation_is_not_recorded_and_runs_again() {
     let done = call.retry(confirm(true), second.request_state.as_deref());
     assert_eq!(complete(engine.run(&done.request(), flaky).await), 7);
 }
+
+/// A 2025-era client that answers every form: `who` as Ada, the rest accepted.
+struct Ada;
+
+impl elicit_runtime::server::LivePeer for Ada {
+    fn request(&self, _method: &'static str, params: Option<Value>) -> elicit_runtime::server::LiveFuture<'_, Result<Value, String>> {
+        let message = params.as_ref().and_then(|p| p["message"].as_str()).unwrap_or_default().to_owned();
+        Box::pin(async move {
+            Ok(if message.contains("name") {
+                json!({"action": "accept", "content": {"name": "Ada"}})
+            } else {
+                json!({"action": "accept", "content": {"confirm": true}})
+            })
+        })
+    }
+
+    fn notify(&self, _method: &'static str, _params: Value) -> elicit_runtime::server::LiveFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn once_behaves_the_same_on_the_live_2025_path() {
+    use elicit_runtime::server::{LiveSession, Request};
+    use elicit_runtime::wire::{Capabilities, LegacyVersion};
+
+    let engine = engine();
+    let runs = Arc::new(Runs::default());
+    let session = LiveSession::new(
+        LegacyVersion::V2025_06_18,
+        Capabilities { form: true, ..Capabilities::default() },
+        Arc::new(Ada),
+        engine.ask_limit(),
+    );
+    let handler = {
+        let runs = runs.clone();
+        move |flow: Flow| async move {
+            let _ = flow.form::<Name>("who").await?;
+            // Asked twice under one key: computed once, the same value both times.
+            let first = flow.once("n", || async { Ok(runs.reference.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+            let again = flow.once("n", || async { Ok(runs.reference.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+            // A failing computation is not recorded: the next call runs it.
+            let failed = flow.once("m", || async { Err::<usize, _>(FlowError::Failed("not now".into())) }).await;
+            let m = flow.once("m", || async { Ok(runs.charge.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+            let _ = flow.form::<Confirm>("confirm").await?;
+            Ok(format!("{first} {again} {} {m}", failed.is_err()))
+        }
+    };
+    let text = engine.run_live(&Request::new("tools/call", "live"), &session, handler.clone()).await.unwrap();
+    assert_eq!(text, "1 1 true 1");
+    // Another live call is another flow: its own run.
+    let text = engine.run_live(&Request::new("tools/call", "live"), &session, handler).await.unwrap();
+    assert_eq!(text, "2 2 true 2");
+}
