@@ -295,3 +295,42 @@ async fn two_instances_sharing_redis() {
     .await
     .expect("the test finished within its bound");
 }
+
+/// The exactly-once records of `RedisStore`, through two connections as two instances hold them:
+/// one claimant, waiters see it busy then its value, an abandoned claim runs again, a round that
+/// missed a slot cannot finish the flow, a finished flow runs nothing new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_store_keeps_the_exactly_once_contract_across_instances() {
+    use elicit_runtime::server::{Finish, OnceClaim};
+
+    let Some(redis) = Redis::start() else { return };
+    tokio::time::timeout(TEST_BOUND, async {
+        let a = RedisStore::builder(redis.url()).key_prefix("contract").connect().await.unwrap();
+        let b = RedisStore::builder(redis.url()).key_prefix("contract").connect().await.unwrap();
+        let ttl = Duration::from_secs(60);
+        assert_eq!(a.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Run);
+        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Busy);
+        a.record_once("f", "o:a", json!({"ref": "A"}), ttl).await.unwrap();
+        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
+        assert_eq!(b.claim_once("f", "o:b", ttl).await.unwrap(), OnceClaim::Run);
+        b.abandon_once("f", "o:b").await.unwrap();
+        a.abandon_once("f", "o:a").await.unwrap();
+        assert_eq!(a.claim_once("f", "o:b", ttl).await.unwrap(), OnceClaim::Run);
+        assert_eq!(a.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
+        assert_eq!(b.finish("f", json!({"x": 1}), &["o:a".into()], ttl).await.unwrap(), Finish::Conflict);
+        a.record_once("f", "o:b", json!(2), ttl).await.unwrap();
+        assert_eq!(b.finished("f").await.unwrap(), None);
+        assert_eq!(b.finish("f", json!({"x": 1}), &["o:a".into(), "o:b".into()], ttl).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.finished("f").await.unwrap(), Some(json!({"x": 1})));
+        assert_eq!(a.finish("f", json!({"x": 2}), &[], ttl).await.unwrap(), Finish::Already(json!({"x": 1})));
+        assert_eq!(a.claim_once("f", "o:c", ttl).await.unwrap(), OnceClaim::Finished);
+        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
+        // Another flow is apart; the flow's hash carries a TTL; a URL id never names it.
+        assert_eq!(b.claim_once("g", "o:a", ttl).await.unwrap(), OnceClaim::Run);
+        let ttl_ms: i64 = redis.command("PTTL contract:flow:f")[0].parse().unwrap();
+        assert!(ttl_ms > 0 && ttl_ms <= 60_000, "{ttl_ms}");
+        assert!(!a.complete("f", json!(null)).await.unwrap());
+    })
+    .await
+    .expect("the test finished within its bound");
+}
