@@ -90,6 +90,24 @@ log "micro-benchmarks (criterion)"
 cargo bench -p elicit-benches --bench schema --bench parse --bench request_state 2>&1 | tee "$out/criterion.log" >&2
 target/release/alloc_count >"$out/allocs.json"
 
+# Issue 12 (BENCHMARKS.md, "Completion store and exactly-once bookkeeping"): the in-process store
+# with 500,000 live records, and one replayed round with a `once` on it; then the same on a
+# redis-server started here on loopback (skipped when redis-server is not installed). Its figures
+# are criterion's (target/criterion/{store,round,redis_store,redis_round}), not in bench-report.
+log "completion store and exactly-once bookkeeping (criterion)"
+rm -rf target/criterion/store target/criterion/round target/criterion/redis_store target/criterion/redis_round
+if command -v redis-server >/dev/null 2>&1; then
+    redis_port=6390
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$out/redis.log" 2>&1 &
+    redis_pid=$!
+    sleep 1
+    ELICIT_BENCH_REDIS="redis://127.0.0.1:$redis_port" cargo bench -p elicit-benches --bench store 2>&1 | tee "$out/store.log" >&2 || true
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+else
+    cargo bench -p elicit-benches --bench store 2>&1 | tee "$out/store.log" >&2
+fi
+
 . scripts/lib.sh
 
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.

@@ -388,10 +388,10 @@ pub fn trip_answer(run_tag: &str, n: usize) -> Map<String, Value> {
 /// route, its date and its e-mail.
 fn expected_fragments(content: &Map<String, Value>) -> Result<Vec<String>, String> {
     let trip = Trip::from_content(content).map_err(|e| format!("the generated trip does not parse: {e}"))?;
-    let quote = price(&trip);
+    let total = price(&trip);
     Ok(vec![
-        "Booked!".to_owned(),
-        format!("Reference {}:", quote.reference),
+        "Booked! Reference BK-".to_owned(),
+        format!("€{}.{:02} paid", total / 100, total % 100),
         format!("{} → {} on {}", trip.from, trip.to, trip.depart),
         format!("{} traveller(s)", trip.travellers),
         format!("goes to {}.", trip.email),

@@ -169,12 +169,13 @@ pub struct TripPlan {
     pub cabin: Option<Cabin>,
 }
 
-/// The price of a trip, computed once and kept across rounds.
+/// A booking's price and reference, minted once per booking (in [`Flow::once`]) and the same in
+/// every replay of its flow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quote {
     /// Total in euro cents.
     pub total_cents: u64,
-    /// Booking reference.
+    /// Booking reference: random, unique per booking (not derived from the trip).
     pub reference: String,
 }
 
@@ -184,8 +185,8 @@ impl Quote {
     }
 }
 
-/// Prices a trip: a fixed fare per cabin plus extras, per traveller.
-pub fn price(trip: &Trip) -> Quote {
+/// Prices a trip: a fixed fare per cabin plus extras, per traveller, in euro cents.
+pub fn price(trip: &Trip) -> u64 {
     let fare: u64 = match trip.cabin {
         Cabin::Economy => 12_900,
         Cabin::PremiumEconomy => 34_900,
@@ -200,10 +201,33 @@ pub fn price(trip: &Trip) -> Quote {
             Extra::Insurance => 1_900,
         })
         .sum();
-    let total_cents = (fare + extras) * u64::from(trip.travellers);
-    // Not a secret: a reference the user can quote; derived from the trip so it is stable.
-    let reference = format!("{}{}-{:04}", trip.from.to_uppercase(), trip.to.to_uppercase(), total_cents % 9973);
-    Quote { total_cents, reference }
+    (fare + extras) * u64::from(trip.travellers)
+}
+
+/// The letters of a booking reference: no 0/O or 1/I to misread.
+const REFERENCE_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/// A fresh booking reference, `BK-` and 10 random letters (50 bits): unique per booking. Mint it
+/// inside `once`, or every replay of the round would book under a new one.
+pub fn new_reference() -> Result<String, FlowError> {
+    let mut bytes = [0u8; 10];
+    getrandom::fill(&mut bytes).map_err(|e| FlowError::Failed(format!("no randomness for a booking reference: {e}")))?;
+    let letters: String = bytes.iter().map(|b| char::from(REFERENCE_ALPHABET[usize::from(b % 32)])).collect();
+    Ok(format!("BK-{letters}"))
+}
+
+/// The reference in a `Booked! Reference <ref>: …` text.
+pub fn booking_reference(text: &str) -> Option<&str> {
+    text.strip_prefix("Booked! Reference ")?.split_once(':').map(|(reference, _)| reference)
+}
+
+/// `text` with its booking reference replaced by `<ref>`, for comparing texts of bookings whose
+/// references are random.
+pub fn mask_reference(text: &str) -> String {
+    match booking_reference(text) {
+        Some(reference) => text.replacen(reference, "<ref>", 1),
+        None => text.to_owned(),
+    }
 }
 
 fn text(message: impl Into<String>) -> CallToolResult {
@@ -225,7 +249,9 @@ pub async fn book_trip(flow: Flow, public_url: Arc<str>, summaries: PaymentSumma
         Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
         Answer::Cancelled => return Ok(text("Booking cancelled before any details were given.")),
     };
-    let quote = flow.once("quote", || async { Ok(price(&trip)) }).await?;
+    // The booking's reference is minted once per flow: replays of any round, concurrent copies of
+    // it, and rounds served by other instances sharing the store all see the same one.
+    let quote = flow.once("quote", || async { Ok(Quote { total_cents: price(&trip), reference: new_reference()? }) }).await?;
     let message = format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
     let summary = PaymentSummary {
         amount: quote.total(),

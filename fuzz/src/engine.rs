@@ -61,7 +61,7 @@ pub fn binding() -> Binding<'static> {
 
 /// A fresh engine (a fresh completion store too: nothing is shared between fuzz inputs).
 pub fn engine() -> Engine {
-    let config = EngineConfig { max_invalid_answers: 2, url_wait: Duration::from_secs(1), url_ttl: Duration::from_secs(900) };
+    let config = EngineConfig { max_invalid_answers: 2, url_wait: Duration::from_secs(1), url_ttl: Duration::from_secs(900), ..EngineConfig::default() };
     Engine::builder(AUDIENCE, ring()).state_ttl(STATE_TTL).max_state_len(MAX_STATE_LEN).config(config).build()
 }
 

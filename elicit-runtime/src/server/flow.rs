@@ -1,9 +1,10 @@
 //! [`Flow`]: what a handler asks through, and what the engine seals between rounds.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::EngineConfig;
-use super::completion::{CompletionStore, StoreError, UrlStatus};
+use super::completion::{CompletionStore, OnceClaim, StoreError, UrlStatus};
 use super::live::{LiveConfig, LiveCounters, LiveSession};
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
@@ -84,10 +85,18 @@ struct UrlRecord {
 /// Everything a flow carries from round to round, sealed into `requestState`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(super) struct FlowState {
+    /// The flow's id: 128 random bits minted on its first round, naming its exactly-once records
+    /// in the completion store.
+    #[serde(default, rename = "f", skip_serializing_if = "String::is_empty")]
+    pub(super) flow: String,
+    /// The keys of the input requests the last round sent: the only keys whose answers the next
+    /// round takes.
+    #[serde(default, rename = "p", skip_serializing_if = "BTreeSet::is_empty")]
+    pub(super) pending: BTreeSet<String>,
     /// Answers already consumed by the handler, by input request key.
     #[serde(default, rename = "a", skip_serializing_if = "Map::is_empty")]
-    answers: Map<String, Value>,
-    /// Values computed by `once`, by key.
+    pub(super) answers: Map<String, Value>,
+    /// Values computed by `once`, by key (a cache of what the store recorded).
     #[serde(default, rename = "o", skip_serializing_if = "Map::is_empty")]
     once: Map<String, Value>,
     /// URL-mode steps, by input request key.
@@ -96,6 +105,13 @@ pub(super) struct FlowState {
     /// How many invalid answers each form key has had.
     #[serde(default, rename = "n", skip_serializing_if = "BTreeMap::is_empty")]
     invalid: BTreeMap<String, u32>,
+}
+
+impl FlowState {
+    /// Whether the flow had run a `once` or minted a URL-mode step by this state.
+    pub(super) fn has_effects(&self) -> bool {
+        !self.once.is_empty() || !self.urls.is_empty()
+    }
 }
 
 /// What a suspended round sends: the input requests and the state to seal.
@@ -112,6 +128,13 @@ struct Inner {
     requests: Vec<(String, InputRequest)>,
     suspended: bool,
     fatal: Option<FlowError>,
+    /// The `o:` slots this round read or recorded.
+    seen: Vec<String>,
+    /// `once` computations running now: the round is not suspended under one.
+    computing: usize,
+    /// This round went through a `once` or a completed URL-mode step: the flow has effects that a
+    /// replay must not contradict, so the engine records how it finishes.
+    effects: bool,
 }
 
 /// The handle a handler asks through. Cheap to clone; all clones share one round.
@@ -123,6 +146,8 @@ pub struct Flow {
     inner: Arc<Mutex<Inner>>,
     store: Arc<dyn CompletionStore>,
     config: Arc<EngineConfig>,
+    /// How long the flow's exactly-once records live after each write (the state's lifetime).
+    record_ttl: Duration,
     /// Set on a 2025-era session: asks are sent and awaited instead of suspending the round.
     live: Option<Arc<LiveLink>>,
     /// The request served: principal, progress and cancellation (server/context.rs).
@@ -197,7 +222,12 @@ impl Flow {
         responses: Map<String, Value>,
         store: Arc<dyn CompletionStore>,
         config: EngineConfig,
+        record_ttl: Duration,
     ) -> Self {
+        let mut state = state;
+        if state.flow.is_empty() {
+            state.flow = mint_id();
+        }
         Flow {
             inner: Arc::new(Mutex::new(Inner {
                 capabilities,
@@ -207,9 +237,13 @@ impl Flow {
                 requests: Vec::new(),
                 suspended: false,
                 fatal: None,
+                seen: Vec::new(),
+                computing: 0,
+                effects: false,
             })),
             store,
             config: Arc::new(config),
+            record_ttl,
             live: None,
             request: super::context::RequestInfo::default(),
         }
@@ -239,8 +273,17 @@ impl Flow {
         self.lock().arguments.clone()
     }
 
+    /// Parked on an unanswered ask, with no `once` computation half-way.
     pub(super) fn is_suspended(&self) -> bool {
-        self.lock().suspended
+        let inner = self.lock();
+        inner.suspended && inner.computing == 0
+    }
+
+    /// What the engine records when the flow finishes — its id, its answers, and the `o:` slots
+    /// this round saw — or `None` for a flow without effects (a replay recomputes it alike).
+    pub(super) fn finish_record(&self) -> Option<(String, Value, Vec<String>)> {
+        let inner = self.lock();
+        inner.effects.then(|| (inner.state.flow.clone(), Value::Object(inner.state.answers.clone()), inner.seen.clone()))
     }
 
     pub(super) fn take_fatal(&self) -> Option<FlowError> {
@@ -249,7 +292,10 @@ impl Flow {
 
     pub(super) fn suspension(&self) -> Suspension {
         let mut inner = self.lock();
-        Suspension { requests: std::mem::take(&mut inner.requests), state: inner.state.clone() }
+        let requests = std::mem::take(&mut inner.requests);
+        let mut state = inner.state.clone();
+        state.pending = requests.iter().map(|(key, _)| key.clone()).collect();
+        Suspension { requests, state }
     }
 
     fn find(&self, key: &str) -> Found {
@@ -410,7 +456,13 @@ impl Flow {
         let mut build_url = Some(build_url);
         loop {
             let (raw, record) = match self.find(key) {
-                Found::Carried(raw) => return Ok(carried_url_answer(&raw)),
+                Found::Carried(raw) => {
+                    let answer = carried_url_answer(&raw);
+                    if matches!(answer, UrlAnswer::Completed(_)) {
+                        self.lock().effects = true;
+                    }
+                    return Ok(answer);
+                }
                 Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
                 Found::Missing => (None, self.lock().state.urls.get(key).cloned()),
             };
@@ -436,9 +488,25 @@ impl Flow {
                     if answer.action == ElicitAction::Decline { UrlAnswer::Declined } else { UrlAnswer::Cancelled }
                 }
                 ElicitAction::Accept => {
+                    // The completion this flow took is recorded under the flow: a retry of the
+                    // same round (its response was lost) or a replay of an earlier state finds it
+                    // there, and no other flow can take it.
+                    let slot = format!("u:{key}");
+                    if let Some(value) = self.claim_slot(&slot, key).await? {
+                        let outcome = UrlAnswer::Completed(value);
+                        self.keep(key, url_answer_json(&outcome));
+                        self.lock().effects = true;
+                        return Ok(outcome);
+                    }
                     let wait = self.live.as_ref().map_or(self.config.url_wait, |live| live.config.url_wait);
-                    match self.store.take(&record.id, wait).await {
+                    let taken = self.store.take(&record.id, wait).await;
+                    match &taken {
+                        Ok(UrlStatus::Completed(value)) => self.record_slot(&slot, value.clone()).await?,
+                        _ => self.abandon_slot(&slot).await,
+                    }
+                    match taken {
                         Ok(UrlStatus::Completed(value)) => {
+                            self.lock().effects = true;
                             if let Some(live) = &self.live {
                                 live.consumed(&record.id);
                                 live.session
@@ -579,23 +647,136 @@ impl Flow {
         .await
     }
 
-    /// Runs `compute` once across all rounds of this flow: its value is sealed into the state and
-    /// returned as-is in later rounds, so side effects and expensive work do not repeat.
+    /// Runs `compute` once per flow, whatever the client replays: its value is recorded in the
+    /// engine's [`CompletionStore`] under (flow id, `key`) and every later call — in a later round,
+    /// a replay of an earlier or of the same state, a concurrent duplicate of the round, a round
+    /// served by another instance — returns that value without running `compute` again.
+    ///
+    /// Concurrent calls race for an atomic claim in the store: the first runs `compute`, the others
+    /// wait (up to [`EngineConfig::once_wait`]) for its value and fail with a clear error when it
+    /// does not come. An `Err` from `compute` is not recorded: the claim is released and a retry
+    /// runs it again. Once the flow has finished (see [`Engine::run`](super::Engine::run)) nothing
+    /// new runs in it.
+    ///
+    /// The one precondition: instances that share state keys share the store (the default
+    /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
+    /// one such as `RedisStore`). The records live as long as the flow's states can be replayed.
     pub async fn once<V, F, Fut>(&self, key: &str, compute: F) -> Result<V, FlowError>
     where
         V: Serialize + DeserializeOwned,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<V, FlowError>>,
     {
+        let slot = format!("o:{key}");
+        self.lock().effects = true;
+        let parse = |value: Value| {
+            serde_json::from_value(value)
+                .map_err(|e| self.fail(FlowError::Failed(format!("the value kept for `{}` no longer fits its type: {e}", clip(key)))))
+        };
         let known = self.lock().state.once.get(key).cloned();
         if let Some(value) = known {
-            return serde_json::from_value(value)
-                .map_err(|e| FlowError::Failed(format!("the value kept for `{key}` no longer fits its type: {e}")));
+            self.lock().seen.push(slot);
+            return parse(value);
         }
-        let value = compute().await?;
-        let json = serde_json::to_value(&value).map_err(|e| FlowError::Failed(format!("cannot keep `{key}`: {e}")))?;
-        self.lock().state.once.insert(key.to_owned(), json);
+        if let Some(value) = self.claim_slot(&slot, key).await? {
+            let mut inner = self.lock();
+            inner.state.once.insert(key.to_owned(), value.clone());
+            inner.seen.push(slot);
+            drop(inner);
+            return parse(value);
+        }
+        // This call holds the claim: a round parked on a sibling ask waits for it, and a round
+        // dropped half-way (the request was cancelled) releases it.
+        let mut guard = ClaimGuard { flow: self, slot: Some(slot.clone()) };
+        self.lock().computing += 1;
+        let computed = compute().await;
+        self.lock().computing -= 1;
+        let value = match computed {
+            Ok(value) => value,
+            Err(error) => {
+                guard.slot = None;
+                self.abandon_slot(&slot).await;
+                return Err(error);
+            }
+        };
+        let json = match serde_json::to_value(&value) {
+            Ok(json) => json,
+            Err(e) => {
+                guard.slot = None;
+                self.abandon_slot(&slot).await;
+                return Err(self.fail(FlowError::Failed(format!("cannot keep `{}`: {e}", clip(key)))));
+            }
+        };
+        self.record_slot(&slot, json.clone()).await?;
+        guard.slot = None;
+        let mut inner = self.lock();
+        inner.state.once.insert(key.to_owned(), json);
+        inner.seen.push(slot);
         Ok(value)
+    }
+
+    fn flow_id(&self) -> String {
+        self.lock().state.flow.clone()
+    }
+
+    /// Claims `slot` of this flow: `Some` with its recorded value, or `None` when this call holds
+    /// the claim and must record or abandon it. Waits, bounded, while another call holds it.
+    async fn claim_slot(&self, slot: &str, key: &str) -> Result<Option<Value>, FlowError> {
+        let flow = self.flow_id();
+        let deadline = tokio::time::Instant::now() + self.config.once_wait;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match self.store.claim_once(&flow, slot, self.record_ttl).await.map_err(|e| self.fail(FlowError::Store(e)))? {
+                OnceClaim::Done(value) => return Ok(Some(value)),
+                OnceClaim::Run => return Ok(None),
+                OnceClaim::Finished => {
+                    return Err(self.fail(FlowError::Failed(
+                        "this flow has already finished: retry with the same requestState to get its result".to_owned(),
+                    )));
+                }
+                OnceClaim::Busy if tokio::time::Instant::now() >= deadline => {
+                    return Err(self.fail(FlowError::Failed(format!(
+                        "`{}` is still being run by another round of this flow (or that round was interrupted); retry later",
+                        clip(key)
+                    ))));
+                }
+                OnceClaim::Busy => {
+                    tokio::time::sleep(pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))).await;
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+
+    async fn record_slot(&self, slot: &str, value: Value) -> Result<(), FlowError> {
+        let flow = self.flow_id();
+        self.store.record_once(&flow, slot, value, self.record_ttl).await.map_err(|e| self.fail(FlowError::Store(e)))
+    }
+
+    /// Releases a claim without a value; best effort (a failure leaves it to expire).
+    async fn abandon_slot(&self, slot: &str) {
+        let flow = self.flow_id();
+        if let Err(error) = self.store.abandon_once(&flow, slot).await {
+            tracing::warn!(target: "elicit_runtime", %error, "could not release an exactly-once claim");
+        }
+    }
+}
+
+/// Releases a claim whose computation was dropped half-way (the request was cancelled).
+struct ClaimGuard<'f> {
+    flow: &'f Flow,
+    slot: Option<String>,
+}
+
+impl Drop for ClaimGuard<'_> {
+    fn drop(&mut self) {
+        let Some(slot) = self.slot.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let store = self.flow.store.clone();
+        let flow = self.flow.flow_id();
+        runtime.spawn(async move {
+            let _ = store.abandon_once(&flow, &slot).await;
+        });
     }
 }
 

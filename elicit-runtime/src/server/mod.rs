@@ -57,7 +57,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
-pub use completion::{CompletionStore, InProcessStore, StoreError, StoreFuture, UrlStatus};
+pub use completion::{CompletionStore, DEFAULT_MAX_RECORDS, Finish, InProcessStore, OnceClaim, StoreError, StoreFuture, UrlStatus};
 pub use context::RequestHandle;
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
@@ -198,11 +198,19 @@ pub struct EngineConfig {
     pub url_wait: Duration,
     /// How long a minted URL-mode id stays valid.
     pub url_ttl: Duration,
+    /// How long a [`Flow::once`] waits for a concurrent round of the same flow that is running
+    /// the same computation, before failing with a clear error.
+    pub once_wait: Duration,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { max_invalid_answers: 3, url_wait: Duration::from_secs(2), url_ttl: Duration::from_secs(15 * 60) }
+        EngineConfig {
+            max_invalid_answers: 3,
+            url_wait: Duration::from_secs(2),
+            url_ttl: Duration::from_secs(15 * 60),
+            once_wait: Duration::from_secs(10),
+        }
     }
 }
 
@@ -364,6 +372,7 @@ impl Engine {
             Map::new(),
             self.store.clone(),
             self.config.clone(),
+            self.sealer.ttl(),
         )
         .live(LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone()))
         .with_principal(request.principal);
@@ -392,6 +401,14 @@ impl Engine {
     /// message whatever went wrong), malformed `inputResponses`, or answers too large to carry in
     /// the next `requestState` (see [`EngineBuilder::max_state_len`]), `-32021` when the handler
     /// needs an undeclared capability, `-32603` for handler and store failures.
+    ///
+    /// Exactly once per flow: every flow has a random id sealed in its state, [`Flow::once`]
+    /// records its values in the [`CompletionStore`] under that id, and a flow with effects (a
+    /// `once`, a completed URL-mode step) records the answers it finished with. Any later round of
+    /// a finished flow — the last state replayed, an earlier one, changed answers — is answered
+    /// from those answers, so it returns the same result; a round racing the finish with other
+    /// answers fails with `-32603` rather than contradict it. Answers for keys the previous round
+    /// did not ask are ignored. The precondition: instances that share keys share a store.
     pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
     where
         F: FnOnce(Flow) -> Fut,
@@ -405,17 +422,54 @@ impl Engine {
             arguments_digest: digest,
             audience: &self.audience,
         };
-        let state = match request.request_state {
+        let mut state: FlowState = match request.request_state {
             None => FlowState::default(),
             Some(token) => {
                 let bytes = self.sealer.open(&binding, token, SystemTime::now()).map_err(|_| EngineError::invalid_state())?;
                 serde_json::from_slice(&bytes).map_err(|_| EngineError::invalid_state())?
             }
         };
-        let responses = wire::parse_input_responses(request.input_responses)
+        let mut responses = wire::parse_input_responses(request.input_responses)
             .map_err(|e| EngineError::invalid_params(e.to_string()))?
             .cloned()
             .unwrap_or_default();
+        // Only answers to what the last round asked count: an answer for a key the flow never
+        // asked is ignored, neither used by a later ask nor kept.
+        // (A first round has asked nothing: there the client may answer ahead, as the official
+        // conformance suite expects; only asks reached in that round can use such answers.)
+        let pending = std::mem::take(&mut state.pending);
+        if !state.flow.is_empty() {
+            responses.retain(|key, _| pending.contains(key));
+        }
+        // A flow that finished answers every later round — a replay of its last state, of an
+        // earlier one, with the same or changed answers — from the answers it finished with: the
+        // same result, never a second, contradicting one.
+        // With the store down, a state that carries no effect yet (no `once` value, no URL step)
+        // goes on without the check: form-only rounds keep working through an outage, and the
+        // first effect they reach fails on the store anyway.
+        let finished = if state.flow.is_empty() {
+            None
+        } else {
+            match self.store.finished(&state.flow).await {
+                Ok(finished) => finished,
+                Err(error) if !state.has_effects() => {
+                    tracing::warn!(target: "elicit_runtime", %error, "could not check whether a flow finished; its state has no effects yet");
+                    None
+                }
+                Err(error) => return Err(FlowError::Store(error).into()),
+            }
+        };
+        if let Some(answers) = finished {
+            // The answers sent are not used, but malformed ones are still refused as such.
+            if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+                return Err(EngineError::invalid_params(format!("inputResponses[{}]: an answer must be an object", wire::clip(key))));
+            }
+            state.answers = match answers {
+                Value::Object(answers) => answers,
+                _ => Map::new(),
+            };
+            responses.clear();
+        }
         let flow = Flow::new(
             Capabilities::from_meta(request.meta),
             request.arguments.cloned().unwrap_or(Value::Null),
@@ -423,6 +477,7 @@ impl Engine {
             responses,
             self.store.clone(),
             self.config.clone(),
+            self.sealer.ttl(),
         )
         .with_principal(request.principal);
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
@@ -430,6 +485,20 @@ impl Engine {
             return Err(fatal.into());
         }
         match finished {
+            // A flow of several rounds records how it finished (a one-round call has no state to
+            // replay: calling again is a new flow).
+            Some(Ok(result)) if let (Some(_), Some((id, answers, seen))) = (request.request_state, flow.finish_record()) => {
+                match self.store.finish(&id, answers.clone(), &seen, self.sealer.ttl()).await {
+                    Ok(Finish::Recorded) => Ok(Outcome::Complete(result)),
+                    Ok(Finish::Already(recorded)) if recorded == answers => Ok(Outcome::Complete(result)),
+                    Ok(Finish::Already(_) | Finish::Conflict) => Err(EngineError {
+                        code: codes::INTERNAL_ERROR,
+                        message: "another round of this flow finished it or changed it meanwhile: retry with the same requestState to get its result".to_owned(),
+                        data: None,
+                    }),
+                    Err(error) => Err(FlowError::Store(error).into()),
+                }
+            }
             Some(result) => result.map(Outcome::Complete).map_err(EngineError::from),
             None => {
                 let Suspension { requests, state } = flow.suspension();

@@ -20,6 +20,10 @@
 //!   than one per id: a retry waiting for its page costs no SUBSCRIBE round trip and no extra
 //!   connection, and every instance sees every id, which is cheap at completion rates.
 //!
+//! - One hash per flow with exactly-once records, `{prefix}:flow:{id}` (see `Flow::once`): a field
+//!   per slot and the flow's final answers, changed only by Lua scripts (claim, record, abandon,
+//!   finish), each extending the hash's expiry. Every key this store writes carries a TTL.
+//!
 //! # Waiting without losing a wake-up
 //!
 //! [`CompletionStore::take`] registers its interest locally and notes whether the subscriber is
@@ -61,7 +65,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::completion::{CompletionStore, StoreError, StoreFuture, UrlStatus};
+use super::completion::{CompletionStore, Finish, OnceClaim, StoreError, StoreFuture, UrlStatus};
 
 /// The value of a registered, unfinished step.
 const PENDING: &str = "pending";
@@ -92,6 +96,63 @@ if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
   redis.call('DEL', KEYS[1])
 end
 return value
+";
+
+/// Exactly-once records of one flow live in one hash, `{prefix}:flow:{id}`: a field per slot
+/// (`?` while claimed, `=` and the JSON once recorded) and `final` (the answers the flow finished
+/// with). Every script that writes it extends its expiry to at least ARGV[2] ms, never shortens it.
+const EXTEND_LUA: &str = "local function extend() if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end end\n";
+
+/// Claims a slot. KEYS[1] flow hash; ARGV[1] slot field, ARGV[2] ttl ms.
+/// Returns `=json` (recorded), `?` (claimed by another), `!` (the flow finished), `+` (claimed now).
+const CLAIM_SCRIPT: &str = r"
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value then
+  return value
+end
+if redis.call('HEXISTS', KEYS[1], 'final') == 1 then
+  return '!'
+end
+redis.call('HSET', KEYS[1], ARGV[1], '?')
+extend()
+return '+'
+";
+
+/// Records a slot's value. KEYS[1] flow hash; ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] `=json`.
+const RECORD_SCRIPT: &str = r"
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+extend()
+return 1
+";
+
+/// Drops a claim that was never recorded. KEYS[1] flow hash; ARGV[1] slot field.
+const ABANDON_SCRIPT: &str = r"
+if redis.call('HGET', KEYS[1], ARGV[1]) == '?' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+";
+
+/// Records the final answers unless the flow finished or claimed a slot the round did not see.
+/// KEYS[1] flow hash; ARGV[1] answers JSON, ARGV[2] ttl ms, ARGV[3..] the `o:` slots seen.
+/// Returns `R` (recorded), `C` (conflict) or `A` and the answers it finished with.
+const FINISH_SCRIPT: &str = r"
+local already = redis.call('HGET', KEYS[1], 'final')
+if already then
+  return 'A' .. already
+end
+local seen = {}
+for i = 3, #ARGV do
+  seen[ARGV[i]] = true
+end
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 2) == 'o:' and not seen[field] then
+    return 'C'
+  end
+end
+redis.call('HSET', KEYS[1], 'final', ARGV[1])
+extend()
+return 'R'
 ";
 
 /// How often a waiter re-checks while the subscriber is down.
@@ -158,6 +219,11 @@ impl RedisStoreBuilder {
             complete_script: Script::new(COMPLETE_SCRIPT),
             take_script: Script::new(TAKE_SCRIPT),
             key_prefix: format!("{}:url:", self.prefix),
+            flow_prefix: format!("{}:flow:", self.prefix),
+            claim_script: Script::new(&format!("{EXTEND_LUA}{CLAIM_SCRIPT}")),
+            record_script: Script::new(&format!("{EXTEND_LUA}{RECORD_SCRIPT}")),
+            abandon_script: Script::new(ABANDON_SCRIPT),
+            finish_script: Script::new(&format!("{EXTEND_LUA}{FINISH_SCRIPT}")),
             channel,
             endpoint,
             timeout,
@@ -184,6 +250,11 @@ pub struct RedisStore {
     complete_script: Script,
     take_script: Script,
     key_prefix: String,
+    flow_prefix: String,
+    claim_script: Script,
+    record_script: Script,
+    abandon_script: Script,
+    finish_script: Script,
     channel: String,
     /// `redis at HOST:PORT`, for messages (never the password).
     endpoint: String,
@@ -238,6 +309,29 @@ impl RedisStore {
             Ok(Err(e)) => Err(StoreError(format!("{}: {what} failed: {e}", self.endpoint))),
             Err(_) => Err(StoreError(format!("{}: {what} got no answer within {:?}", self.endpoint, self.timeout))),
         }
+    }
+
+    fn flow_key(&self, flow: &str) -> Result<String, StoreError> {
+        if flow.len() > MAX_ID_LEN {
+            return Err(StoreError("a flow id is too long".to_owned()));
+        }
+        Ok(format!("{}{flow}", self.flow_prefix))
+    }
+
+    /// Runs one of the flow scripts with these arguments; the answer is a string.
+    async fn flow_script(&self, what: &str, script: &Script, key: &str, args: &[&str]) -> Result<Option<String>, StoreError> {
+        self.run(what, |mut c| {
+            let mut invocation = script.key(key);
+            for arg in args {
+                invocation.arg(*arg);
+            }
+            async move { invocation.invoke_async(&mut c).await }
+        })
+        .await
+    }
+
+    fn json(&self, text: &str) -> Result<Value, StoreError> {
+        serde_json::from_str(text).map_err(|e| StoreError(format!("{}: an exactly-once record is not JSON: {e}", self.endpoint)))
     }
 
     /// One atomic `take` script run: consumes a done record.
@@ -361,6 +455,86 @@ impl CompletionStore for RedisStore {
             }
         })
     }
+
+    fn claim_once(&self, flow: &str, key: &str, ttl: Duration) -> StoreFuture<'_, OnceClaim> {
+        let (flow, key) = (flow.to_owned(), key.to_owned());
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            let answer = self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl)]).await?;
+            match answer.as_deref() {
+                Some("+") => Ok(OnceClaim::Run),
+                Some("?") => Ok(OnceClaim::Busy),
+                Some("!") => Ok(OnceClaim::Finished),
+                Some(done) => match done.strip_prefix('=') {
+                    Some(json) => self.json(json).map(OnceClaim::Done),
+                    None => Err(StoreError(format!("{}: an unexpected exactly-once record", self.endpoint))),
+                },
+                None => Err(StoreError(format!("{}: the claim script answered nothing", self.endpoint))),
+            }
+        })
+    }
+
+    fn record_once(&self, flow: &str, key: &str, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        let (flow, key) = (flow.to_owned(), key.to_owned());
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            let value = format!("={value}");
+            self.flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value]).await.map(drop)
+        })
+    }
+
+    fn abandon_once(&self, flow: &str, key: &str) -> StoreFuture<'_, ()> {
+        let (flow, key) = (flow.to_owned(), key.to_owned());
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            self.run("abandon", |mut c| {
+                let mut invocation = self.abandon_script.key(&hash);
+                invocation.arg(&key);
+                async move { invocation.invoke_async::<i64>(&mut c).await }
+            })
+            .await
+            .map(drop)
+        })
+    }
+
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
+        let flow = flow.to_owned();
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            let value: Option<String> = self
+                .run("finished", |mut c| {
+                    let hash = hash.clone();
+                    async move { redis::cmd("HGET").arg(hash).arg("final").query_async(&mut c).await }
+                })
+                .await?;
+            value.as_deref().map(|json| self.json(json)).transpose()
+        })
+    }
+
+    fn finish(&self, flow: &str, answers: Value, seen: &[String], ttl: Duration) -> StoreFuture<'_, Finish> {
+        let flow = flow.to_owned();
+        let seen = seen.to_vec();
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            let answers = answers.to_string();
+            let ttl = ttl_ms(ttl);
+            let mut args: Vec<&str> = vec![&answers, &ttl];
+            args.extend(seen.iter().map(String::as_str));
+            match self.flow_script("finish", &self.finish_script, &hash, &args).await?.as_deref() {
+                Some("R") => Ok(Finish::Recorded),
+                Some("C") => Ok(Finish::Conflict),
+                Some(already) => match already.strip_prefix('A') {
+                    Some(json) => self.json(json).map(Finish::Already),
+                    None => Err(StoreError(format!("{}: an unexpected finish answer", self.endpoint))),
+                },
+                None => Err(StoreError(format!("{}: the finish script answered nothing", self.endpoint))),
+            }
+        })
+    }
+}
+
+fn ttl_ms(ttl: Duration) -> String {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1).to_string()
 }
 
 /// Resolves when the subscriber goes up or down; never, once the subscriber is gone.

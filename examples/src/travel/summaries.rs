@@ -8,7 +8,7 @@
 //! another instance sharing a Redis store finds it too). That second key can never be approved:
 //! the page accepts only the engine's 22-character ids.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 /// How long a summary is kept: as long as the engine's default URL-mode step.
 const TTL: Duration = Duration::from_secs(15 * 60);
-/// Summaries kept in this process at most; past that, expired ones are dropped, then the oldest.
+/// Summaries kept in this process at most; past that, the oldest are dropped (one lifetime for
+/// all, so the oldest is the next to expire: a queue in recording order, no scan).
 const MAX_LOCAL: usize = 10_000;
 
 /// The amount and the trip of one payment, as the page shows them.
@@ -34,7 +35,30 @@ pub struct PaymentSummary {
 #[derive(Clone)]
 pub struct PaymentSummaries {
     store: Arc<dyn CompletionStore>,
-    local: Arc<Mutex<HashMap<String, (PaymentSummary, Instant)>>>,
+    local: Arc<Mutex<Local>>,
+}
+
+/// The summaries of this process, and their ids in the order they were recorded (= expiry order).
+#[derive(Default)]
+struct Local {
+    by_id: HashMap<String, (PaymentSummary, Instant)>,
+    order: VecDeque<(Instant, String)>,
+}
+
+impl Local {
+    /// Drops expired summaries from the front of the queue, and the oldest while the map is full.
+    fn trim(&mut self, now: Instant) {
+        while let Some((expires, _)) = self.order.front() {
+            if *expires > now && self.by_id.len() < MAX_LOCAL {
+                return;
+            }
+            let Some((expires, id)) = self.order.pop_front() else { return };
+            // A re-recorded id has a later entry in the queue: drop the summary only with its own.
+            if self.by_id.get(&id).is_some_and(|(_, e)| *e == expires) {
+                self.by_id.remove(&id);
+            }
+        }
+    }
 }
 
 impl PaymentSummaries {
@@ -52,16 +76,11 @@ impl PaymentSummaries {
     pub fn record(&self, id: &str, summary: PaymentSummary) {
         {
             let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
-            if local.len() >= MAX_LOCAL {
-                let now = Instant::now();
-                local.retain(|_, (_, expires)| *expires > now);
-                if local.len() >= MAX_LOCAL
-                    && let Some(oldest) = local.iter().min_by_key(|(_, (_, expires))| *expires).map(|(k, _)| k.clone())
-                {
-                    local.remove(&oldest);
-                }
-            }
-            local.insert(id.to_owned(), (summary.clone(), Instant::now() + TTL));
+            let now = Instant::now();
+            local.trim(now);
+            let expires = now + TTL;
+            local.by_id.insert(id.to_owned(), (summary.clone(), expires));
+            local.order.push_back((expires, id.to_owned()));
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let store = self.store.clone();
@@ -79,7 +98,7 @@ impl PaymentSummaries {
     pub async fn lookup(&self, id: &str) -> Option<PaymentSummary> {
         let local = {
             let local = self.local.lock().unwrap_or_else(|e| e.into_inner());
-            local.get(id).filter(|(_, expires)| *expires > Instant::now()).map(|(summary, _)| summary.clone())
+            local.by_id.get(id).filter(|(_, expires)| *expires > Instant::now()).map(|(summary, _)| summary.clone())
         };
         if local.is_some() {
             return local;
@@ -88,5 +107,26 @@ impl PaymentSummaries {
             Ok(UrlStatus::Completed(value)) => serde_json::from_value(value).ok(),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+    use elicit_runtime::server::InProcessStore;
+
+    #[test]
+    fn past_the_cap_the_oldest_summaries_go_first() {
+        let summaries = PaymentSummaries::new(Arc::new(InProcessStore::new()));
+        let summary = PaymentSummary { amount: "€1.00".into(), trip: "A → B".into() };
+        for i in 0..MAX_LOCAL + 5 {
+            summaries.record(&format!("id-{i}"), summary.clone());
+        }
+        let local = summaries.local.lock().unwrap();
+        assert_eq!(local.by_id.len(), MAX_LOCAL);
+        assert!(!local.by_id.contains_key("id-0") && !local.by_id.contains_key("id-4"));
+        assert!(local.by_id.contains_key("id-5") && local.by_id.contains_key(&format!("id-{}", MAX_LOCAL + 4)));
+        assert_eq!(local.order.len(), MAX_LOCAL);
     }
 }
