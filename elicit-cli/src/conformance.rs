@@ -3,7 +3,7 @@
 //! with values built from their schemas.
 
 use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
-use elicit_runtime::schema::{PrimitiveSchema, RequestedSchema};
+use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
@@ -17,7 +17,7 @@ fn sample(schema: &PrimitiveSchema) -> Option<Value> {
         return Some(default);
     }
     Some(match schema {
-        PrimitiveSchema::String(s) => json!("x".repeat(usize::try_from(s.min_length.unwrap_or(4).max(1)).unwrap_or(4))),
+        PrimitiveSchema::String(s) => json!("x".repeat(sample_length(s.min_length))),
         PrimitiveSchema::Number(n) => n.minimum.clone().map_or(json!(1), Value::Number),
         PrimitiveSchema::Boolean(_) => json!(true),
         PrimitiveSchema::SingleSelect(s) => json!(s.options.first()?.value),
@@ -26,6 +26,13 @@ fn sample(schema: &PrimitiveSchema) -> Option<Value> {
             Value::Array(m.options.iter().take(n).map(|o| json!(o.value)).collect())
         }
     })
+}
+
+/// How long a sample string is: the server's `minLength` (4 when it names none), but never longer
+/// than the longest text a schema may carry, whatever length the server asks for.
+fn sample_length(min_length: Option<u64>) -> usize {
+    let wanted = usize::try_from(min_length.unwrap_or(4).max(1)).unwrap_or(usize::MAX);
+    wanted.min(MAX_TEXT_LEN)
 }
 
 impl Responder for Automatic {
