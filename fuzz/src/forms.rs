@@ -1,11 +1,14 @@
 //! Derived forms: one with every required field kind, one with every optional kind, and the small
-//! contact form the engine handler asks for.
+//! contact form the engine handler asks for. Their selects are the tests' own
+//! (`elicit_tests::forms`).
 
 use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use elicit_runtime::{Elicit, Email};
 use url::Url;
+
+pub use elicit_tests::forms::{Cabin, Colour, Extra};
 
 /// Every field kind, required, with constraints and defaults.
 #[derive(Elicit, Debug, Clone, PartialEq)]
@@ -98,45 +101,4 @@ pub struct Contact {
     #[elicit(default = false)]
     pub newsletter: bool,
     pub colour: Colour,
-}
-
-/// An untitled single-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[elicit(rename_all = "lowercase")]
-pub enum Colour {
-    /// Red
-    Red,
-    /// Green
-    Green,
-    /// Blue
-    #[elicit(rename = "deep-blue")]
-    Blue,
-}
-
-/// A titled single-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[elicit(rename_all = "snake_case")]
-pub enum Cabin {
-    /// Economy
-    #[elicit(title = "Economy")]
-    Economy,
-    /// Premium economy
-    #[elicit(title = "Premium economy")]
-    PremiumEconomy,
-    /// Business
-    #[elicit(title = "Business class")]
-    Business,
-}
-
-/// Titled through some variants only.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Extra {
-    /// Legroom
-    #[elicit(title = "Extra legroom")]
-    Legroom,
-    /// Meal
-    Meal,
-    /// Lounge
-    #[elicit(title = "Lounge access")]
-    Lounge,
 }

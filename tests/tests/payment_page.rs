@@ -242,3 +242,11 @@ async fn showing_the_page_does_not_complete_the_flow_s_step() {
     let confirm = client.retry("book_trip", json!({}), consent, Some(again.state())).await.asked();
     assert_eq!(confirm.keys(), ["confirm"], "the approval reached the flow");
 }
+
+/// The shared submitter (`elicit_tests::payment`, used by these tests and the load generator)
+/// names the cookie and the token field the travel-server's page sets.
+#[test]
+fn the_shared_submitter_speaks_the_page_s_names() {
+    assert_eq!(elicit_tests::payment::NONCE_COOKIE, elicit_examples::travel::NONCE_COOKIE);
+    assert_eq!(elicit_tests::payment::TOKEN_FIELD, elicit_examples::csrf::TOKEN_FIELD);
+}

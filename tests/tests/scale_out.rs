@@ -6,13 +6,14 @@
 //! with a message — except under `CI`, where its absence fails them (`.ci/run` installs it).
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock, mpsc};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use elicit_tests::process;
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
 use serde_json::{Value, json};
@@ -113,32 +114,13 @@ impl Drop for Redis {
     }
 }
 
-fn workspace_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `target/debug/travel-server`, built once per test binary.
-///
-/// `cargo test -p elicit-tests` does not build another package's binaries. This runs
-/// `$CARGO build -p elicit-examples --bins` every time rather than only when the file is missing:
-/// it is a no-op when the binary is fresh, and a stale binary would test old code.
+/// `target/debug/travel-server`, built once per test binary (see
+/// [`elicit_tests::process::build_bins`]).
 fn travel_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(&cargo)
-            .args(["build", "--quiet", "-p", "elicit-examples", "--bins"])
-            .current_dir(workspace_dir())
-            .stdin(Stdio::null())
-            .output()
-            .expect("cargo runs");
-        assert!(output.status.success(), "building elicit-examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
-        let target = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(dir) if PathBuf::from(&dir).is_absolute() => PathBuf::from(dir),
-            Some(dir) => workspace_dir().join(dir),
-            None => workspace_dir().join("target"),
-        };
-        let bin = target.join("debug").join(format!("travel-server{}", std::env::consts::EXE_SUFFIX));
+        process::build_bins(&["elicit-examples"]);
+        let bin = process::debug_bin("travel-server");
         assert!(bin.is_file(), "{} is missing after the build", bin.display());
         bin
     })
@@ -147,47 +129,17 @@ fn travel_server_bin() -> PathBuf {
 
 /// A `travel-server --store redis://…` on a free loopback port; killed when dropped.
 struct Travel {
-    child: Option<Child>,
+    server: Option<process::Listening>,
     base: String,
 }
 
 impl Travel {
     fn start(redis: &Redis) -> Travel {
-        let mut child = Command::new(travel_server_bin())
-            .args(["--listen", "127.0.0.1:0", "--store", &redis.url()])
-            .env("ELICIT_STATE_KEYS", STATE_KEYS)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("travel-server starts");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let (found, address) = mpsc::channel();
-        // Drains stderr for the life of the process, so it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let Some(tx) = &found else { continue };
-                let addr = line
-                    .strip_prefix("listening on http://")
-                    .and_then(|rest| rest.strip_suffix("/mcp"))
-                    .and_then(|a| a.parse::<SocketAddr>().ok());
-                if let Some(addr) = addr {
-                    let _ = tx.send(Ok(addr));
-                    found = None;
-                } else if line.starts_with("travel-server:") {
-                    let _ = tx.send(Err(line));
-                    found = None;
-                }
-            }
-        });
-        let addr = match address.recv_timeout(STARTUP) {
-            Ok(Ok(addr)) => addr,
-            Ok(Err(line)) => panic!("travel-server failed to start: {line}"),
-            Err(e) => panic!("travel-server did not report its address: {e}"),
-        };
-        Travel { child: Some(child), base: format!("http://{addr}") }
+        let mut command = Command::new(travel_server_bin());
+        command.args(["--listen", "127.0.0.1:0", "--store", &redis.url()]).env("ELICIT_STATE_KEYS", STATE_KEYS).env_remove("RUST_LOG");
+        let server = process::Listening::start(command);
+        let base = server.base_url();
+        Travel { server: Some(server), base }
     }
 
     fn mcp(&self) -> String {
@@ -195,16 +147,7 @@ impl Travel {
     }
 
     fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Travel {
-    fn drop(&mut self) {
-        self.kill();
+        self.server.take();
     }
 }
 

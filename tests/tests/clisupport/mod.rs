@@ -9,8 +9,7 @@ pub(crate) mod mock;
 #[cfg(unix)]
 pub(crate) mod terminal;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -274,58 +273,20 @@ pub(crate) fn elicit(args: &[&str], limit: Duration) -> Run {
     }
 }
 
-// ---- a tiny HTTP client for the payment page ----
-
-/// Sends one request to `host` (HOST:PORT on loopback) on a fresh connection and returns the whole
-/// answer.
-fn http_exchange(host: &str, request: &str) -> String {
-    let addr: SocketAddr = host.parse().unwrap_or_else(|e| panic!("{host}: {e}"));
-    assert!(addr.ip().is_loopback(), "only loopback is ever contacted, not {addr}");
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to the page");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer
-}
-
-fn status_of(answer: &str) -> u16 {
-    answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP status in {answer:?}"))
-}
+// ---- the payment page ----
 
 /// Plays the user on the payment page at `url` (http://HOST:PORT/PATH on loopback): loads it,
 /// then clicks the button of form `action` (`approve` or `deny`) with the cookie and hidden token
 /// the page gave. Returns the status code of the submission.
 pub(crate) fn http_submit(url: &str, action: &str) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not an http URL: {url}"));
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
-    let page = http_exchange(host, &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"));
-    assert_eq!(status_of(&page), 200, "the page did not show its form: {page}");
-    let cookie = page
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .filter(|(name, _)| name.eq_ignore_ascii_case("set-cookie"))
-        .filter_map(|(_, value)| value.trim().split(';').next())
-        .find(|pair| pair.starts_with("pay_nonce="))
-        .unwrap_or_else(|| panic!("no nonce cookie set by {url}: {page}"))
-        .to_owned();
-    let marker = "name=\"csrf\" value=\"";
-    let token = page
-        .find(marker)
-        .and_then(|start| page[start + marker.len()..].split('"').next())
-        .unwrap_or_else(|| panic!("no hidden token on {url}: {page}"));
-    let body = format!("csrf={token}");
-    let answer = http_exchange(
-        host,
-        &format!(
-            "POST {path}/{action} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-    );
-    status_of(&answer)
+    let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| panic!("not a URL: {url}"));
+    assert!(host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()), "only loopback is ever contacted, not {host}");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime for one submission");
+    let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().expect("an HTTP client builds");
+    runtime.block_on(async {
+        let visit = elicit_tests::payment::visit_page(&http, url).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(visit.status, 200, "the page did not show its form: {}", visit.body);
+        assert!(visit.cookie.is_some(), "no nonce cookie set by {url}: {}", visit.body);
+        visit.submit(&http, action).await.unwrap_or_else(|e| panic!("{e}")).0
+    })
 }

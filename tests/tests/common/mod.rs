@@ -1,10 +1,9 @@
 //! Helpers shared by the golden, agreement and robustness tests: the spec's schema document, an
-//! independent validator for generated schemas, the representative form types, and a small PRNG.
+//! independent validator for generated schemas, and a small PRNG.
 
 // Each test crate includes this module and uses a different part of it.
 #![allow(dead_code, reason = "each test crate uses a different subset of the shared helpers")]
 
-pub(crate) mod forms;
 pub(crate) mod rng;
 
 use std::path::PathBuf;

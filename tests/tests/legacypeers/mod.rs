@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// The repository's root.
 pub(crate) fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    elicit_tests::process::workspace_dir()
 }
 
 /// Node 22 from `.tools/` (installed by scripts/install-tools.sh).

@@ -3,7 +3,7 @@
 
 use elicit_runtime::server::{EngineError, Outcome, Request};
 use elicit_runtime::state::INVALID_STATE_MESSAGE;
-use elicit_runtime::wire::InputRequiredResult;
+use elicit_runtime::wire::{InputRequiredResult, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use serde_json::{Map, Value, json};
 
 /// An owned request: the data a transport would hand the engine.
@@ -21,8 +21,8 @@ pub(crate) struct Call {
 /// `_meta` declaring these `ClientCapabilities`.
 pub(crate) fn meta(capabilities: Value) -> Map<String, Value> {
     let mut meta = Map::new();
-    meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
-    meta.insert("io.modelcontextprotocol/clientCapabilities".into(), capabilities);
+    meta.insert(META_PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
+    meta.insert(META_CLIENT_CAPABILITIES.into(), capabilities);
     meta
 }
 
@@ -33,7 +33,7 @@ impl Call {
             method: "tools/call".into(),
             name: name.into(),
             arguments: Some(json!({})),
-            meta: meta(json!({"elicitation": {"form": {}, "url": {}}})),
+            meta: meta(elicit_tests::mcp::form_and_url()),
             responses: None,
             state: None,
             principal: None,

@@ -1,14 +1,18 @@
-//! A tiny hand-written MCP client: one JSON-RPC request per HTTP POST, with the headers and the
-//! per-request `_meta` of revision 2026-07-28. Every reply is checked against the spec's schema
-//! and kept, so a test can look at everything the server sent.
+//! The tests' MCP client: the shared JSON-RPC-over-HTTP client of `elicit_tests::mcp` with the
+//! per-request `_meta` of revision 2026-07-28; every reply is checked against the spec's schema
+//! and kept, so a test can look at everything the server sent. The payment page is played through
+//! `elicit_tests::payment`.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use elicit_tests::mcp::{McpHttp, with_meta};
+use elicit_tests::payment;
 use serde_json::{Map, Value, json};
 
 use super::schema;
+
+pub(crate) use elicit_tests::mcp::form_and_url;
 
 /// Bound on any single HTTP exchange (the engine's URL wait is 2 s).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -123,17 +127,11 @@ impl Reply {
     }
 }
 
-/// Client capabilities declaring form and URL elicitation.
-pub(crate) fn form_and_url() -> Value {
-    json!({"elicitation": {"form": {}, "url": {}}})
-}
-
 /// A JSON-RPC-over-HTTP client for one server.
 pub(crate) struct Client {
-    http: reqwest::Client,
+    mcp: McpHttp,
     url: String,
     capabilities: Value,
-    next_id: AtomicU64,
     log: Mutex<Vec<Exchange>>,
 }
 
@@ -146,10 +144,9 @@ impl Client {
     /// A client of the MCP endpoint `mcp_url` declaring form and URL elicitation.
     pub(crate) fn new(mcp_url: &str) -> Client {
         Client {
-            http: http_client(),
+            mcp: McpHttp::new(REQUEST_TIMEOUT),
             url: mcp_url.to_owned(),
             capabilities: form_and_url(),
-            next_id: AtomicU64::new(1),
             log: Mutex::new(Vec::new()),
         }
     }
@@ -163,44 +160,17 @@ impl Client {
     /// Sends one request; `params._meta` gets the protocol version and the client's capabilities
     /// unless `params` already sets them. The reply is checked against the schema and kept.
     pub(crate) async fn request(&self, method: &str, mut params: Value) -> Reply {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let object = params.as_object_mut().expect("params is an object");
-        let meta = object.entry("_meta").or_insert_with(|| json!({}));
-        let meta = meta.as_object_mut().expect("_meta is an object");
-        meta.entry("io.modelcontextprotocol/protocolVersion").or_insert_with(|| json!("2026-07-28"));
-        meta.entry("io.modelcontextprotocol/clientCapabilities").or_insert_with(|| self.capabilities.clone());
-        let name = object.get("name").and_then(Value::as_str).map(str::to_owned);
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-
-        let mut builder = self
-            .http
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", method);
-        if let Some(name) = &name {
-            builder = builder.header("Mcp-Name", name);
-        }
-        let response = builder
-            .body(request.to_string())
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{method} to {} failed: {e}", self.url));
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.unwrap_or_else(|e| panic!("reading the reply to {method} failed: {e}"));
-        let body: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-            panic!("the reply to {method} (HTTP {status}) is not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
-        });
-        assert_eq!(body.get("id"), Some(&json!(id)), "the reply to {method} carries another id: {body}");
-        schema::assert_valid(method, &body);
+        assert!(params.is_object(), "params is an object");
+        with_meta(&mut params, &self.capabilities);
+        let posted = self.mcp.post(&self.url, method, params).await.unwrap_or_else(|e| panic!("{e}"));
+        schema::assert_valid(method, &posted.body);
         self.log.lock().unwrap_or_else(|e| e.into_inner()).push(Exchange {
             method: method.to_owned(),
-            request,
-            status,
-            reply: body.clone(),
+            request: posted.request,
+            status: posted.status,
+            reply: posted.body.clone(),
         });
-        Reply { status, body }
+        Reply { status: posted.status, body: posted.body }
     }
 
     /// `tools/call name` with `arguments`, first round.
@@ -223,84 +193,43 @@ impl Client {
     }
 }
 
-/// The cookie the payment page keeps its per-visit nonce in.
-pub(crate) const NONCE_COOKIE: &str = "pay_nonce";
-
-/// One visit of a payment page, as a browser keeps it: what the page showed, the cookie it set
-/// and the hidden token of its forms.
+/// One visit of a payment page (see [`payment::PageVisit`] for its fields).
 #[derive(Debug, Clone)]
-pub(crate) struct PageVisit {
-    /// The page's URL.
-    pub(crate) url: String,
-    /// The HTTP status of the `GET`.
-    pub(crate) status: u16,
-    /// The page.
-    pub(crate) body: String,
-    /// Every `Set-Cookie` header, whole.
-    pub(crate) set_cookies: Vec<String>,
-    /// `name=value` of the nonce cookie, as a browser sends it back.
-    pub(crate) cookie: Option<String>,
-    /// The value of the forms' hidden `csrf` field.
-    pub(crate) token: Option<String>,
+pub(crate) struct PageVisit(payment::PageVisit);
+
+impl std::ops::Deref for PageVisit {
+    type Target = payment::PageVisit;
+
+    fn deref(&self) -> &payment::PageVisit {
+        &self.0
+    }
 }
 
 impl PageVisit {
     /// Clicks the button of form `action` (`approve` or `deny`): posts the visit's token with its
     /// cookie; returns the HTTP status.
     pub(crate) async fn submit(&self, action: &str) -> u16 {
-        let token = self.token.as_deref().unwrap_or_else(|| panic!("no form on {} (HTTP {}): {}", self.url, self.status, self.body));
-        post_form(&format!("{}/{action}", self.url), self.cookie.as_deref(), &format!("csrf={token}")).await.0
+        self.0.submit(&http_client(), action).await.unwrap_or_else(|e| panic!("{e}")).0
     }
 }
 
-/// The value of the first hidden `csrf` field of a page.
-pub(crate) fn hidden_token(html: &str) -> Option<String> {
-    let marker = "name=\"csrf\" value=\"";
-    let start = html.find(marker)? + marker.len();
-    html[start..].split('"').next().map(str::to_owned)
-}
-
-/// GETs a page as a browser would, keeping its cookie and form token.
+/// `GET`s a page as a browser would, keeping its cookie and form token.
 pub(crate) async fn visit_page(url: &str) -> PageVisit {
-    let response = http_client().get(url).send().await.unwrap_or_else(|e| panic!("GET {url} failed: {e}"));
-    let status = response.status().as_u16();
-    let set_cookies: Vec<String> = response
-        .headers()
-        .get_all(reqwest::header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .collect();
-    let cookie = set_cookies
-        .iter()
-        .filter_map(|c| c.split(';').next())
-        .find(|pair| pair.starts_with(&format!("{NONCE_COOKIE}=")))
-        .map(str::to_owned);
-    let body = response.text().await.unwrap_or_default();
-    let token = hidden_token(&body);
-    PageVisit { url: url.to_owned(), status, body, set_cookies, cookie, token }
+    PageVisit(payment::visit_page(&http_client(), url).await.unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// Opens the page and clicks the button of form `action`, as a user in a browser does; returns
 /// the HTTP status of the submission.
 pub(crate) async fn browser_submit(url: &str, action: &str) -> u16 {
-    visit_page(url).await.submit(action).await
+    payment::submit(&http_client(), url, action).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// POSTs a form body with an optional `Cookie` header; returns the HTTP status and the page.
 pub(crate) async fn post_form(url: &str, cookie: Option<&str>, body: &str) -> (u16, String) {
-    let mut request = http_client().post(url).header("Content-Type", "application/x-www-form-urlencoded");
-    if let Some(cookie) = cookie {
-        request = request.header("Cookie", cookie);
-    }
-    let response = request.body(body.to_owned()).send().await.unwrap_or_else(|e| panic!("POST {url} failed: {e}"));
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    payment::post_form(&http_client(), url, cookie, body).await.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// GETs a page; returns the HTTP status and the body.
 pub(crate) async fn browser_get(url: &str) -> (u16, String) {
-    let response = http_client().get(url).send().await.unwrap_or_else(|e| panic!("GET {url} failed: {e}"));
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    payment::get(&http_client(), url).await.unwrap_or_else(|e| panic!("{e}"))
 }
