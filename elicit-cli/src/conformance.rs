@@ -4,7 +4,7 @@
 
 use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
 use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
-use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
+use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
 use crate::transport::{self, Connection, Protocol, Target};
@@ -96,7 +96,7 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(tool.name.to_string()));
         params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
-        match connection.drive(&driver, &mut Automatic, "tools/call", params).await {
+        match connection.drive(&driver, &mut Automatic, wire::TOOLS_CALL, params).await {
             Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
             Err(error) => failures.push(format!("{}: {error}", tool.name)),
         }

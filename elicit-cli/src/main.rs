@@ -18,7 +18,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{Driver, Responder};
 use transport::Protocol;
-use elicit_runtime::wire::Capabilities;
+use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
 
 use printable::{printable, printable_json};
@@ -266,12 +266,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Some(Command::Call { server, tool, call }) => {
-            let result = run_call(&server, "tools/call", &tool, &call).await?;
+            let result = run_call(&server, wire::TOOLS_CALL, &tool, &call).await?;
             print_result(&result, call.json);
             Ok(())
         }
         Some(Command::Prompt { server, prompt, call }) => {
-            let result = run_call(&server, "prompts/get", &prompt, &call).await?;
+            let result = run_call(&server, wire::PROMPTS_GET, &prompt, &call).await?;
             print_result(&result, call.json);
             Ok(())
         }
