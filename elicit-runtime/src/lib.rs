@@ -77,11 +77,9 @@ pub use schema::RequestedSchema;
 
 /// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
 ///
-/// Container attributes: `message = ".."` (defaults to the doc comment), `rename_all = ".."`
-/// (serde's spellings), `crate = ".."` (path to this crate when renamed). Field attributes:
-/// `rename`, `title`, `description` (defaults to the doc comment), `default`,
-/// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
-/// attributes: `rename`, `title`.
+/// # Attribute reference
+///
+#[doc = include_str!("attributes.md")]
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use elicit_derive::Elicit;
