@@ -269,9 +269,9 @@ impl Driver {
     /// Calls `method` with `params` (without `_meta`, `inputResponses`, `requestState`: the driver
     /// owns those) and drives every round; returns the complete result.
     ///
-    /// Each round: build the request ([`Driver::round_request`]), send it, read the result
+    /// Each round: build the request (`round_request`), send it, read the result
     /// ([`InputRequiredResult::from_json`]), and either return it (complete), wait and retry
-    /// (state only), or answer every input request ([`Driver::answer_round`]) for the next round.
+    /// (state only), or answer every input request (`answer_round`) for the next round.
     pub async fn call<C: Caller, R: Responder>(
         &self,
         caller: &mut C,
