@@ -106,10 +106,9 @@ pub trait Elicit: Sized {
 /// Not public API: the paths derived code uses.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::field::{
-        has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
-        ElicitEnum, FieldRules, FieldValue, Variant,
-    };
+    pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
+    pub use crate::field::select::{has_variant, has_variants, parse_single_select, single_select_schema, Variant};
+    pub use crate::field::{ElicitEnum, FieldValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
