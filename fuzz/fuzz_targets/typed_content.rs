@@ -36,7 +36,7 @@ struct Gaps {
 }
 
 const EVERYTHING: &Gaps = &Gaps { urls: &["site"], sets: &["extras", "tags"] };
-const OPTIONALS: &Gaps = &Gaps { urls: &["site"], sets: &["extras", "cabins"] };
+const OPTIONALS: &Gaps = &Gaps { urls: &["site"], sets: &["extras"] };
 const CONTACT: &Gaps = &Gaps { urls: &[], sets: &[] };
 
 fuzz_target!(|data: &[u8]| {

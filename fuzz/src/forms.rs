@@ -1,5 +1,5 @@
-//! Derived forms: one with every required field kind, one with every optional kind, and the small
-//! contact form the engine handler asks for. Their selects are the tests' own
+//! Derived forms: one with every required field kind and the small contact form the engine handler
+//! asks for; the form with every optional kind and the selects are the tests' own
 //! (`elicit_tests::forms`).
 
 use std::collections::{BTreeSet, HashSet};
@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use elicit_runtime::{Elicit, Email};
 use url::Url;
 
-pub use elicit_tests::forms::{Cabin, Colour, Extra};
+pub use elicit_tests::forms::{Cabin, Colour, Extra, Optionals};
 
 /// Every field kind, required, with constraints and defaults.
 #[derive(Elicit, Debug, Clone, PartialEq)]
@@ -61,32 +61,6 @@ pub struct Everything {
     pub extras: BTreeSet<Extra>,
     #[elicit(max_items = 2)]
     pub tags: HashSet<Colour>,
-}
-
-/// Every field kind, optional.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-#[elicit(message = "Optional extras")]
-pub struct Optionals {
-    #[elicit(min_length = 1, max_length = 5)]
-    pub short: Option<String>,
-    pub email: Option<Email>,
-    #[elicit(format = "uri")]
-    pub link: Option<String>,
-    pub day: Option<NaiveDate>,
-    pub moment: Option<DateTime<Utc>>,
-    pub site: Option<Url>,
-    pub flag: Option<bool>,
-    pub small: Option<i8>,
-    pub big: Option<u64>,
-    pub single: Option<f32>,
-    #[elicit(minimum = -1.5)]
-    pub double: Option<f64>,
-    pub colour: Option<Colour>,
-    #[elicit(max_items = 2)]
-    pub colours: Option<Vec<Colour>>,
-    #[elicit(min_items = 1)]
-    pub extras: Option<BTreeSet<Extra>>,
-    pub cabins: Option<HashSet<Cabin>>,
 }
 
 /// Who to contact about the booking.
