@@ -4,11 +4,15 @@
 //! ([`process`]); the one JSON-RPC-over-HTTP client ([`mcp`]); the payment-page submitter
 //! ([`payment`]); and the representative form types ([`forms`]).
 //!
-//! The test crates under `tests/` keep their `support`, `clisupport` and `common` modules as thin
-//! layers over this library, with the names the tests already use. With `default-features = false`
-//! (the fuzz targets) only the forms and the process helpers are built.
+//! The test crates' own helpers live here too (feature `harness`, on by default), so that each test
+//! crate takes what it uses and nothing is compiled as dead code: [`support`] (keys, a real
+//! `travel-server`, the schema-checking MCP client, the engine driver), [`clisupport`] (the
+//! `elicit` binary, a sandbox, a mock server, a pseudo-terminal), [`common`] (the spec's schema and
+//! a PRNG), [`legacypeer`] and [`legacypeers`] (the official 2025-era SDK peers). The loadgen and
+//! the benchmarks take `default-features = false, features = ["net"]`; the fuzz targets no
+//! features (the forms and the process helpers only).
 
-#![allow(clippy::panic, reason = "test helpers report a failure by panicking, with the reason")]
+#![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking, with the reason")]
 
 #[allow(missing_docs, reason = "a field's doc comment becomes its form's description; most need none")]
 pub mod forms;
@@ -17,3 +21,14 @@ pub mod mcp;
 #[cfg(feature = "net")]
 pub mod payment;
 pub mod process;
+
+#[cfg(feature = "harness")]
+pub mod clisupport;
+#[cfg(feature = "harness")]
+pub mod common;
+#[cfg(feature = "harness")]
+pub mod legacypeer;
+#[cfg(feature = "harness")]
+pub mod legacypeers;
+#[cfg(feature = "harness")]
+pub mod support;

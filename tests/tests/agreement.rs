@@ -12,7 +12,7 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
+use elicit_tests::common;
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Debug;

@@ -3,7 +3,7 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
+use elicit_tests::common;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::schema::RequestedSchema;

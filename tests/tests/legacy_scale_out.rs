@@ -7,8 +7,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod legacypeer;
-mod support;
+use elicit_tests::legacypeer;
+use elicit_tests::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -3,7 +3,6 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
 
 use std::time::{Duration, Instant};
 
