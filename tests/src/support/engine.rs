@@ -1,4 +1,4 @@
-//! Driving [`Engine::run`] directly: an owned request that lends itself as a [`Request`], and
+//! Driving [`Engine::run`](elicit_runtime::server::Engine::run) directly: an owned request that lends itself as a [`Request`], and
 //! assertions on what a round produced.
 
 use elicit_runtime::server::{EngineError, Outcome, Request};
