@@ -31,4 +31,6 @@ pub mod legacypeer;
 #[cfg(feature = "harness")]
 pub mod legacypeers;
 #[cfg(feature = "harness")]
+pub mod redis;
+#[cfg(feature = "harness")]
 pub mod support;

@@ -6,14 +6,14 @@
 //! with a message — except under `CI`, where its absence fails them (`.ci/run` installs it).
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use elicit_tests::process;
+use elicit_tests::redis::Redis;
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
 use serde_json::{Value, json};
@@ -22,8 +22,6 @@ use serde_json::{Value, json};
 const STATE_KEYS: &str = "c2NhbGUtb3V0LXRlc3Qta2V5LTMyLWJ5dGVzLWxvbmc=";
 /// Bound on each test, so a hang fails instead of stalling the suite.
 const TEST_BOUND: Duration = Duration::from_secs(45);
-/// How long a process may take to start listening.
-const STARTUP: Duration = Duration::from_secs(20);
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -50,68 +48,6 @@ fn redis_or_skip(test: &str) -> bool {
         "SKIPPED {test}: `redis-server` is not installed (apt-get install redis-server); CI would fail here"
     );
     false
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
-    listener.local_addr().expect("a bound address").port()
-}
-
-/// A `redis-server` on loopback, without persistence; killed when dropped.
-struct Redis {
-    port: u16,
-    child: Option<Child>,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let mut redis = Redis { port: free_port(), child: None };
-        redis.restart();
-        redis
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// Starts (again) on the same port and waits until it answers `PING`.
-    fn restart(&mut self) {
-        assert!(self.child.is_none(), "redis is already running");
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.child = Some(child);
-        let deadline = Instant::now() + STARTUP;
-        while !self.answers_ping() {
-            assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING in {STARTUP:?}", self.port);
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut reply = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
-    }
-
-    /// Kills the server (an outage: no shutdown handshake) and waits for it to exit.
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 /// `target/debug/travel-server`, built once per test binary (see
@@ -221,7 +157,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
     if !redis_or_skip("redis_store_keeps_the_completion_contract_across_instances") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     bounded(async {
         let a = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect a"));
         let b = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect b"));
@@ -294,7 +230,7 @@ async fn load_over_two_instances_loses_and_crosses_no_answers() {
     if !redis_or_skip("load_over_two_instances_loses_and_crosses_no_answers") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     let (one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let config = LoadConfig::new(vec![one.base.clone(), two.base.clone()], 40, 10);
@@ -316,7 +252,7 @@ async fn a_flow_outlives_the_instance_that_started_it() {
     if !redis_or_skip("a_flow_outlives_the_instance_that_started_it") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     let (mut one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let client = McpClient::default();
@@ -340,7 +276,7 @@ async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
     if !redis_or_skip("redis_outage_fails_url_asks_clearly_and_recovery_restores_them") {
         return;
     }
-    let mut redis = Redis::start();
+    let mut redis = Redis::start(None);
     let (one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let client = McpClient::default();
