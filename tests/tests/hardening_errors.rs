@@ -45,10 +45,7 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let engine = Engine::builder("hardening-errors", KeyRing::generate()).completion_store(Arc::new(store)).build();
     let server =
         McpServer::builder("hardening-errors", "1.0.0", engine).tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay).build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = support::serve(server).await;
     let client = Client::new(&url);
     // With the store up, the URL step is asked.
     assert_eq!(client.call("pay", json!({})).await.asked().keys(), ["pay"]);

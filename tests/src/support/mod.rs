@@ -76,6 +76,16 @@ pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Serves `server` (the rmcp adapter's Streamable HTTP router) on a loopback port for the rest of
+/// the test; the URL of its MCP endpoint.
+pub async fn serve(server: elicit_runtime::rmcp::McpServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = server.http_router(&[]);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
 /// A fresh key, base64-encoded for `ELICIT_STATE_KEYS`.
 pub fn key_b64() -> String {
     base64(&raw_key())
