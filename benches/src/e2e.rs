@@ -12,18 +12,19 @@
 //! reply is not `input_required`, or whose retry does not greet the name it sent, is an error.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
+use elicit_runtime::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
+use elicit_tests::mcp::McpHttp;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// The protocol revision spoken.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub use elicit_runtime::wire::PROTOCOL_VERSION;
 /// The tool that asks one form.
 pub const FLOW_TOOL: &str = "ask_name";
 /// The tool that asks nothing.
@@ -91,37 +92,30 @@ impl Mode {
     }
 }
 
-/// A plain MCP client over HTTP: one JSON-RPC request per POST.
+/// A plain MCP client over HTTP (the workspace's one, `elicit_tests::mcp`): one JSON-RPC request
+/// per POST.
 #[derive(Clone, Debug)]
 pub struct Client {
-    http: reqwest::Client,
+    mcp: McpHttp,
     endpoint: String,
-    next_id: Arc<AtomicU64>,
 }
 
 impl Client {
     /// A client of the MCP endpoint `endpoint` (e.g. `http://127.0.0.1:8931/mcp`).
     pub fn new(endpoint: &str) -> Result<Client, String> {
-        let http = reqwest::Client::builder()
-            // Loopback only.
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
-        Ok(Client { http, endpoint: endpoint.to_owned(), next_id: Arc::new(AtomicU64::new(1)) })
+        Ok(Client { mcp: McpHttp::new(Duration::from_secs(30)), endpoint: endpoint.to_owned() })
     }
 
     /// `tools/call` of `tool` with the answers and state of the previous round, if any; returns the
     /// JSON-RPC `result`.
     pub async fn call_tool(&self, tool: &str, input_responses: Option<Value>, request_state: Option<&str>) -> Result<Value, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut params = json!({
             "name": tool,
             "arguments": {},
             "_meta": {
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-                "io.modelcontextprotocol/clientInfo": {"name": "elicit-bench-loadgen", "version": "0.1.0"},
+                META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+                META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}},
+                META_CLIENT_INFO: {"name": "elicit-bench-loadgen", "version": "0.1.0"},
             },
         });
         if let Some(responses) = input_responses {
@@ -130,36 +124,10 @@ impl Client {
         if let Some(state) = request_state {
             params["requestState"] = json!(state);
         }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", tool)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("tools/call {tool}: {e}"))?;
-        let status = response.status();
-        let sse = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        let bytes = response.bytes().await.map_err(|e| format!("tools/call {tool}: reading the reply: {e}"))?;
-        let reply = if sse { sse_message(&bytes, id) } else { serde_json::from_slice(&bytes).ok() };
-        let Some(mut reply) = reply else {
-            return Err(format!("tools/call {tool}: HTTP {status}, no JSON-RPC reply: {}", String::from_utf8_lossy(&bytes)));
-        };
-        if reply.get("id") != Some(&json!(id)) {
-            return Err(format!("tools/call {tool}: the reply carries another id: {reply}"));
-        }
-        match reply.get_mut("result") {
+        let mut posted = self.mcp.post(&self.endpoint, "tools/call", params).await.map_err(|e| format!("tools/call {tool}: {e}"))?;
+        match posted.body.get_mut("result") {
             Some(result) => Ok(result.take()),
-            None => Err(format!("tools/call {tool}: HTTP {status}: {reply}")),
+            None => Err(format!("tools/call {tool}: HTTP {}: {}", posted.status, posted.body)),
         }
     }
 
@@ -200,33 +168,6 @@ fn result_text(result: &Value) -> Option<&str> {
         return None;
     }
     result.pointer("/content/0/text").and_then(Value::as_str)
-}
-
-/// The message with id `id` in an SSE body (`data:` lines; one event may span several).
-fn sse_message(body: &[u8], id: u64) -> Option<Value> {
-    let text = std::str::from_utf8(body).ok()?;
-    let mut data = String::new();
-    let mut found = None;
-    let mut flush = |data: &mut String| {
-        if let Ok(message) = serde_json::from_str::<Value>(data)
-            && message.get("id") == Some(&json!(id))
-        {
-            found = Some(message);
-        }
-        data.clear();
-    };
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-        } else if line.is_empty() {
-            flush(&mut data);
-        }
-    }
-    flush(&mut data);
-    found
 }
 
 /// The outcome of one timed trial.
@@ -276,7 +217,7 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
             let mut latencies = Vec::new();
             let (mut errors, mut first_error, mut late) = (0u64, None, 0u64);
             let session = match mode {
-                Mode::Legacy => match crate::legacy::Session::open(&client.http, &client.endpoint).await {
+                Mode::Legacy => match crate::legacy::Session::open(client.mcp.http(), &client.endpoint).await {
                     Ok(session) => Some(session),
                     Err(error) => return (latencies, 1, Some(error), late),
                 },
@@ -350,13 +291,6 @@ pub fn median(values: &[f64]) -> f64 {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_the_message_in_an_sse_body() {
-        let body = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n";
-        assert_eq!(sse_message(body, 7).unwrap()["id"], json!(7));
-        assert!(sse_message(body, 8).is_none());
-    }
 
     #[test]
     fn medians() {

@@ -26,7 +26,7 @@ pub const LEGACY_VERSION: &str = "2025-11-25";
 const MESSAGE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An HTTP client for sessions: no overall request timeout (a parked call's stream stays open as
-/// long as the run needs), every read bounded by [`MESSAGE_TIMEOUT`] instead. Loopback only.
+/// long as the run needs), every read bounded by `MESSAGE_TIMEOUT` instead. Loopback only.
 pub fn http_client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .no_proxy()

@@ -3,8 +3,8 @@
 //! with values built from their schemas.
 
 use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
-use elicit_runtime::schema::{PrimitiveSchema, RequestedSchema};
-use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
+use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
+use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
 use crate::transport::{self, Connection, Protocol, Target};
@@ -17,7 +17,7 @@ fn sample(schema: &PrimitiveSchema) -> Option<Value> {
         return Some(default);
     }
     Some(match schema {
-        PrimitiveSchema::String(s) => json!("x".repeat(usize::try_from(s.min_length.unwrap_or(4).max(1)).unwrap_or(4))),
+        PrimitiveSchema::String(s) => json!("x".repeat(sample_length(s.min_length))),
         PrimitiveSchema::Number(n) => n.minimum.clone().map_or(json!(1), Value::Number),
         PrimitiveSchema::Boolean(_) => json!(true),
         PrimitiveSchema::SingleSelect(s) => json!(s.options.first()?.value),
@@ -26,6 +26,13 @@ fn sample(schema: &PrimitiveSchema) -> Option<Value> {
             Value::Array(m.options.iter().take(n).map(|o| json!(o.value)).collect())
         }
     })
+}
+
+/// How long a sample string is: the server's `minLength` (4 when it names none), but never longer
+/// than the longest text a schema may carry, whatever length the server asks for.
+fn sample_length(min_length: Option<u64>) -> usize {
+    let wanted = usize::try_from(min_length.unwrap_or(4).max(1)).unwrap_or(usize::MAX);
+    wanted.min(MAX_TEXT_LEN)
 }
 
 impl Responder for Automatic {
@@ -89,7 +96,7 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(tool.name.to_string()));
         params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
-        match connection.drive(&driver, &mut Automatic, "tools/call", params).await {
+        match connection.drive(&driver, &mut Automatic, wire::TOOLS_CALL, params).await {
             Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
             Err(error) => failures.push(format!("{}: {error}", tool.name)),
         }

@@ -18,10 +18,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{Driver, Responder};
 use transport::Protocol;
-use elicit_runtime::wire::Capabilities;
+use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
 
-use printable::printable;
+use printable::{printable, printable_json};
 use transport::{Connection, Target};
 
 /// A terminal MCP client that renders elicitations (forms and URL mode).
@@ -233,8 +233,7 @@ async fn drive<R: Responder>(
 
 fn print_result(result: &Value, json: bool) {
     if json {
-        // serde_json escapes every control character in strings.
-        println!("{}", serde_json::to_string_pretty(result).unwrap_or_else(|_| result.to_string()));
+        println!("{}", printable_json(result, true));
         return;
     }
     if result.get("isError") == Some(&Value::Bool(true)) {
@@ -245,7 +244,7 @@ fn print_result(result: &Value, json: bool) {
         let text = block.get("text").or_else(|| block.pointer("/content/text")).and_then(Value::as_str);
         match text {
             Some(text) => println!("{}", printable(text)),
-            None => println!("{block}"),
+            None => println!("{}", printable_json(block, false)),
         }
     }
 }
@@ -267,12 +266,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Some(Command::Call { server, tool, call }) => {
-            let result = run_call(&server, "tools/call", &tool, &call).await?;
+            let result = run_call(&server, wire::TOOLS_CALL, &tool, &call).await?;
             print_result(&result, call.json);
             Ok(())
         }
         Some(Command::Prompt { server, prompt, call }) => {
-            let result = run_call(&server, "prompts/get", &prompt, &call).await?;
+            let result = run_call(&server, wire::PROMPTS_GET, &prompt, &call).await?;
             print_result(&result, call.json);
             Ok(())
         }

@@ -32,7 +32,31 @@ pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// `value` as JSON with every control and bidirectional-formatting character written as a JSON
+/// `\uXXXX` escape: the same text once parsed, but nothing on the way acts on the terminal.
+///
+/// `serde_json` escapes only C0 controls; C1 controls (`U+009B` opens a CSI sequence on many
+/// terminals) and bidi overrides pass through raw. All of them lie in the Basic Multilingual Plane
+/// and can only stand inside strings, so one escape each keeps the output valid JSON.
+pub(crate) fn printable_json(value: &serde_json::Value, pretty: bool) -> String {
+    let text = if pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
+    let text = text.unwrap_or_else(|_| value.to_string());
+    if !text.chars().any(acts) {
+        return text;
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts(c) {
+            let _ = write!(shown, "\\u{:04x}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
 
@@ -42,5 +66,16 @@ mod tests {
         assert_eq!(printable("moc.elgoog\u{202E}"), "moc.elgoog\\u{202e}");
         assert_eq!(printable("a\rb\u{9b}c"), "a\\u{d}b\\u{9b}c");
         assert!(matches!(printable("two\nlines\tand € → ok"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_without_terminal_controls() {
+        let value = serde_json::json!({"t\u{9b}": ["\u{1b}[8m\u{202e}x\u{9b}31m", "a\nb"]});
+        for pretty in [false, true] {
+            let text = printable_json(&value, pretty);
+            assert!(!text.chars().any(acts), "{text:?}");
+            assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+        }
+        assert!(printable_json(&value, false).contains("\\u009b31m"));
     }
 }

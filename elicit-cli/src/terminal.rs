@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use elicit_runtime::client::form::{check_value, validate};
 use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingKind, PendingUrl, Responder};
-use elicit_runtime::schema::{PrimitiveSchema, Property, RequestedSchema};
+use elicit_runtime::schema::{EnumOption, MultiSelectSchema, PrimitiveSchema, Property, RequestedSchema, SingleSelectSchema};
 use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use inquire::error::InquireError;
 use inquire::validator::Validation;
@@ -120,107 +120,127 @@ fn shown(property: &Property, value: &Value) -> String {
 
 /// Asks for one field. `Ok(None)` = left empty (optional fields only).
 fn ask_field(property: &Property, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
-    let label = label(property);
-    let help = help(property);
-    let required = property.required;
+    let prompt = FieldPrompt { label: label(property), help: help(property), required: property.required };
     match &property.schema {
-        PrimitiveSchema::String(_) | PrimitiveSchema::Number(_) => {
-            let numeric = matches!(property.schema, PrimitiveSchema::Number(_));
-            let to_value = move |input: &str| -> Result<Value, String> {
-                if numeric {
-                    input.trim().parse::<Number>().map(Value::Number).map_err(|_| "must be a number".to_owned())
-                } else {
-                    Ok(Value::String(input.to_owned()))
-                }
-            };
-            let check = property.clone();
-            let initial = current.map(display).unwrap_or_default();
-            let answer = Text::new(&label)
-                .with_initial_value(&initial)
-                .with_help_message(&help)
-                .with_validator(move |input: &str| {
-                    if input.is_empty() && !check.required {
-                        return Ok(Validation::Valid);
-                    }
-                    Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
-                        Ok(()) => Validation::Valid,
-                        Err(reason) => Validation::Invalid(printable(&reason).into_owned().into()),
-                    })
-                })
-                .prompt()
-                .map_err(dismissed)?;
-            if answer.is_empty() && !required {
-                return Ok(None);
-            }
-            Ok(Some(to_value(&answer).map_err(|_| Dismissed)?))
-        }
-        PrimitiveSchema::Boolean(_) if required => {
-            let default = current.and_then(Value::as_bool).unwrap_or(false);
-            let answer = Confirm::new(&label).with_default(default).with_help_message(&help).prompt().map_err(dismissed)?;
-            Ok(Some(Value::Bool(answer)))
-        }
-        PrimitiveSchema::Boolean(_) => {
-            let options = vec!["Yes", "No", NO_ANSWER];
-            let start = match current.and_then(Value::as_bool) {
-                Some(true) => 0,
-                Some(false) => 1,
-                None => 2,
-            };
-            let answer = Select::new(&label, options).with_starting_cursor(start).with_help_message(&help).prompt().map_err(dismissed)?;
-            Ok(match answer {
-                "Yes" => Some(Value::Bool(true)),
-                "No" => Some(Value::Bool(false)),
-                _ => None,
-            })
-        }
-        PrimitiveSchema::SingleSelect(s) => {
-            let mut names: Vec<String> =
-                s.options.iter().map(|o| printable(o.title.as_deref().unwrap_or(&o.value)).into_owned()).collect();
-            if !required {
-                names.push(NO_ANSWER.to_owned());
-            }
-            let start = current
-                .and_then(Value::as_str)
-                .and_then(|v| s.options.iter().position(|o| o.value == v))
-                .unwrap_or(if required { 0 } else { s.options.len() });
-            let answer = Select::new(&label, names.clone())
-                .with_starting_cursor(start)
-                .with_help_message(&help)
-                .raw_prompt()
-                .map_err(dismissed)?;
-            Ok(s.options.get(answer.index).map(|o| Value::String(o.value.to_string())))
-        }
-        PrimitiveSchema::MultiSelect(m) => {
-            let names: Vec<String> =
-                m.options.iter().map(|o| printable(o.title.as_deref().unwrap_or(&o.value)).into_owned()).collect();
-            let chosen: Vec<usize> = current
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items.iter().filter_map(|v| v.as_str()).filter_map(|v| m.options.iter().position(|o| o.value == v)).collect()
-                })
-                .unwrap_or_default();
-            let (min, max) = (m.min_items, m.max_items);
-            let answer = MultiSelect::new(&label, names)
-                .with_default(&chosen)
-                .with_help_message(&help)
-                .with_validator(move |picked: &[inquire::list_option::ListOption<&String>]| {
-                    let n = picked.len() as u64;
-                    Ok(match (min, max) {
-                        (Some(min), _) if n < min => Validation::Invalid(format!("pick at least {min}").into()),
-                        (_, Some(max)) if n > max => Validation::Invalid(format!("pick at most {max}").into()),
-                        _ => Validation::Valid,
-                    })
-                })
-                .raw_prompt()
-                .map_err(dismissed)?;
-            let values: Vec<Value> =
-                answer.iter().filter_map(|o| m.options.get(o.index)).map(|o| Value::String(o.value.to_string())).collect();
-            if values.is_empty() && !required && min.is_none() {
-                return Ok(None);
-            }
-            Ok(Some(Value::Array(values)))
-        }
+        PrimitiveSchema::String(_) | PrimitiveSchema::Number(_) => ask_text(&prompt, property, current),
+        PrimitiveSchema::Boolean(_) if prompt.required => ask_yes_no(&prompt, current),
+        PrimitiveSchema::Boolean(_) => ask_yes_no_or_nothing(&prompt, current),
+        PrimitiveSchema::SingleSelect(s) => ask_one_of(&prompt, s, current),
+        PrimitiveSchema::MultiSelect(m) => ask_some_of(&prompt, m, current),
     }
+}
+
+/// What every prompt of a field shows.
+struct FieldPrompt {
+    label: String,
+    help: String,
+    required: bool,
+}
+
+/// A string or number typed in, checked against the field as it is typed.
+fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let numeric = matches!(property.schema, PrimitiveSchema::Number(_));
+    let to_value = move |input: &str| -> Result<Value, String> {
+        if numeric {
+            input.trim().parse::<Number>().map(Value::Number).map_err(|_| "must be a number".to_owned())
+        } else {
+            Ok(Value::String(input.to_owned()))
+        }
+    };
+    let check = property.clone();
+    let initial = current.map(display).unwrap_or_default();
+    let answer = Text::new(&prompt.label)
+        .with_initial_value(&initial)
+        .with_help_message(&prompt.help)
+        .with_validator(move |input: &str| {
+            if input.is_empty() && !check.required {
+                return Ok(Validation::Valid);
+            }
+            Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
+                Ok(()) => Validation::Valid,
+                Err(reason) => Validation::Invalid(printable(&reason).into_owned().into()),
+            })
+        })
+        .prompt()
+        .map_err(dismissed)?;
+    if answer.is_empty() && !prompt.required {
+        return Ok(None);
+    }
+    Ok(Some(to_value(&answer).map_err(|_| Dismissed)?))
+}
+
+/// A required boolean: yes or no.
+fn ask_yes_no(prompt: &FieldPrompt, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let default = current.and_then(Value::as_bool).unwrap_or(false);
+    let answer = Confirm::new(&prompt.label).with_default(default).with_help_message(&prompt.help).prompt().map_err(dismissed)?;
+    Ok(Some(Value::Bool(answer)))
+}
+
+/// An optional boolean: yes, no, or no answer.
+fn ask_yes_no_or_nothing(prompt: &FieldPrompt, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let options = vec!["Yes", "No", NO_ANSWER];
+    let start = match current.and_then(Value::as_bool) {
+        Some(true) => 0,
+        Some(false) => 1,
+        None => 2,
+    };
+    let answer = Select::new(&prompt.label, options).with_starting_cursor(start).with_help_message(&prompt.help).prompt().map_err(dismissed)?;
+    Ok(match answer {
+        "Yes" => Some(Value::Bool(true)),
+        "No" => Some(Value::Bool(false)),
+        _ => None,
+    })
+}
+
+/// The title a choice is shown by.
+fn option_title(option: &EnumOption) -> String {
+    printable(option.title.as_deref().unwrap_or(&option.value)).into_owned()
+}
+
+/// One choice of a single-select (or no answer, when optional).
+fn ask_one_of(prompt: &FieldPrompt, select: &SingleSelectSchema, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let mut names: Vec<String> = select.options.iter().map(option_title).collect();
+    if !prompt.required {
+        names.push(NO_ANSWER.to_owned());
+    }
+    let start = current
+        .and_then(Value::as_str)
+        .and_then(|v| select.options.iter().position(|o| o.value == v))
+        .unwrap_or(if prompt.required { 0 } else { select.options.len() });
+    let answer = Select::new(&prompt.label, names)
+        .with_starting_cursor(start)
+        .with_help_message(&prompt.help)
+        .raw_prompt()
+        .map_err(dismissed)?;
+    Ok(select.options.get(answer.index).map(|o| Value::String(o.value.to_string())))
+}
+
+/// Choices of a multi-select, their count checked as they are picked.
+fn ask_some_of(prompt: &FieldPrompt, select: &MultiSelectSchema, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+    let names: Vec<String> = select.options.iter().map(option_title).collect();
+    let chosen: Vec<usize> = current
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(|v| v.as_str()).filter_map(|v| select.options.iter().position(|o| o.value == v)).collect())
+        .unwrap_or_default();
+    let (min, max) = (select.min_items, select.max_items);
+    let answer = MultiSelect::new(&prompt.label, names)
+        .with_default(&chosen)
+        .with_help_message(&prompt.help)
+        .with_validator(move |picked: &[inquire::list_option::ListOption<&String>]| {
+            let n = picked.len() as u64;
+            Ok(match (min, max) {
+                (Some(min), _) if n < min => Validation::Invalid(format!("pick at least {min}").into()),
+                (_, Some(max)) if n > max => Validation::Invalid(format!("pick at most {max}").into()),
+                _ => Validation::Valid,
+            })
+        })
+        .raw_prompt()
+        .map_err(dismissed)?;
+    let values: Vec<Value> = answer.iter().filter_map(|o| select.options.get(o.index)).map(|o| Value::String(o.value.to_string())).collect();
+    if values.is_empty() && !prompt.required && min.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Value::Array(values)))
 }
 
 impl Terminal {

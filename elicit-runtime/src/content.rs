@@ -205,7 +205,7 @@ pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
 /// That grammar is ASCII only (internationalised addresses are the separate `idn-email` format),
 /// has no display name (`Ada <ada@example.com>` is not a mailbox), and its domain is either a host
 /// name of letters, digits and hyphens or an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`).
-pub fn is_email(text: &str) -> bool {
+pub(crate) fn is_email(text: &str) -> bool {
     // The parser's own limits (64-byte local part, 254-byte domain), checked before it reads a
     // hostile multi-megabyte answer.
     const MAX_LEN: usize = 64 + 1 + 254;
@@ -240,7 +240,7 @@ fn is_host_name(domain: &str) -> bool {
 }
 
 /// An RFC 3986 URI with a scheme (JSON Schema's `uri`, which excludes relative references).
-pub fn is_uri(text: &str) -> bool {
+pub(crate) fn is_uri(text: &str) -> bool {
     fluent_uri::Uri::parse(text).is_ok()
 }
 
@@ -261,7 +261,7 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 }
 
 /// An RFC 3339 `full-date`: `YYYY-MM-DD` naming a real day.
-pub fn is_date(text: &str) -> bool {
+pub(crate) fn is_date(text: &str) -> bool {
     let b = text.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return false;
@@ -277,7 +277,7 @@ pub fn is_date(text: &str) -> bool {
 /// An RFC 3339 `date-time`: a full date, `T`, a time with optional fraction, and an offset.
 ///
 /// A leap second (`:60`) is accepted only where RFC 3339 allows it: at 23:59:60 UTC.
-pub fn is_date_time(text: &str) -> bool {
+pub(crate) fn is_date_time(text: &str) -> bool {
     let b = text.as_bytes();
     if b.len() < 20 || !matches!(b[10], b'T' | b't') {
         return false;

@@ -77,14 +77,9 @@ pub use schema::RequestedSchema;
 
 /// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
 ///
-/// Container attributes: `message = ".."` (defaults to the doc comment), `rename_all = ".."`
-/// (serde's spellings), `crate = ".."` (path to this crate when renamed), `deserialize` (a
-/// validating `serde::Deserialize`), `json_schema` (a `schemars::JsonSchema` giving the
-/// `requestedSchema`; feature `schemars`; opt-in, so a type may `#[derive(JsonSchema)]` instead).
-/// Field attributes:
-/// `rename`, `title`, `description` (defaults to the doc comment), `default`,
-/// `min_length`/`max_length`, `minimum`/`maximum`, `min_items`/`max_items`, `format`. Variant
-/// attributes: `rename`, `title`.
+/// # Attribute reference
+///
+#[doc = include_str!("attributes.md")]
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use elicit_derive::Elicit;
@@ -111,10 +106,9 @@ pub trait Elicit: Sized {
 /// Not public API: the paths derived code uses.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::field::{
-        has_variant, has_variants, parse_single_select, single_select_schema, Bound, DefaultValue,
-        ElicitEnum, FieldRules, FieldValue, Variant,
-    };
+    pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
+    pub use crate::field::select::{has_variant, has_variants, parse_single_select, single_select_schema, Variant};
+    pub use crate::field::{ElicitEnum, FieldValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};

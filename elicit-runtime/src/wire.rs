@@ -30,6 +30,28 @@ pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// The method of a roots input request.
 pub const ROOTS_LIST: &str = "roots/list";
 
+/// The method of a tool call, the request that may come back `input_required`.
+pub const TOOLS_CALL: &str = "tools/call";
+/// The method of a prompt request, which may come back `input_required` too.
+pub const PROMPTS_GET: &str = "prompts/get";
+/// The method of a resource read, which may come back `input_required` too.
+pub const RESOURCES_READ: &str = "resources/read";
+/// The method listing a server's tools.
+pub const TOOLS_LIST: &str = "tools/list";
+/// The method a 2026-07-28 client discovers a server with.
+pub const SERVER_DISCOVER: &str = "server/discover";
+
+/// Request member holding the answers to the previous round's input requests.
+pub const INPUT_RESPONSES: &str = "inputResponses";
+/// Request and result member holding the opaque state echoed from round to round.
+pub const REQUEST_STATE: &str = "requestState";
+/// Result member holding the input requests, by key.
+pub const INPUT_REQUESTS: &str = "inputRequests";
+/// Result member telling a final result from an [`InputRequiredResult`].
+pub const RESULT_TYPE: &str = "resultType";
+/// Request member of protocol metadata.
+pub const META: &str = "_meta";
+
 /// `resultType` of a final result.
 pub const RESULT_COMPLETE: &str = "complete";
 /// `resultType` of an [`InputRequiredResult`].
@@ -322,16 +344,71 @@ impl InputRequiredResult {
     /// The result object (`resultType: "input_required"`).
     pub fn to_json(&self) -> Value {
         let mut object = Map::new();
-        object.insert("resultType".into(), Value::String(RESULT_INPUT_REQUIRED.into()));
+        object.insert(RESULT_TYPE.into(), Value::String(RESULT_INPUT_REQUIRED.into()));
         if !self.input_requests.is_empty() {
             let requests: Map<String, Value> =
                 self.input_requests.iter().map(|(key, request)| (key.clone(), request.to_json())).collect();
-            object.insert("inputRequests".into(), Value::Object(requests));
+            object.insert(INPUT_REQUESTS.into(), Value::Object(requests));
         }
         if let Some(state) = &self.request_state {
-            object.insert("requestState".into(), Value::String(state.clone()));
+            object.insert(REQUEST_STATE.into(), Value::String(state.clone()));
         }
         Value::Object(object)
+    }
+
+    /// Reads the result of a `tools/call`, `prompts/get` or `resources/read`: `Ok(None)` when it is
+    /// final (`resultType: "complete"`, or no `resultType`, as in earlier revisions), the input
+    /// requests and state when it is `input_required`.
+    ///
+    /// The requests are read in the order `value` holds them; a request that does not parse is an
+    /// error naming its key.
+    ///
+    /// ```
+    /// use elicit_runtime::wire::{InputRequiredResult, ResultError};
+    /// use serde_json::json;
+    ///
+    /// let asked = json!({"resultType": "input_required", "requestState": "s1", "inputRequests": {
+    ///     "ok": {"method": "elicitation/create", "params": {"message": "Sure?",
+    ///         "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}}}});
+    /// let result = InputRequiredResult::from_json(&asked).unwrap().unwrap();
+    /// assert_eq!(result.input_requests[0].0, "ok");
+    /// assert_eq!(InputRequiredResult::from_json(&result.to_json()).unwrap(), Some(result));
+    ///
+    /// assert_eq!(InputRequiredResult::from_json(&json!({"content": []})).unwrap(), None);
+    /// let unknown = InputRequiredResult::from_json(&json!({"resultType": "later"})).unwrap_err();
+    /// assert_eq!(unknown, ResultError::UnknownResultType("\"later\"".into()));
+    /// ```
+    pub fn from_json(value: &Value) -> Result<Option<Self>, ResultError> {
+        let object = value.as_object().ok_or(ResultError::NotAnObject)?;
+        match object.get(RESULT_TYPE) {
+            None => return Ok(None),
+            Some(Value::String(kind)) if kind == RESULT_COMPLETE => return Ok(None),
+            Some(Value::String(kind)) if kind == RESULT_INPUT_REQUIRED => {}
+            Some(other) => return Err(ResultError::UnknownResultType(clip_json(other))),
+        }
+        let requests = match object.get(INPUT_REQUESTS) {
+            None => None,
+            Some(Value::Object(requests)) => Some(requests),
+            Some(_) => return Err(ResultError::NotAnObjectMember(INPUT_REQUESTS)),
+        };
+        let request_state = match object.get(REQUEST_STATE) {
+            None => None,
+            Some(Value::String(token)) => Some(token.clone()),
+            Some(_) => return Err(ResultError::NotAString(REQUEST_STATE)),
+        };
+        let requests = requests.filter(|r| !r.is_empty());
+        if requests.is_none() && request_state.is_none() {
+            return Err(ResultError::NothingAsked);
+        }
+        let input_requests = requests
+            .into_iter()
+            .flatten()
+            .map(|(key, raw)| match InputRequest::from_json(raw) {
+                Ok(request) => Ok((key.clone(), request)),
+                Err(error) => Err(ResultError::Request { key: key.clone(), error }),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(InputRequiredResult { input_requests, request_state }))
     }
 
     /// The `inputRequests` map alone (for transports that build the result themselves).
@@ -339,6 +416,44 @@ impl InputRequiredResult {
         self.input_requests.iter().map(|(key, request)| (key.clone(), request.to_json())).collect()
     }
 }
+
+/// Why a call's result could not be read (see [`InputRequiredResult::from_json`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResultError {
+    /// The result is not a JSON object.
+    NotAnObject,
+    /// `resultType` is neither `complete` nor `input_required` (the value, as JSON, clipped).
+    UnknownResultType(String),
+    /// This member is present but not an object.
+    NotAnObjectMember(&'static str),
+    /// This member is present but not a string.
+    NotAString(&'static str),
+    /// An `input_required` result with neither input requests nor a state to echo.
+    NothingAsked,
+    /// The input request under `key` does not follow the protocol.
+    Request {
+        /// The input request's key.
+        key: String,
+        /// What is wrong with it.
+        error: WireError,
+    },
+}
+
+impl fmt::Display for ResultError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResultError::NotAnObject => f.write_str("the result is not an object"),
+            ResultError::UnknownResultType(kind) => write!(f, "unknown resultType {kind}"),
+            ResultError::NotAnObjectMember(member) => write!(f, "`{member}` is not an object"),
+            ResultError::NotAString(member) => write!(f, "`{member}` is not a string"),
+            ResultError::NothingAsked => f.write_str("an input_required result with neither inputRequests nor requestState"),
+            ResultError::Request { key, error } => write!(f, "input request `{}`: {error}", clip(key)),
+        }
+    }
+}
+
+impl std::error::Error for ResultError {}
 
 /// Checks that `inputResponses`, when present, is an object and returns it.
 ///

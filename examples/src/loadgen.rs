@@ -14,18 +14,19 @@
 //! the figures measure the servers, not a client library.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use elicit_runtime::Elicit;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
-use crate::csrf::TOKEN_FIELD;
-use crate::travel::{NONCE_COOKIE, Trip, price};
+use elicit_tests::mcp::{McpHttp, form_and_url, with_meta};
+use elicit_tests::payment;
+
+use crate::travel::{Trip, price};
 
 /// The protocol revision spoken.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub use elicit_tests::mcp::PROTOCOL_VERSION;
 
 /// The names of the four requests of a flow, in order, as reported.
 pub const STEPS: [&str; 4] = ["call", "trip form", "payment", "confirm"];
@@ -33,12 +34,11 @@ pub const STEPS: [&str; 4] = ["call", "trip form", "payment", "confirm"];
 /// How often a flow may be asked for the payment again (the page not seen yet) before it fails.
 const MAX_PAYMENT_RETRIES: u32 = 5;
 
-/// A plain MCP client over HTTP: one JSON-RPC request per POST, capabilities in every request's
-/// `_meta` (form and URL elicitation).
+/// A plain MCP client over HTTP (the workspace's one, `elicit_tests::mcp`): one JSON-RPC request
+/// per POST, capabilities in every request's `_meta` (form and URL elicitation).
 #[derive(Clone, Debug)]
 pub struct McpClient {
-    http: reqwest::Client,
-    next_id: Arc<AtomicU64>,
+    mcp: McpHttp,
 }
 
 impl Default for McpClient {
@@ -56,51 +56,15 @@ pub fn mcp_endpoint(server: &str) -> String {
 impl McpClient {
     /// A client whose every HTTP exchange is bounded by `timeout`.
     pub fn new(timeout: Duration) -> McpClient {
-        let http = reqwest::Client::builder()
-            // Everything this tool talks to is a server of ours, usually on loopback.
-            .no_proxy()
-            .timeout(timeout)
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
-        McpClient { http, next_id: Arc::new(AtomicU64::new(1)) }
+        McpClient { mcp: McpHttp::new(timeout) }
     }
 
     /// Sends `method` with `params` to the MCP endpoint `endpoint` and returns the JSON-RPC
     /// response (a result or an error object). `params._meta` gets the protocol version and the
     /// client capabilities.
     pub async fn request(&self, endpoint: &str, method: &str, mut params: Value) -> Result<Value, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let name = params.get("name").and_then(Value::as_str).map(str::to_owned);
-        if let Some(object) = params.as_object_mut() {
-            object.insert(
-                "_meta".to_owned(),
-                json!({
-                    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
-                }),
-            );
-        }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut request = self
-            .http
-            .post(endpoint)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", PROTOCOL_VERSION)
-            .header("Mcp-Method", method);
-        if let Some(name) = &name {
-            request = request.header("Mcp-Name", name);
-        }
-        let response = request.body(body.to_string()).send().await.map_err(|e| format!("{method} to {endpoint}: {e}"))?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| format!("{method} to {endpoint}: reading the reply: {e}"))?;
-        let reply: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            format!("{method} to {endpoint}: HTTP {status}, not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
-        })?;
-        if reply.get("id") != Some(&json!(id)) {
-            return Err(format!("{method} to {endpoint}: the reply carries another id: {reply}"));
-        }
-        Ok(reply)
+        with_meta(&mut params, &form_and_url());
+        Ok(self.mcp.post(endpoint, method, params).await?.body)
     }
 
     /// `tools/call` of `tool`, with the answers and the state of the previous round, if any.
@@ -121,40 +85,17 @@ impl McpClient {
         self.request(endpoint, "tools/call", params).await
     }
 
-    /// Submits a payment page the way a browser does when its Approve button is clicked: `GET`
-    /// the page, keep its nonce cookie and read the form's hidden token, then `POST` the token
-    /// with the cookie to `{page_url}/approve`.
+    /// Submits a payment page the way a browser does when its Approve button is clicked (see
+    /// `elicit_tests::payment`).
     pub async fn approve_payment(&self, page_url: &str) -> Result<(), String> {
-        let page_url = page_url.trim_end_matches('/');
-        let shown = self.http.get(page_url).send().await.map_err(|e| format!("GET {page_url}: {e}"))?;
-        let status = shown.status().as_u16();
-        let cookie = shown
-            .headers()
-            .get_all(reqwest::header::SET_COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .find_map(|value| value.split(';').next().filter(|pair| pair.starts_with(&format!("{NONCE_COOKIE}="))))
-            .map(str::to_owned);
-        let html = shown.text().await.map_err(|e| format!("GET {page_url}: reading the page: {e}"))?;
-        let (Some(cookie), Some(token), 200) = (cookie, hidden_token(&html), status) else {
-            return Err(format!("GET {page_url}: HTTP {status}, no form to submit: {html}"));
-        };
-        let url = format!("{page_url}/approve");
-        let response = self
-            .http
-            .post(&url)
-            .header(reqwest::header::COOKIE, cookie)
-            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(format!("{TOKEN_FIELD}={token}"))
-            .send()
-            .await
-            .map_err(|e| format!("POST {url}: {e}"))?;
-        match response.status().as_u16() {
-            200 => Ok(()),
-            status => {
-                let text = response.text().await.unwrap_or_default();
-                Err(format!("POST {url}: HTTP {status}: {text}"))
-            }
+        let http = self.mcp.http();
+        let visit = payment::visit_page(http, page_url.trim_end_matches('/')).await?;
+        if visit.status != 200 || visit.cookie.is_none() || visit.token.is_none() {
+            return Err(format!("GET {}: HTTP {}, no form to submit: {}", visit.url, visit.status, visit.body));
+        }
+        match visit.submit(http, "approve").await? {
+            (200, _) => Ok(()),
+            (status, text) => Err(format!("POST {}/approve: HTTP {status}: {text}", visit.url)),
         }
     }
 }
@@ -219,13 +160,6 @@ impl Round {
             other => Err(format!("expected to be asked for `{key}`, got {other:?}")),
         }
     }
-}
-
-/// The value of the form's hidden token field in a page (base64url, so it needs no unescaping).
-fn hidden_token(html: &str) -> Option<&str> {
-    let marker = format!("name=\"{TOKEN_FIELD}\" value=\"");
-    let start = html.find(&marker)? + marker.len();
-    html[start..].split('"').next().filter(|token| !token.is_empty())
 }
 
 /// The URL of the URL-mode request under `key`.
@@ -568,14 +502,6 @@ mod tests {
             assert!(seen.insert(key), "flow {n} repeats an answer");
             assert_ne!(content["from"], content["to"]);
         }
-    }
-
-    #[test]
-    fn the_hidden_token_is_read_from_the_page() {
-        let page = r#"<form><input type="hidden" name="csrf" value="a-b_C"><button id="approve"></button></form>"#;
-        assert_eq!(hidden_token(page), Some("a-b_C"));
-        assert_eq!(hidden_token("<p>Already answered</p>"), None);
-        assert_eq!(hidden_token(r#"name="csrf" value="""#), None);
     }
 
     #[test]

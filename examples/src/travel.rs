@@ -216,20 +216,6 @@ pub fn new_reference() -> Result<String, FlowError> {
     Ok(format!("BK-{letters}"))
 }
 
-/// The reference in a `Booked! Reference <ref>: …` text.
-pub fn booking_reference(text: &str) -> Option<&str> {
-    text.strip_prefix("Booked! Reference ")?.split_once(':').map(|(reference, _)| reference)
-}
-
-/// `text` with its booking reference replaced by `<ref>`, for comparing texts of bookings whose
-/// references are random.
-pub fn mask_reference(text: &str) -> String {
-    match booking_reference(text) {
-        Some(reference) => text.replacen(reference, "<ref>", 1),
-        None => text.to_owned(),
-    }
-}
-
 fn text(message: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(message.into())])
 }

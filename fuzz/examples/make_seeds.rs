@@ -118,12 +118,12 @@ fn main() {
         flag: Some(false),
         small: Some(0),
         big: None,
+        wide: Some(i64::MIN),
         single: Some(f32::MAX),
         double: Some(-1.5),
         colour: None,
         colours: Some(vec![]),
         extras: Some(BTreeSet::from([Extra::Lounge])),
-        cabins: Some(HashSet::from([Cabin::Economy, Cabin::Business])),
     };
     write("typed_content", "optionals", Value::Object(optionals.to_content()).to_string().as_bytes());
     write("typed_content", "optionals-empty", b"{}");

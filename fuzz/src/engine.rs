@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use elicit_runtime::server::{Answer, Engine, EngineConfig, EngineError, Flow, FlowError, Outcome, Request, UrlAnswer};
 use elicit_runtime::state::{Binding, INVALID_STATE_MESSAGE, KeyRing, StateSealer, digest_arguments};
-use elicit_runtime::wire::{ElicitParams, InputRequest, codes};
+use elicit_runtime::wire::{self, ElicitParams, InputRequest, codes};
 use serde_json::{Map, Value, json};
 
 use crate::forms::Contact;
@@ -75,9 +75,9 @@ pub struct Call {
 impl Default for Call {
     fn default() -> Self {
         let mut meta = Map::new();
-        meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
+        meta.insert(wire::META_PROTOCOL_VERSION.into(), json!(wire::PROTOCOL_VERSION));
         meta.insert(
-            "io.modelcontextprotocol/clientCapabilities".into(),
+            wire::META_CLIENT_CAPABILITIES.into(),
             json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}),
         );
         Call { arguments: arguments(), meta }

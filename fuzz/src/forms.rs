@@ -1,11 +1,14 @@
-//! Derived forms: one with every required field kind, one with every optional kind, and the small
-//! contact form the engine handler asks for.
+//! Derived forms: one with every required field kind and the small contact form the engine handler
+//! asks for; the form with every optional kind and the selects are the tests' own
+//! (`elicit_tests::forms`).
 
 use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use elicit_runtime::{Elicit, Email};
 use url::Url;
+
+pub use elicit_tests::forms::{Cabin, Colour, Extra, Optionals};
 
 /// Every field kind, required, with constraints and defaults.
 #[derive(Elicit, Debug, Clone, PartialEq)]
@@ -60,32 +63,6 @@ pub struct Everything {
     pub tags: HashSet<Colour>,
 }
 
-/// Every field kind, optional.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-#[elicit(message = "Optional extras")]
-pub struct Optionals {
-    #[elicit(min_length = 1, max_length = 5)]
-    pub short: Option<String>,
-    pub email: Option<Email>,
-    #[elicit(format = "uri")]
-    pub link: Option<String>,
-    pub day: Option<NaiveDate>,
-    pub moment: Option<DateTime<Utc>>,
-    pub site: Option<Url>,
-    pub flag: Option<bool>,
-    pub small: Option<i8>,
-    pub big: Option<u64>,
-    pub single: Option<f32>,
-    #[elicit(minimum = -1.5)]
-    pub double: Option<f64>,
-    pub colour: Option<Colour>,
-    #[elicit(max_items = 2)]
-    pub colours: Option<Vec<Colour>>,
-    #[elicit(min_items = 1)]
-    pub extras: Option<BTreeSet<Extra>>,
-    pub cabins: Option<HashSet<Cabin>>,
-}
-
 /// Who to contact about the booking.
 #[derive(Elicit, Debug, Clone, PartialEq)]
 pub struct Contact {
@@ -98,45 +75,4 @@ pub struct Contact {
     #[elicit(default = false)]
     pub newsletter: bool,
     pub colour: Colour,
-}
-
-/// An untitled single-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[elicit(rename_all = "lowercase")]
-pub enum Colour {
-    /// Red
-    Red,
-    /// Green
-    Green,
-    /// Blue
-    #[elicit(rename = "deep-blue")]
-    Blue,
-}
-
-/// A titled single-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[elicit(rename_all = "snake_case")]
-pub enum Cabin {
-    /// Economy
-    #[elicit(title = "Economy")]
-    Economy,
-    /// Premium economy
-    #[elicit(title = "Premium economy")]
-    PremiumEconomy,
-    /// Business
-    #[elicit(title = "Business class")]
-    Business,
-}
-
-/// Titled through some variants only.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Extra {
-    /// Legroom
-    #[elicit(title = "Extra legroom")]
-    Legroom,
-    /// Meal
-    Meal,
-    /// Lounge
-    #[elicit(title = "Lounge access")]
-    Lounge,
 }

@@ -1,10 +1,38 @@
-//! What the tests share (and benches may share): finding the workspace and its target folder,
-//! building the workspace's binaries with a time bound, and starting a server process that is
-//! waited for through its `listening on http://ADDR/mcp` line and killed on drop.
+//! What the tests, benchmarks, load generator and fuzz targets share: finding the workspace and its
+//! target folder, building the workspace's binaries with a time bound, and starting a server
+//! process that is waited for through its `listening on http://ADDR/mcp` line and killed on drop
+//! ([`process`]); the one JSON-RPC-over-HTTP client ([`mcp`]); the payment-page submitter
+//! ([`payment`]); the representative form types ([`forms`]); and the showcase's booking references
+//! ([`reference`]).
 //!
-//! The test crates under `tests/` keep their `support`, `clisupport` and `common` modules as thin
-//! layers over this library, with the names the tests already use.
+//! The test crates' own helpers live here too (feature `harness`, on by default), so that each test
+//! crate takes what it uses and nothing is compiled as dead code: [`support`] (keys, a real
+//! `travel-server`, the schema-checking MCP client, the engine driver), [`clisupport`] (the
+//! `elicit` binary, a sandbox, a mock server, a pseudo-terminal), [`common`] (the spec's schema and
+//! a PRNG), [`legacypeer`] and [`legacypeers`] (the official 2025-era SDK peers). The loadgen and
+//! the benchmarks take `default-features = false, features = ["net"]`; the fuzz targets no
+//! features (the forms and the process helpers only).
 
-#![allow(clippy::panic, reason = "test helpers report a failure by panicking, with the reason")]
+#![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking, with the reason")]
 
+#[allow(missing_docs, reason = "a field's doc comment becomes its form's description; most need none")]
+pub mod forms;
+#[cfg(feature = "net")]
+pub mod mcp;
+#[cfg(feature = "net")]
+pub mod payment;
 pub mod process;
+pub mod reference;
+
+#[cfg(feature = "harness")]
+pub mod clisupport;
+#[cfg(feature = "harness")]
+pub mod common;
+#[cfg(feature = "harness")]
+pub mod legacypeer;
+#[cfg(feature = "harness")]
+pub mod legacypeers;
+#[cfg(feature = "harness")]
+pub mod redis;
+#[cfg(feature = "harness")]
+pub mod support;

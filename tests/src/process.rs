@@ -13,9 +13,16 @@ pub const BUILD_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a server may take to print its address.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The workspace's root folder.
+/// The workspace's root folder: the parent of the running package's manifest folder as cargo names
+/// it at run time (`cargo test`, `cargo bench`, `cargo run` set `CARGO_MANIFEST_DIR`), else as it
+/// was when this crate was built.
+///
+/// The run-time value comes first because a `target/` copied from another checkout holds this
+/// crate built there, still naming the other checkout: cargo does not rebuild a crate when only
+/// its folder's absolute path changed.
 pub fn workspace_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest.join("..")
 }
 
 /// The cargo target folder: `CARGO_TARGET_DIR` (relative to the workspace) or `target/`.

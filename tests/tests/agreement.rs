@@ -12,7 +12,7 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
+use elicit_tests::common;
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Debug;
@@ -24,7 +24,7 @@ use elicit_runtime::{Elicit, Email};
 use serde_json::{Map, Number, Value, json};
 use url::Url;
 
-use common::forms::{Cabin, Colour, Extra, Numbers, Optionals, Profile};
+use elicit_tests::forms::{Cabin, Colour, Extra, Numbers, Optionals, Profile};
 use common::rng::Rng;
 
 // ---- format candidates: every list below is judged the same way by both sides ----

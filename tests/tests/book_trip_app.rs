@@ -4,7 +4,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod clisupport;
+use elicit_tests::clisupport;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

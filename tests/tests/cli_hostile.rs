@@ -4,7 +4,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod clisupport;
+use elicit_tests::clisupport;
 
 use std::time::Duration;
 
@@ -193,4 +193,53 @@ fn server_text_in_an_error_cannot_drive_the_terminal() {
     let file = sandbox.answers(&json!({}));
     let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file], LIMIT).failure().stderr_has("-32603");
     assert_no_terminal_controls(&run.stderr, &run);
+}
+
+/// The content of the terminal-attack tests: server text in a text block and in the fields of
+/// non-text blocks.
+fn hostile_blocks() -> Value {
+    json!([
+        {"type": "text", "text": TERMINAL_ATTACK},
+        {"type": "image", "data": "aGk=", "mimeType": TERMINAL_ATTACK},
+        {"type": "resource_link", "uri": "https://example.com/\u{202e}fdp.exe", "name": TERMINAL_ATTACK}
+    ])
+}
+
+#[test]
+fn json_output_cannot_drive_the_terminal_and_stays_json() {
+    let server = MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
+    let sandbox = Sandbox::new();
+    let file = sandbox.answers(&json!({}));
+    let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file, "--json"], LIMIT).success();
+    assert_no_terminal_controls(&run.stdout, &run);
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json printed no JSON ({e}):\n{run}"));
+    assert_eq!(printed["content"], hostile_blocks(), "the same text once parsed:\n{run}");
+}
+
+#[test]
+fn non_text_blocks_cannot_drive_the_terminal() {
+    let server = MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
+    let sandbox = Sandbox::new();
+    let file = sandbox.answers(&json!({}));
+    let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file], LIMIT).success();
+    assert_no_terminal_controls(&run.stdout, &run);
+    assert!(run.stdout.contains("image/") || run.stdout.contains("\"mimeType\""), "the image block is shown:\n{run}");
+}
+
+#[test]
+fn conformance_mode_caps_a_server_chosen_length() {
+    let form = json!({"method": "elicitation/create", "params": {"message": "A long name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "minLength": 1_000_000_000_000_u64}},
+            "required": ["name"]}}});
+    let server = MockServer::start(move |_, n| {
+        Reply::Result(if n == 0 {
+            json!({"resultType": "input_required", "inputRequests": {"long": form.clone()}})
+        } else {
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "done"}]})
+        })
+    });
+    // The sample answer is capped at 16 KiB, so the driver refuses to send it rather than the
+    // client trying to build a terabyte string.
+    let run = elicit(&["--conformance", &server.url()], LIMIT).failure().stderr_has("must be at least 1000000000000 characters");
+    assert_eq!(server.calls().len(), 1, "{run}");
 }

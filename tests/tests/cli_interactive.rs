@@ -9,7 +9,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 #![cfg(unix)]
 
-mod clisupport;
+use elicit_tests::clisupport;
 
 use std::time::{Duration, Instant};
 

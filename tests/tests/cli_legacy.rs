@@ -7,8 +7,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod clisupport;
-mod legacypeers;
+use elicit_tests::clisupport;
+use elicit_tests::legacypeers;
 
 use std::time::Duration;
 

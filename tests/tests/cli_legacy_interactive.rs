@@ -11,8 +11,8 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 #![cfg(unix)]
 
-mod clisupport;
-mod legacypeers;
+use elicit_tests::clisupport;
+use elicit_tests::legacypeers;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

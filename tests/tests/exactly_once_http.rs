@@ -10,7 +10,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -197,7 +197,7 @@ async fn book_with_replays(pair: &Pair, page_store: &Arc<dyn CompletionStore>) -
     assert_eq!(third.keys(), ["confirm"], "the retried payment round asked {:?}", third.keys());
 
     let done = pair.at(0).retry("book_trip", json!({}), confirm(true), Some(third.state())).await.text();
-    let reference = travel::booking_reference(&done).unwrap_or_else(|| panic!("no reference in {done}")).to_owned();
+    let reference = elicit_tests::reference::booking_reference(&done).unwrap_or_else(|| panic!("no reference in {done}")).to_owned();
     assert!(reference.starts_with("BK-") && reference.len() == 13, "{reference}");
 
     // The last state, replayed twice in a row...

@@ -3,13 +3,13 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
+use elicit_tests::common;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::schema::RequestedSchema;
 use serde_json::{Value, json};
 
-use common::forms::{Confirm, Optionals, Profile};
+use elicit_tests::forms::{Confirm, Optionals, Profile};
 
 /// Parses expected JSON keeping its key order (the workspace enables `preserve_order`).
 fn expected(text: &str) -> Value {

@@ -4,10 +4,11 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::redis::Redis;
+use elicit_tests::support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -24,60 +25,9 @@ use support::process::travel_server_bin;
 const PASSWORD: &str = "s3cret-Pa55";
 const STARTUP: Duration = Duration::from_secs(30);
 
-/// A password-protected `redis-server` on a free loopback port, without persistence.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    /// `None` when `redis-server` is not installed outside CI (the test then says it skipped).
-    fn start() -> Option<Redis> {
-        let installed = Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !installed {
-            assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
-            let _ = writeln!(std::io::stderr(), "SKIPPED hardening_errors: redis-server is not installed");
-            return None;
-        }
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--requirepass", PASSWORD])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let redis = Redis { port, child };
-        let deadline = Instant::now() + STARTUP;
-        while !redis.listening() {
-            assert!(Instant::now() < deadline, "redis-server did not start listening");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(redis)
-    }
-
-    fn listening(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut reply = [0u8; 1];
-        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok()
-    }
-
-    fn url(&self) -> String {
-        format!("redis://:{PASSWORD}@127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
+/// A password-protected `redis-server` (skipped where it is not installed, outside CI).
+fn redis() -> Option<Redis> {
+    Redis::start_or_skip("hardening_errors", Some(PASSWORD))
 }
 
 async fn pay(flow: Flow) -> Result<CallToolResult, FlowError> {
@@ -90,15 +40,12 @@ async fn pay(flow: Flow) -> Result<CallToolResult, FlowError> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_failure_reaches_the_client_as_a_generic_error() {
-    let Some(mut redis) = Redis::start() else { return };
+    let Some(mut redis) = redis() else { return };
     let store = RedisStore::connect(&redis.url()).await.unwrap();
     let engine = Engine::builder("hardening-errors", KeyRing::generate()).completion_store(Arc::new(store)).build();
     let server =
         McpServer::builder("hardening-errors", "1.0.0", engine).tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay).build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = support::serve(server).await;
     let client = Client::new(&url);
     // With the store up, the URL step is asked.
     assert_eq!(client.call("pay", json!({})).await.asked().keys(), ["pay"]);
@@ -189,7 +136,7 @@ fn travel_server_listening(store: &str) -> (String, Child, Arc<Mutex<Vec<String>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn travel_server_logs_the_detail_the_client_is_not_told() {
-    let Some(mut redis) = Redis::start() else { return };
+    let Some(mut redis) = redis() else { return };
     let (url, mut child, log) = travel_server_listening(&redis.url());
     let client = Client::new(&url);
     let first = client.call("book_trip", json!({})).await.asked();

@@ -12,6 +12,7 @@ use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
 use elicit_runtime::server::{Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use elicit_tests::support::serve;
 use serde_json::{Value, json};
 
 /// A server whose tool `count` counts its runs in `calls`.
@@ -23,15 +24,6 @@ fn builder(calls: &Arc<AtomicUsize>) -> McpServerBuilder {
         async { Ok::<_, FlowError>(CallToolResult::success(vec![ContentBlock::text("counted")])) }
     };
     McpServer::builder("hardening-http", "1.0.0", engine).tool(Tool::new("count", "test", Arc::new(JsonObject::new())), count)
-}
-
-/// Serves `server` on a loopback port; its `/mcp` URL.
-async fn serve(server: McpServer) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
 }
 
 fn call(params: Value) -> Value {

@@ -7,14 +7,15 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod legacypeer;
-mod support;
+use elicit_tests::legacypeer;
+use elicit_tests::redis::Redis;
+use elicit_tests::support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -24,53 +25,6 @@ use support::key_b64;
 use support::process::travel_server_bin;
 
 const STARTUP: Duration = Duration::from_secs(20);
-
-/// A `redis-server` on a free loopback port, without persistence; killed when dropped.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    /// `None` when `redis-server` is not installed outside CI (the test then says it skipped).
-    fn start() -> Option<Redis> {
-        let installed = Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !installed {
-            assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
-            let _ = writeln!(std::io::stderr(), "SKIPPED legacy_scale_out: redis-server is not installed");
-            return None;
-        }
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let redis = Redis { port, child };
-        let deadline = Instant::now() + STARTUP;
-        while !redis.answers_ping() {
-            assert!(Instant::now() < deadline, "redis-server did not answer PING");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(redis)
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut reply = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A `travel-server --store redis://…` on a free loopback port; killed when dropped.
 struct Travel {
@@ -114,7 +68,7 @@ impl Drop for Travel {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_submitted_on_another_instance_wakes_the_parked_legacy_task() {
-    let Some(redis) = Redis::start() else { return };
+    let Some(redis) = Redis::start_or_skip("legacy_scale_out", None) else { return };
     let keys = key_b64();
     let a = Travel::start(&redis, &keys);
     let b = Travel::start(&redis, &keys);
@@ -132,5 +86,5 @@ async fn a_page_submitted_on_another_instance_wakes_the_parked_legacy_task() {
     assert_eq!(browser_submit(&on_b, "approve").await, 200);
     assert_eq!(peer.completion_and_form().await.0, id);
     let (text, is_error) = peer.ending().await.unwrap();
-    assert_eq!((elicit_examples::travel::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
+    assert_eq!((elicit_tests::reference::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
 }

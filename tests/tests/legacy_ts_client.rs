@@ -6,8 +6,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod legacypeer;
-mod support;
+use elicit_tests::legacypeer;
+use elicit_tests::support;
 
 use legacypeer::{Sdk, book_trip_every_way};
 use support::key_b64;

@@ -1,7 +1,7 @@
 //! Mistyped Multi Round-Trip parameters over HTTP are invalid params (-32602), answered before
 //! rmcp's typed decoding would turn them into "method not found".
 
-mod support;
+use elicit_tests::support;
 
 use serde_json::json;
 use support::http::Client;

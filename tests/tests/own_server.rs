@@ -5,8 +5,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod clisupport;
-mod support;
+use elicit_tests::clisupport;
+use elicit_tests::support;
 
 use std::process::Command;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -241,4 +241,12 @@ async fn showing_the_page_does_not_complete_the_flow_s_step() {
     assert_eq!(shown.submit("approve").await, 200);
     let confirm = client.retry("book_trip", json!({}), consent, Some(again.state())).await.asked();
     assert_eq!(confirm.keys(), ["confirm"], "the approval reached the flow");
+}
+
+/// The shared submitter (`elicit_tests::payment`, used by these tests and the load generator)
+/// names the cookie and the token field the travel-server's page sets.
+#[test]
+fn the_shared_submitter_speaks_the_page_s_names() {
+    assert_eq!(elicit_tests::payment::NONCE_COOKIE, elicit_examples::travel::NONCE_COOKIE);
+    assert_eq!(elicit_tests::payment::TOKEN_FIELD, elicit_examples::csrf::TOKEN_FIELD);
 }

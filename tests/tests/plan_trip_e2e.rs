@@ -3,7 +3,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use serde_json::{Value, json};
 use support::http::Client;

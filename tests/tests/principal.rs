@@ -4,7 +4,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::process::Command;
 
@@ -81,11 +81,11 @@ async fn submit(pay: &str, action: &str, token: Option<&str>) -> (u16, String) {
     let mut request = http_client()
         .post(format!("{pay}/{action}"))
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Cookie", visit.cookie.unwrap());
+        .header("Cookie", visit.cookie.clone().unwrap());
     if let Some(token) = token {
         request = request.header("Authorization", format!("Bearer {token}"));
     }
-    let response = request.body(format!("csrf={}", visit.token.unwrap())).send().await.unwrap();
+    let response = request.body(format!("csrf={}", visit.token.clone().unwrap())).send().await.unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
 }
 

@@ -8,7 +8,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,6 +17,7 @@ use elicit_runtime::rmcp::{McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{JsonObject, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool};
+use elicit_tests::support::serve;
 use serde_json::{Value, json};
 
 use support::http::{Client, Reply, form_and_url, http_client};
@@ -45,15 +46,6 @@ async fn greeting(flow: Flow) -> Result<ReadResourceResult, FlowError> {
 async fn item(matched: TemplateMatch, _flow: Flow) -> Result<ReadResourceResult, FlowError> {
     let id = matched.get("id").unwrap_or_default();
     Ok(ReadResourceResult::new(vec![ResourceContents::text(format!("item `{id}`"), matched.uri.clone())]))
-}
-
-/// Serves `server` on a loopback port for the rest of the test; the URL of its MCP endpoint.
-async fn serve(server: McpServer) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
 }
 
 async fn resource_server() -> String {

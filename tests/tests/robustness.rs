@@ -3,7 +3,6 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-mod common;
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +10,7 @@ use elicit_runtime::schema::{MAX_OPTIONS, MAX_PROPERTIES, RequestedSchema};
 use elicit_runtime::{ContentErrors, Elicit};
 use serde_json::{Map, Value, json};
 
-use common::forms::{Confirm, Numbers, Optionals, Profile};
+use elicit_tests::forms::{Confirm, Numbers, Optionals, Profile};
 
 /// Arrays nested `depth` deep around `inner`, built without recursion.
 fn deep_array(depth: usize, inner: Value) -> Value {

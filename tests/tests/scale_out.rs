@@ -6,13 +6,14 @@
 //! with a message — except under `CI`, where its absence fails them (`.ci/run` installs it).
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock, mpsc};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use elicit_tests::process;
+use elicit_tests::redis::Redis;
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
 use serde_json::{Value, json};
@@ -21,8 +22,6 @@ use serde_json::{Value, json};
 const STATE_KEYS: &str = "c2NhbGUtb3V0LXRlc3Qta2V5LTMyLWJ5dGVzLWxvbmc=";
 /// Bound on each test, so a hang fails instead of stalling the suite.
 const TEST_BOUND: Duration = Duration::from_secs(45);
-/// How long a process may take to start listening.
-const STARTUP: Duration = Duration::from_secs(20);
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -51,94 +50,13 @@ fn redis_or_skip(test: &str) -> bool {
     false
 }
 
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
-    listener.local_addr().expect("a bound address").port()
-}
-
-/// A `redis-server` on loopback, without persistence; killed when dropped.
-struct Redis {
-    port: u16,
-    child: Option<Child>,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let mut redis = Redis { port: free_port(), child: None };
-        redis.restart();
-        redis
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// Starts (again) on the same port and waits until it answers `PING`.
-    fn restart(&mut self) {
-        assert!(self.child.is_none(), "redis is already running");
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.child = Some(child);
-        let deadline = Instant::now() + STARTUP;
-        while !self.answers_ping() {
-            assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING in {STARTUP:?}", self.port);
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut reply = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
-    }
-
-    /// Kills the server (an outage: no shutdown handshake) and waits for it to exit.
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn workspace_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `target/debug/travel-server`, built once per test binary.
-///
-/// `cargo test -p elicit-tests` does not build another package's binaries. This runs
-/// `$CARGO build -p elicit-examples --bins` every time rather than only when the file is missing:
-/// it is a no-op when the binary is fresh, and a stale binary would test old code.
+/// `target/debug/travel-server`, built once per test binary (see
+/// [`elicit_tests::process::build_bins`]).
 fn travel_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(&cargo)
-            .args(["build", "--quiet", "-p", "elicit-examples", "--bins"])
-            .current_dir(workspace_dir())
-            .stdin(Stdio::null())
-            .output()
-            .expect("cargo runs");
-        assert!(output.status.success(), "building elicit-examples failed:\n{}", String::from_utf8_lossy(&output.stderr));
-        let target = match std::env::var_os("CARGO_TARGET_DIR") {
-            Some(dir) if PathBuf::from(&dir).is_absolute() => PathBuf::from(dir),
-            Some(dir) => workspace_dir().join(dir),
-            None => workspace_dir().join("target"),
-        };
-        let bin = target.join("debug").join(format!("travel-server{}", std::env::consts::EXE_SUFFIX));
+        process::build_bins(&["elicit-examples"]);
+        let bin = process::debug_bin("travel-server");
         assert!(bin.is_file(), "{} is missing after the build", bin.display());
         bin
     })
@@ -147,47 +65,17 @@ fn travel_server_bin() -> PathBuf {
 
 /// A `travel-server --store redis://…` on a free loopback port; killed when dropped.
 struct Travel {
-    child: Option<Child>,
+    server: Option<process::Listening>,
     base: String,
 }
 
 impl Travel {
     fn start(redis: &Redis) -> Travel {
-        let mut child = Command::new(travel_server_bin())
-            .args(["--listen", "127.0.0.1:0", "--store", &redis.url()])
-            .env("ELICIT_STATE_KEYS", STATE_KEYS)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("travel-server starts");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let (found, address) = mpsc::channel();
-        // Drains stderr for the life of the process, so it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let Some(tx) = &found else { continue };
-                let addr = line
-                    .strip_prefix("listening on http://")
-                    .and_then(|rest| rest.strip_suffix("/mcp"))
-                    .and_then(|a| a.parse::<SocketAddr>().ok());
-                if let Some(addr) = addr {
-                    let _ = tx.send(Ok(addr));
-                    found = None;
-                } else if line.starts_with("travel-server:") {
-                    let _ = tx.send(Err(line));
-                    found = None;
-                }
-            }
-        });
-        let addr = match address.recv_timeout(STARTUP) {
-            Ok(Ok(addr)) => addr,
-            Ok(Err(line)) => panic!("travel-server failed to start: {line}"),
-            Err(e) => panic!("travel-server did not report its address: {e}"),
-        };
-        Travel { child: Some(child), base: format!("http://{addr}") }
+        let mut command = Command::new(travel_server_bin());
+        command.args(["--listen", "127.0.0.1:0", "--store", &redis.url()]).env("ELICIT_STATE_KEYS", STATE_KEYS).env_remove("RUST_LOG");
+        let server = process::Listening::start(command);
+        let base = server.base_url();
+        Travel { server: Some(server), base }
     }
 
     fn mcp(&self) -> String {
@@ -195,16 +83,7 @@ impl Travel {
     }
 
     fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Travel {
-    fn drop(&mut self) {
-        self.kill();
+        self.server.take();
     }
 }
 
@@ -278,7 +157,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
     if !redis_or_skip("redis_store_keeps_the_completion_contract_across_instances") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     bounded(async {
         let a = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect a"));
         let b = Arc::new(RedisStore::builder(redis.url()).key_prefix("contract").connect().await.expect("connect b"));
@@ -359,7 +238,7 @@ async fn load_over_two_instances_loses_and_crosses_no_answers() {
     if !redis_or_skip("load_over_two_instances_loses_and_crosses_no_answers") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     let (one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let config = LoadConfig::new(vec![one.base.clone(), two.base.clone()], 40, 10);
@@ -381,7 +260,7 @@ async fn a_flow_outlives_the_instance_that_started_it() {
     if !redis_or_skip("a_flow_outlives_the_instance_that_started_it") {
         return;
     }
-    let redis = Redis::start();
+    let redis = Redis::start(None);
     let (mut one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let client = McpClient::default();
@@ -405,7 +284,7 @@ async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
     if !redis_or_skip("redis_outage_fails_url_asks_clearly_and_recovery_restores_them") {
         return;
     }
-    let mut redis = Redis::start();
+    let mut redis = Redis::start(None);
     let (one, two) = (Travel::start(&redis), Travel::start(&redis));
     bounded(async {
         let client = McpClient::default();

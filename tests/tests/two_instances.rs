@@ -4,7 +4,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use elicit_runtime::state::INVALID_STATE_MESSAGE;
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ async fn book_trip_hops_between_instances_round_by_round() {
     let confirm = json!({"confirm": accept(json!({"confirm": true}))});
     let done = on_a.retry("book_trip", json!({}), confirm, Some(round3.state())).await;
     assert_eq!(
-        elicit_examples::travel::mask_reference(&done.text()),
+        elicit_tests::reference::mask_reference(&done.text()),
         "Booked! Reference <ref>: LHR → NRT on 2026-10-12, 1 traveller(s), €129.00 paid. Your e-ticket goes to grace@example.com."
     );
 }

@@ -10,7 +10,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-mod support;
+use elicit_tests::support;
 
 use std::collections::BTreeSet;
 

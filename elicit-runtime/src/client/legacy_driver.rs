@@ -50,8 +50,8 @@ impl Driver {
         mut params: Map<String, Value>,
     ) -> Result<Value, DriveError> {
         params.remove("_meta");
-        params.remove("inputResponses");
-        params.remove("requestState");
+        params.remove(wire::INPUT_RESPONSES);
+        params.remove(wire::REQUEST_STATE);
         let guard = CallGuard::new(pushes);
         let mut state = CallState { pushed: 0, early: HashSet::new() };
         for attempt in 1..=self.max_rounds {

@@ -28,8 +28,8 @@ pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
 use crate::wire::{
-    self, Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, RESULT_COMPLETE, RESULT_INPUT_REQUIRED,
+    self, Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, InputRequiredResult, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, ResultError,
 };
 
 /// The `_meta` every request of a 2026-07-28 client carries.
@@ -199,6 +199,23 @@ pub enum DriveError {
     Declined,
 }
 
+/// URL steps the user consented to in one call: key -> (url, since, retries).
+type Consented = HashMap<String, (String, Instant, u32)>;
+
+/// A state-only round is retried, but never in a tight loop: 100 ms more per idle round, up to 2 s.
+async fn back_off(idle_rounds: u32) {
+    tokio::time::sleep(Duration::from_millis(100 * u64::from(idle_rounds.min(20)))).await;
+}
+
+impl From<ResultError> for DriveError {
+    fn from(error: ResultError) -> Self {
+        match error {
+            ResultError::Request { key, error } => DriveError::Refused { key, reason: error.to_string() },
+            other => DriveError::Protocol(other.to_string()),
+        }
+    }
+}
+
 impl fmt::Display for DriveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -254,6 +271,10 @@ impl Driver {
 
     /// Calls `method` with `params` (without `_meta`, `inputResponses`, `requestState`: the driver
     /// owns those) and drives every round; returns the complete result.
+    ///
+    /// Each round: build the request (`round_request`), send it, read the result
+    /// ([`InputRequiredResult::from_json`]), and either return it (complete), wait and retry
+    /// (state only), or answer every input request (`answer_round`) for the next round.
     pub async fn call<C: Caller, R: Responder>(
         &self,
         caller: &mut C,
@@ -263,78 +284,73 @@ impl Driver {
     ) -> Result<Value, DriveError> {
         let mut responses: Option<Map<String, Value>> = None;
         let mut state: Option<String> = None;
-        // URL steps the user consented to in this call: key -> (url, since, retries).
-        let mut consented: HashMap<String, (String, Instant, u32)> = HashMap::new();
+        let mut consented = Consented::new();
         let mut idle_rounds = 0u32;
         for round in 1..=self.max_rounds {
-            let mut request = params.clone();
-            request.remove("inputResponses");
-            request.remove("requestState");
-            request.insert("_meta".into(), Value::Object(request_meta(self.capabilities, &self.client_info)));
-            if let Some(responses) = responses.take() {
-                request.insert("inputResponses".into(), Value::Object(responses));
-            }
-            if let Some(state) = state.take() {
-                request.insert("requestState".into(), Value::String(state));
-            }
+            let request = self.round_request(&params, responses.take(), state.take());
             let result = caller.call(method, request).await.map_err(DriveError::Call)?;
-            let object = result.as_object().ok_or_else(|| DriveError::Protocol("the result is not an object".into()))?;
-            match object.get("resultType") {
-                // A result without `resultType` comes from an earlier revision: it is complete.
-                None => return Ok(result),
-                Some(Value::String(kind)) if kind == RESULT_COMPLETE => return Ok(result),
-                Some(Value::String(kind)) if kind == RESULT_INPUT_REQUIRED => {}
-                Some(other) => {
-                    return Err(DriveError::Protocol(format!("unknown resultType {}", wire::clip(&other.to_string()))));
-                }
-            }
-            let requests = match object.get("inputRequests") {
-                None => None,
-                Some(Value::Object(requests)) => Some(requests),
-                Some(_) => return Err(DriveError::Protocol("`inputRequests` is not an object".into())),
+            let Some(asked) = InputRequiredResult::from_json(&result).map_err(DriveError::from)? else {
+                return Ok(result);
             };
-            state = match object.get("requestState") {
-                None => None,
-                Some(Value::String(token)) => Some(token.clone()),
-                Some(_) => return Err(DriveError::Protocol("`requestState` is not a string".into())),
-            };
-            let requests = requests.filter(|r| !r.is_empty());
-            let Some(requests) = requests else {
-                if state.is_none() {
-                    return Err(DriveError::Protocol("an input_required result with neither inputRequests nor requestState".into()));
-                }
-                // State-only: retry, but never in a tight loop.
+            state = asked.request_state;
+            if asked.input_requests.is_empty() {
                 idle_rounds += 1;
-                tokio::time::sleep(Duration::from_millis(100 * u64::from(idle_rounds.min(20)))).await;
+                back_off(idle_rounds).await;
                 continue;
-            };
-            if requests.len() > self.max_input_requests {
-                return Err(DriveError::Protocol(format!(
-                    "the server sent {} input requests in one round; at most {} are answered",
-                    requests.len(),
-                    self.max_input_requests
-                )));
             }
-            let mut answers = Map::new();
-            for (key, raw) in requests {
-                let ctx = AskContext { server: &self.server_name, key, round };
-                let answer = self.answer(ctx, raw, responder, &mut consented).await?;
-                answers.insert(key.clone(), answer);
-            }
-            responses = Some(answers);
+            responses = Some(self.answer_round(round, asked.input_requests, responder, &mut consented).await?);
         }
         Err(DriveError::TooManyRounds(self.max_rounds))
+    }
+
+    /// The request of one round: the caller's `params` with this driver's `_meta`, and the
+    /// previous round's answers and state, if any.
+    fn round_request(&self, params: &Map<String, Value>, responses: Option<Map<String, Value>>, state: Option<String>) -> Map<String, Value> {
+        let mut request = params.clone();
+        request.remove(wire::INPUT_RESPONSES);
+        request.remove(wire::REQUEST_STATE);
+        request.insert(wire::META.into(), Value::Object(request_meta(self.capabilities, &self.client_info)));
+        if let Some(responses) = responses {
+            request.insert(wire::INPUT_RESPONSES.into(), Value::Object(responses));
+        }
+        if let Some(state) = state {
+            request.insert(wire::REQUEST_STATE.into(), Value::String(state));
+        }
+        request
+    }
+
+    /// Answers every input request of one round, in order, after checking there are not too many.
+    async fn answer_round<R: Responder>(
+        &self,
+        round: usize,
+        requests: Vec<(String, InputRequest)>,
+        responder: &mut R,
+        consented: &mut Consented,
+    ) -> Result<Map<String, Value>, DriveError> {
+        if requests.len() > self.max_input_requests {
+            return Err(DriveError::Protocol(format!(
+                "the server sent {} input requests in one round; at most {} are answered",
+                requests.len(),
+                self.max_input_requests
+            )));
+        }
+        let mut answers = Map::new();
+        for (key, request) in requests {
+            let ctx = AskContext { server: &self.server_name, key: &key, round };
+            let answer = self.answer(ctx, request, responder, consented).await?;
+            answers.insert(key, answer);
+        }
+        Ok(answers)
     }
 
     async fn answer<R: Responder>(
         &self,
         ctx: AskContext<'_>,
-        raw: &Value,
+        request: InputRequest,
         responder: &mut R,
-        consented: &mut HashMap<String, (String, Instant, u32)>,
+        consented: &mut Consented,
     ) -> Result<Value, DriveError> {
         let refuse = |reason: String| DriveError::Refused { key: ctx.key.to_owned(), reason };
-        let request = InputRequest::from_json(raw).map_err(|e| refuse(e.to_string()))?;
         match request {
             InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
                 if !self.capabilities.form {

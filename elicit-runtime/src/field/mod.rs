@@ -19,16 +19,19 @@ use crate::schema::{
 
 mod email;
 mod external;
-mod rules;
+// The rules and select helpers are what the derive's expansion calls, through
+// `elicit_runtime::__private`: users neither name nor implement them.
+pub(crate) mod rules;
 mod scalar;
-mod select;
+pub(crate) mod select;
 
 pub use email::Email;
-pub use rules::{Bound, DefaultValue, FieldRules};
-pub(crate) use rules::cmp_f64_i128;
 use rules::float_number;
-pub use scalar::{integer_of, parse_str, string_schema};
-pub use select::{ElicitEnum, Variant, has_variant, has_variants, parse_single_select, single_select_schema};
+pub(crate) use rules::{Bound, DefaultValue, FieldRules, cmp_f64_i128};
+pub(crate) use scalar::{parse_str, string_schema};
+#[cfg(feature = "client")]
+pub(crate) use scalar::integer_of;
+pub use select::ElicitEnum;
 
 /// A type that can be one field of a form.
 ///

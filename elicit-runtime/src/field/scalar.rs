@@ -18,7 +18,7 @@ impl FieldValue for String {
 }
 
 /// The schema of a string field whose type may imply a format.
-pub fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> PrimitiveSchema {
+pub(crate) fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> PrimitiveSchema {
     PrimitiveSchema::String(StringSchema {
         title: rules.title(),
         description: rules.description(),
@@ -30,7 +30,7 @@ pub fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> Primit
 }
 
 /// Checks a string answer: type, length bounds, format.
-pub fn parse_str<'v>(
+pub(crate) fn parse_str<'v>(
     value: &'v Value,
     rules: &FieldRules,
     format: Option<StringFormat>,
@@ -135,7 +135,7 @@ fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
 
 /// Reads a JSON number as an integer, the way JSON Schema's `integer` type means it: any number
 /// with no fractional part, so `3.0` is the integer 3.
-pub fn integer_of(value: &Value) -> Result<i128, String> {
+pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
     let Value::Number(n) = value else {
         return Err(expected("an integer", value));
     };

@@ -244,13 +244,20 @@ impl RequestedSchema {
     }
 
     /// This schema with the user's previous values as defaults, where a value fits the property:
-    /// asking again after a refused answer keeps what the user typed.
+    /// asking again after a refused answer keeps what the user typed, unless it is longer than the
+    /// field allows or than [`MAX_TEXT_LEN`](super::MAX_TEXT_LEN).
     pub fn prefilled_with(&self, content: &Map<String, Value>) -> RequestedSchema {
         let mut schema = self.clone();
         for property in &mut schema.properties {
             let Some(value) = content.get(property.name.as_ref()) else { continue };
             match (&mut property.schema, value) {
-                (PrimitiveSchema::String(s), Value::String(v)) => s.default = Some(Cow::Owned(v.clone())),
+                // A value longer than the field allows (or than any text a schema may carry) is
+                // not echoed back: it keeps the declared default.
+                (PrimitiveSchema::String(s), Value::String(v))
+                    if v.len() <= super::MAX_TEXT_LEN && crate::content::check_length(v, None, s.max_length).is_ok() =>
+                {
+                    s.default = Some(Cow::Owned(v.clone()));
+                }
                 // An integer property's default stays an integer a peer can hold (`3.0` is offered
                 // as `3`); an answer that cannot be one keeps the declared default.
                 (PrimitiveSchema::Number(s), Value::Number(n)) if s.integer => {

@@ -190,6 +190,8 @@ fn parse_options(value: Option<&Value>, titled: bool, key: &str) -> Result<Vec<E
     Ok(options)
 }
 
+/// One property's schema: its shared `title` and `description`, then the kind its `type` (and, for
+/// strings, `oneOf`/`enum`) names, each read by its own step.
 fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
     let object = value.as_object().ok_or("must be a JSON object")?;
     let title = text_field(object, "title")?;
@@ -197,118 +199,126 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
     let kind = object.get("type").and_then(Value::as_str).ok_or("`type` is missing or not a string")?;
     match kind {
         "string" if object.contains_key("oneOf") || object.contains_key("enum") => {
-            let (options, titled) = if object.contains_key("oneOf") {
-                (parse_options(object.get("oneOf"), true, "oneOf")?, true)
-            } else {
-                let mut options = parse_options(object.get("enum"), false, "enum")?;
-                // Legacy form: display names beside the values.
-                let titled = match object.get("enumNames") {
-                    None => false,
-                    Some(names) => {
-                        let names = names.as_array().ok_or("`enumNames` must be an array")?;
-                        if names.len() != options.len() {
-                            return Err("`enumNames` must name every `enum` value".into());
-                        }
-                        for (option, name) in options.iter_mut().zip(names) {
-                            let name = name.as_str().ok_or("`enumNames` must list strings")?;
-                            check_text(name)?;
-                            option.title = Some(Cow::Owned(name.to_owned()));
-                        }
-                        true
-                    }
-                };
-                (options, titled)
-            };
-            let default = text_field(object, "default")?;
-            if let Some(default) = &default
-                && !options.iter().any(|o| o.value == *default)
-            {
-                return Err(format!("default `{}` is not among the choices", clip(default)));
-            }
-            Ok(PrimitiveSchema::SingleSelect(SingleSelectSchema { title, description, options, titled, default }))
+            parse_single_select(object, title, description).map(PrimitiveSchema::SingleSelect)
         }
-        "string" => {
-            let format = match object.get("format") {
-                None => None,
-                Some(Value::String(f)) => Some(
-                    StringFormat::from_keyword(f)
-                        .ok_or_else(|| format!("unknown format `{}` (allowed: email, uri, date, date-time)", clip(f)))?,
-                ),
-                Some(_) => return Err("`format` must be a string".into()),
-            };
-            let min_length = count_field(object, "minLength")?;
-            let max_length = count_field(object, "maxLength")?;
-            check_order(min_length.map(|v| v as f64), max_length.map(|v| v as f64), "length")?;
-            let default = text_field(object, "default")?;
-            Ok(PrimitiveSchema::String(StringSchema { title, description, min_length, max_length, format, default }))
-        }
-        "number" | "integer" => {
-            let minimum = number_field(object, "minimum")?;
-            let maximum = number_field(object, "maximum")?;
-            check_order(minimum.as_ref().and_then(Number::as_f64), maximum.as_ref().and_then(Number::as_f64), "bounds")?;
-            let default = number_field(object, "default")?;
-            Ok(PrimitiveSchema::Number(NumberSchema {
-                integer: kind == "integer",
-                title,
-                description,
-                minimum,
-                maximum,
-                default,
-            }))
-        }
-        "boolean" => {
-            let default = match object.get("default") {
-                None => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(_) => return Err("`default` must be a boolean".into()),
-            };
-            Ok(PrimitiveSchema::Boolean(BooleanSchema { title, description, default }))
-        }
-        "array" => {
-            let items = object.get("items").and_then(Value::as_object).ok_or(
-                "arrays are allowed only as multi-selects: `items` must be an object with `enum` or `anyOf`",
-            )?;
-            let (options, titled) = if items.contains_key("anyOf") {
-                (parse_options(items.get("anyOf"), true, "items.anyOf")?, true)
-            } else if items.contains_key("enum") {
-                if items.get("type").and_then(Value::as_str) != Some("string") {
-                    return Err("`items.type` must be \"string\"".into());
-                }
-                (parse_options(items.get("enum"), false, "items.enum")?, false)
-            } else {
-                return Err("arrays are allowed only as multi-selects: `items` needs `enum` or `anyOf`".into());
-            };
-            let min_items = count_field(object, "minItems")?;
-            let max_items = count_field(object, "maxItems")?;
-            check_order(min_items.map(|v| v as f64), max_items.map(|v| v as f64), "items")?;
-            let default = match object.get("default") {
-                None => None,
-                Some(Value::Array(values)) => {
-                    // The default list has no length limit of its own: look values up in a set.
-                    let choices: HashSet<&str> = options.iter().map(|o| &*o.value).collect();
-                    let mut chosen = Vec::with_capacity(values.len());
-                    for value in values {
-                        let value = value.as_str().ok_or("`default` must list strings")?;
-                        if !choices.contains(value) {
-                            return Err(format!("default `{}` is not among the choices", clip(value)));
-                        }
-                        chosen.push(Cow::Owned(value.to_owned()));
-                    }
-                    Some(chosen)
-                }
-                Some(_) => return Err("`default` must be an array of strings".into()),
-            };
-            Ok(PrimitiveSchema::MultiSelect(MultiSelectSchema {
-                title,
-                description,
-                min_items,
-                max_items,
-                options,
-                titled,
-                default,
-            }))
-        }
+        "string" => parse_string(object, title, description).map(PrimitiveSchema::String),
+        "number" | "integer" => parse_number(object, kind == "integer", title, description).map(PrimitiveSchema::Number),
+        "boolean" => parse_boolean(object, title, description).map(PrimitiveSchema::Boolean),
+        "array" => parse_multi_select(object, title, description).map(PrimitiveSchema::MultiSelect),
         "object" => Err("nested objects are not allowed in a requestedSchema".into()),
         other => Err(format!("unsupported type `{}`", clip(other))),
+    }
+}
+
+/// A single-select: titled `oneOf`, plain `enum`, or the legacy `enum` with `enumNames`.
+fn parse_single_select(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<SingleSelectSchema, String> {
+    let (options, titled) = if object.contains_key("oneOf") {
+        (parse_options(object.get("oneOf"), true, "oneOf")?, true)
+    } else {
+        let mut options = parse_options(object.get("enum"), false, "enum")?;
+        let titled = apply_enum_names(object.get("enumNames"), &mut options)?;
+        (options, titled)
+    };
+    let default = text_field(object, "default")?;
+    if let Some(default) = &default
+        && !options.iter().any(|o| o.value == *default)
+    {
+        return Err(format!("default `{}` is not among the choices", clip(default)));
+    }
+    Ok(SingleSelectSchema { title, description, options, titled, default })
+}
+
+/// The legacy form's display names beside the `enum` values, as titles; whether there were any.
+fn apply_enum_names(names: Option<&Value>, options: &mut [EnumOption]) -> Result<bool, String> {
+    let Some(names) = names else { return Ok(false) };
+    let names = names.as_array().ok_or("`enumNames` must be an array")?;
+    if names.len() != options.len() {
+        return Err("`enumNames` must name every `enum` value".into());
+    }
+    for (option, name) in options.iter_mut().zip(names) {
+        let name = name.as_str().ok_or("`enumNames` must list strings")?;
+        check_text(name)?;
+        option.title = Some(Cow::Owned(name.to_owned()));
+    }
+    Ok(true)
+}
+
+/// A free-text string: its `format`, length bounds and default.
+fn parse_string(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<StringSchema, String> {
+    let format = match object.get("format") {
+        None => None,
+        Some(Value::String(f)) => Some(
+            StringFormat::from_keyword(f).ok_or_else(|| format!("unknown format `{}` (allowed: email, uri, date, date-time)", clip(f)))?,
+        ),
+        Some(_) => return Err("`format` must be a string".into()),
+    };
+    let min_length = count_field(object, "minLength")?;
+    let max_length = count_field(object, "maxLength")?;
+    check_order(min_length.map(|v| v as f64), max_length.map(|v| v as f64), "length")?;
+    let default = text_field(object, "default")?;
+    Ok(StringSchema { title, description, min_length, max_length, format, default })
+}
+
+/// A number or integer: its bounds and default.
+fn parse_number(object: &Map<String, Value>, integer: bool, title: Option<Text>, description: Option<Text>) -> Result<NumberSchema, String> {
+    let minimum = number_field(object, "minimum")?;
+    let maximum = number_field(object, "maximum")?;
+    check_order(minimum.as_ref().and_then(Number::as_f64), maximum.as_ref().and_then(Number::as_f64), "bounds")?;
+    let default = number_field(object, "default")?;
+    Ok(NumberSchema { integer, title, description, minimum, maximum, default })
+}
+
+/// A boolean and its default.
+fn parse_boolean(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<BooleanSchema, String> {
+    let default = match object.get("default") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err("`default` must be a boolean".into()),
+    };
+    Ok(BooleanSchema { title, description, default })
+}
+
+/// An array, allowed only as a multi-select: titled `items.anyOf` or plain `items.enum`, its count
+/// bounds and default.
+fn parse_multi_select(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<MultiSelectSchema, String> {
+    let items = object
+        .get("items")
+        .and_then(Value::as_object)
+        .ok_or("arrays are allowed only as multi-selects: `items` must be an object with `enum` or `anyOf`")?;
+    let (options, titled) = if items.contains_key("anyOf") {
+        (parse_options(items.get("anyOf"), true, "items.anyOf")?, true)
+    } else if items.contains_key("enum") {
+        if items.get("type").and_then(Value::as_str) != Some("string") {
+            return Err("`items.type` must be \"string\"".into());
+        }
+        (parse_options(items.get("enum"), false, "items.enum")?, false)
+    } else {
+        return Err("arrays are allowed only as multi-selects: `items` needs `enum` or `anyOf`".into());
+    };
+    let min_items = count_field(object, "minItems")?;
+    let max_items = count_field(object, "maxItems")?;
+    check_order(min_items.map(|v| v as f64), max_items.map(|v| v as f64), "items")?;
+    let default = parse_choices_default(object.get("default"), &options)?;
+    Ok(MultiSelectSchema { title, description, min_items, max_items, options, titled, default })
+}
+
+/// A multi-select's default: strings, each among the choices.
+fn parse_choices_default(default: Option<&Value>, options: &[EnumOption]) -> Result<Option<Vec<Text>>, String> {
+    match default {
+        None => Ok(None),
+        Some(Value::Array(values)) => {
+            // The default list has no length limit of its own: look values up in a set.
+            let choices: HashSet<&str> = options.iter().map(|o| &*o.value).collect();
+            let mut chosen = Vec::with_capacity(values.len());
+            for value in values {
+                let value = value.as_str().ok_or("`default` must list strings")?;
+                if !choices.contains(value) {
+                    return Err(format!("default `{}` is not among the choices", clip(value)));
+                }
+                chosen.push(Cow::Owned(value.to_owned()));
+            }
+            Ok(Some(chosen))
+        }
+        Some(_) => Err("`default` must be an array of strings".into()),
     }
 }

@@ -159,3 +159,24 @@ fn integer_re_ask_defaults_keep_a_valid_type() {
     assert_eq!(default_after(json!({"n": 9_007_199_254_740_992_i64}))[0], Some(json!(1)));
     assert_eq!(default_after(json!({"n": -9_007_199_254_740_991_i64}))[0], Some(json!(-9_007_199_254_740_991_i64)));
 }
+
+/// A refused answer longer than the field allows, or than any text a schema may carry, is not
+/// echoed back as the re-ask's default: the client would refuse that form, and the server would
+/// send the whole value again.
+#[test]
+fn re_ask_never_echoes_an_overlong_value() {
+    let form = RequestedSchema::from_json(&json!({"type": "object", "properties": {
+        "short": {"type": "string", "maxLength": 5, "default": "abc"},
+        "free": {"type": "string"}
+    }}))
+    .unwrap();
+    let default_after = |answer: Value| {
+        let prefilled = form.prefilled_with(answer.as_object().unwrap());
+        prefilled.properties.iter().map(|p| p.schema.default_value()).collect::<Vec<_>>()
+    };
+    assert_eq!(default_after(json!({"short": "éééé", "free": "ok"})), [Some(json!("éééé")), Some(json!("ok"))]);
+    assert_eq!(default_after(json!({"short": "toolong"}))[0], Some(json!("abc")));
+    assert_eq!(default_after(json!({"free": "x".repeat(crate::schema::MAX_TEXT_LEN + 1)}))[1], None);
+    let echoed = form.prefilled_with(json!({"free": "x".repeat(crate::schema::MAX_TEXT_LEN)}).as_object().unwrap());
+    assert!(RequestedSchema::from_json(&echoed.to_json()).is_ok(), "a client accepts the re-ask");
+}

@@ -371,6 +371,37 @@ impl Flow {
     }
 
     /// Asks for a `T` with a form, with `T`'s message.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// let greet = |flow: Flow| async move {
+    ///     Ok(match flow.form::<Name>("who").await? {
+    ///         Answer::Accepted(n) => format!("Hello, {}!", n.name),
+    ///         Answer::Declined | Answer::Cancelled => "Hello, stranger.".to_owned(),
+    ///     })
+    /// };
+    /// // Round 1 asks with `Name`'s doc comment as the message.
+    /// let Outcome::InputRequired(asked) = engine.run(&request, greet).await.unwrap() else { panic!() };
+    /// assert_eq!(asked.input_requests[0].1.to_json()["params"]["message"], "Who are you?");
+    /// // Round 2 carries the answer.
+    /// let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    /// let retry = request.clone().input_responses(Some(&answer)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(text) = engine.run(&retry, greet).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "Hello, Ada!");
+    /// # });
+    /// ```
     pub async fn form<T: Elicit>(&self, key: &str) -> Result<Answer<T>, FlowError> {
         self.form_with(key, T::MESSAGE).await
     }
@@ -379,12 +410,76 @@ impl Flow {
     ///
     /// An accepted answer that fails validation is asked again — the errors named in the message,
     /// the user's values as defaults — up to [`EngineConfig::max_invalid_answers`] times.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// let greet = |flow: Flow| async move {
+    ///     Ok(match flow.form_with::<Name>("who", "Who is travelling?").await? {
+    ///         Answer::Accepted(n) => n.name,
+    ///         Answer::Declined | Answer::Cancelled => String::new(),
+    ///     })
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, greet).await.unwrap() else { panic!() };
+    /// assert_eq!(asked.input_requests[0].1.to_json()["params"]["message"], "Who is travelling?");
+    /// // An answer that fails validation is asked again, the errors stated.
+    /// let wrong = json!({"who": {"action": "accept", "content": {"name": 7}}});
+    /// let retry = request.clone().input_responses(Some(&wrong)).request_state(asked.request_state.as_deref());
+    /// let Outcome::InputRequired(again) = engine.run(&retry, greet).await.unwrap() else { panic!() };
+    /// let message = again.input_requests[0].1.to_json()["params"]["message"].as_str().unwrap().to_owned();
+    /// assert!(message.starts_with("Who is travelling?\n\nPlease correct: "), "{message}");
+    /// # });
+    /// ```
     pub async fn form_with<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
         self.form_schema(key, message, Cow::Borrowed(T::requested_schema()), |content| T::from_content(content)).await
     }
 
     /// Asks with any schema, parsing accepted content with `parse`. The building block of
     /// [`Flow::form`]; useful when the schema is built at run time.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// use std::borrow::Cow;
+    /// use elicit_runtime::schema::{BooleanSchema, PrimitiveSchema, Property, RequestedSchema};
+    ///
+    /// let confirm = |flow: Flow| async move {
+    ///     let schema = RequestedSchema::new(vec![Property::required("ok", PrimitiveSchema::Boolean(BooleanSchema::default()))]);
+    ///     let parse = |content: &serde_json::Map<String, serde_json::Value>| Ok(content.get("ok") == Some(&json!(true)));
+    ///     Ok(match flow.form_schema("confirm", "Go ahead?", Cow::Owned(schema), parse).await? {
+    ///         Answer::Accepted(ok) => ok,
+    ///         Answer::Declined | Answer::Cancelled => false,
+    ///     })
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, confirm).await.unwrap() else { panic!() };
+    /// let yes = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    /// let retry = request.clone().input_responses(Some(&yes)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(ok) = engine.run(&retry, confirm).await.unwrap() else { panic!() };
+    /// assert!(ok);
+    /// # });
+    /// ```
     pub async fn form_schema<T>(
         &self,
         key: &str,
@@ -451,6 +546,38 @@ impl Flow {
     /// `accept` only means the user consented: until the store reports completion, each retry is
     /// answered with the same URL elicitation under the same key (after waiting up to
     /// [`EngineConfig::url_wait`] for the page).
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// let pay = |flow: Flow| async move {
+    ///     Ok(match flow.url("pay", "Approve the payment", |id| format!("https://pay.example.com/{id}")).await? {
+    ///         UrlAnswer::Completed(outcome) => format!("paid: {outcome}"),
+    ///         UrlAnswer::Declined | UrlAnswer::Cancelled => "not paid".to_owned(),
+    ///     })
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, pay).await.unwrap() else { panic!() };
+    /// let url = asked.input_requests[0].1.to_json()["params"]["url"].as_str().unwrap().to_owned();
+    /// // The page records completion of its id; the client retries after the user consented.
+    /// let id = url.rsplit('/').next().unwrap();
+    /// assert!(engine.completion_store().complete(id, json!("approved")).await.unwrap());
+    /// let consent = json!({"pay": {"action": "accept"}});
+    /// let retry = request.clone().input_responses(Some(&consent)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(text) = engine.run(&retry, pay).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "paid: \"approved\"");
+    /// # });
+    /// ```
     pub async fn url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlAnswer, FlowError> {
         self.require(|c| c.url, json!({"elicitation": {"url": {}}}))?;
         let mut build_url = Some(build_url);
@@ -561,12 +688,65 @@ impl Flow {
 
     /// Asks the client's model for a completion (`sampling/createMessage`); returns the client's
     /// `CreateMessageResult` as sent.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// let summarise = |flow: Flow| async move {
+    ///     let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Summarise"}}], "maxTokens": 50});
+    ///     let result = flow.sampling("summary", params).await?;
+    ///     Ok(result["content"]["text"].as_str().unwrap_or_default().to_owned())
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, summarise).await.unwrap() else { panic!() };
+    /// assert_eq!(asked.input_requests[0].1.to_json()["method"], "sampling/createMessage");
+    /// let reply = json!({"summary": {"role": "assistant", "model": "m",
+    ///     "content": {"type": "text", "text": "Short."}}});
+    /// let retry = request.clone().input_responses(Some(&reply)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(text) = engine.run(&retry, summarise).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "Short.");
+    /// # });
+    /// ```
     pub async fn sampling(&self, key: &str, params: Value) -> Result<Value, FlowError> {
         self.require(|c| c.sampling, json!({"sampling": {}}))?;
         self.opaque_answer(key, InputRequest::CreateMessage(params)).await
     }
 
     /// Asks the client for its roots (`roots/list`); returns the client's `ListRootsResult`.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"roots": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// let count = |flow: Flow| async move { Ok(flow.roots("roots").await?["roots"].as_array().map_or(0, Vec::len)) };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, count).await.unwrap() else { panic!() };
+    /// assert_eq!(asked.input_requests[0].1.to_json()["method"], "roots/list");
+    /// let reply = json!({"roots": {"roots": [{"uri": "file:///home/ada/project"}]}});
+    /// let retry = request.clone().input_responses(Some(&reply)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(n) = engine.run(&retry, count).await.unwrap() else { panic!() };
+    /// assert_eq!(n, 1);
+    /// # });
+    /// ```
     pub async fn roots(&self, key: &str) -> Result<Value, FlowError> {
         self.require(|c| c.roots, json!({"roots": {}}))?;
         self.opaque_answer(key, InputRequest::ListRoots).await
@@ -602,6 +782,39 @@ impl Flow {
     /// With the `schemars` feature the same type is the tool's `inputSchema`, so one struct
     /// declares the tool's parameters, validates the model's arguments and asks the user for what
     /// is missing.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let arguments = json!({"name": "Ada"});
+    /// # let request = Request::new("tools/call", "greet").arguments(Some(&arguments)).meta(meta.as_object());
+    /// let greet = |flow: Flow| async move {
+    ///     Ok(match flow.complete_args::<Name>("who").await? {
+    ///         Answer::Accepted(n) => format!("Hello, {}!", n.name),
+    ///         Answer::Declined | Answer::Cancelled => "Hello, stranger.".to_owned(),
+    ///     })
+    /// };
+    /// // Complete arguments: no elicitation at all.
+    /// let Outcome::Complete(text) = engine.run(&request, greet).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "Hello, Ada!");
+    /// // Missing ones: a form asking for exactly those.
+    /// let Outcome::InputRequired(asked) = engine.run(&Request::new("tools/call", "greet").meta(meta.as_object()), greet).await.unwrap()
+    /// else {
+    ///     panic!()
+    /// };
+    /// assert!(asked.input_requests[0].1.to_json()["params"]["message"].as_str().unwrap().contains("Missing: `name`."));
+    /// # });
+    /// ```
     pub async fn complete_args<T: Elicit>(&self, key: &str) -> Result<Answer<T>, FlowError> {
         let full = T::requested_schema();
         // A field with a default that the model left out takes its default, as the user's form
@@ -661,6 +874,38 @@ impl Flow {
     /// The one precondition: instances that share state keys share the store (the default
     /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
     /// one such as `RedisStore`). The records live as long as the flow's states can be replayed.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// static BOOKINGS: AtomicUsize = AtomicUsize::new(0);
+    ///
+    /// let book = |flow: Flow| async move {
+    ///     // Runs in round 1 only; round 2 gets the recorded value back.
+    ///     let reference = flow.once("book", || async { Ok(format!("REF-{}", BOOKINGS.fetch_add(1, Ordering::SeqCst))) }).await?;
+    ///     let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok(String::new()) };
+    ///     Ok(format!("{reference} for {}", who.name))
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, book).await.unwrap() else { panic!() };
+    /// let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    /// let retry = request.clone().input_responses(Some(&answer)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(text) = engine.run(&retry, book).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "REF-0 for Ada");
+    /// assert_eq!(BOOKINGS.load(Ordering::SeqCst), 1);
+    /// # });
+    /// ```
     pub async fn once<V, F, Fut>(&self, key: &str, compute: F) -> Result<V, FlowError>
     where
         V: Serialize + DeserializeOwned,

@@ -3,14 +3,12 @@
 //! sends the headers and `_meta` revision 2026-07-28 requires (and checks every reply against the
 //! spec's schema), and a driver for the engine without any transport.
 
-// Each test crate includes this module and uses a different part of it.
-#![allow(dead_code, reason = "each test crate uses a different subset of the shared helpers")]
 #![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking")]
 
-pub(crate) mod engine;
-pub(crate) mod http;
-pub(crate) mod process;
-pub(crate) mod schema;
+pub mod engine;
+pub mod http;
+pub mod process;
+pub mod schema;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -18,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A fresh 32-byte key. Test keys need to differ, not to be secret: `RandomState` is seeded
 /// per process from the OS, and a counter keeps keys of one process apart.
-pub(crate) fn raw_key() -> [u8; 32] {
+pub fn raw_key() -> [u8; 32] {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let state = RandomState::new();
     let mut key = [0u8; 32];
@@ -51,18 +49,18 @@ fn encode(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
 }
 
 /// Standard base64 with padding, the form `ELICIT_STATE_KEYS` takes.
-pub(crate) fn base64(bytes: &[u8]) -> String {
+pub fn base64(bytes: &[u8]) -> String {
     encode(bytes, STANDARD, true)
 }
 
 /// URL-safe base64 without padding, the form of a sealed `requestState`.
-pub(crate) fn base64url(bytes: &[u8]) -> String {
+pub fn base64url(bytes: &[u8]) -> String {
     encode(bytes, URL_SAFE, false)
 }
 
 /// Decodes URL-safe unpadded base64 (lenient about trailing bits: tests only decode what the
 /// runtime encoded).
-pub(crate) fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);
     for c in text.bytes() {
@@ -78,8 +76,18 @@ pub(crate) fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Serves `server` (the rmcp adapter's Streamable HTTP router) on a loopback port for the rest of
+/// the test; the URL of its MCP endpoint.
+pub async fn serve(server: elicit_runtime::rmcp::McpServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = server.http_router(&[]);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
 /// A fresh key, base64-encoded for `ELICIT_STATE_KEYS`.
-pub(crate) fn key_b64() -> String {
+pub fn key_b64() -> String {
     base64(&raw_key())
 }
 

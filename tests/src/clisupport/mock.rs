@@ -12,15 +12,17 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 /// The one tool the mock lists.
-pub(crate) const TOOL: &str = "trap";
+pub const TOOL: &str = "trap";
 
 /// What the mock answers to a `tools/call`.
-pub(crate) enum Reply {
+pub enum Reply {
     /// A JSON-RPC result with this `result`.
     Result(Value),
     /// A JSON-RPC error.
+    #[allow(missing_docs, reason = "the JSON-RPC error's own members")]
     Error { code: i64, message: String },
     /// Raw bytes as the HTTP body, whatever they are.
+    #[allow(missing_docs, reason = "the HTTP status, Content-Type and body as sent")]
     Raw { status: u16, content_type: &'static str, body: Vec<u8> },
     /// No answer at all: the request hangs until the client gives up.
     Hang,
@@ -35,7 +37,7 @@ struct Shared {
 }
 
 /// A running mock server; stopped when dropped.
-pub(crate) struct MockServer {
+pub struct MockServer {
     addr: std::net::SocketAddr,
     shared: Arc<Shared>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -44,7 +46,7 @@ pub(crate) struct MockServer {
 impl MockServer {
     /// Starts a mock whose `tools/call` answers come from `script(params, n)` (n counts calls from
     /// 0).
-    pub(crate) fn start(script: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> MockServer {
+    pub fn start(script: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> MockServer {
         let shared = Arc::new(Shared { script: Box::new(script), calls: Mutex::new(Vec::new()) });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -63,12 +65,12 @@ impl MockServer {
     }
 
     /// `http://ADDR/mcp`.
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
     }
 
     /// The `params` of every `tools/call` received so far.
-    pub(crate) fn calls(&self) -> Vec<Value> {
+    pub fn calls(&self) -> Vec<Value> {
         self.shared.calls.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }

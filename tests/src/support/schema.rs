@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 /// The protocol's schema, vendored in `tests/fixtures/spec/` (see its README).
-pub(crate) fn schema_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec/schema-2026-07-28.json")
+pub fn schema_path() -> PathBuf {
+    crate::process::workspace_dir().join("tests/fixtures/spec/schema-2026-07-28.json")
 }
 
 fn document() -> &'static Value {
@@ -28,7 +28,7 @@ fn document() -> &'static Value {
 
 /// A validator for the definition `name` of the spec's schema (`"$ref": "#/$defs/<name>"` at the
 /// root of a copy of the document).
-pub(crate) fn validator(name: &str) -> jsonschema::Validator {
+pub fn validator(name: &str) -> jsonschema::Validator {
     let mut document = document().clone();
     let root = document.as_object_mut().expect("the spec's schema document is an object");
     assert!(
@@ -43,7 +43,7 @@ pub(crate) fn validator(name: &str) -> jsonschema::Validator {
 }
 
 /// Which definition a server's reply to `method` must satisfy.
-pub(crate) fn definition_for(method: &str, reply: &Value) -> &'static str {
+pub fn definition_for(method: &str, reply: &Value) -> &'static str {
     if reply.get("error").is_some() {
         return "JSONRPCErrorResponse";
     }
@@ -84,7 +84,7 @@ fn validators() -> &'static Validators {
 
 /// Why `reply` (a server's JSON-RPC response to `method`) does not satisfy the spec's schema;
 /// empty when it does.
-pub(crate) fn violations(method: &str, reply: &Value) -> Vec<String> {
+pub fn violations(method: &str, reply: &Value) -> Vec<String> {
     let v = validators();
     let validator = match definition_for(method, reply) {
         "JSONRPCErrorResponse" => &v.error,
@@ -118,7 +118,7 @@ pub(crate) fn violations(method: &str, reply: &Value) -> Vec<String> {
 }
 
 /// Panics unless `reply` satisfies the spec's schema for replies to `method`.
-pub(crate) fn assert_valid(method: &str, reply: &Value) {
+pub fn assert_valid(method: &str, reply: &Value) {
     let errors = violations(method, reply);
     assert!(
         errors.is_empty(),

@@ -1,39 +1,46 @@
-//! Driving [`Engine::run`] directly: an owned request that lends itself as a [`Request`], and
+//! Driving [`Engine::run`](elicit_runtime::server::Engine::run) directly: an owned request that lends itself as a [`Request`], and
 //! assertions on what a round produced.
 
 use elicit_runtime::server::{EngineError, Outcome, Request};
 use elicit_runtime::state::INVALID_STATE_MESSAGE;
-use elicit_runtime::wire::InputRequiredResult;
+use elicit_runtime::wire::{InputRequiredResult, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use serde_json::{Map, Value, json};
 
 /// An owned request: the data a transport would hand the engine.
 #[derive(Debug, Clone)]
-pub(crate) struct Call {
-    pub(crate) method: String,
-    pub(crate) name: String,
-    pub(crate) arguments: Option<Value>,
-    pub(crate) meta: Map<String, Value>,
-    pub(crate) responses: Option<Value>,
-    pub(crate) state: Option<String>,
-    pub(crate) principal: Option<String>,
+pub struct Call {
+    /// The JSON-RPC method.
+    pub method: String,
+    /// The tool's (or prompt's) name.
+    pub name: String,
+    /// `arguments`.
+    pub arguments: Option<Value>,
+    /// `_meta`.
+    pub meta: Map<String, Value>,
+    /// `inputResponses`.
+    pub responses: Option<Value>,
+    /// `requestState`.
+    pub state: Option<String>,
+    /// Who is calling, as the transport authenticated it.
+    pub principal: Option<String>,
 }
 
 /// `_meta` declaring these `ClientCapabilities`.
-pub(crate) fn meta(capabilities: Value) -> Map<String, Value> {
+pub fn meta(capabilities: Value) -> Map<String, Value> {
     let mut meta = Map::new();
-    meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
-    meta.insert("io.modelcontextprotocol/clientCapabilities".into(), capabilities);
+    meta.insert(META_PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
+    meta.insert(META_CLIENT_CAPABILITIES.into(), capabilities);
     meta
 }
 
 impl Call {
     /// A first-round `tools/call name` with `{}` arguments, declaring form and URL elicitation.
-    pub(crate) fn tool(name: &str) -> Call {
+    pub fn tool(name: &str) -> Call {
         Call {
             method: "tools/call".into(),
             name: name.into(),
             arguments: Some(json!({})),
-            meta: meta(json!({"elicitation": {"form": {}, "url": {}}})),
+            meta: meta(crate::mcp::form_and_url()),
             responses: None,
             state: None,
             principal: None,
@@ -41,35 +48,35 @@ impl Call {
     }
 
     /// The same request with these arguments.
-    pub(crate) fn arguments(mut self, arguments: Value) -> Call {
+    pub fn arguments(mut self, arguments: Value) -> Call {
         self.arguments = Some(arguments);
         self
     }
 
     /// The same request declaring these capabilities.
-    pub(crate) fn capabilities(mut self, capabilities: Value) -> Call {
+    pub fn capabilities(mut self, capabilities: Value) -> Call {
         self.meta = meta(capabilities);
         self
     }
 
     /// The same request from this principal.
-    pub(crate) fn principal(mut self, principal: Option<&str>) -> Call {
+    pub fn principal(mut self, principal: Option<&str>) -> Call {
         self.principal = principal.map(str::to_owned);
         self
     }
 
     /// The retry of this request: `inputResponses` and the echoed state.
-    pub(crate) fn retry(&self, responses: Value, state: Option<&str>) -> Call {
+    pub fn retry(&self, responses: Value, state: Option<&str>) -> Call {
         Call { responses: Some(responses), state: state.map(str::to_owned), ..self.clone() }
     }
 
     /// The same request carrying this raw `requestState`.
-    pub(crate) fn with_state(&self, state: &str) -> Call {
+    pub fn with_state(&self, state: &str) -> Call {
         Call { state: Some(state.to_owned()), ..self.clone() }
     }
 
     /// The borrowed form the engine takes.
-    pub(crate) fn request(&self) -> Request<'_> {
+    pub fn request(&self) -> Request<'_> {
         Request::new(&self.method, &self.name)
             .arguments(self.arguments.as_ref())
             .meta(Some(&self.meta))
@@ -80,7 +87,7 @@ impl Call {
 }
 
 /// The `InputRequiredResult` of a round; panics on anything else.
-pub(crate) fn asked<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> InputRequiredResult {
+pub fn asked<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> InputRequiredResult {
     match round {
         Ok(Outcome::InputRequired(asked)) => {
             assert!(asked.request_state.is_some(), "an InputRequiredResult of the engine without requestState");
@@ -91,7 +98,7 @@ pub(crate) fn asked<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) 
 }
 
 /// The value of a complete round; panics on anything else.
-pub(crate) fn complete<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> R {
+pub fn complete<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> R {
     match round {
         Ok(Outcome::Complete(value)) => value,
         other => panic!("expected a complete result, got {other:?}"),
@@ -99,7 +106,7 @@ pub(crate) fn complete<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError
 }
 
 /// The error of a round; panics on anything else.
-pub(crate) fn failed<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> EngineError {
+pub fn failed<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>) -> EngineError {
     match round {
         Err(error) => error,
         other => panic!("expected a JSON-RPC error, got {other:?}"),
@@ -108,7 +115,7 @@ pub(crate) fn failed<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>)
 
 /// Panics unless the round failed with exactly `-32602` and [`INVALID_STATE_MESSAGE`], no data.
 #[track_caller]
-pub(crate) fn assert_invalid_state<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>, case: &str) {
+pub fn assert_invalid_state<R: std::fmt::Debug>(round: Result<Outcome<R>, EngineError>, case: &str) {
     match round {
         Err(EngineError { code: -32602, message, data: None }) if message == INVALID_STATE_MESSAGE => {}
         other => panic!("{case}: expected -32602 `{INVALID_STATE_MESSAGE}`, got {other:?}"),
@@ -116,12 +123,12 @@ pub(crate) fn assert_invalid_state<R: std::fmt::Debug>(round: Result<Outcome<R>,
 }
 
 /// The keys of a result's input requests, in the order asked.
-pub(crate) fn keys(asked: &InputRequiredResult) -> Vec<&str> {
+pub fn keys(asked: &InputRequiredResult) -> Vec<&str> {
     asked.input_requests.iter().map(|(k, _)| k.as_str()).collect()
 }
 
 /// The wire form (`{method, params}`) of the input request under `key`.
-pub(crate) fn request_json(asked: &InputRequiredResult, key: &str) -> Value {
+pub fn request_json(asked: &InputRequiredResult, key: &str) -> Value {
     asked
         .input_requests
         .iter()
@@ -132,14 +139,14 @@ pub(crate) fn request_json(asked: &InputRequiredResult, key: &str) -> Value {
 
 /// What is your name?
 #[derive(elicit_runtime::Elicit, Debug, Clone, PartialEq)]
-pub(crate) struct Name {
+pub struct Name {
     /// Your name
     #[elicit(min_length = 2)]
-    pub(crate) name: String,
+    pub name: String,
 }
 
 /// A one-question handler: asks for a [`Name`] under the key `who`.
-pub(crate) async fn greet(flow: elicit_runtime::server::Flow) -> Result<String, elicit_runtime::server::FlowError> {
+pub async fn greet(flow: elicit_runtime::server::Flow) -> Result<String, elicit_runtime::server::FlowError> {
     use elicit_runtime::server::Answer;
     Ok(match flow.form::<Name>("who").await? {
         Answer::Accepted(n) => format!("Hello, {}!", n.name),
@@ -149,6 +156,6 @@ pub(crate) async fn greet(flow: elicit_runtime::server::Flow) -> Result<String, 
 }
 
 /// `inputResponses` answering `who` with `name`.
-pub(crate) fn answer_who(name: &str) -> Value {
+pub fn answer_who(name: &str) -> Value {
     json!({"who": {"action": "accept", "content": {"name": name}}})
 }

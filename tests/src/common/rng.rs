@@ -1,14 +1,16 @@
 //! SplitMix64: a tiny deterministic generator, so the corpus is the same on every machine.
 
 /// A SplitMix64 generator.
-pub(crate) struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// A generator starting from `seed`.
+    pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
 
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -17,27 +19,28 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (`n > 0`); the modulo bias is irrelevant here.
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 
     /// Uniform in `lo..=hi`.
-    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
         let span = (hi as i128 - lo as i128 + 1) as u128;
         (lo as i128 + (u128::from(self.next_u64()) % span) as i128) as i64
     }
 
     /// `true` with probability `1/n`.
-    pub(crate) fn one_in(&mut self, n: u64) -> bool {
+    pub fn one_in(&mut self, n: u64) -> bool {
         self.below(n) == 0
     }
 
-    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    /// One of `items`, uniformly.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
     }
 
     /// Uniform in `[0, 1)`.
-    pub(crate) fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -1,19 +1,16 @@
 //! Helpers shared by the golden, agreement and robustness tests: the spec's schema document, an
-//! independent validator for generated schemas, the representative form types, and a small PRNG.
+//! independent validator for generated schemas, and a small PRNG.
 
-// Each test crate includes this module and uses a different part of it.
-#![allow(dead_code, reason = "each test crate uses a different subset of the shared helpers")]
 
-pub(crate) mod forms;
-pub(crate) mod rng;
+pub mod rng;
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 /// The protocol's schema and examples, vendored in `tests/fixtures/spec/` (see its README).
-pub(crate) fn spec_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec")
+pub fn spec_dir() -> PathBuf {
+    crate::process::workspace_dir().join("tests/fixtures/spec")
 }
 
 fn read_json(path: &std::path::Path) -> Value {
@@ -28,12 +25,12 @@ fn read_json(path: &std::path::Path) -> Value {
 }
 
 /// The protocol's JSON Schema document.
-pub(crate) fn spec_schema() -> Value {
+pub fn spec_schema() -> Value {
     read_json(&spec_dir().join("schema-2026-07-28.json"))
 }
 
 /// The official example files whose names match `keep`, with their contents, sorted by name.
-pub(crate) fn spec_examples(keep: impl Fn(&str) -> bool) -> Vec<(String, Value)> {
+pub fn spec_examples(keep: impl Fn(&str) -> bool) -> Vec<(String, Value)> {
     let dir = spec_dir().join("examples");
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
         panic!("cannot list {}: {e} (the vendored examples of tests/fixtures/spec/)", dir.display())
@@ -50,7 +47,7 @@ pub(crate) fn spec_examples(keep: impl Fn(&str) -> bool) -> Vec<(String, Value)>
 }
 
 /// A validator for the spec's `ElicitRequestFormParams`, with the whole document's `$defs` in scope.
-pub(crate) fn form_params_validator() -> jsonschema::Validator {
+pub fn form_params_validator() -> jsonschema::Validator {
     let mut document = spec_schema();
     let root = document.as_object_mut().expect("the spec's schema document is an object");
     root.insert("$ref".to_owned(), json!("#/$defs/ElicitRequestFormParams"));
@@ -61,14 +58,14 @@ pub(crate) fn form_params_validator() -> jsonschema::Validator {
 }
 
 /// Why `params` is not a valid `ElicitRequestFormParams`, if it is not.
-pub(crate) fn form_params_errors(validator: &jsonschema::Validator, requested_schema: &Value) -> Vec<String> {
+pub fn form_params_errors(validator: &jsonschema::Validator, requested_schema: &Value) -> Vec<String> {
     let params = json!({"mode": "form", "message": "Please answer", "requestedSchema": requested_schema});
     validator.iter_errors(&params).map(|e| format!("{} at {}", e, e.instance_path())).collect()
 }
 
 /// An independent validator for a generated `requestedSchema`, with format assertions on, as a
 /// client following JSON Schema 2020-12 would check an answer.
-pub(crate) fn content_validator(requested_schema: &Value) -> jsonschema::Validator {
+pub fn content_validator(requested_schema: &Value) -> jsonschema::Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)

@@ -1,17 +1,17 @@
 //! The real `travel-server` binary, run as a child process on a loopback port and killed on drop
-//! (through `elicit_tests::process`).
+//! (through `crate::process`).
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use elicit_tests::process::{Listening, build_bins, debug_bin};
+use crate::process::{Listening, build_bins, debug_bin};
 
 /// The `travel-server` binary, built once per test binary.
 ///
 /// `cargo test -p elicit-tests` does not build another package's binaries, so this runs
 /// `cargo build -p elicit-examples --bins` (a no-op when they are fresh).
-pub(crate) fn travel_server_bin() -> PathBuf {
+pub fn travel_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         build_bins(&["elicit-examples"]);
@@ -23,29 +23,29 @@ pub(crate) fn travel_server_bin() -> PathBuf {
 }
 
 /// A running `travel-server --listen 127.0.0.1:0`; killed (and reaped) when dropped.
-pub(crate) struct ServerProcess(Listening);
+pub struct ServerProcess(Listening);
 
 impl ServerProcess {
     /// Starts a travel-server sealing with `keys` (the `ELICIT_STATE_KEYS` value) and waits until
     /// it listens.
-    pub(crate) fn travel(keys: &str) -> ServerProcess {
+    pub fn travel(keys: &str) -> ServerProcess {
         let mut command = Command::new(travel_server_bin());
         command.args(["--listen", "127.0.0.1:0"]).env("ELICIT_STATE_KEYS", keys).env_remove("RUST_LOG");
         ServerProcess(Listening::start(command))
     }
 
     /// `http://ADDR`, the base of the payment pages.
-    pub(crate) fn base_url(&self) -> String {
+    pub fn base_url(&self) -> String {
         self.0.base_url()
     }
 
     /// `http://ADDR/mcp`.
-    pub(crate) fn mcp_url(&self) -> String {
+    pub fn mcp_url(&self) -> String {
         self.0.mcp_url()
     }
 
     /// What the server printed on stderr so far.
-    pub(crate) fn stderr(&self) -> String {
+    pub fn stderr(&self) -> String {
         self.0.stderr()
     }
 }
