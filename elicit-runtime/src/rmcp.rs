@@ -44,6 +44,7 @@ use crate::server::{AskLimit, Engine, EngineError, Flow, FlowError, LiveFuture, 
 use crate::wire::{ElicitParams, InputRequest, InputRequiredResult, LegacyVersion, RESULT_INPUT_REQUIRED};
 use uri_template::UriTemplate;
 
+mod params;
 mod stdio;
 mod uri_template;
 
@@ -755,9 +756,6 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// The methods that carry Multi Round-Trip parameters.
-const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
-
 /// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
 /// by [`mark_malformed_params`] for the handler to answer.
 #[derive(Debug, Clone, Copy)]
@@ -785,7 +783,7 @@ async fn mark_malformed_params(
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return too_large();
     };
-    let body = match malformed_params(&bytes) {
+    let body = match params::malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
             parts.headers.remove(header::CONTENT_LENGTH);
@@ -803,34 +801,6 @@ fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
         Some(MalformedParams(reason)) => Err(ErrorData::invalid_params(*reason, None)),
         None => Ok(()),
     }
-}
-
-/// A member of a Multi Round-Trip request's params, how it must be typed, and why.
-type ParamCheck = (&'static str, fn(&Value) -> bool, &'static str);
-
-/// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
-/// the mistyped members removed (which rmcp decodes).
-fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
-    let mut message: Value = serde_json::from_slice(bytes).ok()?;
-    let method = message.get("method")?.as_str()?;
-    if !MRTR_METHODS.contains(&method) {
-        return None;
-    }
-    message.get("id")?;
-    let params = message.get_mut("params")?.as_object_mut()?;
-    let checks: [ParamCheck; 3] = [
-        ("inputResponses", Value::is_object, "`inputResponses` must be an object keyed like the input requests"),
-        ("requestState", Value::is_string, "`requestState` must be the string the server sent"),
-        ("arguments", Value::is_object, "`arguments` must be an object"),
-    ];
-    let mut reason = None;
-    for (member, well_typed, why) in checks {
-        if params.get(member).is_some_and(|value| !well_typed(value)) {
-            params.remove(member);
-            reason.get_or_insert(why);
-        }
-    }
-    Some((reason?, serde_json::to_vec(&message).ok()?))
 }
 
 /// Largest response body the rewrite below will buffer.
