@@ -208,84 +208,21 @@ fn format_escaped(text: &str) -> String {
     text.replace('{', "{{").replace('}', "}}")
 }
 
+/// A struct's expansion, in steps: its message, one `const` block per field, the parser, the
+/// writer, the optional `Deserialize`, then the `Elicit` impl that puts them together.
 fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let ident = input.ident;
-    let message = input
-        .attrs
-        .message
-        .as_ref()
-        .map(|m| m.value.clone())
-        .or_else(|| input.attrs.doc.clone())
-        .unwrap_or_else(|| DEFAULT_MESSAGE.to_owned());
-
-    let mut items = Vec::new();
-    let mut properties = Vec::new();
-    let mut reads = Vec::new();
-    let mut writes = Vec::new();
-    let mut vars = Vec::new();
-    let mut members = Vec::new();
-    for (i, field) in input.fields.iter().enumerate() {
-        let ty = field.ty;
-        let wire = &field.wire;
-        let rules_ident = format_ident!("__RULES_{}", i);
-        let field_ident = format_ident!("__FIELD_{}", i);
-        let var = format_ident!("__field{}", i);
-        let member = field.member;
-        let rules = rules(field, rt);
-        items.push(quote! {
-            const #rules_ident: #rt::__private::FieldRules = #rules;
-        });
-        // Spanned on the type, so that a type which is not a form field is underlined there.
-        items.push(quote_spanned! {ty.span()=>
-            const #field_ident: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
-        });
-        items.push(default_variant_check(i, field, rt));
-        properties.push(quote!((#field_ident.property)(#wire, &#rules_ident)));
-        reads.push(quote! {
-            let #var = (#field_ident.read)(__content, #wire, &#rules_ident, &mut __errors);
-        });
-        writes.push(quote!((#field_ident.write)(&mut __content, #wire, &self.#member);));
-        vars.push(var);
-        members.push(member);
-    }
-    let from_content = if vars.is_empty() {
-        quote! {
-            let _ = __content;
-            ::core::result::Result::Ok(Self {})
-        }
-    } else {
-        quote! {
-            let mut __errors = #rt::__private::ContentErrors::new();
-            #(#reads)*
-            match (#(#vars,)*) {
-                (#(::core::option::Option::Some(#vars),)*) => ::core::result::Result::Ok(Self { #(#members: #vars),* }),
-                _ => ::core::result::Result::Err(__errors),
-            }
-        }
-    };
-    let field_count = vars.len();
+    let message = struct_message(input);
+    let fields: Vec<FieldNames<'_>> = input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
+    let items = fields.iter().map(|names| field_items(names, rt));
+    let properties = fields.iter().map(|FieldNames { wire, field_const, rules_const, .. }| {
+        quote!((#field_const.property)(#wire, &#rules_const))
+    });
+    let from_content = from_content_body(&fields, rt);
+    let to_content = to_content_body(&fields, rt);
+    let deserialize = deserialize_impl(input, rt);
     let name = ident.to_string();
-    // `#[elicit(json_schema)]`: a `schemars::JsonSchema` impl (a compile error naming the
-    // runtime's `schemars` feature when it is off).
-    let json_schema = if input.attrs.json_schema.is_some() {
-        quote! { #rt::__impl_json_schema!(#ident, #name); }
-    } else {
-        TokenStream::new()
-    };
-    let deserialize = if input.attrs.deserialize.is_some() {
-        quote! {
-            #[automatically_derived]
-            impl<'de> #rt::__private::serde::Deserialize<'de> for #ident {
-                fn deserialize<__D: #rt::__private::serde::Deserializer<'de>>(
-                    __deserializer: __D,
-                ) -> ::core::result::Result<Self, __D::Error> {
-                    #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer)
-                }
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
+    let json_schema = json_schema_impl(input, ident, &name, rt);
 
     quote! {
         #(#items)*
@@ -309,15 +246,133 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
             }
 
             fn to_content(&self) -> #rt::__private::Map<::std::string::String, #rt::__private::Value> {
-                let mut __content = #rt::__private::Map::with_capacity(#field_count);
-                #(#writes)*
-                __content
+                #to_content
             }
         }
 
         #deserialize
 
         #json_schema
+    }
+}
+
+/// The form's message: `message = ".."`, else the doc comment, else the default.
+fn struct_message(input: &Struct<'_>) -> String {
+    input
+        .attrs
+        .message
+        .as_ref()
+        .map(|m| m.value.clone())
+        .or_else(|| input.attrs.doc.clone())
+        .unwrap_or_else(|| DEFAULT_MESSAGE.to_owned())
+}
+
+/// The names the expansion gives field `i`.
+struct FieldNames<'a> {
+    index: usize,
+    field: &'a Field<'a>,
+    wire: &'a str,
+    rules_const: syn::Ident,
+    field_const: syn::Ident,
+    var: syn::Ident,
+}
+
+impl<'a> FieldNames<'a> {
+    fn new(index: usize, field: &'a Field<'a>) -> Self {
+        FieldNames {
+            index,
+            field,
+            wire: &field.wire,
+            rules_const: format_ident!("__RULES_{}", index),
+            field_const: format_ident!("__FIELD_{}", index),
+            var: format_ident!("__field{}", index),
+        }
+    }
+}
+
+/// A field's `const`s: its rules, its accessors, and the check of its default variant.
+fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
+    let FieldNames { index, field, rules_const, field_const, .. } = names;
+    let ty = field.ty;
+    let rules = rules(field, rt);
+    let default_check = default_variant_check(*index, field, rt);
+    // The accessors are spanned on the type, so that a type which is not a form field is
+    // underlined there.
+    let accessors = quote_spanned! {ty.span()=>
+        const #field_const: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
+    };
+    quote! {
+        const #rules_const: #rt::__private::FieldRules = #rules;
+        #accessors
+        #default_check
+    }
+}
+
+/// `from_content`: one walk over the answer in the order of the fields, every field read (and
+/// every failure recorded) before the value is built.
+fn from_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
+    if fields.is_empty() {
+        return quote! {
+            let _ = __content;
+            ::core::result::Result::Ok(Self {})
+        };
+    }
+    let reads = fields.iter().map(|FieldNames { wire, rules_const, field_const, var, .. }| {
+        quote! {
+            let #var = (#field_const.read)(__walk.value(#wire), #wire, &#rules_const, &mut __errors);
+        }
+    });
+    let vars: Vec<_> = fields.iter().map(|names| &names.var).collect();
+    let members = fields.iter().map(|names| names.field.member);
+    quote! {
+        let mut __errors = #rt::__private::ContentErrors::new();
+        let mut __walk = #rt::__private::Walk::new(__content);
+        #(#reads)*
+        match (#(#vars,)*) {
+            (#(::core::option::Option::Some(#vars),)*) => ::core::result::Result::Ok(Self { #(#members: #vars),* }),
+            _ => ::core::result::Result::Err(__errors),
+        }
+    }
+}
+
+/// `to_content`: every field written under its wire name.
+fn to_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
+    let field_count = fields.len();
+    let writes = fields.iter().map(|FieldNames { field, wire, field_const, .. }| {
+        let member = field.member;
+        quote!((#field_const.write)(&mut __content, #wire, &self.#member);)
+    });
+    quote! {
+        let mut __content = #rt::__private::Map::with_capacity(#field_count);
+        #(#writes)*
+        __content
+    }
+}
+
+/// `Deserialize` through the validating parser, for `#[elicit(deserialize)]`.
+/// `#[elicit(json_schema)]`: a `schemars::JsonSchema` impl giving the `requestedSchema` (a compile
+/// error naming the runtime's `schemars` feature when it is off).
+fn json_schema_impl(input: &Struct<'_>, ident: &syn::Ident, name: &str, rt: &Path) -> TokenStream {
+    if input.attrs.json_schema.is_none() {
+        return TokenStream::new();
+    }
+    quote! { #rt::__impl_json_schema!(#ident, #name); }
+}
+
+fn deserialize_impl(input: &Struct<'_>, rt: &Path) -> TokenStream {
+    if input.attrs.deserialize.is_none() {
+        return TokenStream::new();
+    }
+    let ident = input.ident;
+    quote! {
+        #[automatically_derived]
+        impl<'de> #rt::__private::serde::Deserialize<'de> for #ident {
+            fn deserialize<__D: #rt::__private::serde::Deserializer<'de>>(
+                __deserializer: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer)
+            }
+        }
     }
 }
 

@@ -121,14 +121,15 @@ pub mod __private {
         Property { name: Cow::Borrowed(name), required: T::REQUIRED, schema: T::schema(rules) }
     }
 
-    /// Reads one field of an answer, recording its failure.
+    /// Reads one field of an answer from its value (`None`: the answer lacks the key), recording
+    /// its failure.
     pub fn field<T: FieldValue>(
-        content: &Map<String, Value>,
+        value: Option<&Value>,
         name: &'static str,
         rules: &FieldRules,
         errors: &mut ContentErrors,
     ) -> Option<T> {
-        match content.get(name) {
+        match value {
             Some(value) => match T::parse(value, rules) {
                 Ok(parsed) => Some(parsed),
                 Err(reason) => {
@@ -142,6 +143,57 @@ pub mod __private {
                     errors.push_missing(name);
                 }
                 absent
+            }
+        }
+    }
+
+    /// One walk over an answer's `content`, in the order of the form's fields.
+    ///
+    /// Answers usually list the fields in the form's order (the client builds them from the
+    /// `requestedSchema`, whose order a `preserve_order` map keeps), so the entry at the cursor is
+    /// compared with the field asked for: a match costs one string comparison and moves the
+    /// cursor on. Any other order, or keys the form does not have, fall back to a look-up, so the
+    /// value is always exactly `content.get(name)`.
+    pub struct Walk<'a> {
+        content: &'a Map<String, Value>,
+        entries: serde_json::map::Iter<'a>,
+        next: Option<(&'a String, &'a Value)>,
+    }
+
+    impl<'a> Walk<'a> {
+        /// A walk from the first entry.
+        pub fn new(content: &'a Map<String, Value>) -> Self {
+            let mut entries = content.iter();
+            let next = entries.next();
+            Walk { content, entries, next }
+        }
+
+        /// The value of `name`, as `content.get(name)`.
+        pub fn value(&mut self, name: &str) -> Option<&'a Value> {
+            match self.next {
+                Some((key, value)) if key == name => {
+                    self.next = self.entries.next();
+                    Some(value)
+                }
+                _ => self.content.get(name),
+            }
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn a_walk_finds_what_get_finds_in_any_order() {
+        #![allow(clippy::unwrap_used)]
+        let names = ["a", "b", "c", "d", "zz", ""];
+        let orders: [&[&str]; 5] = [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];
+        for order in orders {
+            let content: Map<String, Value> = order.iter().enumerate().map(|(i, k)| ((*k).to_owned(), Value::from(i))).collect();
+            // Asked in the form's order, and in others, every value is the look-up's.
+            for asked in [&names[..], &["d", "a", "a", "zz", "c"], &["c", "d"]] {
+                let mut walk = Walk::new(&content);
+                for name in asked {
+                    assert_eq!(walk.value(name), content.get(*name), "{order:?} {asked:?} {name}");
+                }
             }
         }
     }
@@ -160,7 +212,7 @@ pub mod __private {
         /// [`property`] for `T`.
         pub property: fn(&'static str, &FieldRules) -> Property,
         /// [`field`] for `T`.
-        pub read: fn(&Map<String, Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
+        pub read: fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
         /// [`put`] for `T`.
         pub write: fn(&mut Map<String, Value>, &'static str, &T),
     }

@@ -38,6 +38,7 @@ mod builder;
 mod handler;
 mod http;
 mod own;
+mod params;
 mod stdio;
 mod uri_template;
 

@@ -3,13 +3,17 @@
 //! The first byte picks a mode (seeds spell it as an ASCII digit):
 //!
 //! - `0` + text: [`StateSealer::open`] of the text; every failure shows the one shared message.
-//! - `1` + lag + payload length + payload + edits: a token sealed here, edited (bit flips,
-//!   insertions, deletions, truncation, substitutions), then opened `lag * 5` seconds later. An
-//!   untouched token opens to its payload exactly until it expires; any edit fails; another binding
-//!   always fails.
+//! - `1` + lag + payload length + payload + edits: a token sealed here under each envelope version
+//!   (1, XChaCha20-Poly1305; 2, AES-256-GCM-SIV), edited (bit flips, insertions, deletions,
+//!   truncation, substitutions), then opened `lag * 5` seconds later by a sealer that seals the
+//!   other version (every version opens). An untouched token opens to its payload exactly until it
+//!   expires; any edit fails; another binding always fails.
 //! - `2` + state + `\n` + inputResponses: one engine round with both as sent (the responses parsed
 //!   as JSON when they parse, else sent as a JSON string). The seeds carry valid engine states.
 //! - `3` + edits + `\n` + inputResponses: an engine round whose state is a genuine one, edited.
+//!
+//! The committed `open-*` and `engine-round*` seeds were sealed with version 1 and the engine now
+//! seals version 2, so modes 0, 2 and 3 reach both versions too.
 //!
 //! Engine rounds must answer `-32602` or a valid outcome, and a refused state is reported with
 //! the shared message only.
@@ -17,7 +21,7 @@
 #![no_main]
 
 use elicit_fuzz::engine::{self, Call};
-use elicit_runtime::state::{Binding, INVALID_STATE_MESSAGE, StateErrorKind};
+use elicit_runtime::state::{Binding, EnvelopeVersion, INVALID_STATE_MESSAGE, StateErrorKind};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::time::Duration;
@@ -72,12 +76,19 @@ fn apply_edits(token: &str, edits: &[u8]) -> String {
 fn tamper(rest: &[u8]) {
     let [lag, len, rest @ ..] = rest else { return };
     let (payload, edits) = rest.split_at(usize::from(*len).min(rest.len()));
-    let sealer = engine::sealer();
+    for (seals, opens) in [(EnvelopeVersion::V1, EnvelopeVersion::V2), (EnvelopeVersion::V2, EnvelopeVersion::V1)] {
+        tamper_version(seals, opens, *lag, payload, edits);
+    }
+}
+
+fn tamper_version(seals: EnvelopeVersion, opens: EnvelopeVersion, lag: u8, payload: &[u8], edits: &[u8]) {
+    let sealer = engine::sealer().with_sealing_version(seals);
+    let opener = engine::sealer().with_sealing_version(opens);
     let binding = engine::binding();
     let token = sealer.seal(&binding, payload, engine::t0()).expect("a small payload seals");
     let edited = apply_edits(&token, edits);
-    let elapsed = Duration::from_secs(u64::from(*lag) * 5);
-    let opened = sealer.open(&binding, &edited, engine::t0() + elapsed);
+    let elapsed = Duration::from_secs(u64::from(lag) * 5);
+    let opened = opener.open(&binding, &edited, engine::t0() + elapsed);
     match (edited == token, elapsed < sealer.ttl()) {
         (true, true) => assert_eq!(opened.as_deref().ok(), Some(payload), "a genuine token must open"),
         (true, false) => assert_eq!(opened.map_err(|e| e.kind()), Err(StateErrorKind::Expired)),
@@ -85,7 +96,7 @@ fn tamper(rest: &[u8]) {
         (false, _) => assert!(opened.is_err(), "edited token {edited:?} (from {token:?}) opened"),
     }
     for other in [Binding { principal: None, ..binding }, Binding { name: "cancel_trip", ..binding }] {
-        let error = sealer.open(&other, &token, engine::t0()).expect_err("another binding never opens");
+        let error = opener.open(&other, &token, engine::t0()).expect_err("another binding never opens");
         assert_eq!(error.kind(), StateErrorKind::Forged);
     }
 }

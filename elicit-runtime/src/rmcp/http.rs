@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::wire::RESULT_INPUT_REQUIRED;
 
 use super::McpServer;
+use super::params::malformed_params;
 
 
 /// Browser origins always allowed: pages served from this machine, on any port.
@@ -98,9 +99,6 @@ pub fn wire_layer(router: axum::Router, max_request_body: usize) -> axum::Router
         .layer(middleware::from_fn_with_state(max_request_body, mark_malformed_params))
 }
 
-/// The methods that carry Multi Round-Trip parameters.
-const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
-
 /// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
 /// by [`mark_malformed_params`] for the handler to answer.
 #[derive(Debug, Clone, Copy)]
@@ -146,34 +144,6 @@ pub(super) fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), Erro
         Some(MalformedParams(reason)) => Err(ErrorData::invalid_params(*reason, None)),
         None => Ok(()),
     }
-}
-
-/// A member of a Multi Round-Trip request's params, how it must be typed, and why.
-type ParamCheck = (&'static str, fn(&Value) -> bool, &'static str);
-
-/// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
-/// the mistyped members removed (which rmcp decodes).
-pub(super) fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
-    let mut message: Value = serde_json::from_slice(bytes).ok()?;
-    let method = message.get("method")?.as_str()?;
-    if !MRTR_METHODS.contains(&method) {
-        return None;
-    }
-    message.get("id")?;
-    let params = message.get_mut("params")?.as_object_mut()?;
-    let checks: [ParamCheck; 3] = [
-        ("inputResponses", Value::is_object, "`inputResponses` must be an object keyed like the input requests"),
-        ("requestState", Value::is_string, "`requestState` must be the string the server sent"),
-        ("arguments", Value::is_object, "`arguments` must be an object"),
-    ];
-    let mut reason = None;
-    for (member, well_typed, why) in checks {
-        if params.get(member).is_some_and(|value| !well_typed(value)) {
-            params.remove(member);
-            reason.get_or_insert(why);
-        }
-    }
-    Some((reason?, serde_json::to_vec(&message).ok()?))
 }
 
 /// Largest response body the rewrite below will buffer.

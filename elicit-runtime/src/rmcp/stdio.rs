@@ -13,7 +13,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::http::{DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY, malformed_params, rewrite_input_required};
+use super::http::{DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY, rewrite_input_required};
+use super::params::malformed_params;
 use crate::wire::{META_SERVER_INFO, codes};
 
 /// Room for a few messages between the stream and rmcp.

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{AAD_LABEL, KEY_ID_LEN, VERSION};
+use super::{AAD_LABEL, KEY_ID_LEN};
 
 /// What a sealed state is bound to: the request that must be retried for the
 /// state to open.
@@ -28,13 +28,13 @@ pub struct Binding<'a> {
 }
 
 impl Binding<'_> {
-    /// Encodes the binding as associated data.
+    /// Encodes the binding as associated data for an envelope of `version`.
     ///
     /// Every variable-length field is prefixed with its length, and the
     /// optional principal with a presence tag, so that no two distinct
     /// bindings (e.g. `name = "ab", audience = "c"` versus `name = "a",
     /// audience = "bc"`, or no principal versus an empty one) encode alike.
-    pub(super) fn encode_aad(&self, key_id: &[u8]) -> Vec<u8> {
+    pub(super) fn encode_aad(&self, version: u8, key_id: &[u8]) -> Vec<u8> {
         let principal_len = self.principal.map_or(0, str::len);
         let mut aad = Vec::with_capacity(
             AAD_LABEL.len()
@@ -49,7 +49,7 @@ impl Binding<'_> {
                 + self.audience.len(),
         );
         aad.extend_from_slice(AAD_LABEL);
-        aad.push(VERSION);
+        aad.push(version);
         aad.extend_from_slice(key_id);
         match self.principal {
             None => aad.push(0),
@@ -162,4 +162,3 @@ fn write_number(number: &serde_json::Number, out: &mut Sha256) {
         out.update(number.to_string().as_bytes());
     }
 }
-

@@ -2,15 +2,38 @@
 
 use std::fmt;
 
+use aes_gcm_siv::Aes256GcmSiv;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use chacha20poly1305::aead::{KeyInit, OsRng};
 use chacha20poly1305::XChaCha20Poly1305;
+use chacha20poly1305::aead::{KeyInit, OsRng};
 use sha2::{Digest, Sha256};
 
-use super::{KEY_ID_LABEL, KEY_ID_LEN};
+use super::{KEY_ID_LABEL, KEY_ID_LEN, KEY_V2_LABEL};
 
 pub(super) type KeyId = [u8; KEY_ID_LEN];
+
+/// One ring key, ready for both envelope versions (key schedules done once).
+#[derive(Clone)]
+pub(super) struct Ciphers {
+    /// Version 1: XChaCha20-Poly1305 under the key itself.
+    pub(super) v1: XChaCha20Poly1305,
+    /// Version 2: AES-256-GCM-SIV under `SHA-256(KEY_V2_LABEL || key)`.
+    pub(super) v2: Aes256GcmSiv,
+}
+
+impl Ciphers {
+    fn new(key: &[u8; 32]) -> Self {
+        let v2_key = Sha256::new()
+            .chain_update(KEY_V2_LABEL)
+            .chain_update(key)
+            .finalize();
+        Self {
+            v1: XChaCha20Poly1305::new(key.into()),
+            v2: Aes256GcmSiv::new(&v2_key),
+        }
+    }
+}
 
 pub(super) fn key_id(key: &[u8; 32]) -> KeyId {
     let hash = Sha256::new()
@@ -95,9 +118,9 @@ impl std::error::Error for KeyRingError {}
 /// working until the old key is removed.
 #[derive(Clone)]
 pub struct KeyRing {
-    /// `(key id, cipher)` in configuration order; the first entry seals.
+    /// `(key id, ciphers)` in configuration order; the first entry seals.
     /// Ciphers are kept instead of raw keys so the key schedule is done once.
-    entries: Vec<(KeyId, XChaCha20Poly1305)>,
+    entries: Vec<(KeyId, Ciphers)>,
 }
 
 impl KeyRing {
@@ -108,13 +131,13 @@ impl KeyRing {
         if keys.is_empty() {
             return Err(KeyRingError::Empty);
         }
-        let mut entries: Vec<(KeyId, XChaCha20Poly1305)> = Vec::with_capacity(keys.len());
+        let mut entries: Vec<(KeyId, Ciphers)> = Vec::with_capacity(keys.len());
         for (index, key) in keys.iter().enumerate() {
             let id = key_id(key);
             if entries.iter().any(|(existing, _)| *existing == id) {
                 return Err(KeyRingError::DuplicateKey { index });
             }
-            entries.push((id, XChaCha20Poly1305::new(key.into())));
+            entries.push((id, Ciphers::new(key)));
         }
         Ok(Self { entries })
     }
@@ -156,7 +179,7 @@ impl KeyRing {
         raw.copy_from_slice(key.as_slice());
         let id = key_id(&raw);
         Self {
-            entries: vec![(id, XChaCha20Poly1305::new(&key))],
+            entries: vec![(id, Ciphers::new(&raw))],
         }
     }
 
@@ -171,11 +194,11 @@ impl KeyRing {
         self.entries.is_empty()
     }
 
-    pub(super) fn sealing(&self) -> Option<&(KeyId, XChaCha20Poly1305)> {
+    pub(super) fn sealing(&self) -> Option<&(KeyId, Ciphers)> {
         self.entries.first()
     }
 
-    pub(super) fn find(&self, id: &[u8]) -> Option<&XChaCha20Poly1305> {
+    pub(super) fn find(&self, id: &[u8]) -> Option<&Ciphers> {
         self.entries
             .iter()
             .find(|(candidate, _)| candidate.as_slice() == id)
@@ -195,7 +218,7 @@ fn decode_key_entry(entry: &str) -> Option<Vec<u8>> {
 impl fmt::Debug for KeyRing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Key ids are already public (every token carries one), keys never are.
-        struct Ids<'a>(&'a [(KeyId, XChaCha20Poly1305)]);
+        struct Ids<'a>(&'a [(KeyId, Ciphers)]);
         impl fmt::Debug for Ids<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let mut list = f.debug_list();

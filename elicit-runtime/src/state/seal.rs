@@ -5,12 +5,61 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::{Aead, AeadCore, OsRng, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use chacha20poly1305::aead::generic_array::GenericArray;
+use chacha20poly1305::aead::generic_array::typenum::Unsigned as _;
+use chacha20poly1305::aead::rand_core::RngCore as _;
+use chacha20poly1305::aead::{AeadInPlace, OsRng};
 
-use super::keys::KeyRing;
 use super::binding::Binding;
+use super::keys::{Ciphers, KeyRing};
 use super::*;
+
+/// The envelope format [`StateSealer::seal`] writes. Every version is opened, whichever one seals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum EnvelopeVersion {
+    /// Version 1: XChaCha20-Poly1305 with a 24-byte random nonce.
+    V1,
+    /// Version 2 (the default): AES-256-GCM-SIV, nonce-misuse resistant, with a 12-byte random
+    /// nonce under a key derived from the ring's key.
+    #[default]
+    V2,
+}
+
+impl EnvelopeVersion {
+    /// The version byte that starts the envelope.
+    pub fn byte(self) -> u8 {
+        match self {
+            Self::V1 => VERSION_1,
+            Self::V2 => VERSION_2,
+        }
+    }
+
+    fn from_byte(byte: u8) -> Option<Self> {
+        match byte {
+            VERSION_1 => Some(Self::V1),
+            VERSION_2 => Some(Self::V2),
+            _ => None,
+        }
+    }
+
+    fn nonce_len(self) -> usize {
+        match self {
+            Self::V1 => NONCE_LEN_V1,
+            Self::V2 => NONCE_LEN_V2,
+        }
+    }
+
+    /// Bytes before the ciphertext: version, key id and nonce.
+    fn header_len(self) -> usize {
+        1 + KEY_ID_LEN + self.nonce_len()
+    }
+
+    /// Smallest decoded token: an empty payload still carries the expiry and the tag.
+    fn min_decoded_len(self) -> usize {
+        self.header_len() + EXPIRY_LEN + TAG_LEN
+    }
+}
 
 ///
 /// Clients must only ever see [`INVALID_STATE_MESSAGE`].
@@ -21,7 +70,7 @@ pub enum StateErrorKind {
     TooLarge,
     /// The token is not URL-safe unpadded base64, or is too short to be one.
     Malformed,
-    /// The envelope version byte is not one this server writes.
+    /// The envelope version byte is not one this server opens.
     UnsupportedVersion,
     /// No key in the ring has the token's key id (e.g. a retired key).
     UnknownKey,
@@ -77,6 +126,7 @@ pub struct StateSealer {
     ring: KeyRing,
     ttl: Duration,
     max_token_len: usize,
+    version: EnvelopeVersion,
 }
 
 impl StateSealer {
@@ -86,7 +136,22 @@ impl StateSealer {
             ring,
             ttl: DEFAULT_TTL,
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
+            version: EnvelopeVersion::default(),
         }
+    }
+
+    /// Sets the envelope version that seals (version 2 unless set). Both versions open whatever
+    /// this is; sealing version 1 is for a rolling upgrade, while older replicas that open only
+    /// version 1 still serve.
+    #[must_use]
+    pub fn with_sealing_version(mut self, version: EnvelopeVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The envelope version that seals.
+    pub fn sealing_version(&self) -> EnvelopeVersion {
+        self.version
     }
 
     /// Sets how long a sealed state stays valid.
@@ -129,47 +194,45 @@ impl StateSealer {
         now: SystemTime,
     ) -> Result<String, StateError> {
         let too_large = || StateError::new(StateErrorKind::PayloadTooLarge);
+        let version = self.version;
         let decoded_len = payload
             .len()
-            .checked_add(MIN_DECODED_LEN)
+            .checked_add(version.min_decoded_len())
             .ok_or_else(too_large)?;
         let token_len = base64::encoded_len(decoded_len, false).ok_or_else(too_large)?;
         if token_len > self.max_token_len {
             return Err(too_large());
         }
 
-        let (key_id, cipher) = self.ring.sealing().ok_or_else(too_large)?;
+        let (key_id, ciphers) = self.ring.sealing().ok_or_else(too_large)?;
         let expiry = unix_secs(now).saturating_add(self.ttl.as_secs());
+        let header_len = version.header_len();
 
-        let mut plaintext = Vec::with_capacity(EXPIRY_LEN + payload.len());
-        plaintext.extend_from_slice(&expiry.to_be_bytes());
-        plaintext.extend_from_slice(payload);
-
-        // 192-bit random nonces make collisions negligible even across many
-        // replicas sharing a key, which is why XChaCha rather than ChaCha.
-        let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let aad = binding.encode_aad(key_id);
-        // The AEAD only refuses plaintexts beyond ~256 GiB, far above any cap.
-        let ciphertext = cipher
-            .encrypt(
-                &nonce,
-                Payload {
-                    msg: &plaintext,
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| too_large())?;
-
-        let mut envelope = Vec::with_capacity(HEADER_LEN + ciphertext.len());
-        envelope.push(VERSION);
+        // One buffer, encrypted in place: header, then expiry || payload, then the tag.
+        let mut envelope = Vec::with_capacity(decoded_len);
+        envelope.push(version.byte());
         envelope.extend_from_slice(key_id);
-        envelope.extend_from_slice(nonce.as_slice());
-        envelope.extend_from_slice(&ciphertext);
+        // Random nonces from the OS: 192 bits for version 1; 96 bits for version 2, where
+        // GCM-SIV makes a collision reveal no more than the equality of two states.
+        envelope.resize(header_len, 0);
+        OsRng.fill_bytes(envelope.get_mut(1 + KEY_ID_LEN..).unwrap_or_default());
+        envelope.extend_from_slice(&expiry.to_be_bytes());
+        envelope.extend_from_slice(payload);
+
+        let aad = binding.encode_aad(version.byte(), key_id);
+        // The AEADs only refuse plaintexts beyond ~64 GiB, far above any cap.
+        let sealed = match version {
+            EnvelopeVersion::V1 => encrypt(&ciphers.v1, &aad, &mut envelope, header_len),
+            EnvelopeVersion::V2 => encrypt(&ciphers.v2, &aad, &mut envelope, header_len),
+        };
+        if !sealed {
+            return Err(too_large());
+        }
         Ok(URL_SAFE_NO_PAD.encode(envelope))
     }
 
     /// Opens a token previously produced by [`StateSealer::seal`] for the same
-    /// binding, returning the payload.
+    /// binding, returning the payload. Tokens of every [`EnvelopeVersion`] open.
     ///
     /// Never panics, whatever the token; every failure displays as
     /// [`INVALID_STATE_MESSAGE`].
@@ -189,43 +252,95 @@ impl StateSealer {
         // Strict decoding (no padding, canonical trailing bits): the client
         // must echo the token byte for byte, so there is no reason to accept
         // alternative spellings of it.
-        let envelope = URL_SAFE_NO_PAD
+        let mut envelope = URL_SAFE_NO_PAD
             .decode(token)
             .map_err(|_| fail(K::Malformed))?;
 
-        let (&version, rest) = envelope.split_first().ok_or(fail(K::Malformed))?;
-        if version != VERSION {
-            return Err(fail(K::UnsupportedVersion));
-        }
-        if envelope.len() < MIN_DECODED_LEN {
+        let &version_byte = envelope.first().ok_or(fail(K::Malformed))?;
+        let version =
+            EnvelopeVersion::from_byte(version_byte).ok_or(fail(K::UnsupportedVersion))?;
+        if envelope.len() < version.min_decoded_len() {
             return Err(fail(K::Malformed));
         }
-        let (key_id, rest) = rest
-            .split_at_checked(KEY_ID_LEN)
+        let header_len = version.header_len();
+        let tag_at = envelope.len() - TAG_LEN;
+        let (head, body) = envelope.split_at_mut(header_len);
+        let key_id = head.get(1..1 + KEY_ID_LEN).ok_or(fail(K::Malformed))?;
+        let nonce = head.get(1 + KEY_ID_LEN..).ok_or(fail(K::Malformed))?;
+        let ciphers: &Ciphers = self.ring.find(key_id).ok_or(fail(K::UnknownKey))?;
+        let aad = binding.encode_aad(version_byte, key_id);
+        let (ciphertext, tag) = body
+            .split_at_mut_checked(tag_at - header_len)
             .ok_or(fail(K::Malformed))?;
-        let (nonce, ciphertext) = rest.split_at_checked(NONCE_LEN).ok_or(fail(K::Malformed))?;
-        let cipher = self.ring.find(key_id).ok_or(fail(K::UnknownKey))?;
+        let opened = match version {
+            EnvelopeVersion::V1 => decrypt(&ciphers.v1, nonce, &aad, ciphertext, tag),
+            EnvelopeVersion::V2 => decrypt(&ciphers.v2, nonce, &aad, ciphertext, tag),
+        };
+        if !opened {
+            return Err(fail(K::Forged));
+        }
 
-        let aad = binding.encode_aad(key_id);
-        let plaintext = cipher
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: ciphertext,
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| fail(K::Forged))?;
-
-        let (expiry, payload) = plaintext
-            .split_at_checked(EXPIRY_LEN)
+        let expiry: [u8; EXPIRY_LEN] = ciphertext
+            .get(..EXPIRY_LEN)
+            .and_then(|bytes| bytes.try_into().ok())
             .ok_or(fail(K::Forged))?;
-        let expiry: [u8; EXPIRY_LEN] = expiry.try_into().map_err(|_| fail(K::Forged))?;
         if unix_secs(now) >= u64::from_be_bytes(expiry) {
             return Err(fail(K::Expired));
         }
-        Ok(payload.to_vec())
+        // The payload, moved to the front of the buffer the token was decoded into.
+        envelope.truncate(tag_at);
+        envelope.drain(..header_len + EXPIRY_LEN);
+        Ok(envelope)
     }
+}
+
+/// Encrypts what follows the header of `envelope` in place and appends the tag; the nonce is the
+/// header's end. `false` if the AEAD refuses the length (or the header does not fit the nonce).
+fn encrypt<A: AeadInPlace>(
+    cipher: &A,
+    aad: &[u8],
+    envelope: &mut Vec<u8>,
+    header_len: usize,
+) -> bool {
+    let Some((head, body)) = envelope.split_at_mut_checked(header_len) else {
+        return false;
+    };
+    let Some(nonce) = head
+        .len()
+        .checked_sub(A::NonceSize::USIZE)
+        .and_then(|at| head.get(at..))
+    else {
+        return false;
+    };
+    match cipher.encrypt_in_place_detached(GenericArray::from_slice(nonce), aad, body) {
+        Ok(tag) => {
+            envelope.extend_from_slice(&tag);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Decrypts `ciphertext` in place if `tag` authenticates it; `false` (and the buffer in an
+/// unspecified state) otherwise.
+fn decrypt<A: AeadInPlace>(
+    cipher: &A,
+    nonce: &[u8],
+    aad: &[u8],
+    ciphertext: &mut [u8],
+    tag: &[u8],
+) -> bool {
+    if nonce.len() != A::NonceSize::USIZE || tag.len() != A::TagSize::USIZE {
+        return false;
+    }
+    cipher
+        .decrypt_in_place_detached(
+            GenericArray::from_slice(nonce),
+            aad,
+            ciphertext,
+            GenericArray::from_slice(tag),
+        )
+        .is_ok()
 }
 
 /// Whole seconds since the Unix epoch; a clock set before 1970 counts as 0
