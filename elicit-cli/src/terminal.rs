@@ -473,7 +473,11 @@ impl Responder for Terminal {
                 delay.as_secs()
             );
             match tokio::task::block_in_place(|| read_key(delay)) {
-                Key::Retry | Key::Timeout => return PendingAction::Retry,
+                Key::Retry => {
+                    eprintln!("\r\nRetrying now.");
+                    return PendingAction::Retry;
+                }
+                Key::Timeout => return PendingAction::Retry,
                 Key::Cancel => return PendingAction::Cancel,
                 Key::OpenAgain => {
                     if let Err(error) = browser::open(self.browser.as_deref(), pending.url).await {

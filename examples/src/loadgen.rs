@@ -82,7 +82,7 @@ impl McpClient {
         if let Some(state) = request_state {
             params["requestState"] = json!(state);
         }
-        self.request(endpoint, "tools/call", params).await
+        self.request(endpoint, elicit_runtime::wire::TOOLS_CALL, params).await
     }
 
     /// Submits a payment page the way a browser does when its Approve button is clicked (see

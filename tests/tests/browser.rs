@@ -314,7 +314,6 @@ fn book_in_chromium(test: &str, button: &str) -> Option<(Run, String)> {
     let done = "(() => document.getElementById('done') ? document.title : null)()";
     let title = browser.wait_for(&tab, done, LIMIT.saturating_sub(started.elapsed()), "the decision was not recorded");
     let run = run.join().unwrap_or_else(|_| panic!("the elicit thread panicked"));
-    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
     Some((run, title.as_str().unwrap_or_default().to_owned()))
 }
 

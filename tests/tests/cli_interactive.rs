@@ -11,7 +11,7 @@
 
 use elicit_tests::clisupport;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 
 use clisupport::terminal::{BACKSPACE, DOWN, ENTER, ESCAPE, Terminal};
@@ -139,16 +139,16 @@ fn url_consent_open_in_browser_and_retry_now_while_pending() {
     term.expect("Press r to retry now");
     std::thread::sleep(Duration::from_millis(300));
     term.send("r");
+    term.expect("Retrying now.");
     // Pending again (the page is still not submitted; the next automatic retry would be 2 s away).
     term.expect("is not finished yet");
     term.expect("retrying in 2 s.");
     assert_eq!(http_submit(&shown, "approve"), 200);
     std::thread::sleep(Duration::from_millis(300));
-    let pressed = Instant::now();
     term.send("r");
+    // The key, not the automatic retry 2 s later, brings the next step: an ordering check.
+    term.expect("Retrying now.");
     term.expect("travel-server asks for information (confirm)");
-    let waited = pressed.elapsed();
-    assert!(waited < Duration::from_millis(1500), "`r` did not retry at once: {waited:?}\n{}", term.transcript);
 
     term.answer("Answer this request?", ENTER);
     term.answer("Book it *", &format!("y{ENTER}"));

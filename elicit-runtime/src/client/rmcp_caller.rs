@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 
 use super::legacy::LegacyCaller;
 use super::{CallError, Caller};
+use crate::wire;
 
 /// Sends the driver's requests (`tools/call`, `prompts/get`, `resources/read`) through an rmcp
 /// client peer, with the per-request `_meta` in place.
@@ -73,14 +74,14 @@ impl Caller for RmcpCaller {
     async fn call(&mut self, method: &str, mut params: Map<String, Value>) -> Result<Value, CallError> {
         // The per-request `_meta` goes through the request options: rmcp would otherwise
         // overwrite it with connection-level metadata.
-        let meta = match params.remove("_meta") {
+        let meta = match params.remove(wire::META) {
             Some(Value::Object(meta)) => meta,
             _ => Map::new(),
         };
         let request = match method {
-            "tools/call" => ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?)),
-            "prompts/get" => ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?)),
-            "resources/read" => {
+            wire::TOOLS_CALL => ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?)),
+            wire::PROMPTS_GET => ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?)),
+            wire::RESOURCES_READ => {
                 ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<ReadResourceRequestParams>(params)?))
             }
             other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),

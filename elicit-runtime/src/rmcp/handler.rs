@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::schema::RequestedSchema;
 use crate::server::{EngineError, Flow, FlowError, LiveFuture, LivePeer, Outcome, Request};
-use crate::wire::{ElicitParams, InputRequest, InputRequiredResult};
+use crate::wire::{self, ElicitParams, InputRequest, InputRequiredResult};
 
 use super::http::refuse_marked;
 use super::uri_template;
@@ -226,7 +226,7 @@ impl ServerHandler for McpServer {
         };
         let arguments = request.arguments.map(Value::Object);
         let responses = responses_value(request.input_responses);
-        let round = Request::new("prompts/get", &request.name)
+        let round = Request::new(wire::PROMPTS_GET, &request.name)
             .arguments(arguments.as_ref())
             .input_responses(responses.as_ref())
             .request_state(request.request_state.as_deref());
@@ -271,7 +271,7 @@ impl ServerHandler for McpServer {
         }
         let uri = request.uri.as_str();
         let responses = responses_value(request.input_responses);
-        let round = Request::new("resources/read", uri)
+        let round = Request::new(wire::RESOURCES_READ, uri)
             .input_responses(responses.as_ref())
             .request_state(request.request_state.as_deref());
         // A registered resource wins over a template that also matches its URI.

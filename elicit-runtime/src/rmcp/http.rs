@@ -15,7 +15,7 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use ::rmcp::RoleServer;
 use serde_json::Value;
 
-use crate::wire::RESULT_INPUT_REQUIRED;
+use crate::wire::{INPUT_REQUESTS, RESULT_INPUT_REQUIRED, RESULT_TYPE};
 
 use super::McpServer;
 use super::params::malformed_params;
@@ -203,10 +203,10 @@ pub(super) fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
     }
     let mut message: Value = serde_json::from_slice(bytes).ok()?;
     let result = message.get_mut("result")?;
-    if result.get("resultType").and_then(Value::as_str) != Some(RESULT_INPUT_REQUIRED) {
+    if result.get(RESULT_TYPE).and_then(Value::as_str) != Some(RESULT_INPUT_REQUIRED) {
         return None;
     }
-    for request in result.get_mut("inputRequests")?.as_object_mut()?.values_mut() {
+    for request in result.get_mut(INPUT_REQUESTS)?.as_object_mut()?.values_mut() {
         if let Some(params) = request.get_mut("params").and_then(Value::as_object_mut) {
             params.remove("elicitationId");
         }

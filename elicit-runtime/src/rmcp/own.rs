@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use super::handler::{RmcpPeer, engine_error, input_required};
 use super::http::refuse_marked;
 use crate::server::{AskLimit, Engine, Flow, FlowError, LiveFuture, LiveSession, Outcome, Request, RequestHandle};
-use crate::wire::LegacyVersion;
+use crate::wire::{self, LegacyVersion};
 
 /// The code rmcp's peers use for a request cancelled before it finished.
 const REQUEST_CANCELLED: i32 = -32800;
@@ -140,7 +140,7 @@ impl Elicitation {
         refuse_marked(ctx)?;
         let arguments = request.arguments.map(Value::Object);
         let responses = responses_value(request.input_responses);
-        let round = Request::new("tools/call", &request.name)
+        let round = Request::new(wire::TOOLS_CALL, &request.name)
             .arguments(arguments.as_ref())
             .input_responses(responses.as_ref())
             .request_state(request.request_state.as_deref());

@@ -16,8 +16,10 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::wire;
+
 /// The methods that carry Multi Round-Trip parameters.
-const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+const MRTR_METHODS: &[&str] = &[wire::TOOLS_CALL, wire::PROMPTS_GET, wire::RESOURCES_READ];
 
 /// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
 /// the mistyped members removed (which rmcp decodes). `None` for everything else, including bodies

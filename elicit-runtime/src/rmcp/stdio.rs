@@ -15,7 +15,7 @@ use tokio::sync::Mutex;
 
 use super::http::{DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY, rewrite_input_required};
 use super::params::malformed_params;
-use crate::wire::{META_SERVER_INFO, codes};
+use crate::wire::{META, META_SERVER_INFO, RESULT_TYPE, codes};
 
 /// Room for a few messages between the stream and rmcp.
 const PIPE_BUFFER: usize = 64 * 1024;
@@ -127,8 +127,8 @@ fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     let stripped = rewrite_input_required(line);
     let mut message: Value = serde_json::from_slice(stripped.as_deref().unwrap_or(line)).ok()?;
     let result = message.get_mut("result")?.as_object_mut()?;
-    result.get("resultType")?;
-    let meta = result.entry("_meta").or_insert_with(|| Value::Object(serde_json::Map::new())).as_object_mut()?;
+    result.get(RESULT_TYPE)?;
+    let meta = result.entry(META).or_insert_with(|| Value::Object(serde_json::Map::new())).as_object_mut()?;
     meta.entry(META_SERVER_INFO).or_insert_with(|| server_info.clone());
     let mut out = serde_json::to_vec(&message).ok()?;
     out.push(b'\n');

@@ -571,7 +571,7 @@ impl Flow {
     /// let url = asked.input_requests[0].1.to_json()["params"]["url"].as_str().unwrap().to_owned();
     /// // The page records completion of its id; the client retries after the user consented.
     /// let id = url.rsplit('/').next().unwrap();
-    /// assert!(engine.completion_store().complete(id, json!("approved")).await.unwrap());
+    /// assert!(engine.completion_store().complete(id, json!("approved"), None).await.unwrap());
     /// let consent = json!({"pay": {"action": "accept"}});
     /// let retry = request.clone().input_responses(Some(&consent)).request_state(asked.request_state.as_deref());
     /// let Outcome::Complete(text) = engine.run(&retry, pay).await.unwrap() else { panic!() };

@@ -15,7 +15,7 @@ use elicit_runtime::client::form::with_defaults;
 use elicit_runtime::client::rmcp_caller::RmcpCaller;
 use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
 use elicit_runtime::schema::RequestedSchema;
-use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
+use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -88,7 +88,7 @@ async fn run() -> Result<String, String> {
     let mut params = Map::new();
     params.insert("name".into(), json!("book_trip"));
     params.insert("arguments".into(), json!({}));
-    let result = driver.call(&mut caller, &mut App { browser }, "tools/call", params).await.map_err(|e| e.to_string());
+    let result = driver.call(&mut caller, &mut App { browser }, wire::TOOLS_CALL, params).await.map_err(|e| e.to_string());
     let _ = client.cancel().await;
     let result = result?;
     let text: Vec<&str> = result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
