@@ -8,8 +8,8 @@
 //!
 //! # Layout
 //!
-//! - One string key per step, `{prefix}:url:{id}`, created by [`CompletionStore::register`] with
-//!   `SET … PX ttl`. Its value is `pending`, or `done:` followed by the JSON the page recorded.
+//! - One string key per step, `{prefix}:url:{id}`, created by [`CompletionStore::register`] (a
+//!   script: `SET … PX ttl` once the cap allows it). Its value is `pending`, or `done:` followed by the JSON the page recorded.
 //!   Redis expires it with the step; completion keeps the original expiry (`KEEPTTL`).
 //! - Two Lua scripts make the state changes atomic, so two instances cannot both win a race:
 //!   `complete` turns a `pending` record into `done:…` and publishes the id — and does nothing to a
@@ -23,6 +23,14 @@
 //! - One hash per flow with exactly-once records, `{prefix}:flow:{id}` (see `Flow::once`): a field
 //!   per slot and the flow's final answers, changed only by Lua scripts (claim, record, abandon,
 //!   finish), each extending the hash's expiry. Every key this store writes carries a TTL.
+//! - One sorted set, `{prefix}:live`, caps the live records ([`RedisStoreBuilder::max_records`]):
+//!   its members are the record keys above, scored by their expiry (ms of Redis' own `TIME`). Only
+//!   the scripts change it, so every instance on the prefix shares one count. A script about to
+//!   create a record first drops the members whose expiry passed (`ZREMRANGEBYSCORE`: each member
+//!   is dropped once, no scan), then refuses with a clear "full" error when the set holds the cap;
+//!   writing a record sets its score to its new expiry; `take` and `release` remove the member
+//!   with the record, `abandon` when the hash became empty. The set's own TTL is extended to the
+//!   longest record's, so it too expires.
 //!
 //! # Waiting without losing a wake-up
 //!
@@ -65,7 +73,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::completion::{CompletionStore, Finish, OnceClaim, StoreError, StoreFuture, UrlStatus};
+use super::completion::{CompletionStore, DEFAULT_MAX_RECORDS, Finish, OnceClaim, StoreError, StoreFuture, UrlStatus};
 
 /// The value of a registered, unfinished step.
 const PENDING: &str = "pending";
@@ -89,22 +97,65 @@ return 0
 ";
 
 /// Returns a record and deletes it in the same step when it is done: consumed at most once.
-/// KEYS[1] record; ARGV[1] the done prefix.
+/// KEYS[1] record, KEYS[2] live set; ARGV[1] the done prefix.
 const TAKE_SCRIPT: &str = r"
 local value = redis.call('GET', KEYS[1])
 if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], KEYS[1])
 end
 return value
 ";
 
+/// The live-record count, shared by every script that creates a record. KEYS[1] is the record,
+/// KEYS[2] the `{prefix}:live` sorted set (members: record keys, score: expiry in ms).
+/// `room(cap)`: whether KEYS[1] may be written; a record that exists already always may, a new one
+/// only while fewer than `cap` records are live (expired members are dropped first, each once).
+/// `track()`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL at least as long.
+const LIVE_LUA: &str = r"
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function room(cap)
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return true
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms())
+  redis.call('ZREM', KEYS[2], KEYS[1])
+  return redis.call('ZCARD', KEYS[2]) < tonumber(cap)
+end
+local function track()
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('ZADD', KEYS[2], now_ms() + ttl, KEYS[1])
+    if redis.call('PTTL', KEYS[2]) < ttl then
+      redis.call('PEXPIRE', KEYS[2], ttl)
+    end
+  end
+end
+";
+
 /// Exactly-once records of one flow live in one hash, `{prefix}:flow:{id}`: a field per slot
 /// (`?` while claimed, `=` and the JSON once recorded) and `final` (the answers the flow finished
-/// with). Every script that writes it extends its expiry to at least ARGV[2] ms, never shortens it.
-const EXTEND_LUA: &str = "local function extend() if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end end\n";
+/// with). Every script that writes it extends its expiry to at least ARGV[2] ms, never shortens it,
+/// and tracks it in the live set.
+const EXTEND_LUA: &str = "local function extend() if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end track() end\n";
 
-/// Claims a slot. KEYS[1] flow hash; ARGV[1] slot field, ARGV[2] ttl ms.
-/// Returns `=json` (recorded), `?` (claimed by another), `!` (the flow finished), `+` (claimed now).
+/// Creates a step's record, when there is room. KEYS[1] record, KEYS[2] live set; ARGV[1] the
+/// pending value, ARGV[2] ttl ms, ARGV[3] cap. Returns `F` when full, else `+`.
+const REGISTER_SCRIPT: &str = r"
+if not room(ARGV[3]) then
+  return 'F'
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+track()
+return '+'
+";
+
+/// Claims a slot. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field, ARGV[2] ttl ms,
+/// ARGV[3] cap. Returns `=json` (recorded), `?` (claimed by another), `!` (the flow finished),
+/// `+` (claimed now), `F` (a new flow, and the store is full).
 const CLAIM_SCRIPT: &str = r"
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 if value then
@@ -113,42 +164,57 @@ end
 if redis.call('HEXISTS', KEYS[1], 'final') == 1 then
   return '!'
 end
+if not room(ARGV[3]) then
+  return 'F'
+end
 redis.call('HSET', KEYS[1], ARGV[1], '?')
 extend()
 return '+'
 ";
 
-/// Records a slot's value. KEYS[1] flow hash; ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] `=json`.
+/// Records a slot's value. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field, ARGV[2] ttl
+/// ms, ARGV[3] `=json`, ARGV[4] cap. Returns `+`, or `F` (the flow had expired, and the store is full).
 const RECORD_SCRIPT: &str = r"
+if not room(ARGV[4]) then
+  return 'F'
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 extend()
-return 1
+return '+'
 ";
 
-/// Drops a claim that was never recorded. KEYS[1] flow hash; ARGV[1] slot field.
+/// Drops a claim that was never recorded. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field.
+/// A hash left empty is gone (Redis deletes it), and so is its member.
 const ABANDON_SCRIPT: &str = r"
 if redis.call('HGET', KEYS[1], ARGV[1]) == '?' then
   redis.call('HDEL', KEYS[1], ARGV[1])
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    redis.call('ZREM', KEYS[2], KEYS[1])
+  end
 end
 return 1
 ";
 
 /// Records the final answers unless the flow finished or claimed a slot the round did not see.
-/// KEYS[1] flow hash; ARGV[1] answers JSON, ARGV[2] ttl ms, ARGV[3..] the `o:` slots seen.
-/// Returns `R` (recorded), `C` (conflict) or `A` and the answers it finished with.
+/// KEYS[1] flow hash, KEYS[2] live set; ARGV[1] answers JSON, ARGV[2] ttl ms, ARGV[3] cap,
+/// ARGV[4..] the `o:` slots seen. Returns `R` (recorded), `C` (conflict), `A` and the answers it
+/// finished with, or `F` (a new flow, and the store is full).
 const FINISH_SCRIPT: &str = r"
 local already = redis.call('HGET', KEYS[1], 'final')
 if already then
   return 'A' .. already
 end
 local seen = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   seen[ARGV[i]] = true
 end
 for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
   if string.sub(field, 1, 2) == 'o:' and not seen[field] then
     return 'C'
   end
+end
+if not room(ARGV[3]) then
+  return 'F'
 end
 redis.call('HSET', KEYS[1], 'final', ARGV[1])
 extend()
@@ -172,6 +238,7 @@ pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
     command_timeout: Duration,
+    max_records: usize,
 }
 
 impl RedisStoreBuilder {
@@ -186,6 +253,15 @@ impl RedisStoreBuilder {
     /// (default 2 s). Waiting in [`CompletionStore::take`] is bounded by its own timeout instead.
     pub fn command_timeout(mut self, timeout: Duration) -> Self {
         self.command_timeout = timeout;
+        self
+    }
+
+    /// The most live records (URL-mode steps and flows with exactly-once records) the store holds
+    /// (default [`DEFAULT_MAX_RECORDS`]); a new one beyond it is refused with a "full" error until
+    /// some are taken or expire. The count lives in Redis: every instance on the same prefix shares
+    /// it, and they should agree on the cap.
+    pub fn max_records(mut self, max: usize) -> Self {
+        self.max_records = max;
         self
     }
 
@@ -218,12 +294,15 @@ impl RedisStoreBuilder {
             connection,
             complete_script: Script::new(COMPLETE_SCRIPT),
             take_script: Script::new(TAKE_SCRIPT),
+            register_script: Script::new(&format!("{LIVE_LUA}{REGISTER_SCRIPT}")),
             key_prefix: format!("{}:url:", self.prefix),
             flow_prefix: format!("{}:flow:", self.prefix),
-            claim_script: Script::new(&format!("{EXTEND_LUA}{CLAIM_SCRIPT}")),
-            record_script: Script::new(&format!("{EXTEND_LUA}{RECORD_SCRIPT}")),
+            live_key: format!("{}:live", self.prefix),
+            max_records: self.max_records.to_string(),
+            claim_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{CLAIM_SCRIPT}")),
+            record_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{RECORD_SCRIPT}")),
             abandon_script: Script::new(ABANDON_SCRIPT),
-            finish_script: Script::new(&format!("{EXTEND_LUA}{FINISH_SCRIPT}")),
+            finish_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{FINISH_SCRIPT}")),
             channel,
             endpoint,
             timeout,
@@ -249,8 +328,13 @@ pub struct RedisStore {
     connection: ConnectionManager,
     complete_script: Script,
     take_script: Script,
+    register_script: Script,
     key_prefix: String,
     flow_prefix: String,
+    /// `{prefix}:live`: the live records, scored by expiry.
+    live_key: String,
+    /// The cap on live records, as the scripts take it.
+    max_records: String,
     claim_script: Script,
     record_script: Script,
     abandon_script: Script,
@@ -279,7 +363,10 @@ impl std::fmt::Debug for RedisStore {
 impl RedisStore {
     /// Starts building a store for `url` (`redis://[:password@]host[:port][/db]`).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder { url: url.into(), prefix: "elicit".to_owned(), command_timeout: Duration::from_secs(2) }
+        RedisStoreBuilder { url: url.into(), prefix: "elicit".to_owned(),
+            command_timeout: Duration::from_secs(2),
+            max_records: DEFAULT_MAX_RECORDS,
+        }
     }
 
     /// Connects to `url` with the default prefix and timeouts; see [`RedisStoreBuilder::connect`].
@@ -318,16 +405,23 @@ impl RedisStore {
         Ok(format!("{}{flow}", self.flow_prefix))
     }
 
-    /// Runs one of the flow scripts with these arguments; the answer is a string.
+    /// Runs one of the record scripts with these arguments (the live set is KEYS[2]); the answer
+    /// is a string.
     async fn flow_script(&self, what: &str, script: &Script, key: &str, args: &[&str]) -> Result<Option<String>, StoreError> {
         self.run(what, |mut c| {
             let mut invocation = script.key(key);
+            invocation.key(&self.live_key);
             for arg in args {
                 invocation.arg(*arg);
             }
             async move { invocation.invoke_async(&mut c).await }
         })
         .await
+    }
+
+    /// The refusal of a new record when the cap is reached; the same words as the in-process store.
+    fn full(&self) -> StoreError {
+        StoreError(format!("full: {} live records (the configured cap); try again later", self.max_records))
     }
 
     fn json(&self, text: &str) -> Result<Value, StoreError> {
@@ -340,7 +434,7 @@ impl RedisStore {
         let value: Option<String> = self
             .run("take", |mut c| {
                 let mut invocation = self.take_script.key(&key);
-                invocation.arg(DONE);
+                invocation.key(&self.live_key).arg(DONE);
                 async move { invocation.invoke_async(&mut c).await }
             })
             .await?;
@@ -365,14 +459,14 @@ impl CompletionStore for RedisStore {
     fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
         let key = self.key(id);
         let pending = owner.map_or_else(|| PENDING.to_owned(), |owner| format!("{PENDING_FOR}{owner}"));
-        // PX 0 is an error in Redis; a step lives at least a millisecond.
-        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         Box::pin(async move {
-            self.run("register", |mut c| {
-                let (key, pending) = (key.clone(), pending.clone());
-                async move { redis::cmd("SET").arg(key).arg(pending).arg("PX").arg(ttl_ms).query_async::<()>(&mut c).await }
-            })
-            .await
+            // PX 0 is an error in Redis; `ttl_ms` gives a step at least a millisecond.
+            let args = [pending.as_str(), &ttl_ms(ttl), &self.max_records];
+            match self.flow_script("register", &self.register_script, &key, &args).await?.as_deref() {
+                Some("+") => Ok(()),
+                Some("F") => Err(self.full()),
+                _ => Err(StoreError(format!("{}: an unexpected register answer", self.endpoint))),
+            }
         })
     }
 
@@ -383,8 +477,10 @@ impl CompletionStore for RedisStore {
         let key = self.key(id);
         let mut connection = self.connection.clone();
         let timeout = self.timeout;
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(&key).ignore().zrem(&self.live_key, &key).ignore();
         runtime.spawn(async move {
-            let _ = tokio::time::timeout(timeout, redis::cmd("DEL").arg(key).query_async::<()>(&mut connection)).await;
+            let _ = tokio::time::timeout(timeout, pipe.query_async::<()>(&mut connection)).await;
         });
     }
 
@@ -460,9 +556,10 @@ impl CompletionStore for RedisStore {
         let (flow, key) = (flow.to_owned(), key.to_owned());
         Box::pin(async move {
             let hash = self.flow_key(&flow)?;
-            let answer = self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl)]).await?;
+            let answer = self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl), &self.max_records]).await?;
             match answer.as_deref() {
                 Some("+") => Ok(OnceClaim::Run),
+                Some("F") => Err(self.full()),
                 Some("?") => Ok(OnceClaim::Busy),
                 Some("!") => Ok(OnceClaim::Finished),
                 Some(done) => match done.strip_prefix('=') {
@@ -479,7 +576,10 @@ impl CompletionStore for RedisStore {
         Box::pin(async move {
             let hash = self.flow_key(&flow)?;
             let value = format!("={value}");
-            self.flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value]).await.map(drop)
+            match self.flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value, &self.max_records]).await?.as_deref() {
+                Some("F") => Err(self.full()),
+                _ => Ok(()),
+            }
         })
     }
 
@@ -489,7 +589,7 @@ impl CompletionStore for RedisStore {
             let hash = self.flow_key(&flow)?;
             self.run("abandon", |mut c| {
                 let mut invocation = self.abandon_script.key(&hash);
-                invocation.arg(&key);
+                invocation.key(&self.live_key).arg(&key);
                 async move { invocation.invoke_async::<i64>(&mut c).await }
             })
             .await
@@ -518,10 +618,11 @@ impl CompletionStore for RedisStore {
             let hash = self.flow_key(&flow)?;
             let answers = answers.to_string();
             let ttl = ttl_ms(ttl);
-            let mut args: Vec<&str> = vec![&answers, &ttl];
+            let mut args: Vec<&str> = vec![&answers, &ttl, &self.max_records];
             args.extend(seen.iter().map(String::as_str));
             match self.flow_script("finish", &self.finish_script, &hash, &args).await?.as_deref() {
                 Some("R") => Ok(Finish::Recorded),
+                Some("F") => Err(self.full()),
                 Some("C") => Ok(Finish::Conflict),
                 Some(already) => match already.strip_prefix('A') {
                     Some(json) => self.json(json).map(Finish::Already),
