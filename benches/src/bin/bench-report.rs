@@ -23,7 +23,7 @@ const MICRO: &[(&str, &str)] = &[
     ("parse/serde_from_value", "serde: `serde_json::from_value::<SerdeBooking>` (types only)"),
     ("parse/serde_deserialize_borrowed", "serde: `SerdeBooking::deserialize(&Value)` (types only, no move)"),
     ("parse/jsonschema_then_serde", "jsonschema 0.61 `is_valid` (formats on) + `from_value`"),
-    ("request_state/ours_seal_open", "ours: seal + open, XChaCha20-Poly1305 (encrypted, bound)"),
+    ("request_state/ours_seal_open", "ours: seal + open, AES-256-GCM-SIV, envelope v2 (encrypted, bound)"),
     ("request_state/rmcp_seal_open", "rmcp: `seal_json_with` + `open_json_with`, HMAC (bound, TTL)"),
     ("request_state/rmcp_bare_seal_open", "rmcp: bare `seal_json` + `open_json` (no binding, no TTL)"),
     ("request_state/ours_seal", "ours: seal only"),
