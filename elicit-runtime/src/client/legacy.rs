@@ -151,6 +151,7 @@ pub fn parse_notification(method: &str, params: Option<&Value>) -> PushedNotice 
 
 /// One URL step listed by a `-32042` error.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RequiredUrl {
     /// Its `elicitationId`.
     pub elicitation_id: String,

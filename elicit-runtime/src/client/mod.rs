@@ -84,6 +84,7 @@ pub trait Caller {
 
 /// Which input request a responder is answering, for display.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct AskContext<'a> {
     /// The server asking (its name as the user knows it).
     pub server: &'a str,
@@ -95,6 +96,7 @@ pub struct AskContext<'a> {
 
 /// A URL-mode step the user consented to that the server reports as not finished yet.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct PendingUrl<'a> {
     /// The checked URL.
     pub url: &'a CheckedUrl,

@@ -40,6 +40,7 @@ impl fmt::Display for UrlWarning {
 
 /// A URL that passed the checks, with what the user must be shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CheckedUrl {
     /// The full URL, normalised.
     pub url: String,

@@ -47,6 +47,7 @@ impl std::error::Error for TemplateError {}
 
 /// A URI read through a resource template: the URI and the value of each template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TemplateMatch {
     /// The URI the client read.
     pub uri: String,
