@@ -64,57 +64,9 @@ pub struct Booking {
     pub extras: Vec<Extra>,
 }
 
-/// Seat preference: an untitled single select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
-#[elicit(rename_all = "lowercase")]
-pub enum Seat {
-    /// By the window.
-    Window,
-    /// On the aisle.
-    Aisle,
-}
-
-/// Cabin class: a titled single select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
-#[elicit(rename_all = "snake_case")]
-pub enum Cabin {
-    /// Economy.
-    #[elicit(title = "Economy")]
-    Economy,
-    /// Premium economy.
-    #[elicit(title = "Premium economy")]
-    PremiumEconomy,
-    /// Business.
-    #[elicit(title = "Business class")]
-    Business,
-}
-
-/// Meals: an untitled multi-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
-#[elicit(rename_all = "kebab-case")]
-pub enum Meal {
-    /// Vegetarian.
-    Vegetarian,
-    /// Vegan.
-    Vegan,
-    /// Gluten free.
-    GlutenFree,
-}
-
-/// Extras: a titled multi-select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
-#[elicit(rename_all = "snake_case")]
-pub enum Extra {
-    /// A checked bag.
-    #[elicit(title = "Extra checked bag")]
-    CheckedBag,
-    /// Lounge access.
-    #[elicit(title = "Lounge access")]
-    Lounge,
-    /// Insurance.
-    #[elicit(title = "Travel insurance")]
-    Insurance,
-}
+// The choices are the showcase's own (`travel-server`'s trip form): the benchmarked form is a
+// representative one, not a look-alike.
+pub use elicit_examples::travel::{Cabin, Extra, Meal, Seat};
 
 // The same form for `serde` and `schemars`, spelled so that rmcp's `ElicitationSchema::from_type`
 // accepts it: enums inlined (no `$ref`), titles and bounds as schemars attributes. (Doc comments
