@@ -3,7 +3,7 @@
 //! process that is waited for through its `listening on http://ADDR/mcp` line and killed on drop
 //! ([`process`]); the one JSON-RPC-over-HTTP client ([`mcp`]); the payment-page submitter
 //! ([`payment`]); the representative form types ([`forms`]); and the showcase's booking references
-//! ([`reference`]).
+//! ([`mod@reference`]).
 //!
 //! The test crates' own helpers live here too (feature `harness`, on by default), so that each test
 //! crate takes what it uses and nothing is compiled as dead code: [`support`] (keys, a real
