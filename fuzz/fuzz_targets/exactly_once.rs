@@ -228,7 +228,7 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 }
                 let page = u.choose(&history.pages)?.clone();
                 let approved = op == 1 || u.ratio(3u8, 4)?;
-                let _ = world.engine.completion_store().complete(&page, json!({"approved": approved})).await;
+                let _ = world.engine.completion_store().complete(&page, json!({"approved": approved}), None).await;
             }
             // Concurrent copies of a round of one state, each with its own answers.
             3 | 4 => {
