@@ -1016,12 +1016,20 @@ struct ClaimGuard<'f> {
 impl Drop for ClaimGuard<'_> {
     fn drop(&mut self) {
         let Some(slot) = self.slot.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let store = self.flow.store.clone();
         let flow = self.flow.flow_id();
-        runtime.spawn(async move {
+        let mut release = Box::pin(async move {
             let _ = store.abandon_once(&flow, &slot).await;
         });
+        // A store that answers at once (the in-process one) is released here, before the next
+        // round can find the slot still claimed; one that needs I/O finishes on the runtime.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if release.as_mut().poll(&mut cx).is_ready() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(release);
+        }
     }
 }
 
