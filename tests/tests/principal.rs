@@ -26,9 +26,10 @@ fn start() -> process::Listening {
     process::Listening::start(command)
 }
 
-/// One `tools/call book_trip` as `token` (or anonymously): the HTTP status and the JSON body.
-async fn book_trip(url: &str, token: Option<&str>, responses: Option<Value>, state: Option<&str>) -> (u16, Value) {
-    let mut params = json!({"name": "book_trip", "arguments": {}, "_meta": {
+/// The JSON-RPC body of one `tools/call` of `tool` declaring form and URL mode, with the answers
+/// and the state of the previous round, if any.
+fn call_body(tool: &str, responses: Option<Value>, state: Option<&str>) -> Value {
+    let mut params = json!({"name": tool, "arguments": {}, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": form_and_url()}});
     if let Some(responses) = responses {
@@ -37,7 +38,12 @@ async fn book_trip(url: &str, token: Option<&str>, responses: Option<Value>, sta
     if let Some(state) = state {
         params["requestState"] = json!(state);
     }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+}
+
+/// One `tools/call book_trip` as `token` (or anonymously): the HTTP status and the JSON body.
+async fn book_trip(url: &str, token: Option<&str>, responses: Option<Value>, state: Option<&str>) -> (u16, Value) {
+    let body = call_body("book_trip", responses, state);
     let mut request = http_client()
         .post(url)
         .header("Content-Type", "application/json")
@@ -171,16 +177,7 @@ async fn a_builder_hook_names_the_principal() {
     tokio::spawn(async move { axum::serve(listener, server.http_router(&[])).await });
 
     let call = async |user: &str, responses: Option<Value>, state: Option<&str>| -> Value {
-        let mut params = json!({"name": "who", "arguments": {}, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": form_and_url()}});
-        if let Some(responses) = responses {
-            params["inputResponses"] = responses;
-        }
-        if let Some(state) = state {
-            params["requestState"] = json!(state);
-        }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        let body = call_body("who", responses, state);
         let response = http_client()
             .post(&url)
             .header("Content-Type", "application/json")
