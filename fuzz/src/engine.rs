@@ -132,10 +132,6 @@ pub fn run(engine: &Engine, call: &Call, responses: Option<&Value>, state: Optio
 /// wire.
 pub fn check_round(round: &Round) {
     match round {
-        // Known open case: a replay can find an exactly-once claim of an earlier, interrupted round
-        // still held and is then answered -32603 "still being run" (never a second run, never a
-        // contradicting result); tracked in the closing note of 2026-12-03. Nothing else but -32602.
-        Err(error) if error.code == codes::INTERNAL_ERROR && error.message.contains("is still being run by another round") => {}
         Err(error) => assert_eq!(error.code, codes::INVALID_PARAMS, "only -32602 may answer client input: {error:?}"),
         Ok(Outcome::Complete(_)) => {}
         Ok(Outcome::InputRequired(result)) => {

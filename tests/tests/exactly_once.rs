@@ -342,3 +342,43 @@ async fn once_behaves_the_same_on_the_live_2025_path() {
     let text = engine.run_live(&Request::new("tools/call", "live"), &session, handler).await.unwrap();
     assert_eq!(text, "2 2 true 2");
 }
+
+/// A flow asking its name and the payment together, then booking in `once`.
+async fn both_at_once(flow: Flow, runs: Arc<Runs>) -> Result<String, FlowError> {
+    let (who, payment) = tokio::join!(flow.form::<Name>("who"), flow.url("payment", "Pay", |id| format!("https://pay.example/{id}")));
+    let (Answer::Accepted(who), UrlAnswer::Completed(_)) = (who?, payment?) else { return Ok("not booked".into()) };
+    let reference = flow.once("reference", || async { Ok(runs.reference.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+    Ok(format!("REF-{reference} for {}", who.name))
+}
+
+#[tokio::test]
+async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
+    // A short `once_wait`: before the fix the held claim made the last round wait this long and
+    // fail with -32603 "still being run by another round".
+    let config = EngineConfig { once_wait: Duration::from_secs(1), url_wait: Duration::from_millis(500), ..EngineConfig::default() };
+    let engine = Engine::builder("exactly-once", KeyRing::generate()).config(config).build();
+    let runs = Arc::new(Runs::default());
+    let handler = {
+        let runs = runs.clone();
+        move |flow: Flow| both_at_once(flow, runs.clone())
+    };
+    let call = Call::tool("both");
+    let first = asked(engine.run(&call.request(), handler.clone()).await);
+    assert_eq!(keys(&first), ["who", "payment"]);
+    let id = payment_id(&first);
+    // The payment is accepted but its page not done yet, and the name is missing: the round
+    // suspends on `who` while the payment's wait for the page is still under way.
+    let payment_only = call.retry(json!({"payment": {"action": "accept"}}), first.request_state.as_deref());
+    let second = asked(engine.run(&payment_only.request(), handler.clone()).await);
+    assert_eq!(keys(&second), ["who"]);
+    // The page completes; the name comes, then the payment again (only keys the last round
+    // asked are read): the flow finishes, booking once, with no wait on a claim left held.
+    assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
+    let third = asked(engine.run(&call.retry(who("Ada"), second.request_state.as_deref()).request(), handler.clone()).await);
+    assert_eq!(keys(&third), ["payment"]);
+    assert_eq!(payment_id(&third), id, "the step was minted again");
+    let done = call.retry(json!({"payment": {"action": "accept"}}), third.request_state.as_deref());
+    assert_eq!(complete(engine.run(&done.request(), handler.clone()).await), "REF-1 for Ada");
+    assert_eq!(complete(engine.run(&done.request(), handler).await), "REF-1 for Ada");
+    assert_eq!(runs.reference.load(Ordering::SeqCst), 1);
+}

@@ -625,12 +625,7 @@ impl Flow {
                         self.lock().effects = true;
                         return Ok(outcome);
                     }
-                    let wait = self.live.as_ref().map_or(self.config.url_wait, |live| live.config.url_wait);
-                    let taken = self.store.take(&record.id, wait).await;
-                    match &taken {
-                        Ok(UrlStatus::Completed(value)) => self.record_slot(&slot, value.clone()).await?,
-                        _ => self.abandon_slot(&slot).await,
-                    }
+                    let taken = self.take_claimed(slot, &record.id).await?;
                     match taken {
                         Ok(UrlStatus::Completed(value)) => {
                             self.lock().effects = true;
@@ -958,6 +953,49 @@ impl Flow {
         inner.state.once.insert(key.to_owned(), json);
         inner.seen.push(slot);
         Ok(value)
+    }
+
+    /// Takes the completion of the URL-mode step `id` for the slot this round claimed, and records
+    /// it there (or releases the claim when the step is not completed).
+    ///
+    /// On the MRTR path this runs on a task of its own: the round may be dropped while it waits
+    /// (a sibling ask suspended, or the request was cancelled), and a claim must not stay held
+    /// for the next round, nor a completion the store already handed over be lost before it is
+    /// recorded. A live (2025-era) task keeps it inline under a guard: its session is gone when
+    /// it is dropped, and a detached wait could outlive it by minutes.
+    async fn take_claimed(&self, slot: String, id: &str) -> Result<Result<UrlStatus, StoreError>, FlowError> {
+        let settle = {
+            let (store, flow, id, ttl) = (self.store.clone(), self.flow_id(), id.to_owned(), self.record_ttl);
+            move |wait: Duration, slot: String| async move {
+                let taken = store.take(&id, wait).await;
+                let settled = match &taken {
+                    Ok(UrlStatus::Completed(value)) => store.record_once(&flow, &slot, value.clone(), ttl).await,
+                    _ => store.abandon_once(&flow, &slot).await,
+                };
+                (taken, settled)
+            }
+        };
+        let (taken, settled) = match (&self.live, tokio::runtime::Handle::try_current()) {
+            (None, Ok(runtime)) => runtime
+                .spawn(settle(self.config.url_wait, slot))
+                .await
+                .map_err(|e| self.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}"))))?,
+            (live, _) => {
+                let wait = live.as_ref().map_or(self.config.url_wait, |live| live.config.url_wait);
+                let mut guard = ClaimGuard { flow: self, slot: Some(slot.clone()) };
+                let settled = settle(wait, slot).await;
+                guard.slot = None;
+                settled
+            }
+        };
+        match (&taken, settled) {
+            (Ok(UrlStatus::Completed(_)), Err(error)) => Err(self.fail(FlowError::Store(error))),
+            (_, Err(error)) => {
+                tracing::warn!(target: "elicit_runtime", %error, "could not release an exactly-once claim");
+                Ok(taken)
+            }
+            _ => Ok(taken),
+        }
     }
 
     fn flow_id(&self) -> String {
