@@ -46,6 +46,18 @@ impl Options {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.extra.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
+
+    /// Where the server's HTTP side listens: the `--listen` address, or on stdio the payment
+    /// page's own `--page-listen` address (default: a free loopback port).
+    pub fn http_addr(&self) -> Result<SocketAddr, String> {
+        match &self.transport {
+            Transport::Http(addr) => Ok(*addr),
+            Transport::Stdio => {
+                let page = self.get("page-listen").unwrap_or("127.0.0.1:0");
+                page.parse().map_err(|e| format!("--page-listen {page}: {e}"))
+            }
+        }
+    }
 }
 
 /// Parses `--listen ADDR` | `--stdio`, plus `--NAME VALUE` pairs listed in `extra_flags`.

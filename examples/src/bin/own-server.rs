@@ -127,13 +127,7 @@ async fn run() -> std::io::Result<()> {
     let options = parse_args(std::env::args().skip(1), USAGE, &["page-listen"]).unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
     let engine = Engine::builder("own-server", keys.ring).build();
-    let http_addr = match &options.transport {
-        Transport::Http(addr) => *addr,
-        Transport::Stdio => {
-            let page = options.get("page-listen").unwrap_or("127.0.0.1:0");
-            page.parse().unwrap_or_else(|e| exit_usage(&format!("--page-listen {page}: {e}")))
-        }
-    };
+    let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = format!("http://{}", listener.local_addr()?);
     let store = engine.completion_store().clone();

@@ -34,13 +34,7 @@ async fn run() -> std::io::Result<()> {
         std::process::exit(1)
     });
     let engine = Engine::builder(AUDIENCE, keys.ring).completion_store(store).build();
-    let http_addr = match &options.transport {
-        Transport::Http(addr) => *addr,
-        Transport::Stdio => {
-            let page = options.get("page-listen").unwrap_or("127.0.0.1:0");
-            page.parse().unwrap_or_else(|e| exit_usage(&format!("--page-listen {page}: {e}")))
-        }
-    };
+    let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
