@@ -21,7 +21,11 @@ fn parse(c: &mut Criterion) {
     group.bench_function("ours_from_content", |b| b.iter(|| black_box(Booking::from_content(black_box(&content)))));
     // `from_value` consumes its input: the copy is made outside the timed routine.
     group.bench_function("serde_from_value", |b| {
-        b.iter_batched(|| value.clone(), |v| black_box(serde_json::from_value::<SerdeBooking>(v)), BatchSize::SmallInput)
+        b.iter_batched(
+            || value.clone(),
+            |v| black_box(serde_json::from_value::<SerdeBooking>(v)),
+            BatchSize::SmallInput,
+        )
     });
     group.bench_function("serde_deserialize_borrowed", |b| {
         b.iter(|| black_box(SerdeBooking::deserialize(black_box(&value))))

@@ -19,9 +19,8 @@ fn request_state(c: &mut Criterion) {
     let mut group = c.benchmark_group("request_state");
     group.bench_function("ours_seal_open", |b| b.iter(|| black_box(bench.ours_open(&bench.ours_seal()))));
     group.bench_function("rmcp_seal_open", |b| b.iter(|| black_box(bench.rmcp_open(&bench.rmcp_seal()))));
-    group.bench_function("rmcp_bare_seal_open", |b| {
-        b.iter(|| black_box(bench.rmcp_open_bare(&bench.rmcp_seal_bare())))
-    });
+    group
+        .bench_function("rmcp_bare_seal_open", |b| b.iter(|| black_box(bench.rmcp_open_bare(&bench.rmcp_seal_bare()))));
     group.bench_function("ours_seal", |b| b.iter(|| black_box(bench.ours_seal())));
     group.bench_function("ours_open", |b| b.iter(|| black_box(bench.ours_open(black_box(&ours)))));
     group.bench_function("rmcp_seal", |b| b.iter(|| black_box(bench.rmcp_seal())));

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, CompletionStore, Engine, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request};
+use elicit_runtime::server::{
+    Answer, CompletionStore, Engine, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request,
+};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
@@ -160,7 +162,8 @@ fn bench(c: &mut Criterion) {
     rounds(c, "round", &rt, Arc::new(InProcessStore::new()));
 
     if let Ok(url) = std::env::var("ELICIT_BENCH_REDIS") {
-        let connect = || rt.block_on(RedisStore::builder(url.as_str()).key_prefix("bench").connect()).expect("redis connects");
+        let connect =
+            || rt.block_on(RedisStore::builder(url.as_str()).key_prefix("bench").connect()).expect("redis connects");
         let store: Arc<dyn CompletionStore> = Arc::new(connect());
         fill(&rt, &store, n, 256);
         store_ops(c, "redis_store", &rt, store, n);

@@ -108,7 +108,12 @@ impl Client {
 
     /// `tools/call` of `tool` with the answers and state of the previous round, if any; returns the
     /// JSON-RPC `result`.
-    pub async fn call_tool(&self, tool: &str, input_responses: Option<Value>, request_state: Option<&str>) -> Result<Value, String> {
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        input_responses: Option<Value>,
+        request_state: Option<&str>,
+    ) -> Result<Value, String> {
         let mut params = json!({
             "name": tool,
             "arguments": {},
@@ -124,7 +129,8 @@ impl Client {
         if let Some(state) = request_state {
             params["requestState"] = json!(state);
         }
-        let mut posted = self.mcp.post(&self.endpoint, "tools/call", params).await.map_err(|e| format!("tools/call {tool}: {e}"))?;
+        let mut posted =
+            self.mcp.post(&self.endpoint, "tools/call", params).await.map_err(|e| format!("tools/call {tool}: {e}"))?;
         match posted.body.get_mut("result") {
             Some(result) => Ok(result.take()),
             None => Err(format!("tools/call {tool}: HTTP {}: {}", posted.status, posted.body)),
@@ -251,8 +257,14 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
             (latencies, errors, first_error, late)
         });
     }
-    let mut trial =
-        Trial { completed: 0, errors: 0, elapsed: Duration::ZERO, latencies: Vec::new(), first_error: None, finished: 0 };
+    let mut trial = Trial {
+        completed: 0,
+        errors: 0,
+        elapsed: Duration::ZERO,
+        latencies: Vec::new(),
+        first_error: None,
+        finished: 0,
+    };
     while let Some(joined) = workers.join_next().await {
         match joined {
             Ok((latencies, errors, first_error, late)) => {

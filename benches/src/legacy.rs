@@ -66,7 +66,8 @@ impl Messages {
                         .collect();
                     let data = data.join("\n");
                     if !data.trim().is_empty() {
-                        return serde_json::from_str(&data).map_err(|e| format!("an SSE event that is not JSON ({e}): {data}"));
+                        return serde_json::from_str(&data)
+                            .map_err(|e| format!("an SSE event that is not JSON ({e}): {data}"));
                     }
                 }
             }
@@ -149,7 +150,8 @@ impl Session {
     /// Starts `tools/call tool`; its JSON-RPC id and the call's stream.
     pub async fn call(&self, tool: &str) -> Result<(u64, Messages), String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
         let response = request(&self.http, &self.endpoint, Some(&self.id), &call)
             .send()
             .await
@@ -203,7 +205,8 @@ pub struct Parked {
 impl Parked {
     /// Answers the ask with `name` and checks the call's result greets it.
     pub async fn finish(mut self, session: &Session, name: &str) -> Result<(), String> {
-        let answer = json!({"jsonrpc": "2.0", "id": self.ask_id, "result": {"action": "accept", "content": {"name": name}}});
+        let answer =
+            json!({"jsonrpc": "2.0", "id": self.ask_id, "result": {"action": "accept", "content": {"name": name}}});
         session.send(&answer).await?;
         let reply = self.messages.next_with_id().await?;
         if reply.get("id") != Some(&json!(self.call_id)) {
@@ -310,7 +313,9 @@ pub async fn park(
     let rss_parked = rss()?;
     let _ = release_tx.send(true);
     while let Some(joined) = tasks.join_next().await {
-        joined.map_err(|e| format!("a flow's task failed: {e}"))?.map_err(|e| format!("finishing a parked flow: {e}"))?;
+        joined
+            .map_err(|e| format!("a flow's task failed: {e}"))?
+            .map_err(|e| format!("finishing a parked flow: {e}"))?;
     }
     for session in &open {
         session.close().await;
@@ -320,7 +325,8 @@ pub async fn park(
 
 /// The resident set size of process `pid`, in bytes (Linux `/proc/PID/status`, `VmRSS`).
 pub fn rss_of(pid: u32) -> Result<u64, String> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| format!("/proc/{pid}/status: {e}"))?;
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))

@@ -275,7 +275,13 @@ impl StateBench {
     }
 
     fn binding(&self) -> Binding<'_> {
-        Binding { principal: None, method: "tools/call", name: TOOL, arguments_digest: self.arguments_digest, audience: AUDIENCE }
+        Binding {
+            principal: None,
+            method: "tools/call",
+            name: TOOL,
+            arguments_digest: self.arguments_digest,
+            audience: AUDIENCE,
+        }
     }
 
     /// Ours: the state's JSON, sealed (as the engine does it).
@@ -385,7 +391,10 @@ mod tests {
         let booking = Booking::from_content(&content).unwrap();
         let serde = validate_then_deserialize(&content_validator().unwrap(), Value::Object(content)).unwrap();
         assert_eq!((booking.name.as_str(), booking.email.as_str()), (serde.name.as_str(), serde.email.as_str()));
-        assert_eq!((booking.depart, booking.arrive_by, booking.travellers), (serde.depart, serde.arrive_by, serde.travellers));
+        assert_eq!(
+            (booking.depart, booking.arrive_by, booking.travellers),
+            (serde.depart, serde.arrive_by, serde.travellers)
+        );
 
         let state = StateBench::new().unwrap();
         assert_eq!(state.ours_open(&state.ours_seal()).unwrap(), state.payload);

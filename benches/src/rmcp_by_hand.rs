@@ -17,8 +17,9 @@ use std::time::Duration;
 
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest, ElicitRequestParams, InputRequest,
-    InputRequests, InputRequiredResult, ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig,
+    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest, ElicitRequestParams,
+    InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, RequestStateCodec, SealOptions,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -138,7 +139,8 @@ pub fn router() -> Result<axum::Router, String> {
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None);
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config);
     Ok(axum::Router::new().nest_service("/mcp", service))
 }
 

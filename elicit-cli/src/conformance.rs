@@ -88,7 +88,8 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     // The suite itself gives a scenario 30 s.
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
-    let mut connection = Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30), protocol(), caps).await?;
+    let mut connection =
+        Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30), protocol(), caps).await?;
     let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
     let tools = connection.tools().await?;
     let mut failures = Vec::new();

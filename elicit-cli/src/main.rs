@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{Driver, Responder};
-use transport::Protocol;
 use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
+use transport::Protocol;
 
 use printable::{printable, printable_json};
 use transport::{Connection, Target};
@@ -198,7 +198,8 @@ impl CallArgs {
 async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
     let arguments = call.arguments()?;
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
-    let mut connection = Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
+    let mut connection =
+        Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
     let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
     let endpoint = connection.endpoint.clone();
     let mut params = Map::new();

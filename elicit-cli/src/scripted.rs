@@ -54,7 +54,11 @@ impl Scripted {
     /// `--wait` runs out, an in-call step is cancelled and a `-32042` call is made again.
     async fn await_completion(&self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
         if pending.retries == 0 {
-            eprintln!("waiting for the page at {} to be completed (at most {} s)", pending.url.host, self.wait.as_secs());
+            eprintln!(
+                "waiting for the page at {} to be completed (at most {} s)",
+                pending.url.host,
+                self.wait.as_secs()
+            );
         }
         loop {
             let waited = pending.since.elapsed();
@@ -77,7 +81,13 @@ impl Scripted {
 
 impl Responder for Scripted {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        eprintln!("{} asks ({}) [{}]: {}", printable(ctx.server), printable(ctx.key), printable(&self.endpoint), printable(message));
+        eprintln!(
+            "{} asks ({}) [{}]: {}",
+            printable(ctx.server),
+            printable(ctx.key),
+            printable(&self.endpoint),
+            printable(message)
+        );
         match self.answer(ctx.key) {
             Some(ElicitResult { action: ElicitAction::Accept, content }) => {
                 // Defaults stand for what an interactive user would have left pre-filled.

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use elicit_runtime::client::form::{check_value, validate};
 use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingKind, PendingUrl, Responder};
-use elicit_runtime::schema::{EnumOption, MultiSelectSchema, PrimitiveSchema, Property, RequestedSchema, SingleSelectSchema};
+use elicit_runtime::schema::{
+    EnumOption, MultiSelectSchema, PrimitiveSchema, Property, RequestedSchema, SingleSelectSchema,
+};
 use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use inquire::error::InquireError;
 use inquire::validator::Validation;
@@ -65,7 +67,9 @@ fn help(property: &Property) -> String {
             if let Some(format) = s.format {
                 parts.push(match format {
                     elicit_runtime::schema::StringFormat::Date => "a date, YYYY-MM-DD".to_owned(),
-                    elicit_runtime::schema::StringFormat::DateTime => "a date and time, YYYY-MM-DDThh:mm:ss+01:00".to_owned(),
+                    elicit_runtime::schema::StringFormat::DateTime => {
+                        "a date and time, YYYY-MM-DDThh:mm:ss+01:00".to_owned()
+                    }
                     elicit_runtime::schema::StringFormat::Email => "an e-mail address".to_owned(),
                     elicit_runtime::schema::StringFormat::Uri => "a URI, such as https://example.com".to_owned(),
                 });
@@ -113,7 +117,9 @@ fn shown(property: &Property, value: &Value) -> String {
     };
     match (&property.schema, value) {
         (PrimitiveSchema::SingleSelect(s), v) => title_of(&s.options, v),
-        (PrimitiveSchema::MultiSelect(m), Value::Array(items)) => items.iter().map(|v| title_of(&m.options, v)).collect::<Vec<_>>().join(", "),
+        (PrimitiveSchema::MultiSelect(m), Value::Array(items)) => {
+            items.iter().map(|v| title_of(&m.options, v)).collect::<Vec<_>>().join(", ")
+        }
         _ => display(value),
     }
 }
@@ -172,7 +178,11 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
 /// A required boolean: yes or no.
 fn ask_yes_no(prompt: &FieldPrompt, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
     let default = current.and_then(Value::as_bool).unwrap_or(false);
-    let answer = Confirm::new(&prompt.label).with_default(default).with_help_message(&prompt.help).prompt().map_err(dismissed)?;
+    let answer = Confirm::new(&prompt.label)
+        .with_default(default)
+        .with_help_message(&prompt.help)
+        .prompt()
+        .map_err(dismissed)?;
     Ok(Some(Value::Bool(answer)))
 }
 
@@ -184,7 +194,11 @@ fn ask_yes_no_or_nothing(prompt: &FieldPrompt, current: Option<&Value>) -> Resul
         Some(false) => 1,
         None => 2,
     };
-    let answer = Select::new(&prompt.label, options).with_starting_cursor(start).with_help_message(&prompt.help).prompt().map_err(dismissed)?;
+    let answer = Select::new(&prompt.label, options)
+        .with_starting_cursor(start)
+        .with_help_message(&prompt.help)
+        .prompt()
+        .map_err(dismissed)?;
     Ok(match answer {
         "Yes" => Some(Value::Bool(true)),
         "No" => Some(Value::Bool(false)),
@@ -198,7 +212,11 @@ fn option_title(option: &EnumOption) -> String {
 }
 
 /// One choice of a single-select (or no answer, when optional).
-fn ask_one_of(prompt: &FieldPrompt, select: &SingleSelectSchema, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+fn ask_one_of(
+    prompt: &FieldPrompt,
+    select: &SingleSelectSchema,
+    current: Option<&Value>,
+) -> Result<Option<Value>, Dismissed> {
     let mut names: Vec<String> = select.options.iter().map(option_title).collect();
     if !prompt.required {
         names.push(NO_ANSWER.to_owned());
@@ -216,11 +234,21 @@ fn ask_one_of(prompt: &FieldPrompt, select: &SingleSelectSchema, current: Option
 }
 
 /// Choices of a multi-select, their count checked as they are picked.
-fn ask_some_of(prompt: &FieldPrompt, select: &MultiSelectSchema, current: Option<&Value>) -> Result<Option<Value>, Dismissed> {
+fn ask_some_of(
+    prompt: &FieldPrompt,
+    select: &MultiSelectSchema,
+    current: Option<&Value>,
+) -> Result<Option<Value>, Dismissed> {
     let names: Vec<String> = select.options.iter().map(option_title).collect();
     let chosen: Vec<usize> = current
         .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(|v| v.as_str()).filter_map(|v| select.options.iter().position(|o| o.value == v)).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str())
+                .filter_map(|v| select.options.iter().position(|o| o.value == v))
+                .collect()
+        })
         .unwrap_or_default();
     let (min, max) = (select.min_items, select.max_items);
     let answer = MultiSelect::new(&prompt.label, names)
@@ -236,7 +264,8 @@ fn ask_some_of(prompt: &FieldPrompt, select: &MultiSelectSchema, current: Option
         })
         .raw_prompt()
         .map_err(dismissed)?;
-    let values: Vec<Value> = answer.iter().filter_map(|o| select.options.get(o.index)).map(|o| Value::String(o.value.to_string())).collect();
+    let values: Vec<Value> =
+        answer.iter().filter_map(|o| select.options.get(o.index)).map(|o| Value::String(o.value.to_string())).collect();
     if values.is_empty() && !prompt.required && min.is_none() {
         return Ok(None);
     }
@@ -283,14 +312,16 @@ impl Terminal {
         loop {
             eprintln!("\nYour answers for {}:", printable(ctx.server));
             for property in &schema.properties {
-                let shown = content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), |v| shown(property, v));
+                let shown =
+                    content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), |v| shown(property, v));
                 eprintln!("  {}: {shown}", title(property));
             }
             let problems = validate(schema, &content).err();
             if let Some(errors) = &problems {
                 eprintln!("  to fix before sending: {}", printable(&errors.to_string()));
             }
-            let choice = Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
+            let choice =
+                Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
             match choice {
                 Ok("Send") if problems.is_none() => return ElicitResult::accept(content),
                 Ok("Send") => eprintln!("Fix the answers above first."),
@@ -368,10 +399,14 @@ fn read_key(delay: Duration) -> Key {
             Ok(true) => match event::read() {
                 Ok(Event::Key(KeyEvent { code: KeyCode::Char('r'), .. })) => break Key::Retry,
                 Ok(Event::Key(KeyEvent { code: KeyCode::Char('o'), .. })) => break Key::OpenAgain,
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), modifiers, .. })) if !modifiers.contains(KeyModifiers::CONTROL) => {
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), modifiers, .. }))
+                    if !modifiers.contains(KeyModifiers::CONTROL) =>
+                {
                     break Key::Cancel;
                 }
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), .. } | KeyEvent { code: KeyCode::Esc, .. })) => break Key::Cancel,
+                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), .. } | KeyEvent { code: KeyCode::Esc, .. })) => {
+                    break Key::Cancel;
+                }
                 Ok(_) => {}
                 Err(_) => break Key::Timeout,
             },
@@ -406,7 +441,11 @@ impl Terminal {
                     eprintln!("\r\nWaited {} s; calling again.", waited.as_secs());
                     return PendingAction::Retry;
                 }
-                eprintln!("\r\nGave up waiting for the page at {} after {} s; cancelling the call.", pending.url.host, waited.as_secs());
+                eprintln!(
+                    "\r\nGave up waiting for the page at {} after {} s; cancelling the call.",
+                    pending.url.host,
+                    waited.as_secs()
+                );
                 return PendingAction::Cancel;
             }
             // Short slices: the driver must see the completion notification promptly.
@@ -422,7 +461,10 @@ impl Terminal {
                 Key::Cancel => return PendingAction::Cancel,
                 Key::OpenAgain => {
                     if let Err(error) = browser::open(self.browser.as_deref(), pending.url).await {
-                        eprintln!("\r\nCould not start a browser ({error}). Open this page yourself:\r\n  {}", pending.url.url);
+                        eprintln!(
+                            "\r\nCould not start a browser ({error}). Open this page yourself:\r\n  {}",
+                            pending.url.url
+                        );
                     }
                 }
             }
@@ -461,7 +503,11 @@ impl Responder for Terminal {
         loop {
             let waited = pending.since.elapsed();
             if waited >= self.wait {
-                eprintln!("\r\nGave up waiting for the page at {} after {} s; cancelling.", pending.url.host, waited.as_secs());
+                eprintln!(
+                    "\r\nGave up waiting for the page at {} after {} s; cancelling.",
+                    pending.url.host,
+                    waited.as_secs()
+                );
                 return PendingAction::Cancel;
             }
             let delay = browser::backoff(pending.retries).min(self.wait - waited);

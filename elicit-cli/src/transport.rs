@@ -14,15 +14,18 @@ use elicit_runtime::client::legacy::{self, PushReceiver, PushRefusal, PushSender
 use elicit_runtime::client::rmcp_caller::{RmcpCaller, transport_message};
 use elicit_runtime::client::{DriveError, Driver, Responder};
 use elicit_runtime::wire::Capabilities;
-#[allow(deprecated, reason = "sampling and roots are deprecated (SEP-2577); 2025-era servers still send them and get a refusal")]
+#[allow(
+    deprecated,
+    reason = "sampling and roots are deprecated (SEP-2577); 2025-era servers still send them and get a refusal"
+)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification, CustomRequest,
-    CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability,
-    Implementation, ListRootsResult, ProtocolVersion, Tool, UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
+    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
+    FormElicitationCapability, Implementation, ListRootsResult, ProtocolVersion, Tool, UrlElicitationCapability,
 };
 use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext,
-    RunningService, ServiceError,
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+    ServiceError,
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient};
@@ -59,9 +62,14 @@ fn refusal(refusal: PushRefusal) -> ErrorData {
 }
 
 impl Handler {
-    async fn forward<T: serde::de::DeserializeOwned>(&self, method: &str, params: Option<Value>) -> Result<T, ErrorData> {
+    async fn forward<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<T, ErrorData> {
         let answer = self.pushes.request(method, params).await.map_err(refusal)?;
-        serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(format!("cannot encode the answer: {e}"), None))
+        serde_json::from_value(answer)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the answer: {e}"), None))
     }
 }
 
@@ -81,31 +89,54 @@ impl ClientHandler for Handler {
             }
             capabilities.elicitation = Some(elicitation);
         }
-        ClientConfig::new(capabilities, Implementation::new("elicit", env!("CARGO_PKG_VERSION"))).with_protocol_version(self.version.clone())
+        ClientConfig::new(capabilities, Implementation::new("elicit", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(self.version.clone())
     }
 
-    async fn create_elicitation(&self, request: ElicitRequestParams, _context: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
         let params = serde_json::to_value(&request).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         self.forward("elicitation/create", Some(params)).await
     }
 
-    #[allow(deprecated, reason = "sampling is deprecated (SEP-2577) but 2025-era servers still send it; it is refused unless declared")]
-    async fn create_message(&self, params: CreateMessageRequestParams, _context: RequestContext<RoleClient>) -> Result<CreateMessageResult, ErrorData> {
+    #[allow(
+        deprecated,
+        reason = "sampling is deprecated (SEP-2577) but 2025-era servers still send it; it is refused unless declared"
+    )]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
         let params = serde_json::to_value(&params).ok();
         self.forward("sampling/createMessage", params).await
     }
 
-    #[allow(deprecated, reason = "roots are deprecated (SEP-2577) but 2025-era servers still ask; refused unless declared")]
+    #[allow(
+        deprecated,
+        reason = "roots are deprecated (SEP-2577) but 2025-era servers still ask; refused unless declared"
+    )]
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
         self.forward("roots/list", None).await
     }
 
-    async fn on_custom_request(&self, request: CustomRequest, _context: RequestContext<RoleClient>) -> Result<CustomResult, ErrorData> {
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
         let answer = self.pushes.request(&request.method, request.params).await.map_err(refusal)?;
         Ok(CustomResult(answer))
     }
 
-    async fn on_custom_notification(&self, notification: CustomNotification, _context: NotificationContext<RoleClient>) {
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
         self.pushes.notify(&notification.method, notification.params);
     }
 }
@@ -138,24 +169,36 @@ impl Connection {
     /// Connects (probing the era as `protocol` says) and declares `capabilities` if the session
     /// is a legacy one. Every request, the handshake included, fails when the server leaves it
     /// unanswered for `timeout`: a server that never answers must not hold the terminal forever.
-    pub(crate) async fn open(target: &Target, timeout: Duration, protocol: Protocol, capabilities: Capabilities) -> Result<Connection, String> {
+    pub(crate) async fn open(
+        target: &Target,
+        timeout: Duration,
+        protocol: Protocol,
+        capabilities: Capabilities,
+    ) -> Result<Connection, String> {
         match tokio::time::timeout(timeout, Self::connect(target, timeout, protocol, capabilities)).await {
             Ok(connection) => connection,
             Err(_) => Err(format!("the server did not answer within {} s", timeout.as_secs())),
         }
     }
 
-    async fn connect(target: &Target, timeout: Duration, protocol: Protocol, capabilities: Capabilities) -> Result<Connection, String> {
+    async fn connect(
+        target: &Target,
+        timeout: Duration,
+        protocol: Protocol,
+        capabilities: Capabilities,
+    ) -> Result<Connection, String> {
         let (sender, receiver) = legacy::channel();
         let handler = |version: ProtocolVersion| Handler { capabilities, version, pushes: sender.clone() };
         let client = match protocol {
             Protocol::Modern => {
                 let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-                handshake(target, handler(ProtocolVersion::V_2026_07_28), mode).await.map_err(|e| describe_init(target, &e))?
+                handshake(target, handler(ProtocolVersion::V_2026_07_28), mode)
+                    .await
+                    .map_err(|e| describe_init(target, &e))?
             }
-            Protocol::Legacy(version) => {
-                handshake(target, handler(version), ClientLifecycleMode::Initialize).await.map_err(|e| describe_init(target, &e))?
-            }
+            Protocol::Legacy(version) => handshake(target, handler(version), ClientLifecycleMode::Initialize)
+                .await
+                .map_err(|e| describe_init(target, &e))?,
             Protocol::Auto => {
                 let mode = ClientLifecycleMode::Auto {
                     preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -165,9 +208,11 @@ impl Connection {
                     Ok(client) => client,
                     Err(error) => match fallback_version(&error) {
                         // Not a modern answer: a fresh connection speaking `initialize`.
-                        Some(version) => handshake(target, handler(version), ClientLifecycleMode::Initialize)
-                            .await
-                            .map_err(|e| format!("{}; then {}", describe_init(target, &error), describe_init(target, &e)))?,
+                        Some(version) => {
+                            handshake(target, handler(version), ClientLifecycleMode::Initialize).await.map_err(|e| {
+                                format!("{}; then {}", describe_init(target, &error), describe_init(target, &e))
+                            })?
+                        }
                         None => return Err(describe_init(target, &error)),
                     },
                 }
@@ -225,11 +270,14 @@ async fn handshake(
     mode: ClientLifecycleMode,
 ) -> Result<RunningService<RoleClient, Handler>, ClientInitializeError> {
     match target {
-        Target::Url(url) => handler.serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url.clone()), mode).await,
+        Target::Url(url) => {
+            handler.serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url.clone()), mode).await
+        }
         Target::Stdio(command) => {
             let mut cmd = tokio::process::Command::new("sh");
             cmd.arg("-c").arg(command);
-            let transport = TokioChildProcess::new(cmd).map_err(|e| ClientInitializeError::ConnectionClosed(format!("cannot start it: {e}")))?;
+            let transport = TokioChildProcess::new(cmd)
+                .map_err(|e| ClientInitializeError::ConnectionClosed(format!("cannot start it: {e}")))?;
             handler.serve_with_lifecycle(transport, mode).await
         }
     }
@@ -243,13 +291,20 @@ fn fallback_version(error: &ClientInitializeError) -> Option<ProtocolVersion> {
         // rmcp already fell back on the same connection, and that failed too.
         ClientInitializeError::LegacyFallbackFailed { .. } => None,
         ClientInitializeError::JsonRpcError(e)
-            if matches!(e.code.0, codes::HEADER_MISMATCH | codes::MISSING_REQUIRED_CLIENT_CAPABILITY | codes::UNSUPPORTED_PROTOCOL_VERSION) =>
+            if matches!(
+                e.code.0,
+                codes::HEADER_MISMATCH
+                    | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+                    | codes::UNSUPPORTED_PROTOCOL_VERSION
+            ) =>
         {
             None
         }
         // A modern server whose only overlap with us is a 2025-era version.
         ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } => {
-            [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18].into_iter().find(|v| server_supported.contains(v))
+            [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18]
+                .into_iter()
+                .find(|v| server_supported.contains(v))
         }
         ClientInitializeError::Cancelled | ClientInitializeError::NoPreferredProtocolVersion => None,
         ClientInitializeError::ConnectionClosed(message) if message.starts_with("cannot start") => None,
@@ -278,10 +333,12 @@ impl Target {
         match self {
             Target::Url(url) => url::Url::parse(url)
                 .ok()
-                .and_then(|u| u.host_str().map(|h| match u.port() {
-                    Some(port) => format!("{h}:{port}"),
-                    None => h.to_owned(),
-                }))
+                .and_then(|u| {
+                    u.host_str().map(|h| match u.port() {
+                        Some(port) => format!("{h}:{port}"),
+                        None => h.to_owned(),
+                    })
+                })
                 .unwrap_or_else(|| url.clone()),
             Target::Stdio(command) => command.clone(),
         }
@@ -294,4 +351,3 @@ fn describe(error: &ServiceError) -> String {
         other => transport_message(other),
     }
 }
-

@@ -35,11 +35,9 @@ const PATTERN: &str = "pattern";
 
 const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE, JSON_SCHEMA];
 const ENUM_KEYS: &[&str] = &[RENAME_ALL, CRATE];
-const FIELD_KEYS: &[&str] = &[
-    RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT,
-];
+const FIELD_KEYS: &[&str] =
+    &[RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT];
 const VARIANT_KEYS: &[&str] = &[RENAME, TITLE];
-
 
 /// An attribute value with the spans of its key and of its value.
 #[derive(Debug, Clone)]
@@ -352,20 +350,24 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
                 Some(rule) => Some(s.with(rule)),
                 None => {
                     let names: Vec<&str> = RULE_NAMES.iter().map(|(n, _)| *n).collect();
-                    cx.error(s.span, format!("unknown `rename_all` rule `{}`; expected one of: {}", s.value, names.join(", ")));
+                    cx.error(
+                        s.span,
+                        format!("unknown `rename_all` rule `{}`; expected one of: {}", s.value, names.join(", ")),
+                    );
                     None
                 }
             });
             set(cx, &mut out.rename_all, key, key_span, value);
         }
         CRATE => {
-            let value = string_value(cx, key, key_span, value).and_then(|s| match syn::parse_str::<syn::Path>(&s.value) {
-                Ok(path) => Some(s.with(path)),
-                Err(_) => {
-                    cx.error(s.span, "`crate` takes a path to elicit-runtime, such as \"::my_runtime\"");
-                    None
-                }
-            });
+            let value =
+                string_value(cx, key, key_span, value).and_then(|s| match syn::parse_str::<syn::Path>(&s.value) {
+                    Ok(path) => Some(s.with(path)),
+                    Err(_) => {
+                        cx.error(s.span, "`crate` takes a path to elicit-runtime, such as \"::my_runtime\"");
+                        None
+                    }
+                });
             set(cx, &mut out.krate, key, key_span, value);
         }
         DESERIALIZE => {
@@ -411,7 +413,10 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
                 Some(format) => Some(s.with(format)),
                 None => {
                     let allowed: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
-                    cx.error(s.span, format!("unknown format `{}`; the protocol allows: {}", s.value, allowed.join(", ")));
+                    cx.error(
+                        s.span,
+                        format!("unknown format `{}`; the protocol allows: {}", s.value, allowed.join(", ")),
+                    );
                     None
                 }
             });
@@ -465,7 +470,9 @@ mod tests {
         let cx = Ctxt::new();
         let attrs = field(
             &cx,
-            &[parse_quote!(#[elicit(rename = "to", minimum = -3, maximum = 2.5, min_length = 1, default = ["a", "b"])])],
+            &[
+                parse_quote!(#[elicit(rename = "to", minimum = -3, maximum = 2.5, min_length = 1, default = ["a", "b"])]),
+            ],
         );
         assert!(cx.check().is_ok());
         assert_eq!(attrs.rename.map(|r| r.value).as_deref(), Some("to"));

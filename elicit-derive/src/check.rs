@@ -28,7 +28,10 @@ fn unique_names<'a>(cx: &Ctxt, names: impl Iterator<Item = (&'a str, Span)>, wha
     let mut seen = HashSet::new();
     for (name, span) in names {
         if !seen.insert(name) {
-            cx.error(span, format!("duplicate {what} `{name}` after renaming: every {what} must be unique on the wire"));
+            cx.error(
+                span,
+                format!("duplicate {what} `{name}` after renaming: every {what} must be unique on the wire"),
+            );
         }
     }
 }
@@ -50,7 +53,10 @@ fn ordered<T: Copy + PartialOrd + std::fmt::Display>(
     if let (Some(min), Some(max)) = (min, max)
         && min.value > max.value
     {
-        cx.error_spanned_by(&min.tokens, format!("`{min_key}` ({}) is greater than `{max_key}` ({})", min.value, max.value));
+        cx.error_spanned_by(
+            &min.tokens,
+            format!("`{min_key}` ({}) is greater than `{max_key}` ({})", min.value, max.value),
+        );
     }
 }
 
@@ -121,8 +127,22 @@ fn keys_fit_the_kind(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
     applies_to(cx, &a.max_length, attr::MAX_LENGTH, is_string, "string fields", kind);
     applies_to(cx, &a.minimum, attr::MINIMUM, is_number, "integer and number fields", kind);
     applies_to(cx, &a.maximum, attr::MAXIMUM, is_number, "integer and number fields", kind);
-    applies_to(cx, &a.min_items, attr::MIN_ITEMS, is_multi, "multi-select fields (a `Vec` or set of a unit enum)", kind);
-    applies_to(cx, &a.max_items, attr::MAX_ITEMS, is_multi, "multi-select fields (a `Vec` or set of a unit enum)", kind);
+    applies_to(
+        cx,
+        &a.min_items,
+        attr::MIN_ITEMS,
+        is_multi,
+        "multi-select fields (a `Vec` or set of a unit enum)",
+        kind,
+    );
+    applies_to(
+        cx,
+        &a.max_items,
+        attr::MAX_ITEMS,
+        is_multi,
+        "multi-select fields (a `Vec` or set of a unit enum)",
+        kind,
+    );
 }
 
 /// `format` applies to a plain `String`; a type that implies a format (`Email`) already has one.
@@ -209,13 +229,18 @@ fn default_fits_the_field(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
         (Kind::SingleSelect, _) => mismatch("a string literal naming a variant's wire value"),
         (Kind::Bool, DefaultLit::Bool(_)) => {}
         (Kind::Bool, _) => mismatch("`true` or `false`"),
-        (Kind::Integer { .. }, DefaultLit::Number(n @ Number::Int(_))) | (Kind::Float { .. }, DefaultLit::Number(n)) => {
+        (Kind::Integer { .. }, DefaultLit::Number(n @ Number::Int(_)))
+        | (Kind::Float { .. }, DefaultLit::Number(n)) => {
             let (low, high) = accepted_range(a, kind);
             let outside = low.is_some_and(|l| n.as_f64() < l.as_f64()) || high.is_some_and(|h| n.as_f64() > h.as_f64());
             if outside {
                 cx.error_spanned_by(
                     &default.tokens,
-                    format!("`default` ({}) is outside the field's range; allowed: {}", number_text(*n), range_text(low, high)),
+                    format!(
+                        "`default` ({}) is outside the field's range; allowed: {}",
+                        number_text(*n),
+                        range_text(low, high)
+                    ),
                 );
             }
         }
@@ -359,12 +384,49 @@ mod tests {
 
     #[test]
     fn shapes_the_protocol_cannot_express() {
-        assert_eq!(errors(parse_quote!(struct A(String);)).len(), 1);
-        assert_eq!(errors(parse_quote!(struct A;)).len(), 1);
+        assert_eq!(
+            errors(parse_quote!(
+                struct A(String);
+            ))
+            .len(),
+            1
+        );
+        assert_eq!(
+            errors(parse_quote!(
+                struct A;
+            ))
+            .len(),
+            1
+        );
         assert_eq!(errors(parse_quote!(union A { a: u8 })).len(), 1);
-        assert_eq!(errors(parse_quote!(enum A {})).len(), 1);
-        assert_eq!(errors(parse_quote!(enum A { B(u8), C { d: u8 }, E })).len(), 2);
+        assert_eq!(
+            errors(parse_quote!(
+                enum A {}
+            ))
+            .len(),
+            1
+        );
+        assert_eq!(
+            errors(parse_quote!(
+                enum A {
+                    B(u8),
+                    C { d: u8 },
+                    E,
+                }
+            ))
+            .len(),
+            2
+        );
         // A generic struct is refused, and its fields are still checked in the same build.
-        assert_eq!(errors(parse_quote!(struct A<T> { t: T, m: HashMap<u8, u8> })).len(), 2);
+        assert_eq!(
+            errors(parse_quote!(
+                struct A<T> {
+                    t: T,
+                    m: HashMap<u8, u8>,
+                }
+            ))
+            .len(),
+            2
+        );
     }
 }

@@ -213,11 +213,12 @@ fn format_escaped(text: &str) -> String {
 fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let ident = input.ident;
     let message = struct_message(input);
-    let fields: Vec<FieldNames<'_>> = input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
+    let fields: Vec<FieldNames<'_>> =
+        input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
     let items = fields.iter().map(|names| field_items(names, rt));
-    let properties = fields.iter().map(|FieldNames { wire, field_const, rules_const, .. }| {
-        quote!((#field_const.property)(#wire, &#rules_const))
-    });
+    let properties = fields
+        .iter()
+        .map(|FieldNames { wire, field_const, rules_const, .. }| quote!((#field_const.property)(#wire, &#rules_const)));
     let from_content = from_content_body(&fields, rt);
     let to_content = to_content_body(&fields, rt);
     let deserialize = deserialize_impl(input, rt);

@@ -11,16 +11,27 @@ use syn::{GenericArgument, PathArguments, Type};
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
     /// A string; `format` is the format the type itself implies (`Email`, dates, `Url`).
-    String { format: Option<Format>, plain: bool },
+    String {
+        format: Option<Format>,
+        plain: bool,
+    },
     /// An integer type, with its range.
-    Integer { name: String, min: i128, max: i128 },
+    Integer {
+        name: String,
+        min: i128,
+        max: i128,
+    },
     /// `f32` or `f64`.
-    Float { name: String },
+    Float {
+        name: String,
+    },
     Bool,
     /// A unit enum (assumed: checked by a trait bound).
     SingleSelect,
     /// A list or set of unit enums; `element` is the enum type.
-    MultiSelect { element: Type },
+    MultiSelect {
+        element: Type,
+    },
 }
 
 /// A classified field type.
@@ -81,8 +92,10 @@ fn is_scalar(ty: &Type) -> bool {
     match last_segment(ty) {
         Some(seg) => {
             let name = seg.ident.to_string();
-            matches!(name.as_str(), "String" | "str" | "bool" | "f32" | "f64" | "char" | "Email" | "NaiveDate" | "DateTime" | "Url")
-                || integer_range(&name).is_some()
+            matches!(
+                name.as_str(),
+                "String" | "str" | "bool" | "f32" | "f64" | "char" | "Email" | "NaiveDate" | "DateTime" | "Url"
+            ) || integer_range(&name).is_some()
                 || LISTS.contains(&name.as_str())
                 || MAPS.contains(&name.as_str())
                 || name == "Option"
@@ -132,7 +145,9 @@ pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
             ));
         }
         _ if OTHER_COLLECTIONS.contains(&name.as_str()) => {
-            return Err(format!("`{name}` cannot be a form field: a multi-select is a `Vec`, `BTreeSet` or `HashSet` of a unit enum"));
+            return Err(format!(
+                "`{name}` cannot be a form field: a multi-select is a `Vec`, `BTreeSet` or `HashSet` of a unit enum"
+            ));
         }
         _ if LISTS.contains(&name.as_str()) => {
             let element = single_argument(segment).ok_or_else(|| format!("`{name}` needs a type argument"))?;
@@ -230,7 +245,10 @@ mod tests {
         assert!(matches!(kind(parse_quote!(String)), Kind::String { format: None, plain: true }));
         assert!(matches!(kind(parse_quote!(::std::string::String)), Kind::String { plain: true, .. }));
         assert!(matches!(kind(parse_quote!(elicit_runtime::Email)), Kind::String { format: Some(Format::Email), .. }));
-        assert!(matches!(kind(parse_quote!(chrono::DateTime<Utc>)), Kind::String { format: Some(Format::DateTime), .. }));
+        assert!(matches!(
+            kind(parse_quote!(chrono::DateTime<Utc>)),
+            Kind::String { format: Some(Format::DateTime), .. }
+        ));
         assert!(matches!(kind(parse_quote!(bool)), Kind::Bool));
         assert!(matches!(kind(parse_quote!(f32)), Kind::Float { .. }));
         assert!(matches!(kind(parse_quote!(u8)), Kind::Integer { min: 0, max: 255, .. }));

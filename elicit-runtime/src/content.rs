@@ -82,7 +82,11 @@ impl ContentErrors {
 
     /// Records that the required `field` is absent.
     pub fn push_missing(&mut self, field: impl Into<Cow<'static, str>>) {
-        self.errors.push(FieldError { field: field.into(), kind: FieldErrorKind::Missing, reason: MISSING_REASON.into() });
+        self.errors.push(FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::Missing,
+            reason: MISSING_REASON.into(),
+        });
     }
 
     /// `true` when nothing failed.
@@ -193,9 +197,7 @@ pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
             StringFormat::Email => "must be an e-mail address".to_owned(),
             StringFormat::Uri => "must be an absolute URI".to_owned(),
             StringFormat::Date => "must be a date (YYYY-MM-DD)".to_owned(),
-            StringFormat::DateTime => {
-                "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)".to_owned()
-            }
+            StringFormat::DateTime => "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)".to_owned(),
         })
     }
 }
@@ -290,8 +292,7 @@ pub(crate) fn is_date_time(text: &str) -> bool {
     if time.len() < 9 || time[2] != b':' || time[5] != b':' {
         return false;
     }
-    let (Some(hour), Some(minute), Some(second)) =
-        (digits(&time[0..2]), digits(&time[3..5]), digits(&time[6..8]))
+    let (Some(hour), Some(minute), Some(second)) = (digits(&time[0..2]), digits(&time[3..5]), digits(&time[6..8]))
     else {
         return false;
     };
@@ -349,17 +350,41 @@ mod tests {
         for ok in ["2026-07-28", "2024-02-29", "2000-02-29", "0001-01-01"] {
             assert!(is_date(ok), "{ok}");
         }
-        for bad in ["2026-7-28", "2023-02-29", "1900-02-29", "2026-13-01", "2026-00-10", "2026-01-32", "２０２６-01-01", "", "2026-01-01T"] {
+        for bad in [
+            "2026-7-28",
+            "2023-02-29",
+            "1900-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-01-32",
+            "２０２６-01-01",
+            "",
+            "2026-01-01T",
+        ] {
             assert!(!is_date(bad), "{bad}");
         }
     }
 
     #[test]
     fn date_times() {
-        for ok in ["2026-07-28T09:30:00Z", "2026-07-28t09:30:00.123z", "2026-07-28T09:30:00+02:00", "2016-12-31T23:59:60Z", "2016-12-31T15:59:60-08:00"] {
+        for ok in [
+            "2026-07-28T09:30:00Z",
+            "2026-07-28t09:30:00.123z",
+            "2026-07-28T09:30:00+02:00",
+            "2016-12-31T23:59:60Z",
+            "2016-12-31T15:59:60-08:00",
+        ] {
             assert!(is_date_time(ok), "{ok}");
         }
-        for bad in ["2026-07-28T09:30:00", "2026-07-28 09:30:00Z", "2026-07-28T24:00:00Z", "2026-07-28T09:30:00.Z", "2026-07-28T12:00:60Z", "2026-07-28T09:30:00+2:00", "2026-07-28T09:30Z"] {
+        for bad in [
+            "2026-07-28T09:30:00",
+            "2026-07-28 09:30:00Z",
+            "2026-07-28T24:00:00Z",
+            "2026-07-28T09:30:00.Z",
+            "2026-07-28T12:00:60Z",
+            "2026-07-28T09:30:00+2:00",
+            "2026-07-28T09:30Z",
+        ] {
             assert!(!is_date_time(bad), "{bad}");
         }
     }
@@ -376,7 +401,14 @@ mod tests {
         let longest = format!("{local}@{label}.{label}.{label}.{last}");
         assert!(is_email(&longest), "{}", longest.len());
         assert!(!is_email(&format!("{longest}d")));
-        let bad = ["é@example.com", "ada@exämple.com", "ada@ex_ample.com", "ada@-example.com", "ada@[300.1.1.1]", "ada@[IPv6:zz]"];
+        let bad = [
+            "é@example.com",
+            "ada@exämple.com",
+            "ada@ex_ample.com",
+            "ada@-example.com",
+            "ada@[300.1.1.1]",
+            "ada@[IPv6:zz]",
+        ];
         for bad in bad {
             assert!(!is_email(bad), "{bad}");
         }

@@ -56,10 +56,10 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 pub mod content;
+pub mod field;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
-pub mod field;
 pub mod schema;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
@@ -107,7 +107,7 @@ pub trait Elicit: Sized {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
-    pub use crate::field::select::{has_variant, has_variants, parse_single_select, single_select_schema, Variant};
+    pub use crate::field::select::{Variant, has_variant, has_variants, parse_single_select, single_select_schema};
     pub use crate::field::{ElicitEnum, FieldValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
@@ -185,9 +185,11 @@ pub mod __private {
     fn a_walk_finds_what_get_finds_in_any_order() {
         #![allow(clippy::unwrap_used)]
         let names = ["a", "b", "c", "d", "zz", ""];
-        let orders: [&[&str]; 5] = [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];
+        let orders: [&[&str]; 5] =
+            [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];
         for order in orders {
-            let content: Map<String, Value> = order.iter().enumerate().map(|(i, k)| ((*k).to_owned(), Value::from(i))).collect();
+            let content: Map<String, Value> =
+                order.iter().enumerate().map(|(i, k)| ((*k).to_owned(), Value::from(i))).collect();
             // Asked in the form's order, and in others, every value is the look-up's.
             for asked in [&names[..], &["d", "a", "a", "zz", "c"], &["c", "d"]] {
                 let mut walk = Walk::new(&content);

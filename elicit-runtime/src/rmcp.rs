@@ -24,8 +24,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ProtocolVersion, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ProtocolVersion,
+    ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -46,12 +47,14 @@ pub use builder::{TemplateError, TemplateMatch};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
 pub use own::{Elicitation, Principal, PrincipalHook, ToolCall, principal_of};
 
-
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type FlowHandler<R> = Arc<dyn Fn(Flow) -> BoxFuture<Result<R, FlowError>> + Send + Sync>;
 /// A tool served without the engine: it sees the raw rmcp request and context.
-type RawToolHandler =
-    Arc<dyn Fn(CallToolRequestParams, RequestContext<RoleServer>) -> BoxFuture<Result<CallToolResponse, ErrorData>> + Send + Sync>;
+type RawToolHandler = Arc<
+    dyn Fn(CallToolRequestParams, RequestContext<RoleServer>) -> BoxFuture<Result<CallToolResponse, ErrorData>>
+        + Send
+        + Sync,
+>;
 
 /// A prompt served without the engine: it sees the raw rmcp request and context.
 type RawPromptHandler = Arc<
@@ -120,7 +123,6 @@ struct HttpLimits {
     /// Largest request body read, in bytes.
     max_request_body: usize,
 }
-
 
 /// The protocol revisions served: 2026-07-28 statelessly, and the two 2025-era revisions whose
 /// clients open with `initialize` (anything older negotiates down to 2025-11-25's answer).

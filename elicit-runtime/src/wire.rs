@@ -320,7 +320,11 @@ impl ElicitResult {
             Some("accept") => ElicitAction::Accept,
             Some("decline") => ElicitAction::Decline,
             Some("cancel") => ElicitAction::Cancel,
-            _ => return Err(WireError::new("an elicitation answer needs `action`: \"accept\", \"decline\" or \"cancel\"")),
+            _ => {
+                return Err(WireError::new(
+                    "an elicitation answer needs `action`: \"accept\", \"decline\" or \"cancel\"",
+                ));
+            }
         };
         let content = match object.get("content") {
             None | Some(Value::Null) => None,
@@ -447,7 +451,9 @@ impl fmt::Display for ResultError {
             ResultError::UnknownResultType(kind) => write!(f, "unknown resultType {kind}"),
             ResultError::NotAnObjectMember(member) => write!(f, "`{member}` is not an object"),
             ResultError::NotAString(member) => write!(f, "`{member}` is not a string"),
-            ResultError::NothingAsked => f.write_str("an input_required result with neither inputRequests nor requestState"),
+            ResultError::NothingAsked => {
+                f.write_str("an input_required result with neither inputRequests nor requestState")
+            }
             ResultError::Request { key, error } => write!(f, "input request `{}`: {error}", clip(key)),
         }
     }
@@ -551,7 +557,11 @@ impl LegacyVersion {
 
     /// The `{method, params}` of the request this revision pushes for `request`. URL mode needs
     /// the step's `elicitationId`; 2025-06-18 has no URL mode and no `mode` member.
-    pub fn request(self, request: &InputRequest, elicitation_id: Option<&str>) -> Result<(&'static str, Option<Value>), WireError> {
+    pub fn request(
+        self,
+        request: &InputRequest,
+        elicitation_id: Option<&str>,
+    ) -> Result<(&'static str, Option<Value>), WireError> {
         Ok(match request {
             InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
                 let mut params = json!({"message": message, "requestedSchema": requested_schema.to_json()});
@@ -564,7 +574,8 @@ impl LegacyVersion {
                 if self == LegacyVersion::V2025_06_18 {
                     return Err(WireError::new("URL-mode elicitation does not exist on 2025-06-18"));
                 }
-                let id = elicitation_id.ok_or_else(|| WireError::new("a URL-mode elicitation needs an elicitationId"))?;
+                let id =
+                    elicitation_id.ok_or_else(|| WireError::new("a URL-mode elicitation needs an elicitationId"))?;
                 (ELICITATION_CREATE, Some(json!({"mode": "url", "message": message, "url": url, "elicitationId": id})))
             }
             InputRequest::CreateMessage(params) => (SAMPLING_CREATE_MESSAGE, Some(params.clone())),
@@ -616,7 +627,8 @@ mod tests {
 
     #[test]
     fn elicit_result_tolerates_extra_members_and_never_emits_them() {
-        let parsed = ElicitResult::from_json(&json!({"action": "decline", "resultType": "complete", "_meta": {}})).unwrap();
+        let parsed =
+            ElicitResult::from_json(&json!({"action": "decline", "resultType": "complete", "_meta": {}})).unwrap();
         assert_eq!(parsed, ElicitResult::decline());
         assert_eq!(parsed.to_json(), json!({"action": "decline"}));
         assert!(ElicitResult::from_json(&json!({"action": "maybe"})).is_err());
@@ -648,10 +660,16 @@ mod tests {
         let (_, params) = LegacyVersion::V2025_11_25.request(&url, Some("id")).unwrap();
         assert_eq!(params.unwrap()["elicitationId"], "id");
         let caps = json!({"elicitation": {}, "roots": {}});
-        assert_eq!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()), Capabilities { form: true, url: false, sampling: false, roots: true });
+        assert_eq!(
+            LegacyVersion::V2025_06_18.capabilities(caps.as_object()),
+            Capabilities { form: true, url: false, sampling: false, roots: true }
+        );
         let caps = json!({"elicitation": {"url": {}}});
         assert!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()).form);
-        assert_eq!(LegacyVersion::V2025_11_25.capabilities(caps.as_object()), Capabilities { form: false, url: true, sampling: false, roots: false });
+        assert_eq!(
+            LegacyVersion::V2025_11_25.capabilities(caps.as_object()),
+            Capabilities { form: false, url: true, sampling: false, roots: false }
+        );
         assert_eq!(LegacyVersion::parse("2025-11-25"), Some(LegacyVersion::V2025_11_25));
         assert_eq!(LegacyVersion::parse("2026-07-28"), None);
     }

@@ -61,7 +61,11 @@ impl Options {
 }
 
 /// Parses `--listen ADDR` | `--stdio`, plus `--NAME VALUE` pairs listed in `extra_flags`.
-pub fn parse_args(args: impl IntoIterator<Item = String>, usage: &str, extra_flags: &[&str]) -> Result<Options, String> {
+pub fn parse_args(
+    args: impl IntoIterator<Item = String>,
+    usage: &str,
+    extra_flags: &[&str],
+) -> Result<Options, String> {
     let mut transport = None;
     let mut extra = Vec::new();
     let mut args = args.into_iter();
@@ -112,8 +116,8 @@ impl ServerKeys {
                     .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
             })
             .collect();
-        let page_secrets =
-            PageSecrets::derive(&keys).ok_or_else(|| format!("{STATE_KEYS_VAR}: no key to derive the page secret from"))?;
+        let page_secrets = PageSecrets::derive(&keys)
+            .ok_or_else(|| format!("{STATE_KEYS_VAR}: no key to derive the page secret from"))?;
         Ok(ServerKeys { ring, page_secrets })
     }
 
@@ -196,7 +200,11 @@ pub async fn serve(server: McpServer, transport: &Transport, extra: axum::Router
 }
 
 /// Serves `server` at `/mcp` (plus `extra` routes) on an already bound listener.
-pub async fn serve_on(server: McpServer, listener: tokio::net::TcpListener, extra: axum::Router) -> std::io::Result<()> {
+pub async fn serve_on(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    extra: axum::Router,
+) -> std::io::Result<()> {
     serve_app(server.http_router(&[]).merge(extra), listener).await
 }
 
@@ -209,10 +217,11 @@ pub async fn serve_app(app: axum::Router, listener: tokio::net::TcpListener) -> 
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, app).with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
 }
 
 /// Prints `message` and exits with status 2 (bad usage).
@@ -239,7 +248,8 @@ mod tests {
         assert!(b.page_secrets.verify("id", "nonce", &token));
         assert!(!other.page_secrets.verify("id", "nonce", &token));
         // Rotation: a new key in front signs; the old one, still listed, verifies.
-        let rotated = ServerKeys::from_list(&format!("{OTHER}, {KEY_STANDARD}")).unwrap_or_else(|e| unreachable!("{e}"));
+        let rotated =
+            ServerKeys::from_list(&format!("{OTHER}, {KEY_STANDARD}")).unwrap_or_else(|e| unreachable!("{e}"));
         assert!(rotated.page_secrets.verify("id", "nonce", &token));
         assert!(other.page_secrets.verify("id", "nonce", &rotated.page_secrets.token("id", "nonce")));
     }

@@ -145,7 +145,13 @@ impl Round {
                 let text = result
                     .get("content")
                     .and_then(Value::as_array)
-                    .map(|blocks| blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"))
+                    .map(|blocks| {
+                        blocks
+                            .iter()
+                            .filter_map(|b| b.get("text").and_then(Value::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
                     .unwrap_or_default();
                 Ok(Round::Complete { text, is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false) })
             }
@@ -254,7 +260,12 @@ impl std::fmt::Display for LoadReport {
             "flows: {}  booked: {}  errors: {} (lost or crossed answers: {})  payment re-asked: {}",
             self.flows, self.booked, self.errors, self.lost_or_crossed, self.payment_reasked
         )?;
-        writeln!(f, "elapsed: {:.2} s  throughput: {:.1} flows/s", self.elapsed.as_secs_f64(), self.flows_per_second())?;
+        writeln!(
+            f,
+            "elapsed: {:.2} s  throughput: {:.1} flows/s",
+            self.elapsed.as_secs_f64(),
+            self.flows_per_second()
+        )?;
         writeln!(f, "{:<10} {:>7} {:>10} {:>10} {:>10}", "round", "count", "p50 ms", "p99 ms", "max ms")?;
         for step in &self.steps {
             writeln!(
@@ -299,7 +310,12 @@ fn airport(n: usize) -> String {
 /// The trip form answer of flow `n`: every field that can differ from flow to flow does.
 pub fn trip_answer(run_tag: &str, n: usize) -> Map<String, Value> {
     let cabins = ["economy", "premium_economy", "business"];
-    let extras: Vec<&str> = ["checked_bag", "lounge", "insurance"].iter().enumerate().filter(|(i, _)| (n >> i) & 1 == 1).map(|(_, e)| *e).collect();
+    let extras: Vec<&str> = ["checked_bag", "lounge", "insurance"]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (n >> i) & 1 == 1)
+        .map(|(_, e)| *e)
+        .collect();
     let content = json!({
         "from": airport(n),
         // A different code for every flow, never the same as its own departure.
@@ -362,13 +378,17 @@ async fn drive_flow(
     let content = trip_answer(&config.run_tag, n);
     let expected = expected_fragments(&content).map_err(broken)?;
 
-    let (_, state) = timed(latencies, 0, client.call_tool(at(0), "book_trip", None, None)).await?.expect_asked("trip").map_err(broken)?;
+    let (_, state) = timed(latencies, 0, client.call_tool(at(0), "book_trip", None, None))
+        .await?
+        .expect_asked("trip")
+        .map_err(broken)?;
 
     let answers = json!({"trip": {"action": "accept", "content": content}});
-    let (requests, mut state) = timed(latencies, 1, client.call_tool(at(1), "book_trip", Some(answers), state.as_deref()))
-        .await?
-        .expect_asked("payment")
-        .map_err(broken)?;
+    let (requests, mut state) =
+        timed(latencies, 1, client.call_tool(at(1), "book_trip", Some(answers), state.as_deref()))
+            .await?
+            .expect_asked("payment")
+            .map_err(broken)?;
     let page = requested_url(&requests, "payment").ok_or_else(|| broken(format!("no payment URL in {requests:?}")))?;
 
     // The consent retry goes first and waits in the store; the page is submitted meanwhile.
@@ -384,11 +404,15 @@ async fn drive_flow(
     let confirm_state = loop {
         match round? {
             Round::Asked { requests, state: next } if requests.contains_key("confirm") => break next,
-            Round::Asked { requests, state: next } if requests.contains_key("payment") && retries < MAX_PAYMENT_RETRIES => {
+            Round::Asked { requests, state: next }
+                if requests.contains_key("payment") && retries < MAX_PAYMENT_RETRIES =>
+            {
                 retries += 1;
                 *payment_reasked += 1;
                 state = next;
-                round = timed(latencies, 2, client.call_tool(at(2), "book_trip", Some(consent.clone()), state.as_deref())).await;
+                round =
+                    timed(latencies, 2, client.call_tool(at(2), "book_trip", Some(consent.clone()), state.as_deref()))
+                        .await;
             }
             other => return Err(broken(format!("after the payment: {other:?}"))),
         }
@@ -447,7 +471,11 @@ pub async fn run(config: &LoadConfig) -> LoadReport {
     while let Some(joined) = tasks.join_next().await {
         let run = match joined {
             Ok(run) => run,
-            Err(e) => FlowRun { latencies: [None; 4], payment_reasked: 0, result: Err(FlowFailure::Broken(format!("flow task: {e}"))) },
+            Err(e) => FlowRun {
+                latencies: [None; 4],
+                payment_reasked: 0,
+                result: Err(FlowFailure::Broken(format!("flow task: {e}"))),
+            },
         };
         for (step, latency) in run.latencies.iter().enumerate() {
             samples[step].extend(*latency);

@@ -211,7 +211,8 @@ const REFERENCE_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 /// inside `once`, or every replay of the round would book under a new one.
 pub fn new_reference() -> Result<String, FlowError> {
     let mut bytes = [0u8; 10];
-    getrandom::fill(&mut bytes).map_err(|e| FlowError::Failed(format!("no randomness for a booking reference: {e}")))?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| FlowError::Failed(format!("no randomness for a booking reference: {e}")))?;
     let letters: String = bytes.iter().map(|b| char::from(REFERENCE_ALPHABET[usize::from(b % 32)])).collect();
     Ok(format!("BK-{letters}"))
 }
@@ -229,7 +230,11 @@ fn empty_schema() -> Arc<JsonObject> {
 
 /// `book_trip`: form, then payment page, then confirmation. The payment page is told the amount
 /// and the trip through `summaries`.
-pub async fn book_trip(flow: Flow, public_url: Arc<str>, summaries: PaymentSummaries) -> Result<CallToolResult, FlowError> {
+pub async fn book_trip(
+    flow: Flow,
+    public_url: Arc<str>,
+    summaries: PaymentSummaries,
+) -> Result<CallToolResult, FlowError> {
     let trip = match flow.form::<Trip>("trip").await? {
         Answer::Accepted(trip) => trip,
         Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
@@ -237,8 +242,10 @@ pub async fn book_trip(flow: Flow, public_url: Arc<str>, summaries: PaymentSumma
     };
     // The booking's reference is minted once per flow: replays of any round, concurrent copies of
     // it, and rounds served by other instances sharing the store all see the same one.
-    let quote = flow.once("quote", || async { Ok(Quote { total_cents: price(&trip), reference: new_reference()? }) }).await?;
-    let message = format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
+    let quote =
+        flow.once("quote", || async { Ok(Quote { total_cents: price(&trip), reference: new_reference()? }) }).await?;
+    let message =
+        format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
     let summary = PaymentSummary {
         amount: quote.total(),
         trip: format!("{} → {} on {}, {} traveller(s)", trip.from, trip.to, trip.depart, trip.travellers),
@@ -263,7 +270,11 @@ pub async fn book_trip(flow: Flow, public_url: Arc<str>, summaries: PaymentSumma
     }
     let question = format!(
         "Book {} → {} on {} for {} traveller(s), {} in total?",
-        trip.from, trip.to, trip.depart, trip.travellers, quote.total()
+        trip.from,
+        trip.to,
+        trip.depart,
+        trip.travellers,
+        quote.total()
     );
     Ok(match flow.form_with::<Confirm>("confirm", &question).await? {
         Answer::Accepted(Confirm { confirm: true }) => text(format!(

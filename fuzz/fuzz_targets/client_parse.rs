@@ -36,13 +36,21 @@ fn url(text: &str) {
 
 fn schema(value: &Value) {
     if let Ok(schema) = RequestedSchema::from_json(value) {
-        assert_eq!(RequestedSchema::from_json(&schema.to_json()).as_ref(), Ok(&schema), "a schema does not survive the wire");
+        assert_eq!(
+            RequestedSchema::from_json(&schema.to_json()).as_ref(),
+            Ok(&schema),
+            "a schema does not survive the wire"
+        );
     }
 }
 
 fn request(value: &Value) {
     if let Ok(request) = InputRequest::from_json(value) {
-        assert_eq!(InputRequest::from_json(&request.to_json()).as_ref(), Ok(&request), "a request does not survive the wire");
+        assert_eq!(
+            InputRequest::from_json(&request.to_json()).as_ref(),
+            Ok(&request),
+            "a request does not survive the wire"
+        );
     }
     let params = value.get("params");
     if let Some(requested) = params.and_then(|p| p.get("requestedSchema")) {

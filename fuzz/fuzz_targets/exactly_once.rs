@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 
 use arbitrary::{Result, Unstructured};
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, EngineError, Flow, FlowError, InProcessStore, Outcome, Request, UrlAnswer};
+use elicit_runtime::server::{
+    Answer, Engine, EngineError, Flow, FlowError, InProcessStore, Outcome, Request, UrlAnswer,
+};
 use elicit_runtime::state::KeyRing;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
@@ -112,7 +114,13 @@ fn meta() -> Map<String, Value> {
     meta
 }
 
-async fn round(engine: Arc<Engine>, runs: Shared, flow: u64, responses: Option<Value>, state: Option<String>) -> std::result::Result<Outcome<String>, EngineError> {
+async fn round(
+    engine: Arc<Engine>,
+    runs: Shared,
+    flow: u64,
+    responses: Option<Value>,
+    state: Option<String>,
+) -> std::result::Result<Outcome<String>, EngineError> {
     let arguments = json!({"flow": flow});
     let meta = meta();
     let request = Request::new("tools/call", "book")
@@ -176,7 +184,11 @@ impl World {
             }
             Err(error) => {
                 assert!(error.code == -32602 || error.code == -32603, "unexpected error {error:?}");
-                assert_ne!(error.message, elicit_runtime::state::INVALID_STATE_MESSAGE, "the engine refused its own state");
+                assert_ne!(
+                    error.message,
+                    elicit_runtime::state::INVALID_STATE_MESSAGE,
+                    "the engine refused its own state"
+                );
             }
         }
         let runs = lock(&self.runs);
@@ -190,7 +202,9 @@ impl World {
         for (id, history) in self.flows.iter().enumerate() {
             let charged = runs.charge.get(&(id as u64)).copied().unwrap_or(0);
             match &history.ended {
-                Some(text) if text.starts_with("Booked") => assert_eq!(charged, 1, "flow {id}: {text} without one charge"),
+                Some(text) if text.starts_with("Booked") => {
+                    assert_eq!(charged, 1, "flow {id}: {text} without one charge")
+                }
                 Some(text) => assert_eq!(charged, 0, "flow {id}: {text}, yet charged"),
                 None => {}
             }
@@ -205,7 +219,11 @@ fuzz_target!(|data: &[u8]| {
 
 async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
     let store = Arc::new(InProcessStore::new());
-    let engine = Arc::new(Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring")).completion_store(store).build());
+    let engine = Arc::new(
+        Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring"))
+            .completion_store(store)
+            .build(),
+    );
     let mut world = World { engine, runs: Shared::default(), flows: Vec::new() };
     let steps = u.int_in_range(1usize..=MAX_STEPS)?;
     for _ in 0..steps {
@@ -242,7 +260,13 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 let mut set = tokio::task::JoinSet::new();
                 for _ in 0..copies {
                     let responses = if same { first.clone() } else { answers(u)? };
-                    set.spawn(round(world.engine.clone(), world.runs.clone(), flow, Some(responses), Some(state.clone())));
+                    set.spawn(round(
+                        world.engine.clone(),
+                        world.runs.clone(),
+                        flow,
+                        Some(responses),
+                        Some(state.clone()),
+                    ));
                 }
                 while let Some(outcome) = set.join_next().await {
                     if let Ok(outcome) = outcome {
@@ -255,7 +279,11 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 if history.states.is_empty() {
                     continue;
                 }
-                let state = if op <= 7 { history.states[history.states.len() - 1].clone() } else { u.choose(&history.states)?.clone() };
+                let state = if op <= 7 {
+                    history.states[history.states.len() - 1].clone()
+                } else {
+                    u.choose(&history.states)?.clone()
+                };
                 let responses = answers(u)?;
                 let outcome = round(world.engine.clone(), world.runs.clone(), flow, Some(responses), Some(state)).await;
                 world.observe(flow, outcome);

@@ -48,7 +48,11 @@ fn parse_answers(value: &Value) {
     };
     for answer in answers.into_iter().chain(value.as_array().into_iter().flatten()) {
         if let Ok(result) = ElicitResult::from_json(answer) {
-            assert_eq!(ElicitResult::from_json(&result.to_json()).as_ref(), Ok(&result), "an answer does not survive the wire");
+            assert_eq!(
+                ElicitResult::from_json(&result.to_json()).as_ref(),
+                Ok(&result),
+                "an answer does not survive the wire"
+            );
         }
     }
 }

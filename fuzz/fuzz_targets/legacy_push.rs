@@ -11,7 +11,9 @@
 #![no_main]
 
 use elicit_fuzz::client::TrivialResponder;
-use elicit_runtime::client::legacy::{self, LegacyCaller, PushSender, PushedNotice, parse_notification, parse_request, parse_url_required};
+use elicit_runtime::client::legacy::{
+    self, LegacyCaller, PushSender, PushedNotice, parse_notification, parse_request, parse_url_required,
+};
 use elicit_runtime::client::{CallError, Caller, Driver};
 use elicit_runtime::wire::Capabilities;
 use libfuzzer_sys::fuzz_target;
@@ -75,11 +77,14 @@ impl LegacyCaller for PushingServer {
 }
 
 fn drive(messages: &[Value]) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().expect("a runtime");
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().expect("a runtime");
     runtime.block_on(async {
         let (sender, mut receiver) = legacy::channel();
         let mut server = PushingServer { sender, messages: messages.to_vec(), calls: 0 };
-        let driver = Driver::new(Capabilities::ELICITATION, json!({"name": "fuzz", "version": "0"}), "fuzz").max_rounds(4).max_input_requests(8);
+        let driver = Driver::new(Capabilities::ELICITATION, json!({"name": "fuzz", "version": "0"}), "fuzz")
+            .max_rounds(4)
+            .max_input_requests(8);
         let _ = driver.call_legacy(&mut server, &mut receiver, &mut TrivialResponder, "tools/call", Map::new()).await;
         assert!(server.calls <= 4, "the driver called {} times with max_rounds 4", server.calls);
     });

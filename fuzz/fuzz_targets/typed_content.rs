@@ -134,11 +134,18 @@ fn check<T: Elicit + Debug + PartialEq>(content: &Map<String, Value>, gaps: &Gap
 }
 
 /// A `Url` field whose written content is not an RFC 3986 URI.
-fn url_not_uri(schema: &elicit_runtime::RequestedSchema, gaps: &Gaps, content: &Map<String, Value>, field: &str) -> bool {
+fn url_not_uri(
+    schema: &elicit_runtime::RequestedSchema,
+    gaps: &Gaps,
+    content: &Map<String, Value>,
+    field: &str,
+) -> bool {
     let is_uri_field = schema
         .property(field)
         .is_some_and(|p| matches!(&p.schema, PrimitiveSchema::String(s) if s.format == Some(StringFormat::Uri)));
-    is_uri_field && gaps.urls.contains(&field) && content.get(field).and_then(Value::as_str).is_some_and(|text| !uri_ok(text))
+    is_uri_field
+        && gaps.urls.contains(&field)
+        && content.get(field).and_then(Value::as_str).is_some_and(|text| !uri_ok(text))
 }
 
 /// Whether `text` is a URI as the runtime's `format: uri` check reads it.

@@ -27,10 +27,17 @@ impl ScriptedServer {
         let meta = params.get("_meta").and_then(Value::as_object).expect("every request carries _meta");
         assert!(meta.contains_key(META_PROTOCOL_VERSION), "_meta lacks the protocol version");
         let Some(previous) = &self.previous else {
-            assert!(!params.contains_key("inputResponses") && !params.contains_key("requestState"), "a first call answers nothing");
+            assert!(
+                !params.contains_key("inputResponses") && !params.contains_key("requestState"),
+                "a first call answers nothing"
+            );
             return;
         };
-        assert_eq!(previous.get("resultType").and_then(Value::as_str), Some(RESULT_INPUT_REQUIRED), "retried after a final result");
+        assert_eq!(
+            previous.get("resultType").and_then(Value::as_str),
+            Some(RESULT_INPUT_REQUIRED),
+            "retried after a final result"
+        );
         assert_eq!(params.get("requestState"), previous.get("requestState"), "requestState not echoed exactly");
         let asked: Vec<&String> = match previous.get("inputRequests").and_then(Value::as_object) {
             Some(requests) => requests.keys().collect(),
@@ -75,7 +82,9 @@ impl Responder for TrivialResponder {
     }
 
     async fn sampling(&mut self, _ctx: AskContext<'_>, _params: &Value) -> Option<Value> {
-        Some(json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "fuzz", "stopReason": "endTurn"}))
+        Some(
+            json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "fuzz", "stopReason": "endTurn"}),
+        )
     }
 
     async fn roots(&mut self, _ctx: AskContext<'_>) -> Option<Value> {

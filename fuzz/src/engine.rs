@@ -61,7 +61,12 @@ pub fn binding() -> Binding<'static> {
 
 /// A fresh engine (a fresh completion store too: nothing is shared between fuzz inputs).
 pub fn engine() -> Engine {
-    let config = EngineConfig { max_invalid_answers: 2, url_wait: Duration::from_secs(1), url_ttl: Duration::from_secs(900), ..EngineConfig::default() };
+    let config = EngineConfig {
+        max_invalid_answers: 2,
+        url_wait: Duration::from_secs(1),
+        url_ttl: Duration::from_secs(900),
+        ..EngineConfig::default()
+    };
     Engine::builder(AUDIENCE, ring()).state_ttl(STATE_TTL).max_state_len(MAX_STATE_LEN).config(config).build()
 }
 
@@ -113,7 +118,10 @@ pub async fn book_trip(flow: Flow) -> Result<Value, FlowError> {
     };
     let prompt = format!("Summarise a trip to Lisbon for {}", contact.name);
     let summary = flow
-        .sampling("summary", json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 50}))
+        .sampling(
+            "summary",
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 50}),
+        )
         .await?;
     let booking = flow.once("booking", || async { Ok(4242u32) }).await?;
     Ok(json!({"booked": true, "booking": booking, "receipt": receipt, "summary": summary}))
@@ -139,7 +147,11 @@ pub fn check_round(round: &Round) {
             assert!(!result.input_requests.is_empty(), "the handler suspended on nothing");
             for (key, request) in &result.input_requests {
                 assert!(KEYS.contains(&key.as_str()), "unexpected input request key {key:?}");
-                assert_eq!(InputRequest::from_json(&request.to_json()).as_ref(), Ok(request), "{key} does not survive the wire");
+                assert_eq!(
+                    InputRequest::from_json(&request.to_json()).as_ref(),
+                    Ok(request),
+                    "{key} does not survive the wire"
+                );
             }
         }
     }

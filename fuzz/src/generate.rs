@@ -186,7 +186,10 @@ pub fn plausible(u: &mut Unstructured<'_>, schema: &PrimitiveSchema) -> Result<V
             let text = match s.format {
                 None => match u.int_in_range(0u8..=3)? {
                     0 => "x".repeat(usize::try_from(s.min_length.unwrap_or(1)).unwrap_or(1).min(64)),
-                    1 => "é".repeat(usize::try_from(s.max_length.unwrap_or(3)).unwrap_or(3).min(64) + usize::from(u.arbitrary::<bool>()?)),
+                    1 => "é".repeat(
+                        usize::try_from(s.max_length.unwrap_or(3)).unwrap_or(3).min(64)
+                            + usize::from(u.arbitrary::<bool>()?),
+                    ),
                     _ => text(u)?,
                 },
                 Some(StringFormat::Email) => email(u)?,
@@ -318,7 +321,8 @@ fn number(u: &mut Unstructured<'_>, schema: &NumberSchema) -> Result<Value> {
 
 /// Something that may be an RFC 5321 mailbox.
 pub fn email(u: &mut Unstructured<'_>) -> Result<String> {
-    const LOCALS: &[&str] = &["ada", "a.b+c", "\"a b\"", "x_y", "", ".a", "a..b", "é", "o'brien", "user%tag", "Ada <ada"];
+    const LOCALS: &[&str] =
+        &["ada", "a.b+c", "\"a b\"", "x_y", "", ".a", "a..b", "é", "o'brien", "user%tag", "Ada <ada"];
     const DOMAINS: &[&str] = &[
         "example.com",
         "[192.0.2.1]",
@@ -353,7 +357,8 @@ pub fn email(u: &mut Unstructured<'_>) -> Result<String> {
 
 /// Something that may be an absolute URI (and may or may not be a WHATWG URL).
 pub fn uri(u: &mut Unstructured<'_>) -> Result<String> {
-    const SCHEMES: &[&str] = &["https", "http", "urn", "mailto", "ftp", "web+demo", "", "1http", "HTTPS", "file", "javascript"];
+    const SCHEMES: &[&str] =
+        &["https", "http", "urn", "mailto", "ftp", "web+demo", "", "1http", "HTTPS", "file", "javascript"];
     const SEPARATORS: &[&str] = &["://", ":", ":/", ":///", "//"];
     const AUTHORITIES: &[&str] = &[
         "example.com",
@@ -372,7 +377,9 @@ pub fn uri(u: &mut Unstructured<'_>) -> Result<String> {
         "EXAMPLE.com.",
         "isbn:0451450523",
     ];
-    const TAILS: &[&str] = &["", "/", "/a|b", "/^x", "/[x]", "?q=1#f", "/a%20b", "/./../x", "//x", "/a b", "#", "?", "/\u{e9}", "\\x", "/%"];
+    const TAILS: &[&str] = &[
+        "", "/", "/a|b", "/^x", "/[x]", "?q=1#f", "/a%20b", "/./../x", "//x", "/a b", "#", "?", "/\u{e9}", "\\x", "/%",
+    ];
     if u.ratio(1u8, 10)? {
         return text(u);
     }
@@ -399,7 +406,8 @@ pub fn date(u: &mut Unstructured<'_>) -> Result<String> {
 
 /// Something that may be an RFC 3339 date-time.
 pub fn date_time(u: &mut Unstructured<'_>) -> Result<String> {
-    const OFFSETS: &[&str] = &["Z", "z", "+00:00", "-00:00", "-08:00", "+23:59", "+24:00", "+5:00", "", "+02:60", "-23:59"];
+    const OFFSETS: &[&str] =
+        &["Z", "z", "+00:00", "-00:00", "-08:00", "+23:59", "+24:00", "+5:00", "", "+02:60", "-23:59"];
     if u.ratio(1u8, 12)? {
         return text(u);
     }

@@ -51,7 +51,8 @@ impl McpHttp {
     /// (Building it fails only where the platform cannot build an HTTP client at all; then it is
     /// reqwest's default client.)
     pub fn new(timeout: Duration) -> McpHttp {
-        let http = reqwest::Client::builder().no_proxy().timeout(timeout).build().unwrap_or_else(|_| reqwest::Client::new());
+        let http =
+            reqwest::Client::builder().no_proxy().timeout(timeout).build().unwrap_or_else(|_| reqwest::Client::new());
         McpHttp { http, next_id: Arc::new(AtomicU64::new(1)) }
     }
 
@@ -76,7 +77,8 @@ impl McpHttp {
         if let Some(name) = &name {
             builder = builder.header("Mcp-Name", name);
         }
-        let response = builder.body(request.to_string()).send().await.map_err(|e| format!("{method} to {endpoint}: {e}"))?;
+        let response =
+            builder.body(request.to_string()).send().await.map_err(|e| format!("{method} to {endpoint}: {e}"))?;
         let status = response.status().as_u16();
         let sse = response
             .headers()
@@ -86,7 +88,10 @@ impl McpHttp {
         let bytes = response.bytes().await.map_err(|e| format!("{method} to {endpoint}: reading the reply: {e}"))?;
         let body = if sse { sse_message(&bytes, id) } else { serde_json::from_slice(&bytes).ok() };
         let Some(body) = body else {
-            return Err(format!("{method} to {endpoint}: HTTP {status}, no JSON-RPC reply: {}", String::from_utf8_lossy(&bytes)));
+            return Err(format!(
+                "{method} to {endpoint}: HTTP {status}, no JSON-RPC reply: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
         };
         if body.get("id") != Some(&json!(id)) {
             return Err(format!("{method} to {endpoint}: the reply carries another id: {body}"));

@@ -31,7 +31,8 @@ impl PageVisit {
         let Some(token) = &self.token else {
             return Err(format!("no form on {} (HTTP {}): {}", self.url, self.status, self.body));
         };
-        post_form(http, &format!("{}/{action}", self.url), self.cookie.as_deref(), &format!("{TOKEN_FIELD}={token}")).await
+        post_form(http, &format!("{}/{action}", self.url), self.cookie.as_deref(), &format!("{TOKEN_FIELD}={token}"))
+            .await
     }
 }
 
@@ -47,8 +48,13 @@ pub fn hidden_token(html: &str) -> Option<String> {
 pub async fn visit_page(http: &reqwest::Client, url: &str) -> Result<PageVisit, String> {
     let response = http.get(url).send().await.map_err(|e| format!("GET {url}: {e}"))?;
     let status = response.status().as_u16();
-    let set_cookies: Vec<String> =
-        response.headers().get_all(reqwest::header::SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect();
+    let set_cookies: Vec<String> = response
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .collect();
     let cookie = set_cookies
         .iter()
         .filter_map(|c| c.split(';').next())
@@ -66,7 +72,12 @@ pub async fn submit(http: &reqwest::Client, url: &str, action: &str) -> Result<u
 }
 
 /// `POST`s a form body with an optional `Cookie` header; returns the HTTP status and the page.
-pub async fn post_form(http: &reqwest::Client, url: &str, cookie: Option<&str>, body: &str) -> Result<(u16, String), String> {
+pub async fn post_form(
+    http: &reqwest::Client,
+    url: &str,
+    cookie: Option<&str>,
+    body: &str,
+) -> Result<(u16, String), String> {
     let mut request = http.post(url).header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded");
     if let Some(cookie) = cookie {
         request = request.header(reqwest::header::COOKIE, cookie);

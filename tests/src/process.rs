@@ -21,7 +21,8 @@ pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// crate built there, still naming the other checkout: cargo does not rebuild a crate when only
 /// its folder's absolute path changed.
 pub fn workspace_dir() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let manifest =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest.join("..")
 }
 
@@ -95,10 +96,9 @@ impl Listening {
     /// Spawns `command` (stdin and stdout to null, stderr piped) and waits, at most
     /// [`STARTUP_TIMEOUT`], for its `listening on` line, which must name a loopback address.
     pub fn start(mut command: Command) -> Listening {
-        let name = Path::new(command.get_program()).file_name().map_or_else(
-            || command.get_program().to_string_lossy().into_owned(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name = Path::new(command.get_program())
+            .file_name()
+            .map_or_else(|| command.get_program().to_string_lossy().into_owned(), |n| n.to_string_lossy().into_owned());
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -131,7 +131,9 @@ impl Listening {
                 let _ = child.kill();
                 let _ = child.wait();
                 let seen = lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
-                panic!("{name} did not report `listening on http://ADDR/mcp` within {STARTUP_TIMEOUT:?}; stderr:\n{seen}")
+                panic!(
+                    "{name} did not report `listening on http://ADDR/mcp` within {STARTUP_TIMEOUT:?}; stderr:\n{seen}"
+                )
             }
         }
     }

@@ -21,7 +21,10 @@ impl Redis {
     /// Starts one (with `requirepass` when `password` is given) and waits until it answers.
     /// Panics when it cannot.
     pub fn start(password: Option<&str>) -> Redis {
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port");
         let mut redis = Redis { port, password: password.map(str::to_owned), child: None };
         redis.restart();
         redis
@@ -30,7 +33,8 @@ impl Redis {
     /// [`Redis::start`], or `None` when `redis-server` is not installed and `CI` is not set (the
     /// test `test` then says on stderr that it skipped).
     pub fn start_or_skip(test: &str, password: Option<&str>) -> Option<Redis> {
-        let installed = Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+        let installed =
+            Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
         if !installed {
             assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
             let _ = writeln!(std::io::stderr(), "SKIPPED {test}: redis-server is not installed");
@@ -55,7 +59,12 @@ impl Redis {
         if let Some(password) = &self.password {
             command.args(["--requirepass", password]);
         }
-        let child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("redis-server starts");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
         self.child = Some(child);
         let deadline = Instant::now() + STARTUP;
         while !self.answers_ping() {

@@ -24,8 +24,8 @@ use elicit_runtime::{Elicit, Email};
 use serde_json::{Map, Number, Value, json};
 use url::Url;
 
-use elicit_tests::forms::{Cabin, Colour, Extra, Numbers, Optionals, Profile};
 use common::rng::Rng;
+use elicit_tests::forms::{Cabin, Colour, Extra, Numbers, Optionals, Profile};
 
 // ---- format candidates: every list below is judged the same way by both sides ----
 

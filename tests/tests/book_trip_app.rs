@@ -53,8 +53,14 @@ fn the_app_books_a_trip_through_the_rmcp_caller() {
     let sandbox = Sandbox::new();
     let (ok, stdout, stderr) = book(&server, &sandbox, Browser::Approve);
     assert!(ok, "{stdout}\n{stderr}");
-    assert!(stdout.contains("Booked!") && stdout.contains("CDG → JFK on 2026-09-01, 2 traveller(s)"), "{stdout}\n{stderr}");
-    assert!(stderr.contains("travel-server asks (trip)") && stderr.contains("travel-server asks (confirm)"), "{stderr}");
+    assert!(
+        stdout.contains("Booked!") && stdout.contains("CDG → JFK on 2026-09-01, 2 traveller(s)"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("travel-server asks (trip)") && stderr.contains("travel-server asks (confirm)"),
+        "{stderr}"
+    );
     assert_eq!(sandbox.opened().len(), 1, "{stderr}");
     assert_eq!(sandbox.page_answers(), ["HTTP/1.1 200 OK"]);
 }

@@ -57,7 +57,10 @@ fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     );
     // Straight to the process's stderr: the harness captures `eprintln!` of passing tests, and a
     // skip must be seen.
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: `chromium` is not installed (apt-get install chromium); CI would fail here");
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: `chromium` is not installed (apt-get install chromium); CI would fail here"
+    );
     None
 }
 
@@ -176,7 +179,9 @@ impl Chromium {
         let (x, y) = (at[0].as_f64().expect("x"), at[1].as_f64().expect("y"));
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
             let event = json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1});
-            self.devtools.call(Some(session), "Input.dispatchMouseEvent", event).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            self.devtools
+                .call(Some(session), "Input.dispatchMouseEvent", event)
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
         }
     }
 
@@ -221,7 +226,8 @@ impl Cdp {
         assert!(addr.ip().is_loopback(), "DevTools listens on {addr}, not loopback");
         let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect to DevTools");
         stream.set_read_timeout(Some(COMMAND)).expect("timeout");
-        let (socket, _) = tungstenite::client(url, stream).unwrap_or_else(|e| panic!("DevTools handshake with {url}: {e}"));
+        let (socket, _) =
+            tungstenite::client(url, stream).unwrap_or_else(|e| panic!("DevTools handshake with {url}: {e}"));
         // Short reads from here on, so each command is bounded by its own deadline.
         socket.get_ref().set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
         Cdp { socket, next_id: 1 }
@@ -319,7 +325,9 @@ fn book_in_chromium(test: &str, button: &str) -> Option<(Run, String)> {
 
 #[test]
 fn chromium_approves_the_payment_and_elicit_books() {
-    let Some((run, title)) = book_in_chromium("chromium_approves_the_payment_and_elicit_books", "approve") else { return };
+    let Some((run, title)) = book_in_chromium("chromium_approves_the_payment_and_elicit_books", "approve") else {
+        return;
+    };
     assert_eq!(title, "Payment approved");
     run.success()
         .stdout_has("Booked!")

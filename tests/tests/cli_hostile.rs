@@ -74,7 +74,9 @@ fn a_thousand_input_requests_in_one_round_are_refused() {
     let requests: Map<String, Value> = (0..1000).map(|i| (format!("q{i}"), name_form())).collect();
     let answers: Map<String, Value> =
         (0..1000).map(|i| (format!("q{i}"), json!({"action": "accept", "content": {"name": "x"}}))).collect();
-    let server = MockServer::start(move |_, _| Reply::Result(json!({"resultType": "input_required", "inputRequests": requests})));
+    let server = MockServer::start(move |_, _| {
+        Reply::Result(json!({"resultType": "input_required", "inputRequests": requests}))
+    });
     let sandbox = Sandbox::new();
     let run = call(&server, &sandbox, &Value::Object(answers)).failure().stderr_has("1000 input requests in one round");
     assert!(!run.stderr.contains("asks (q"), "no question may be shown:\n{run}");
@@ -97,7 +99,8 @@ fn an_invalid_json_body_is_an_error() {
 fn a_huge_invalid_body_does_not_flood_the_terminal() {
     let mut body = b"{\"jsonrpc\": \"2.0\", \"id\": 2, \"result\": \"".to_vec();
     body.extend(std::iter::repeat_n(b'A', 5 * 1024 * 1024));
-    let server = MockServer::start(move |_, _| Reply::Raw { status: 200, content_type: "application/json", body: body.clone() });
+    let server =
+        MockServer::start(move |_, _| Reply::Raw { status: 200, content_type: "application/json", body: body.clone() });
     let sandbox = Sandbox::new();
     let run = call(&server, &sandbox, &json!({})).failure().stderr_has("elicit: ");
     assert!(run.stderr.len() < 4096, "{} bytes on stderr for one error", run.stderr.len());
@@ -105,7 +108,11 @@ fn a_huge_invalid_body_does_not_flood_the_terminal() {
 
 #[test]
 fn a_result_that_is_not_json_rpc_is_an_error() {
-    let server = MockServer::start(|_, _| Reply::Raw { status: 200, content_type: "application/json", body: b"[1, 2, 3]".to_vec() });
+    let server = MockServer::start(|_, _| Reply::Raw {
+        status: 200,
+        content_type: "application/json",
+        body: b"[1, 2, 3]".to_vec(),
+    });
     let sandbox = Sandbox::new();
     call(&server, &sandbox, &json!({})).failure().stderr_has("elicit: transport error: ");
 }
@@ -135,7 +142,8 @@ fn an_unknown_result_type_is_an_error() {
 
 #[test]
 fn a_server_error_is_reported() {
-    let server = MockServer::start(|_, _| Reply::Error { code: -32602, message: "requestState failed verification".into() });
+    let server =
+        MockServer::start(|_, _| Reply::Error { code: -32602, message: "requestState failed verification".into() });
     let sandbox = Sandbox::new();
     call(&server, &sandbox, &json!({})).failure().stderr_has("-32602").stderr_has("requestState failed verification");
 }
@@ -153,7 +161,8 @@ fn a_server_that_never_answers_is_given_up_on() {
 
 /// Conceal the rest of the screen, retitle the window, paint a fake URL over the real one, and
 /// reverse what follows.
-const TERMINAL_ATTACK: &str = "Pay here\u{1b}]0;pwned\u{7}\u{1b}[8m\u{1b}[2A\r  https://bank.example.com/\u{202e}moc.live\u{9b}31m";
+const TERMINAL_ATTACK: &str =
+    "Pay here\u{1b}]0;pwned\u{7}\u{1b}[8m\u{1b}[2A\r  https://bank.example.com/\u{202e}moc.live\u{9b}31m";
 
 fn assert_no_terminal_controls(text: &str, run: &Run) {
     for c in ['\u{1b}', '\u{7}', '\r', '\u{202e}', '\u{9b}'] {
@@ -207,18 +216,21 @@ fn hostile_blocks() -> Value {
 
 #[test]
 fn json_output_cannot_drive_the_terminal_and_stays_json() {
-    let server = MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
+    let server =
+        MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
     let sandbox = Sandbox::new();
     let file = sandbox.answers(&json!({}));
     let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file, "--json"], LIMIT).success();
     assert_no_terminal_controls(&run.stdout, &run);
-    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json printed no JSON ({e}):\n{run}"));
+    let printed: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json printed no JSON ({e}):\n{run}"));
     assert_eq!(printed["content"], hostile_blocks(), "the same text once parsed:\n{run}");
 }
 
 #[test]
 fn non_text_blocks_cannot_drive_the_terminal() {
-    let server = MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
+    let server =
+        MockServer::start(|_, _| Reply::Result(json!({"resultType": "complete", "content": hostile_blocks()})));
     let sandbox = Sandbox::new();
     let file = sandbox.answers(&json!({}));
     let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file], LIMIT).success();
@@ -240,6 +252,8 @@ fn conformance_mode_caps_a_server_chosen_length() {
     });
     // The sample answer is capped at 16 KiB, so the driver refuses to send it rather than the
     // client trying to build a terabyte string.
-    let run = elicit(&["--conformance", &server.url()], LIMIT).failure().stderr_has("must be at least 1000000000000 characters");
+    let run = elicit(&["--conformance", &server.url()], LIMIT)
+        .failure()
+        .stderr_has("must be at least 1000000000000 characters");
     assert_eq!(server.calls().len(), 1, "{run}");
 }

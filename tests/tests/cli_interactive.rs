@@ -13,7 +13,6 @@ use elicit_tests::clisupport;
 
 use std::time::Duration;
 
-
 use clisupport::terminal::{BACKSPACE, DOWN, ENTER, ESCAPE, Terminal};
 use clisupport::{Browser, Sandbox, TravelServer, http_submit};
 

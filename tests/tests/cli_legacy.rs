@@ -66,8 +66,15 @@ fn call(via: Via, sandbox: &Sandbox, tool: &str, answer: &Value, extra: &[&str])
 fn form_accepted_sends_every_kind_of_answer_with_defaults_filled() {
     for via in BOTH {
         let sandbox = Sandbox::new();
-        let run = call(via, &sandbox, "profile", &profile(), &[]).success().stderr_has("ts-v1-peer asks (#1)").stderr_has("Tell us about you");
-        let line = run.stdout.lines().find(|l| l.starts_with("profile: action=accept content=")).unwrap_or_else(|| panic!("{via:?}: {run}"));
+        let run = call(via, &sandbox, "profile", &profile(), &[])
+            .success()
+            .stderr_has("ts-v1-peer asks (#1)")
+            .stderr_has("Tell us about you");
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("profile: action=accept content="))
+            .unwrap_or_else(|| panic!("{via:?}: {run}"));
         let content: Value = serde_json::from_str(line.trim_start_matches("profile: action=accept content=")).unwrap();
         assert_eq!(content["meal"], "fish", "{via:?}: the legacy enumNames choice went through: {run}");
         assert_eq!(content["seat"], "a");
@@ -89,8 +96,12 @@ fn form_accepted_sends_every_kind_of_answer_with_defaults_filled() {
 fn form_declined_and_cancelled_reach_the_server() {
     for via in BOTH {
         let sandbox = Sandbox::new();
-        call(via, &sandbox, "profile", &json!({"action": "decline"}), &[]).success().stdout_has("profile: action=decline");
-        call(via, &sandbox, "profile", &json!({"action": "cancel"}), &[]).success().stdout_has("profile: action=cancel");
+        call(via, &sandbox, "profile", &json!({"action": "decline"}), &[])
+            .success()
+            .stdout_has("profile: action=decline");
+        call(via, &sandbox, "profile", &json!({"action": "cancel"}), &[])
+            .success()
+            .stdout_has("profile: action=cancel");
     }
 }
 
@@ -125,7 +136,9 @@ fn url_declined_or_cancelled_is_never_opened() {
     for via in BOTH {
         for action in ["decline", "cancel"] {
             let sandbox = Sandbox::new();
-            call(via, &sandbox, "connect", &json!({"action": action}), &[]).success().stdout_has(&format!("connect: action={action}"));
+            call(via, &sandbox, "connect", &json!({"action": action}), &[])
+                .success()
+                .stdout_has(&format!("connect: action={action}"));
             assert!(sandbox.opened().is_empty(), "{via:?} {action}: opened {:?}", sandbox.opened());
         }
     }
@@ -188,7 +201,9 @@ fn tools_lists_a_legacy_server_and_protocol_forces_the_era() {
 #[test]
 fn a_2025_06_18_session_declares_form_mode_only() {
     let sandbox = Sandbox::new();
-    call(Via::Stdio, &sandbox, "profile", &profile(), &["--protocol", "2025-06-18"]).success().stdout_has("profile: action=accept");
+    call(Via::Stdio, &sandbox, "profile", &profile(), &["--protocol", "2025-06-18"])
+        .success()
+        .stdout_has("profile: action=accept");
     // The server cannot send URL mode to a client that did not declare it: its own error, not ours.
     let run = call(Via::Stdio, &sandbox, "connect", &json!({"action": "accept"}), &["--protocol", "2025-06-18"]);
     assert!(!run.stdout.contains("connect: action=accept"), "{run}");

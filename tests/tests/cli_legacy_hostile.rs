@@ -91,7 +91,20 @@ fn a_url_step_that_never_completes_is_given_up_after_wait_and_the_call_cancelled
     let log = sandbox.path("peer.log");
     let env_log = format!("ELICIT_PEER_LOG='{}'", log.display());
     let stdio = ts_stdio(&[&env_log]);
-    let args = ["call", "--stdio", &stdio, "connect", "--args", r#"{"completeAfterMs": -1}"#, "--answers", &answers, "--browser", &browser, "--wait", "2"];
+    let args = [
+        "call",
+        "--stdio",
+        &stdio,
+        "connect",
+        "--args",
+        r#"{"completeAfterMs": -1}"#,
+        "--answers",
+        &answers,
+        "--browser",
+        &browser,
+        "--wait",
+        "2",
+    ];
     let run = elicit(&args).failure().stderr_has("gave up waiting for").stderr_has("elicit: cancelled");
     assert!(!run.stdout.contains("connect:"), "{run}");
     assert_eq!(logged(&log, "cancelled")["cancelled"], "connect");

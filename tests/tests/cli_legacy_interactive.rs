@@ -16,7 +16,6 @@ use elicit_tests::legacypeers;
 
 use std::time::Duration;
 
-
 use clisupport::terminal::{DOWN, ENTER, STEP, Terminal};
 use clisupport::{Browser, Sandbox};
 use legacypeers::{peer_log, ts_stdio};
@@ -57,8 +56,16 @@ fn a_url_step_shows_as_pending_until_the_server_reports_it_complete() {
     let sandbox = Sandbox::new();
     let browser = sandbox.browser(Browser::RecordOnly);
     let stdio = ts_stdio(&[]);
-    let mut term =
-        Terminal::start(&["call", "--stdio", &stdio, "connect", "--args", r#"{"completeAfterMs": 1500}"#, "--browser", &browser]);
+    let mut term = Terminal::start(&[
+        "call",
+        "--stdio",
+        &stdio,
+        "connect",
+        "--args",
+        r#"{"completeAfterMs": 1500}"#,
+        "--browser",
+        &browser,
+    ]);
     term.expect("ts-v1-peer asks you to open a page (");
     term.expect("https://auth.example.com/connect?session=");
     term.answer("Open this page in your browser?", ENTER);
@@ -78,7 +85,16 @@ fn cancelling_while_pending_cancels_the_call_on_the_server() {
     let log = sandbox.path("peer.log");
     let env = format!("ELICIT_PEER_LOG='{}'", log.display());
     let stdio = ts_stdio(&[&env]);
-    let mut term = Terminal::start(&["call", "--stdio", &stdio, "connect", "--args", r#"{"completeAfterMs": -1}"#, "--browser", &browser]);
+    let mut term = Terminal::start(&[
+        "call",
+        "--stdio",
+        &stdio,
+        "connect",
+        "--args",
+        r#"{"completeAfterMs": -1}"#,
+        "--browser",
+        &browser,
+    ]);
     term.answer("Open this page in your browser?", ENTER);
     term.expect("Waiting for ts-v1-peer to report the page at auth.example.com done");
     term.expect("c to cancel the call");

@@ -20,14 +20,16 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// The one command line both modes get.
 fn call(peer: &HttpPeer, sandbox: &Sandbox, tool: &str) -> Run {
     bins();
-    let answers = sandbox.answers(&json!({"*": {"action": "accept", "content": {"name": "Ada", "email": "ada@example.com"}}}));
+    let answers =
+        sandbox.answers(&json!({"*": {"action": "accept", "content": {"name": "Ada", "email": "ada@example.com"}}}));
     let browser = sandbox.browser(Browser::RecordOnly);
     clisupport::elicit(&["call", "--url", peer.url(), tool, "--answers", &answers, "--browser", &browser], LIMIT)
 }
 
 #[test]
 fn the_same_command_line_completes_a_form_and_a_url_flow_in_both_modes() {
-    for (mode, era, form_key) in [("legacy", "2025-11-25", "(#1)"), ("modern", "2026-07-28", "(__main__:ask_contact)")] {
+    for (mode, era, form_key) in [("legacy", "2025-11-25", "(#1)"), ("modern", "2026-07-28", "(__main__:ask_contact)")]
+    {
         let peer = HttpPeer::python(mode);
         let sandbox = Sandbox::new();
         // The form: pushed mid-call on the legacy wire (keyed #1), an input request on the modern one.

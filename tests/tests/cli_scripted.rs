@@ -97,7 +97,9 @@ fn url_cancelled_is_never_opened() {
     let server = TravelServer::start();
     let sandbox = Sandbox::new();
     let answers = json!({"trip": trip(), "payment": {"action": "cancel"}, "confirm": confirm()});
-    book_trip(&server, &sandbox, &answers, Browser::Approve).success().stdout_has("Payment cancelled: nothing was booked.");
+    book_trip(&server, &sandbox, &answers, Browser::Approve)
+        .success()
+        .stdout_has("Payment cancelled: nothing was booked.");
     assert!(sandbox.opened().is_empty(), "opened without consent: {:?}", sandbox.opened());
 }
 
@@ -188,7 +190,9 @@ fn an_unknown_tool_exits_non_zero() {
     let server = TravelServer::start();
     let sandbox = Sandbox::new();
     let file = sandbox.answers(&json!({}));
-    elicit(&["call", "--url", &server.mcp_url(), "no_such_tool", "--answers", &file], LIMIT).failure().stderr_has("elicit: ");
+    elicit(&["call", "--url", &server.mcp_url(), "no_such_tool", "--answers", &file], LIMIT)
+        .failure()
+        .stderr_has("elicit: ");
 }
 
 #[test]
@@ -199,12 +203,9 @@ fn json_output_parses() {
         "rating": {"action": "accept", "content": {"stars": 4, "comment": "smooth"}},
         "contact": {"action": "decline"}}));
     let run = elicit(&["call", "--url", &server.mcp_url(), "rate_trip", "--answers", &file, "--json"], LIMIT).success();
-    let result: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json is not JSON ({e}):\n{run}"));
-    assert_eq!(
-        result["content"][0]["text"],
-        json!("Thanks for 4 star(s) (smooth); we will not contact you."),
-        "{run}"
-    );
+    let result: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("--json is not JSON ({e}):\n{run}"));
+    assert_eq!(result["content"][0]["text"], json!("Thanks for 4 star(s) (smooth); we will not contact you."), "{run}");
     assert_ne!(result["isError"], json!(true));
 }
 

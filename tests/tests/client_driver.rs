@@ -308,7 +308,10 @@ async fn every_request_carries_fresh_meta_with_the_declared_capabilities() {
             let meta = request.params.get("_meta").and_then(Value::as_object).expect("every request has _meta");
             assert_eq!(meta.get(CAPS_KEY), Some(&expected), "{capabilities:?}");
             assert_eq!(meta.get("io.modelcontextprotocol/protocolVersion"), Some(&json!("2026-07-28")));
-            assert_eq!(meta.get("io.modelcontextprotocol/clientInfo"), Some(&json!({"name": "driver-test", "version": "9"})));
+            assert_eq!(
+                meta.get("io.modelcontextprotocol/clientInfo"),
+                Some(&json!({"name": "driver-test", "version": "9"}))
+            );
             assert!(!meta.contains_key("stale"), "stale _meta leaked: {meta:?}");
             // What a server reads back is exactly what was declared.
             assert_eq!(Capabilities::from_client_capabilities(meta[CAPS_KEY].as_object()), capabilities);
@@ -322,13 +325,16 @@ async fn an_undeclared_mode_is_refused_and_nothing_is_sent() {
     let server = FakeServer::sequence(vec![
         json!({"resultType": "input_required", "inputRequests": {"u": url_request("https://pay.example.com/x")}}),
     ]);
-    let error = form_only.call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+    let error =
+        form_only.call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
     assert!(matches!(&error, DriveError::Refused { key, .. } if key == "u"), "{error:?}");
     assert_eq!(server.received().len(), 1);
 
     let url_only = Driver::new(Capabilities { url: true, ..Default::default() }, json!({}), "fake");
-    let server = FakeServer::sequence(vec![json!({"resultType": "input_required", "inputRequests": {"f": name_form("F?")}})]);
-    let error = url_only.call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+    let server =
+        FakeServer::sequence(vec![json!({"resultType": "input_required", "inputRequests": {"f": name_form("F?")}})]);
+    let error =
+        url_only.call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
     assert!(matches!(&error, DriveError::Refused { key, .. } if key == "f"), "{error:?}");
     assert_eq!(server.received().len(), 1);
 }
@@ -339,7 +345,8 @@ async fn an_undeclared_mode_is_refused_and_nothing_is_sent() {
 async fn a_result_without_result_type_is_complete() {
     let legacy = json!({"content": [{"type": "text", "text": "from an older server"}]});
     let server = FakeServer::sequence(vec![legacy.clone()]);
-    let result = driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap();
+    let result =
+        driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap();
     assert_eq!(result, legacy);
     assert_eq!(server.received().len(), 1, "no retry after a complete result");
 }
@@ -348,24 +355,31 @@ async fn a_result_without_result_type_is_complete() {
 async fn an_unknown_result_type_is_an_error() {
     for kind in [json!("partial"), json!("Complete"), json!(42), json!(null)] {
         let server = FakeServer::sequence(vec![json!({"resultType": kind, "content": []})]);
-        let error = driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+        let error = driver()
+            .call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t"))
+            .await
+            .unwrap_err();
         assert!(matches!(error, DriveError::Protocol(_)), "resultType {kind}: {error:?}");
         assert!(error.to_string().contains("resultType"), "{error}");
         assert_eq!(server.received().len(), 1, "resultType {kind}: no retry");
     }
     // Neither inputRequests nor requestState: nothing to retry with.
     let server = FakeServer::sequence(vec![json!({"resultType": "input_required"})]);
-    let error = driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+    let error =
+        driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
     assert!(matches!(error, DriveError::Protocol(_)), "{error:?}");
 }
 
 #[tokio::test]
 async fn endless_input_required_ends_after_the_round_limit() {
     let server = FakeServer::new(|_, _| {
-        Ok(json!({"resultType": "input_required", "inputRequests": {"again": name_form("Again?")}, "requestState": "x"}))
+        Ok(
+            json!({"resultType": "input_required", "inputRequests": {"again": name_form("Again?")}, "requestState": "x"}),
+        )
     });
     let mut user = User::default().form("again", accept_name("a"));
-    let error = driver().max_rounds(7).call(&mut server.caller(), &mut user, "tools/call", tool_params("t")).await.unwrap_err();
+    let error =
+        driver().max_rounds(7).call(&mut server.caller(), &mut user, "tools/call", tool_params("t")).await.unwrap_err();
     assert_eq!(error, DriveError::TooManyRounds(7));
     assert!(error.to_string().contains("still asking for input after 7 rounds"), "{error}");
     assert_eq!(server.received().len(), 7);
@@ -375,7 +389,8 @@ async fn endless_input_required_ends_after_the_round_limit() {
 async fn too_many_input_requests_in_one_round_are_refused_unanswered() {
     let requests: Map<String, Value> = (0..65).map(|i| (format!("k{i}"), name_form("?"))).collect();
     let server = FakeServer::sequence(vec![json!({"resultType": "input_required", "inputRequests": requests})]);
-    let error = driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+    let error =
+        driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
     assert!(matches!(error, DriveError::Protocol(_)), "{error:?}");
     assert_eq!(server.received().len(), 1);
 }
@@ -421,7 +436,10 @@ fn per_call_server(violations: Arc<Mutex<Vec<String>>>) -> FakeServer {
             let expected = format!("{name}-q{}", round - 1);
             let got = keys(params);
             if got != [expected.clone()] {
-                violations.lock().unwrap().push(format!("call {name} round {round} answered {got:?}, not [{expected}]"));
+                violations
+                    .lock()
+                    .unwrap()
+                    .push(format!("call {name} round {round} answered {got:?}, not [{expected}]"));
             }
         }
         Ok(if round == 3 {
@@ -479,9 +497,8 @@ async fn a_pending_url_goes_to_the_pending_control_and_the_consent_is_resent() {
     let url = "https://pay.example.com/p/123";
     let ask = json!({"resultType": "input_required", "inputRequests": {"pay": url_request(url)}, "requestState": "s"});
     let server = FakeServer::sequence(vec![ask.clone(), ask.clone(), ask, complete("paid")]);
-    let mut user = User::default()
-        .url("pay", ElicitAction::Accept)
-        .pending(&[PendingAction::Retry, PendingAction::Retry]);
+    let mut user =
+        User::default().url("pay", ElicitAction::Accept).pending(&[PendingAction::Retry, PendingAction::Retry]);
     let result = driver().call(&mut server.caller(), &mut user, "tools/call", tool_params("t")).await.unwrap();
     assert_eq!(result, complete("paid"));
     assert_eq!(
@@ -512,8 +529,10 @@ async fn cancelling_a_pending_url_sends_cancel() {
 
 #[tokio::test]
 async fn a_new_url_under_the_same_key_needs_new_consent() {
-    let first = json!({"resultType": "input_required", "inputRequests": {"pay": url_request("https://pay.example.com/a")}});
-    let second = json!({"resultType": "input_required", "inputRequests": {"pay": url_request("https://evil.example.net/a")}});
+    let first =
+        json!({"resultType": "input_required", "inputRequests": {"pay": url_request("https://pay.example.com/a")}});
+    let second =
+        json!({"resultType": "input_required", "inputRequests": {"pay": url_request("https://evil.example.net/a")}});
     let server = FakeServer::sequence(vec![first, second, complete("done")]);
     let mut user = User::default().url("pay", ElicitAction::Accept);
     driver().call(&mut server.caller(), &mut user, "tools/call", tool_params("t")).await.unwrap();
@@ -529,7 +548,9 @@ async fn a_new_url_under_the_same_key_needs_new_consent() {
 #[tokio::test]
 async fn a_url_that_must_not_be_opened_is_refused_before_the_user_sees_it() {
     for url in ["javascript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd", "ftp://x.example/"] {
-        let server = FakeServer::sequence(vec![json!({"resultType": "input_required", "inputRequests": {"pay": url_request(url)}})]);
+        let server = FakeServer::sequence(vec![
+            json!({"resultType": "input_required", "inputRequests": {"pay": url_request(url)}}),
+        ]);
         let mut user = User::default().url("pay", ElicitAction::Accept);
         let error = driver().call(&mut server.caller(), &mut user, "tools/call", tool_params("t")).await.unwrap_err();
         assert!(matches!(&error, DriveError::Refused { key, .. } if key == "pay"), "{url}: {error:?}");
@@ -561,8 +582,10 @@ async fn an_accepted_answer_failing_the_form_is_not_sent() {
 
 #[tokio::test]
 async fn an_error_from_the_server_ends_the_call() {
-    let server = FakeServer::new(|_, _| Err(CallError::Rpc { code: -32602, message: "tampered state".into(), data: None }));
-    let error = driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
+    let server =
+        FakeServer::new(|_, _| Err(CallError::Rpc { code: -32602, message: "tampered state".into(), data: None }));
+    let error =
+        driver().call(&mut server.caller(), &mut User::default(), "tools/call", tool_params("t")).await.unwrap_err();
     assert!(matches!(error, DriveError::Call(CallError::Rpc { code: -32602, .. })), "{error:?}");
     assert_eq!(server.received().len(), 1);
 }

@@ -21,11 +21,7 @@ const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 fn examples_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec/examples");
-    assert!(
-        dir.is_dir(),
-        "the spec examples are missing: expected the vendored folder {}",
-        dir.display()
-    );
+    assert!(dir.is_dir(), "the spec examples are missing: expected the vendored folder {}", dir.display());
     dir
 }
 
@@ -67,7 +63,8 @@ struct Tally {
 }
 
 fn parse_input_request(name: &str, value: &Value, tally: &mut Tally) -> InputRequest {
-    let request = InputRequest::from_json(value).unwrap_or_else(|e| panic!("{name}: input request refused: {e}\n{value}"));
+    let request =
+        InputRequest::from_json(value).unwrap_or_else(|e| panic!("{name}: input request refused: {e}\n{value}"));
     tally.input_requests += 1;
     match &request {
         InputRequest::Elicit(ElicitParams::Form { requested_schema, .. }) => {
@@ -100,7 +97,8 @@ fn parse_input_required(name: &str, result: &Value, tally: &mut Tally) {
 }
 
 fn parse_elicit_result(name: &str, value: &Value, tally: &mut Tally) -> ElicitResult {
-    let result = ElicitResult::from_json(value).unwrap_or_else(|e| panic!("{name}: ElicitResult refused: {e}\n{value}"));
+    let result =
+        ElicitResult::from_json(value).unwrap_or_else(|e| panic!("{name}: ElicitResult refused: {e}\n{value}"));
     tally.elicit_results += 1;
     // What the client would send back is exactly the example.
     assert_eq!(&result.to_json(), value, "{name}: the answer does not survive a round trip");
@@ -146,7 +144,9 @@ fn walk(name: &str, value: &Value, tally: &mut Tally) {
         } else if let Some(result) = object.get("result") {
             walk(name, result, tally);
         } else if let Some(data) = object.get("error").and_then(|e| e.get("data")) {
-            let caps = data.get("requiredCapabilities").unwrap_or_else(|| panic!("{name}: an error without requiredCapabilities"));
+            let caps = data
+                .get("requiredCapabilities")
+                .unwrap_or_else(|| panic!("{name}: an error without requiredCapabilities"));
             parse_capabilities(name, caps, tally);
         } else {
             panic!("{name}: an envelope of unknown shape");
@@ -176,12 +176,14 @@ fn walk(name: &str, value: &Value, tally: &mut Tally) {
     } else if object.contains_key("type") {
         // One `PrimitiveSchemaDefinition`: parsed as the only property of a form.
         let form = json!({"type": "object", "properties": {"field": value}});
-        let schema = RequestedSchema::from_json(&form).unwrap_or_else(|e| panic!("{name}: property schema refused: {e}"));
+        let schema =
+            RequestedSchema::from_json(&form).unwrap_or_else(|e| panic!("{name}: property schema refused: {e}"));
         assert_eq!(schema.to_json(), form, "{name}: the property schema does not survive parsing");
         // The example's default fills the form validly.
         if let Some(default) = schema.properties[0].schema.default_value() {
             let content = json!({"field": default});
-            validate(&schema, content.as_object().unwrap()).unwrap_or_else(|e| panic!("{name}: its own default fails: {e}"));
+            validate(&schema, content.as_object().unwrap())
+                .unwrap_or_else(|e| panic!("{name}: its own default fails: {e}"));
         }
         tally.property_schemas += 1;
     } else if object.values().all(|v| v.get("method").is_some()) {
@@ -228,7 +230,9 @@ fn every_spec_example_parses_with_the_client_parsers() {
 
 #[test]
 fn the_url_examples_are_shown_with_their_host() {
-    for name in ["page-elicitation-14-url-input-request.json", "schema-ElicitRequestURLParams--elicit-sensitive-data.json"] {
+    for name in
+        ["page-elicitation-14-url-input-request.json", "schema-ElicitRequestURLParams--elicit-sensitive-data.json"]
+    {
         let mut value = example(name);
         if value.get("method").is_none() {
             value = json!({"method": "elicitation/create", "params": value});
@@ -252,9 +256,15 @@ fn the_url_examples_are_shown_with_their_host() {
 fn the_spec_answers_fit_their_forms() {
     let pairs = [
         ("page-elicitation-10-form-simple-input-request.json", "page-elicitation-11-form-simple-elicit-result.json"),
-        ("page-elicitation-12-form-structured-input-request.json", "page-elicitation-13-form-structured-elicit-result.json"),
+        (
+            "page-elicitation-12-form-structured-input-request.json",
+            "page-elicitation-13-form-structured-elicit-result.json",
+        ),
         ("schema-ElicitRequest--elicitation-request.json", "schema-ElicitResult--input-single-field.json"),
-        ("schema-ElicitRequestFormParams--elicit-multiple-fields.json", "schema-ElicitResult--input-multiple-fields.json"),
+        (
+            "schema-ElicitRequestFormParams--elicit-multiple-fields.json",
+            "schema-ElicitResult--input-multiple-fields.json",
+        ),
         ("schema-ElicitRequestFormParams--elicit-single-field.json", "schema-ElicitResult--input-single-field.json"),
     ];
     for (request_name, answer_name) in pairs {
@@ -262,7 +272,8 @@ fn the_spec_answers_fit_their_forms() {
         if request.get("method").is_none() {
             request = json!({"method": "elicitation/create", "params": request});
         }
-        let InputRequest::Elicit(ElicitParams::Form { requested_schema, .. }) = InputRequest::from_json(&request).unwrap()
+        let InputRequest::Elicit(ElicitParams::Form { requested_schema, .. }) =
+            InputRequest::from_json(&request).unwrap()
         else {
             panic!("{request_name} is not a form");
         };
@@ -297,7 +308,8 @@ struct SpecUser {
 
 impl Responder for SpecUser {
     async fn form(&mut self, ctx: AskContext<'_>, _message: &str, _schema: &RequestedSchema) -> ElicitResult {
-        ElicitResult::from_json(self.forms.get(ctx.key).unwrap_or_else(|| panic!("no spec answer for {}", ctx.key))).unwrap()
+        ElicitResult::from_json(self.forms.get(ctx.key).unwrap_or_else(|| panic!("no spec answer for {}", ctx.key)))
+            .unwrap()
     }
 
     async fn url(&mut self, _ctx: AskContext<'_>, _message: &str, _url: &CheckedUrl) -> ElicitAction {
@@ -341,11 +353,18 @@ async fn the_driver_sends_the_spec_retries_of_the_two_round_sep_flow() {
         sent: Vec::new(),
     };
     let mut forms = Map::new();
-    forms.insert("resolution".into(), params_of("sep2322-03-ado-round1-retry.json")["inputResponses"]["resolution"].clone());
-    forms.insert("duplicate_of".into(), params_of("sep2322-05-ado-round2-retry.json")["inputResponses"]["duplicate_of"].clone());
+    forms.insert(
+        "resolution".into(),
+        params_of("sep2322-03-ado-round1-retry.json")["inputResponses"]["resolution"].clone(),
+    );
+    forms.insert(
+        "duplicate_of".into(),
+        params_of("sep2322-05-ado-round2-retry.json")["inputResponses"]["duplicate_of"].clone(),
+    );
     let mut user = SpecUser { forms, sampling: Value::Null };
     let driver = Driver::new(Capabilities::ELICITATION, json!({"name": "t", "version": "0"}), "ado");
-    let result = driver.call(&mut server, &mut user, "tools/call", params_of("sep2322-01-ado-round1-call.json")).await.unwrap();
+    let result =
+        driver.call(&mut server, &mut user, "tools/call", params_of("sep2322-01-ado-round1-call.json")).await.unwrap();
     assert_eq!(result, result_of("sep2322-06-ado-final-complete.json"));
     assert_eq!(server.sent.len(), 3);
     assert_eq!(without_meta(server.sent[0].clone()), params_of("sep2322-01-ado-round1-call.json"));
@@ -366,7 +385,8 @@ async fn the_driver_sends_the_spec_retry_of_the_tools_page() {
     let mut first = retry.clone();
     first.remove("inputResponses");
     first.remove("requestState");
-    let driver = Driver::new(Capabilities { form: true, ..Default::default() }, json!({"name": "t", "version": "0"}), "w");
+    let driver =
+        Driver::new(Capabilities { form: true, ..Default::default() }, json!({"name": "t", "version": "0"}), "w");
     driver.call(&mut server, &mut user, "tools/call", first.clone()).await.unwrap();
     assert_eq!(without_meta(server.sent[0].clone()), first);
     assert_eq!(without_meta(server.sent[1].clone()), retry);
@@ -394,8 +414,9 @@ async fn the_driver_answers_the_spec_mixed_round_with_exactly_its_keys() {
     driver.call(&mut server, &mut user, "tools/call", params).await.unwrap();
     let retry = &server.sent[1];
     assert_eq!(retry["inputResponses"], responses);
-    let state = example("schema-InputRequiredResult--input-required-result-with-elicitation-and-sampling-and-request-state.json")
-        ["requestState"]
+    let state = example(
+        "schema-InputRequiredResult--input-required-result-with-elicitation-and-sampling-and-request-state.json",
+    )["requestState"]
         .clone();
     assert_eq!(retry["requestState"], state);
 }
@@ -410,20 +431,38 @@ fn malformed_schemas_are_refused() {
         ("no properties", json!({"type": "object"})),
         ("properties not an object", json!({"type": "object", "properties": []})),
         ("nested object", json!({"type": "object", "properties": {"o": {"type": "object", "properties": {}}}})),
-        ("array of objects", json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}})),
-        ("array of free strings", json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}})),
+        (
+            "array of objects",
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}}),
+        ),
+        (
+            "array of free strings",
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}}),
+        ),
         ("unknown type", json!({"type": "object", "properties": {"x": {"type": "null"}}})),
         ("missing type", json!({"type": "object", "properties": {"x": {"title": "X"}}})),
         ("unknown format", json!({"type": "object", "properties": {"s": {"type": "string", "format": "password"}}})),
-        ("min above max", json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 5, "maxLength": 1}}})),
+        (
+            "min above max",
+            json!({"type": "object", "properties": {"s": {"type": "string", "minLength": 5, "maxLength": 1}}}),
+        ),
         ("negative length", json!({"type": "object", "properties": {"s": {"type": "string", "minLength": -1}}})),
         ("empty enum", json!({"type": "object", "properties": {"e": {"type": "string", "enum": []}}})),
         ("duplicate option", json!({"type": "object", "properties": {"e": {"type": "string", "enum": ["a", "a"]}}})),
-        ("default outside enum", json!({"type": "object", "properties": {"e": {"type": "string", "enum": ["a"], "default": "b"}}})),
-        ("oneOf without title", json!({"type": "object", "properties": {"e": {"type": "string", "oneOf": [{"const": "a"}]}}})),
+        (
+            "default outside enum",
+            json!({"type": "object", "properties": {"e": {"type": "string", "enum": ["a"], "default": "b"}}}),
+        ),
+        (
+            "oneOf without title",
+            json!({"type": "object", "properties": {"e": {"type": "string", "oneOf": [{"const": "a"}]}}}),
+        ),
         ("required a stranger", json!({"type": "object", "properties": {"s": {"type": "string"}}, "required": ["t"]})),
         ("required not a list", json!({"type": "object", "properties": {"s": {"type": "string"}}, "required": "s"})),
-        ("boolean default a string", json!({"type": "object", "properties": {"b": {"type": "boolean", "default": "yes"}}})),
+        (
+            "boolean default a string",
+            json!({"type": "object", "properties": {"b": {"type": "boolean", "default": "yes"}}}),
+        ),
         ("number bound a string", json!({"type": "object", "properties": {"n": {"type": "number", "minimum": "0"}}})),
     ];
     for (what, schema) in cases {
@@ -462,7 +501,10 @@ fn urls_with_other_schemes_are_refused() {
         assert!(!error.is_empty(), "{url}");
         // The request still parses (a URL is a string), but the driver's check refuses it.
         let request = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": url}});
-        assert!(matches!(InputRequest::from_json(&request), Ok(InputRequest::Elicit(ElicitParams::Url { .. }))), "{url}");
+        assert!(
+            matches!(InputRequest::from_json(&request), Ok(InputRequest::Elicit(ElicitParams::Url { .. }))),
+            "{url}"
+        );
     }
     for url in ["https://pay.example.com/x", "http://127.0.0.1:8080/pay/abc", "HTTPS://EXAMPLE.COM/"] {
         assert!(check_url(url).is_ok(), "{url} was refused");
@@ -484,7 +526,10 @@ fn the_highlighted_host_is_the_real_host() {
         assert_eq!(&checked.url[checked.host_range.clone()], host, "{url}");
         // The highlight is the authority's host: nothing after it but a port or the path.
         let after = &checked.url[checked.host_range.end..];
-        assert!(after.is_empty() || after.starts_with(':') || after.starts_with('/'), "{url}: highlight ends before {after:?}");
+        assert!(
+            after.is_empty() || after.starts_with(':') || after.starts_with('/'),
+            "{url}: highlight ends before {after:?}"
+        );
         let before = &checked.url[..checked.host_range.start];
         assert!(before.ends_with("://") || before.ends_with('@'), "{url}: highlight starts after {before:?}");
     }

@@ -18,7 +18,9 @@ use elicit_runtime::schema::RequestedSchema;
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
-type Script = Arc<dyn Fn(PushSender, usize) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, CallError>> + Send>> + Send + Sync>;
+type Script = Arc<
+    dyn Fn(PushSender, usize) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, CallError>> + Send>> + Send + Sync,
+>;
 
 /// A legacy server: each call runs its script, which may push requests through the channel.
 struct FakeLegacy {
@@ -109,10 +111,13 @@ async fn a_pushed_form_is_answered_by_the_responder_and_ping_and_undeclared_requ
         let sampling = push.request("sampling/createMessage", Some(json!({"messages": [], "maxTokens": 5}))).await;
         let unknown = push.request("tasks/get", Some(json!({}))).await;
         let answer = push.request("elicitation/create", Some(name_form())).await.unwrap();
-        Ok(json!({"pong": pong.unwrap(), "sampling": sampling.unwrap_err().code, "unknown": unknown.unwrap_err().code, "answer": answer}))
+        Ok(
+            json!({"pong": pong.unwrap(), "sampling": sampling.unwrap_err().code, "unknown": unknown.unwrap_err().code, "answer": answer}),
+        )
     });
     let mut user = User { content: json!({"name": "Ada"}).as_object().unwrap().clone(), ..User::default() };
-    let result = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+    let result =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["answer"], json!({"action": "accept", "content": {"name": "Ada"}}));
     assert_eq!(result["pong"], json!({}));
     assert_eq!(result["sampling"], json!(-32601));
@@ -132,7 +137,8 @@ async fn an_invalid_answer_is_not_sent_and_the_call_is_cancelled() {
     });
     let cancelled = caller.cancelled.clone();
     let mut user = User { content: json!({"name": "A"}).as_object().unwrap().clone(), ..User::default() };
-    let error = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+    let error =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert!(matches!(error, DriveError::InvalidAnswer { .. }), "{error:?}");
     assert_eq!(cancelled.lock().unwrap().len(), 1);
 }
@@ -151,7 +157,8 @@ async fn a_url_step_is_pending_until_its_completion_notification_then_the_call_r
         Ok(json!({"answer": answer}))
     });
     let mut user = User::default();
-    let result = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+    let result =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["answer"], json!({"action": "accept"}));
     assert!(user.seen.contains(&"url e-42 https://auth.example/connect".to_owned()), "{:?}", user.seen);
     assert!(user.seen.contains(&"pending e-42 InCall".to_owned()), "{:?}", user.seen);
@@ -169,7 +176,8 @@ async fn cancelling_a_pending_url_step_cancels_the_call() {
     });
     let cancelled = caller.cancelled.clone();
     let mut user = User { pending_action: Some(PendingAction::Cancel), ..User::default() };
-    let error = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+    let error =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert_eq!(error, DriveError::Cancelled);
     assert_eq!(cancelled.lock().unwrap().as_slice(), ["cancelled"]);
 }
@@ -194,9 +202,13 @@ async fn url_required_error_is_consented_then_retried_once_every_step_completed(
         Ok(json!({"content": [{"type": "text", "text": format!("call {n}")}]}))
     });
     let mut user = User { pending_action: None, ..User::default() };
-    let result = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+    let result =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["content"][0]["text"], "call 2");
-    assert!(user.seen.contains(&"url a https://a.example/".to_owned()) && user.seen.contains(&"url b https://b.example/".to_owned()));
+    assert!(
+        user.seen.contains(&"url a https://a.example/".to_owned())
+            && user.seen.contains(&"url b https://b.example/".to_owned())
+    );
     assert_eq!(caller.calls, 2);
 }
 
@@ -208,7 +220,8 @@ async fn declining_a_required_url_ends_the_call_without_retrying() {
         Err(CallError::Rpc { code: -32042, message: "URL elicitation required".into(), data: Some(data) })
     });
     let mut user = User { url_action: Some(ElicitAction::Decline), ..User::default() };
-    let error = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+    let error =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert_eq!(error, DriveError::Declined);
     assert_eq!(caller.calls, 1);
 }
@@ -224,7 +237,8 @@ async fn the_user_retry_after_url_required_calls_again() {
         Ok(json!({"done": n}))
     });
     let mut user = User { pending_action: Some(PendingAction::Retry), ..User::default() };
-    let result = driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+    let result =
+        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["done"], 2);
     assert!(user.seen.contains(&format!("pending a {:?}", PendingKind::Required)));
 }
@@ -257,8 +271,11 @@ async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
     });
     let cancelled = caller.cancelled.clone();
     let mut user = User { content: json!({"name": "Ada"}).as_object().unwrap().clone(), ..User::default() };
-    let error =
-        driver().max_input_requests(8).call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+    let error = driver()
+        .max_input_requests(8)
+        .call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params())
+        .await
+        .unwrap_err();
     assert!(matches!(&error, DriveError::Protocol(m) if m.contains("more than 8")), "{error:?}");
     assert_eq!(user.seen.len(), 8);
     assert_eq!(cancelled.lock().unwrap().len(), 1);
@@ -266,13 +283,16 @@ async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
 
 #[test]
 fn malformed_pushes_are_refused_with_the_right_codes() {
-    use legacy::{parse_notification, parse_request, parse_url_required, PushedNotice};
+    use legacy::{PushedNotice, parse_notification, parse_request, parse_url_required};
     let no_id = json!({"mode": "url", "message": "m", "url": "https://a.example/"});
     assert_eq!(parse_request("elicitation/create", Some(&no_id)).unwrap_err().code, -32602);
     assert_eq!(parse_request("elicitation/create", None).unwrap_err().code, -32602);
     assert_eq!(parse_request("elicitation/create", Some(&json!({"message": 3}))).unwrap_err().code, -32602);
     assert_eq!(parse_request("resources/list", None).unwrap_err().code, -32601);
-    assert_eq!(parse_notification("notifications/elicitation/complete", Some(&json!({"elicitationId": 7}))), PushedNotice::Ignored);
+    assert_eq!(
+        parse_notification("notifications/elicitation/complete", Some(&json!({"elicitationId": 7}))),
+        PushedNotice::Ignored
+    );
     let form_only = json!({"elicitations": [name_form()]});
     assert!(parse_url_required(Some(&form_only)).is_err());
     let legacy_enum = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {

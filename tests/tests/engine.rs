@@ -44,7 +44,10 @@ async fn malformed_input_responses_are_invalid_params() {
     let call = Call::tool("greet");
     let state = asked(engine.run(&call.request(), greet).await).request_state.unwrap();
     // Control: a well-formed answer completes.
-    assert_eq!(complete(engine.run(&call.retry(answer_who("Ada"), Some(&state)).request(), greet).await), "Hello, Ada!");
+    assert_eq!(
+        complete(engine.run(&call.retry(answer_who("Ada"), Some(&state)).request(), greet).await),
+        "Hello, Ada!"
+    );
 
     let malformed = [
         json!(12345),
@@ -99,7 +102,10 @@ async fn unexpected_keys_are_ignored() {
         "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
         "not_even_an_answer": 12345,
     });
-    assert_eq!(complete(engine.run(&call.retry(responses.clone(), Some(&state)).request(), greet).await), "Hello, Ada!");
+    assert_eq!(
+        complete(engine.run(&call.retry(responses.clone(), Some(&state)).request(), greet).await),
+        "Hello, Ada!"
+    );
     // Without any state too (a client that answers unasked still gets through).
     assert_eq!(complete(engine.run(&call.retry(responses, None).request(), greet).await), "Hello, Ada!");
 }
@@ -128,7 +134,8 @@ async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_the
     assert!(original["params"]["requestedSchema"]["properties"]["name"].get("default").is_none());
 
     // Invalid answer 1 of 2 allowed: asked again, the errors stated, the values as defaults.
-    let second = asked(engine.run(&call.retry(person("A", 200), first.request_state.as_deref()).request(), ask_person).await);
+    let second =
+        asked(engine.run(&call.retry(person("A", 200), first.request_state.as_deref()).request(), ask_person).await);
     assert_eq!(keys(&second), ["person"]);
     let again = request_json(&second, "person");
     let message = again["params"]["message"].as_str().unwrap();
@@ -141,7 +148,8 @@ async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_the
     assert_eq!(properties["name"]["minLength"], 2, "the constraints stay: {again}");
 
     // Invalid answer 2 of 2: asked again.
-    let third = asked(engine.run(&call.retry(person("Bo", -1), second.request_state.as_deref()).request(), ask_person).await);
+    let third =
+        asked(engine.run(&call.retry(person("Bo", -1), second.request_state.as_deref()).request(), ask_person).await);
     let message = request_json(&third, "person")["params"]["message"].as_str().unwrap().to_owned();
     assert!(message.contains("`age`") && !message.contains("`name`"), "only the failing field: {message}");
     assert_eq!(request_json(&third, "person")["params"]["requestedSchema"]["properties"]["name"]["default"], "Bo");
@@ -257,7 +265,9 @@ async fn once_runs_its_closure_exactly_once_across_rounds() {
     let round1 = asked(engine.run(&call.request(), handler).await);
     assert_eq!(keys(&round1), ["first"]);
     let answer = |key: &str, colour: &str| json!({key: {"action": "accept", "content": {"colour": colour}}});
-    let round2 = asked(engine.run(&call.retry(answer("first", "red"), round1.request_state.as_deref()).request(), handler).await);
+    let round2 = asked(
+        engine.run(&call.retry(answer("first", "red"), round1.request_state.as_deref()).request(), handler).await,
+    );
     assert_eq!(keys(&round2), ["second"]);
     // The client sends only the latest round's key; the first answer is carried in the state.
     let retry = call.retry(answer("second", "blue"), round2.request_state.as_deref());
@@ -287,7 +297,8 @@ async fn asks_awaited_together_go_out_in_one_round() {
     let both = call.retry(json!({"a": colour, "b": person}), round1.request_state.as_deref());
     assert_eq!(complete(engine.run(&both.request(), handler).await), "green for Ada");
     // One answered: only the other is asked again, and the first is carried.
-    let partial = asked(engine.run(&call.retry(json!({"a": colour}), round1.request_state.as_deref()).request(), handler).await);
+    let partial =
+        asked(engine.run(&call.retry(json!({"a": colour}), round1.request_state.as_deref()).request(), handler).await);
     assert_eq!(keys(&partial), ["b"]);
     let rest = call.retry(json!({"b": person}), partial.request_state.as_deref());
     assert_eq!(complete(engine.run(&rest.request(), handler).await), "green for Ada");

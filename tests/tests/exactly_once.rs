@@ -104,7 +104,9 @@ async fn to_confirmation(engine: &Engine, runs: &Arc<Runs>, call: &Call) -> (Str
     let id = payment_id(&second);
     let s2 = second.request_state.clone().unwrap();
     assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
-    let third = asked(engine.run(&call.retry(json!({"payment": {"action": "accept"}}), Some(&s2)).request(), handler(runs)).await);
+    let third = asked(
+        engine.run(&call.retry(json!({"payment": {"action": "accept"}}), Some(&s2)).request(), handler(runs)).await,
+    );
     assert_eq!(keys(&third), ["confirm"]);
     (s1, s2, third.request_state.clone().unwrap(), id)
 }
@@ -184,10 +186,7 @@ async fn the_payment_rounds_lost_response_is_recovered_not_paid_again() {
         assert_eq!(keys(&again), ["confirm"], "a retry of the payment round asked {:?}", keys(&again));
     }
     // The completion was consumed by this flow: the page's record is gone from the store.
-    assert_eq!(
-        engine.completion_store().status(&id).await.unwrap(),
-        elicit_runtime::server::UrlStatus::Unknown
-    );
+    assert_eq!(engine.completion_store().status(&id).await.unwrap(), elicit_runtime::server::UrlStatus::Unknown);
     // Another flow cannot take it.
     let other = Call::tool("book");
     let (_, other_s2, _, _) = to_confirmation(&engine, &runs, &other).await;
@@ -226,7 +225,11 @@ async fn confirm_and_decline_racing_never_contradict() {
         }
         let charged = runs.charge.load(Ordering::SeqCst);
         assert!(charged <= 1, "round {round}: charged {charged} times");
-        assert_eq!(charged == 1, outcomes[0].starts_with("Booked!"), "round {round}: {outcomes:?} after {charged} charge(s)");
+        assert_eq!(
+            charged == 1,
+            outcomes[0].starts_with("Booked!"),
+            "round {round}: {outcomes:?} after {charged} charge(s)"
+        );
     }
 }
 
@@ -240,12 +243,20 @@ async fn answers_for_keys_never_asked_are_ignored() {
     let mut ahead = who("Ada");
     ahead["payment"] = json!({"action": "accept"});
     ahead["confirm"] = json!({"action": "accept", "content": {"confirm": true}});
-    let second = asked(engine.run(&call.retry(ahead.clone(), first.request_state.as_deref()).request(), handler(&runs)).await);
+    let second =
+        asked(engine.run(&call.retry(ahead.clone(), first.request_state.as_deref()).request(), handler(&runs)).await);
     assert_eq!(keys(&second), ["payment"], "an unasked answer was used");
     let id = payment_id(&second);
     assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
     // Nor kept for later: the confirmation is asked after the payment.
-    let third = asked(engine.run(&call.retry(json!({"payment": {"action": "accept"}}), second.request_state.as_deref()).request(), handler(&runs)).await);
+    let third = asked(
+        engine
+            .run(
+                &call.retry(json!({"payment": {"action": "accept"}}), second.request_state.as_deref()).request(),
+                handler(&runs),
+            )
+            .await,
+    );
     assert_eq!(keys(&third), ["confirm"], "an answer given ahead was kept for a later ask");
     assert_eq!(runs.charge.load(Ordering::SeqCst), 0);
 }
@@ -293,7 +304,11 @@ async fn a_failed_computation_is_not_recorded_and_runs_again() {
 struct Ada;
 
 impl elicit_runtime::server::LivePeer for Ada {
-    fn request(&self, _method: &'static str, params: Option<Value>) -> elicit_runtime::server::LiveFuture<'_, Result<Value, String>> {
+    fn request(
+        &self,
+        _method: &'static str,
+        params: Option<Value>,
+    ) -> elicit_runtime::server::LiveFuture<'_, Result<Value, String>> {
         let message = params.as_ref().and_then(|p| p["message"].as_str()).unwrap_or_default().to_owned();
         Box::pin(async move {
             Ok(if message.contains("name") {
@@ -304,7 +319,11 @@ impl elicit_runtime::server::LivePeer for Ada {
         })
     }
 
-    fn notify(&self, _method: &'static str, _params: Value) -> elicit_runtime::server::LiveFuture<'_, Result<(), String>> {
+    fn notify(
+        &self,
+        _method: &'static str,
+        _params: Value,
+    ) -> elicit_runtime::server::LiveFuture<'_, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -345,7 +364,8 @@ async fn once_behaves_the_same_on_the_live_2025_path() {
 
 /// A flow asking its name and the payment together, then booking in `once`.
 async fn both_at_once(flow: Flow, runs: Arc<Runs>) -> Result<String, FlowError> {
-    let (who, payment) = tokio::join!(flow.form::<Name>("who"), flow.url("payment", "Pay", |id| format!("https://pay.example/{id}")));
+    let (who, payment) =
+        tokio::join!(flow.form::<Name>("who"), flow.url("payment", "Pay", |id| format!("https://pay.example/{id}")));
     let (Answer::Accepted(who), UrlAnswer::Completed(_)) = (who?, payment?) else { return Ok("not booked".into()) };
     let reference = flow.once("reference", || async { Ok(runs.reference.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
     Ok(format!("REF-{reference} for {}", who.name))
@@ -355,7 +375,11 @@ async fn both_at_once(flow: Flow, runs: Arc<Runs>) -> Result<String, FlowError> 
 async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
     // A short `once_wait`: before the fix the held claim made the last round wait this long and
     // fail with -32603 "still being run by another round".
-    let config = EngineConfig { once_wait: Duration::from_secs(1), url_wait: Duration::from_millis(500), ..EngineConfig::default() };
+    let config = EngineConfig {
+        once_wait: Duration::from_secs(1),
+        url_wait: Duration::from_millis(500),
+        ..EngineConfig::default()
+    };
     let engine = Engine::builder("exactly-once", KeyRing::generate()).config(config).build();
     let runs = Arc::new(Runs::default());
     let handler = {
@@ -374,7 +398,8 @@ async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
     // The page completes; the name comes, then the payment again (only keys the last round
     // asked are read): the flow finishes, booking once, with no wait on a claim left held.
     assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
-    let third = asked(engine.run(&call.retry(who("Ada"), second.request_state.as_deref()).request(), handler.clone()).await);
+    let third =
+        asked(engine.run(&call.retry(who("Ada"), second.request_state.as_deref()).request(), handler.clone()).await);
     assert_eq!(keys(&third), ["payment"]);
     assert_eq!(payment_id(&third), id, "the step was minted again");
     let done = call.retry(json!({"payment": {"action": "accept"}}), third.request_state.as_deref());

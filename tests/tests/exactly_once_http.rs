@@ -42,7 +42,8 @@ struct Redis {
 impl Redis {
     /// `None` when `redis-server` is not installed outside CI (the test then says it skipped).
     fn start() -> Option<Redis> {
-        let installed = Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+        let installed =
+            Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
         if !installed {
             assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
             let _ = writeln!(std::io::stderr(), "SKIPPED exactly_once_http (Redis): redis-server is not installed");
@@ -146,7 +147,9 @@ async fn instance(keys: KeyRing, store: Arc<dyn CompletionStore>, runs: Arc<Atom
         Arc::new(schema)
     };
     let server = McpServer::builder(travel::AUDIENCE, "1.0.0", engine)
-        .tool(Tool::new("book_trip", "book", schema()), move |flow| travel::book_trip(flow, public_url.clone(), summaries.clone()))
+        .tool(Tool::new("book_trip", "book", schema()), move |flow| {
+            travel::book_trip(flow, public_url.clone(), summaries.clone())
+        })
         .tool(Tool::new("count", "count", schema()), move |flow| count(flow, runs.clone()))
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -197,7 +200,9 @@ async fn book_with_replays(pair: &Pair, page_store: &Arc<dyn CompletionStore>) -
     assert_eq!(third.keys(), ["confirm"], "the retried payment round asked {:?}", third.keys());
 
     let done = pair.at(0).retry("book_trip", json!({}), confirm(true), Some(third.state())).await.text();
-    let reference = elicit_tests::reference::booking_reference(&done).unwrap_or_else(|| panic!("no reference in {done}")).to_owned();
+    let reference = elicit_tests::reference::booking_reference(&done)
+        .unwrap_or_else(|| panic!("no reference in {done}"))
+        .to_owned();
     assert!(reference.starts_with("BK-") && reference.len() == 13, "{reference}");
 
     // The last state, replayed twice in a row...
@@ -275,7 +280,10 @@ async fn two_instances_sharing_redis() {
     tokio::time::timeout(TEST_BOUND, async {
         let keys = KeyRing::generate();
         let runs = Arc::new(AtomicUsize::new(0));
-        let connect = || async { Arc::new(RedisStore::builder(redis.url()).key_prefix("once").connect().await.unwrap()) as Arc<dyn CompletionStore> };
+        let connect = || async {
+            Arc::new(RedisStore::builder(redis.url()).key_prefix("once").connect().await.unwrap())
+                as Arc<dyn CompletionStore>
+        };
         let (a, b) = (connect().await, connect().await);
         let urls = [instance(keys.clone(), a.clone(), runs.clone()).await, instance(keys, b, runs.clone()).await];
         let pair = Pair::new(&urls);

@@ -109,7 +109,8 @@ async fn answers_too_large_to_carry_are_invalid_params() {
     let state = asked.request_state.as_deref();
     for content in [json!({"name": "A".repeat(2_000)}), json!({"name": "Ada", "unasked": "x".repeat(2_000)})] {
         let answers = json!({"first": {"action": "accept", "content": content}});
-        let error = engine.run(&first.input_responses(Some(&answers)).request_state(state), two_forms).await.unwrap_err();
+        let error =
+            engine.run(&first.input_responses(Some(&answers)).request_state(state), two_forms).await.unwrap_err();
         assert_eq!(error.code, -32602, "{error:?}");
         assert_ne!(error.message, INVALID_STATE_MESSAGE);
         assert!(error.message.contains("1024 characters"), "{}", error.message);

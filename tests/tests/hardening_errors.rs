@@ -43,8 +43,9 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let Some(mut redis) = redis() else { return };
     let store = RedisStore::connect(&redis.url()).await.unwrap();
     let engine = Engine::builder("hardening-errors", KeyRing::generate()).completion_store(Arc::new(store)).build();
-    let server =
-        McpServer::builder("hardening-errors", "1.0.0", engine).tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay).build();
+    let server = McpServer::builder("hardening-errors", "1.0.0", engine)
+        .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
+        .build();
     let url = support::serve(server).await;
     let client = Client::new(&url);
     // With the store up, the URL step is asked.
@@ -145,7 +146,9 @@ async fn travel_server_logs_the_detail_the_client_is_not_told() {
         "from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 1, "cabin": "economy",
         "meals": [], "extras": [], "email": "ada@example.com", "alerts": false
     });
-    let reply = client.retry("book_trip", json!({}), json!({"trip": {"action": "accept", "content": trip}}), Some(first.state())).await;
+    let reply = client
+        .retry("book_trip", json!({}), json!({"trip": {"action": "accept", "content": trip}}), Some(first.state()))
+        .await;
     let (code, message, _) = reply.error();
     assert_eq!(code, -32603);
     assert!(!message.contains("127.0.0.1"), "{message}");

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
 use elicit_runtime::server::{Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use elicit_tests::support::serve;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// A server whose tool `count` counts its runs in `calls`.
@@ -23,7 +23,8 @@ fn builder(calls: &Arc<AtomicUsize>) -> McpServerBuilder {
         calls.fetch_add(1, Ordering::SeqCst);
         async { Ok::<_, FlowError>(CallToolResult::success(vec![ContentBlock::text("counted")])) }
     };
-    McpServer::builder("hardening-http", "1.0.0", engine).tool(Tool::new("count", "test", Arc::new(JsonObject::new())), count)
+    McpServer::builder("hardening-http", "1.0.0", engine)
+        .tool(Tool::new("count", "test", Arc::new(JsonObject::new())), count)
 }
 
 fn call(params: Value) -> Value {
@@ -78,9 +79,11 @@ async fn origin_is_validated_by_default_and_configurable() {
     // The 2025 era's `initialize` is checked the same way.
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let legacy = [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://evil.example")];
+    let legacy =
+        [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://evil.example")];
     assert_eq!(post(&url, &legacy, initialize.to_string()).await.0, 403);
-    let legacy_local = [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://localhost:1")];
+    let legacy_local =
+        [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://localhost:1")];
     assert_eq!(post(&url, &legacy_local, initialize.to_string()).await.0, 200);
 
     // Configured origins are allowed besides loopback; others still are not.

@@ -49,8 +49,10 @@ async fn the_page_names_amount_and_trip_and_scopes_its_cookie() {
         "from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 2, "cabin": "business",
         "meals": [], "extras": ["lounge"], "email": "ada@example.com", "alerts": false
     });
-    let payment =
-        client.retry("book_trip", json!({}), json!({"trip": {"action": "accept", "content": trip}}), Some(first.state())).await.asked();
+    let payment = client
+        .retry("book_trip", json!({}), json!({"trip": {"action": "accept", "content": trip}}), Some(first.state()))
+        .await
+        .asked();
     let url = payment.params("payment")["url"].as_str().unwrap().to_owned();
     let id = url.rsplit('/').next().unwrap().to_owned();
 
@@ -67,7 +69,10 @@ async fn the_page_names_amount_and_trip_and_scopes_its_cookie() {
     assert!(attributes(&cookie).contains(&"secure".to_owned()), "{cookie}");
     // The page still works as a browser uses it, and the flow goes on to the confirmation.
     assert_eq!(browser_submit(&url, "approve").await, 200);
-    let confirm = client.retry("book_trip", json!({}), json!({"payment": {"action": "accept"}}), Some(payment.state())).await.asked();
+    let confirm = client
+        .retry("book_trip", json!({}), json!({"payment": {"action": "accept"}}), Some(payment.state()))
+        .await
+        .asked();
     assert_eq!(confirm.keys(), ["confirm"]);
 }
 

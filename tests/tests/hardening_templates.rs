@@ -25,7 +25,9 @@ fn engine() -> Engine {
 fn unsupported_templates_are_registration_errors_not_panics() {
     for bad in ["x:{+path}", "x:{#frag}", "x:{a,b}", "x:{a*}", "x:{a:3}", "x:{}", "x:{a", "x:a}", "x:{a}/{a}"] {
         let registered = std::panic::catch_unwind(|| {
-            McpServer::builder("t", "1", engine()).resource_template(ResourceTemplate::new(bad, "bad-one"), echo).map(|_| ())
+            McpServer::builder("t", "1", engine())
+                .resource_template(ResourceTemplate::new(bad, "bad-one"), echo)
+                .map(|_| ())
         });
         let registered = registered.unwrap_or_else(|_| panic!("registering `{bad}` panicked"));
         let error = registered.err().unwrap_or_else(|| panic!("`{bad}` was accepted"));
@@ -34,7 +36,8 @@ fn unsupported_templates_are_registration_errors_not_panics() {
         assert!(message.starts_with("resource template `bad-one`: "), "{message}");
     }
     // A level-1 template registers, and the builder goes on.
-    let server = McpServer::builder("t", "1", engine()).resource_template(ResourceTemplate::new("x:{a}/{b}", "ok"), echo);
+    let server =
+        McpServer::builder("t", "1", engine()).resource_template(ResourceTemplate::new("x:{a}/{b}", "ok"), echo);
     assert!(server.is_ok());
 }
 

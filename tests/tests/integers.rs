@@ -44,15 +44,27 @@ async fn wide(flow: Flow) -> Result<CallToolResult, FlowError> {
 
 fn server() -> McpServer {
     let engine = Engine::builder("integers", KeyRing::generate()).build();
-    McpServer::builder("integers", "1.0.0", engine).tool(Tool::new("wide", "Asks for wide integers", Arc::new(JsonObject::new())), wide).build()
+    McpServer::builder("integers", "1.0.0", engine)
+        .tool(Tool::new("wide", "Asks for wide integers", Arc::new(JsonObject::new())), wide)
+        .build()
 }
 
 /// The schema asked for: integer bounds clamped to the interoperable range.
 fn check_schema(params: &Value) {
     let schema = &params["requestedSchema"]["properties"];
-    assert_eq!(schema["count"], json!({"type": "integer", "description": "A count.", "minimum": 0, "maximum": SAFE}), "{params}");
-    assert_eq!(schema["delta"], json!({"type": "integer", "description": "A signed offset.", "minimum": -5, "maximum": SAFE}));
-    assert_eq!(schema["index"], json!({"type": "integer", "description": "A position.", "minimum": 0, "maximum": SAFE}));
+    assert_eq!(
+        schema["count"],
+        json!({"type": "integer", "description": "A count.", "minimum": 0, "maximum": SAFE}),
+        "{params}"
+    );
+    assert_eq!(
+        schema["delta"],
+        json!({"type": "integer", "description": "A signed offset.", "minimum": -5, "maximum": SAFE})
+    );
+    assert_eq!(
+        schema["index"],
+        json!({"type": "integer", "description": "A position.", "minimum": 0, "maximum": SAFE})
+    );
 }
 
 fn accept(content: Value) -> Value {
@@ -91,7 +103,9 @@ async fn wide_integers_complete_over_http() {
     assert!(properties["count"]["default"].is_i64());
     assert_eq!(properties["delta"]["default"], json!(-6));
     assert!(properties["index"].get("default").is_none(), "{properties}");
-    let done = client.retry("wide", json!({}), accept(json!({"count": 7, "delta": -5, "index": 0})), Some(again.state())).await;
+    let done = client
+        .retry("wide", json!({}), accept(json!({"count": 7, "delta": -5, "index": 0})), Some(again.state()))
+        .await;
     assert_eq!(done.text(), "count=7 delta=-5 index=0");
 }
 
@@ -123,7 +137,9 @@ impl Pipe {
         });
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
         self.writer.write_all(format!("{request}\n").as_bytes()).await.unwrap();
-        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line()).await.expect("the server went silent");
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("the server went silent");
         let reply: Value = serde_json::from_str(&line.unwrap().expect("a reply")).unwrap();
         assert_eq!(reply["id"], id, "{reply}");
         support::schema::assert_valid("tools/call", &reply);

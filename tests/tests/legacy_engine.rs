@@ -88,7 +88,8 @@ impl Harness {
         let (requests, requests_rx) = mpsc::unbounded_channel();
         let (notifications, notifications_rx) = mpsc::unbounded_channel();
         let capabilities = version.capabilities(declared.as_object());
-        let session = LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit());
+        let session =
+            LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit());
         Harness { engine, session, requests: requests_rx, notifications: notifications_rx }
     }
 
@@ -250,7 +251,10 @@ async fn sampling_and_roots_are_pushed_requests() {
         Ok((sampled, roots))
     });
     let pushed = h.next().await;
-    assert_eq!((pushed.method, pushed.params.clone()), ("sampling/createMessage", Some(json!({"messages": [], "maxTokens": 5}))));
+    assert_eq!(
+        (pushed.method, pushed.params.clone()),
+        ("sampling/createMessage", Some(json!({"messages": [], "maxTokens": 5})))
+    );
     let sample = json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"});
     pushed.answer(sample.clone());
     let pushed = h.next().await;
@@ -296,7 +300,11 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
     let error = finished(task).await.unwrap_err();
     assert!(error.message.contains("at most 1"), "{error}");
     // Another session of the same engine has its own cap.
-    let mut other = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() });
+    let mut other = Harness::with(
+        LegacyVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() },
+    );
     let task = other.spawn(describe_person);
     other.next().await.answer(json!({"action": "decline"}));
     assert_eq!(finished(task).await.unwrap(), "declined");

@@ -51,7 +51,8 @@ fn tool(name: &'static str) -> Tool {
 /// Serves a server with `greet` and `pay` on a loopback port; its `/mcp` URL and the server.
 async fn serve(live: LiveConfig) -> (String, McpServer) {
     let engine = Engine::builder("legacy-http", KeyRing::generate()).live_config(live).build();
-    let server = McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay).build();
+    let server =
+        McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay).build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let app = server.http_router(&[]);
@@ -104,7 +105,8 @@ impl Session {
 
     /// Starts `tools/call name` with JSON-RPC id `id`; its SSE stream.
     async fn call(&self, id: u64, name: &str) -> Events {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}});
         let response = post(&self.client, &self.url, Some(&self.id), &call).send().await.unwrap();
         assert_eq!(response.status(), 200);
         assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
@@ -112,7 +114,11 @@ impl Session {
     }
 
     async fn delete(&self) -> u16 {
-        let request = self.client.delete(&self.url).header("Mcp-Session-Id", &self.id).header("MCP-Protocol-Version", "2025-11-25");
+        let request = self
+            .client
+            .delete(&self.url)
+            .header("Mcp-Session-Id", &self.id)
+            .header("MCP-Protocol-Version", "2025-11-25");
         request.send().await.unwrap().status().as_u16()
     }
 }
@@ -129,12 +135,15 @@ impl Events {
         loop {
             while let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
-                let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                let data: Vec<&str> =
+                    event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
                 if !data.is_empty() && !data.concat().is_empty() {
                     return Some(serde_json::from_str(&data.join("\n")).unwrap());
                 }
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk()).await.expect("the stream went silent");
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk())
+                .await
+                .expect("the stream went silent");
             match chunk.unwrap() {
                 Some(bytes) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
                 None => return None,
@@ -209,7 +218,8 @@ async fn cancelling_the_call_drops_the_task_and_the_session_goes_on() {
     let mut call = session.call(7, "pay").await;
     let ask = call.request("elicitation/create").await;
     let id = ask["params"]["elicitationId"].as_str().unwrap().to_owned();
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}});
     assert_eq!(session.send(&cancel).await, 202);
     drained(&server).await;
     assert_eq!(server.engine().completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
@@ -244,9 +254,11 @@ async fn sessions_do_not_mix() {
     let mut call = alice.call(1, "greet").await;
     let ask = call.request("elicitation/create").await;
     // Bob cannot answer Alice's ask: his session has no such request outstanding.
-    let forged = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Mallory"}}});
+    let forged =
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Mallory"}}});
     bob.send(&forged).await;
-    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Alice"}}});
+    let reply =
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Alice"}}});
     assert_eq!(alice.send(&reply).await, 202);
     assert_eq!(call.next().await.unwrap()["result"]["content"][0]["text"], "Hello, Alice!");
     drained(&server).await;

@@ -35,14 +35,18 @@ impl Pipe {
     }
 
     async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line()).await.expect("the server went silent");
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("the server went silent");
         serde_json::from_str(&line.unwrap().expect("a message")).unwrap()
     }
 }
 
 fn start() -> (McpServer, Pipe) {
     let engine = Engine::builder("legacy-stdio", KeyRing::generate()).build();
-    let server = McpServer::builder("legacy-stdio", "1.0.0", engine).tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay).build();
+    let server = McpServer::builder("legacy-stdio", "1.0.0", engine)
+        .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
+        .build();
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_end);
     let served = server.clone();
@@ -70,7 +74,8 @@ async fn end_of_input_drops_the_parked_task_and_releases_its_record() {
     let (server, mut pipe) = start();
     let answer = open(&mut pipe, "2025-11-25", json!({"url": {}})).await;
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
-    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}})).await;
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}))
+        .await;
     let ask = pipe.next().await;
     assert_eq!(ask["method"], "elicitation/create");
     assert_eq!(ask["params"]["mode"], "url");
@@ -97,7 +102,8 @@ async fn a_2025_06_18_session_gets_form_only_and_old_versions_negotiate_down() {
     let answer = open(&mut pipe, "2025-06-18", json!({"url": {}})).await;
     assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
     // There is no URL mode on 2025-06-18: the handler's ask is refused without pushing anything.
-    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}})).await;
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}))
+        .await;
     let error = pipe.next().await;
     assert_eq!(error["id"], 1);
     assert_eq!(error["error"]["code"], -32600, "{error}");

@@ -185,7 +185,8 @@ async fn progress_and_cancellation_reach_the_handler_over_stdio() {
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut next = async || -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.expect("own-server went silent");
+        let line =
+            tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.expect("own-server went silent");
         serde_json::from_str(&line.unwrap().expect("a message")).unwrap()
     };
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -206,7 +207,8 @@ async fn progress_and_cancellation_reach_the_handler_over_stdio() {
         assert_eq!(progress["params"]["progress"], json!(f64::from(step)), "{progress}");
         assert_eq!(progress["params"]["total"], json!(3.0), "{progress}");
     }
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "enough"}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "enough"}});
     stdin.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
     let seen = next().await;
     assert_eq!(seen["method"], json!("notifications/progress"), "{seen}");

@@ -197,7 +197,10 @@ async fn instances_sharing_the_sealing_keys_accept_each_other_s_tokens() {
     let (id, on_a) = mint(&*store, &a).await;
     let shown = visit(&on_a).await;
     let (cookie, token) = (shown.cookie.as_deref(), shown.token.as_deref().unwrap());
-    refused(post_form(&format!("{stranger}/pay/{id}/approve"), cookie, &csrf(token)).await, "another deployment's keys");
+    refused(
+        post_form(&format!("{stranger}/pay/{id}/approve"), cookie, &csrf(token)).await,
+        "another deployment's keys",
+    );
     assert_eq!(post_form(&format!("{b}/pay/{id}/approve"), cookie, &csrf(token)).await.0, 200);
     assert_eq!(store.status(&id).await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
 

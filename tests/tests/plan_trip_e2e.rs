@@ -70,7 +70,9 @@ async fn decline_and_cancel_are_handled() {
     let server = ServerProcess::travel(&support::key_b64());
     let client = Client::new(&server.mcp_url());
     let args = json!({"from": "CDG"});
-    for (action, expected) in [("decline", "No plan made: you declined to complete the trip details."), ("cancel", "Planning cancelled.")] {
+    for (action, expected) in
+        [("decline", "No plan made: you declined to complete the trip details."), ("cancel", "Planning cancelled.")]
+    {
         let asked = client.call("plan_trip", args.clone()).await.asked();
         let answer = json!({"plan": {"action": action}});
         let reply = client.retry("plan_trip", args.clone(), answer, Some(asked.state())).await;

@@ -25,12 +25,16 @@ async fn store(redis: &Redis, prefix: &str, cap: usize) -> RedisStore {
 
 fn assert_full<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
     let error = result.expect_err(what);
-    assert!(error.to_string().contains("full: 3 live records (the configured cap); try again later"), "{what}: {error}");
+    assert!(
+        error.to_string().contains("full: 3 live records (the configured cap); try again later"),
+        "{what}: {error}"
+    );
 }
 
 /// `redis-cli` against the test server, one command; its output, trimmed.
 fn cli(redis: &Redis, args: &[&str]) -> String {
-    let output = Command::new("redis-cli").arg("-p").arg(redis.port.to_string()).args(args).output().expect("redis-cli runs");
+    let output =
+        Command::new("redis-cli").arg("-p").arg(redis.port.to_string()).args(args).output().expect("redis-cli runs");
     assert!(output.status.success(), "redis-cli {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }

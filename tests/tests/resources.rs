@@ -16,8 +16,8 @@ use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
-use rmcp::model::{JsonObject, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool};
 use elicit_tests::support::serve;
+use rmcp::model::{JsonObject, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool};
 use serde_json::{Value, json};
 
 use support::http::{Client, Reply, form_and_url, http_client};
@@ -92,7 +92,8 @@ async fn post(url: &str, method: &str, mut params: Value) -> Reply {
     assert!(errors.is_empty(), "the reply to {method} is not a valid {definition}: {errors:?}\nreply: {body}");
     if body.pointer("/result/resultType") == Some(&json!("input_required")) {
         let result = &body["result"];
-        let errors: Vec<String> = schema::validator("InputRequiredResult").iter_errors(result).map(|e| e.to_string()).collect();
+        let errors: Vec<String> =
+            schema::validator("InputRequiredResult").iter_errors(result).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "not a valid InputRequiredResult: {errors:?}\nreply: {body}");
     }
     Reply { status, body }
@@ -170,7 +171,10 @@ async fn a_template_read_gets_the_decoded_variables() {
 async fn lists_and_capabilities_follow_what_is_registered() {
     let url = resource_server().await;
     let resources = post(&url, "resources/list", json!({})).await;
-    assert_eq!(resources.result()["resources"], json!([{"uri": GREETING, "name": "greeting", "mimeType": "text/plain"}]));
+    assert_eq!(
+        resources.result()["resources"],
+        json!([{"uri": GREETING, "name": "greeting", "mimeType": "text/plain"}])
+    );
     let templates = post(&url, "resources/templates/list", json!({})).await;
     assert_eq!(templates.result()["resourceTemplates"], json!([{"uriTemplate": ITEMS, "name": "items"}]));
 
@@ -178,14 +182,19 @@ async fn lists_and_capabilities_follow_what_is_registered() {
     let capabilities = &discovered.result()["capabilities"];
     assert!(capabilities.get("resources").is_some(), "resources are advertised: {capabilities}");
     for absent in ["tools", "prompts", "completions"] {
-        assert!(capabilities.get(absent).is_none(), "`{absent}` is advertised without being registered: {capabilities}");
+        assert!(
+            capabilities.get(absent).is_none(),
+            "`{absent}` is advertised without being registered: {capabilities}"
+        );
     }
 
     // A server without resources neither advertises nor serves them.
     let engine = Engine::builder("no-resources", KeyRing::generate()).build();
     let schema: JsonObject = json!({"type": "object"}).as_object().cloned().unwrap();
     let tools_only = McpServer::builder("no-resources", "0.1.0", engine)
-        .tool(Tool::new("noop", "Does nothing", schema), |_flow| async { Ok(rmcp::model::CallToolResult::success(vec![])) })
+        .tool(Tool::new("noop", "Does nothing", schema), |_flow| async {
+            Ok(rmcp::model::CallToolResult::success(vec![]))
+        })
         .build();
     let url = serve(tools_only).await;
     let discovered = Client::new(&url).request("server/discover", json!({})).await;

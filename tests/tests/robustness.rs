@@ -3,8 +3,6 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending input")]
 
-
-
 use elicit_runtime::schema::{MAX_OPTIONS, MAX_PROPERTIES, RequestedSchema};
 use elicit_runtime::{ContentErrors, Elicit};
 use serde_json::{Map, Value, json};

@@ -12,10 +12,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use elicit_tests::process;
-use elicit_tests::redis::Redis;
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
+use elicit_tests::process;
+use elicit_tests::redis::Redis;
 use serde_json::{Value, json};
 
 /// One fixed sealing key shared by both instances (base64 of 32 bytes).
@@ -72,7 +72,10 @@ struct Travel {
 impl Travel {
     fn start(redis: &Redis) -> Travel {
         let mut command = Command::new(travel_server_bin());
-        command.args(["--listen", "127.0.0.1:0", "--store", &redis.url()]).env("ELICIT_STATE_KEYS", STATE_KEYS).env_remove("RUST_LOG");
+        command
+            .args(["--listen", "127.0.0.1:0", "--store", &redis.url()])
+            .env("ELICIT_STATE_KEYS", STATE_KEYS)
+            .env_remove("RUST_LOG");
         let server = process::Listening::start(command);
         let base = server.base_url();
         Travel { server: Some(server), base }
@@ -117,12 +120,19 @@ fn store_error(reply: Value) -> String {
 }
 
 /// Runs `book_trip` up to its payment step: returns the trip answer, the state and the page URL.
-async fn book_until_payment(client: &McpClient, first: &str, second: &str, n: usize) -> (serde_json::Map<String, Value>, Option<String>, String) {
+async fn book_until_payment(
+    client: &McpClient,
+    first: &str,
+    second: &str,
+    n: usize,
+) -> (serde_json::Map<String, Value>, Option<String>, String) {
     let (_, state) = asked(client.call_tool(first, "book_trip", None, None).await.expect("call"), "trip");
     let content = trip_answer("scale-out", n);
     let answers = json!({"trip": {"action": "accept", "content": content}});
-    let (requests, state) =
-        asked(client.call_tool(second, "book_trip", Some(answers), state.as_deref()).await.expect("trip form"), "payment");
+    let (requests, state) = asked(
+        client.call_tool(second, "book_trip", Some(answers), state.as_deref()).await.expect("trip form"),
+        "payment",
+    );
     let page = requested_url(&requests, "payment").expect("a payment URL");
     (content, state, page)
 }
@@ -130,9 +140,11 @@ async fn book_until_payment(client: &McpClient, first: &str, second: &str, n: us
 /// The consent retry, expected to move on to the confirmation; then the confirmation.
 async fn pay_and_confirm(client: &McpClient, at: &str, state: Option<String>, email: &str) {
     let consent = json!({"payment": {"action": "accept"}});
-    let (_, state) = asked(client.call_tool(at, "book_trip", Some(consent), state.as_deref()).await.expect("consent"), "confirm");
+    let (_, state) =
+        asked(client.call_tool(at, "book_trip", Some(consent), state.as_deref()).await.expect("consent"), "confirm");
     let confirm = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
-    let text = complete_text(client.call_tool(at, "book_trip", Some(confirm), state.as_deref()).await.expect("confirm"));
+    let text =
+        complete_text(client.call_tool(at, "book_trip", Some(confirm), state.as_deref()).await.expect("confirm"));
     assert!(text.starts_with("Booked!") && text.contains(email), "{text}");
 }
 
@@ -143,7 +155,9 @@ async fn rate(client: &McpClient, first: &str, second: &str) -> String {
         "rating": {"action": "accept", "content": {"stars": 4}},
         "contact": {"action": "accept", "content": {"email": "rater@example.com"}},
     });
-    complete_text(client.call_tool(second, "rate_trip", Some(answers), state.as_deref()).await.expect("rate_trip answers"))
+    complete_text(
+        client.call_tool(second, "rate_trip", Some(answers), state.as_deref()).await.expect("rate_trip answers"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,13 +316,18 @@ async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
         let (_, state) = asked(client.call_tool(&one.mcp(), "book_trip", None, None).await.expect("call"), "trip");
         let answers = json!({"trip": {"action": "accept", "content": trip_answer("scale-out", 3)}});
         let started = Instant::now();
-        let message = store_error(client.call_tool(&two.mcp(), "book_trip", Some(answers), state.as_deref()).await.expect("trip form"));
+        let message = store_error(
+            client.call_tool(&two.mcp(), "book_trip", Some(answers), state.as_deref()).await.expect("trip form"),
+        );
         assert!(started.elapsed() < Duration::from_secs(5), "the store error took {:?}", started.elapsed());
         // Issue 12, point 5: where the store lives is for the server's log, not the client.
         assert!(!message.contains(&format!("127.0.0.1:{}", redis.port)), "{message}");
         let consent = json!({"payment": {"action": "accept"}});
         store_error(
-            client.call_tool(&one.mcp(), "book_trip", Some(consent.clone()), interrupted_state.as_deref()).await.expect("consent"),
+            client
+                .call_tool(&one.mcp(), "book_trip", Some(consent.clone()), interrupted_state.as_deref())
+                .await
+                .expect("consent"),
         );
 
         // (d) Redis is back (empty: no persistence): URL flows work again on both instances.
@@ -319,7 +338,10 @@ async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
 
         // The interrupted flow's step was lost with Redis: its retry is given a fresh page.
         let (requests, state) = asked(
-            client.call_tool(&two.mcp(), "book_trip", Some(consent), interrupted_state.as_deref()).await.expect("consent"),
+            client
+                .call_tool(&two.mcp(), "book_trip", Some(consent), interrupted_state.as_deref())
+                .await
+                .expect("consent"),
             "payment",
         );
         let new_page = requested_url(&requests, "payment").expect("a payment URL");

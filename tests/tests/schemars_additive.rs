@@ -33,7 +33,10 @@ fn json_schema_of<T: schemars::JsonSchema>() -> Value {
 fn a_type_deriving_both_keeps_both() {
     // The Elicit side: its form and parser.
     let content = json!({"name": "Ada", "age": 36});
-    assert_eq!(Contact::from_content(content.as_object().unwrap()).unwrap(), Contact { name: "Ada".into(), age: Some(36) });
+    assert_eq!(
+        Contact::from_content(content.as_object().unwrap()).unwrap(),
+        Contact { name: "Ada".into(), age: Some(36) }
+    );
     assert_eq!(Contact::requested_schema().to_json()["properties"]["name"]["minLength"], json!(1));
     // The schemars side: schemars' own schema (its `title`, its `format` for a `u8`), not the form.
     let schema = json_schema_of::<Contact>();

@@ -33,8 +33,7 @@ fn accept(content: Value) -> Value {
 }
 
 /// Business (€899) plus lounge (€45), for two: €1888.00; reference `CDGJFK-{188800 % 9973}`.
-const BOOKED: &str =
-    "Booked! Reference <ref>: CDG → JFK on 2026-09-01, 2 traveller(s), €1888.00 paid. Your e-ticket goes to ada@example.com.";
+const BOOKED: &str = "Booked! Reference <ref>: CDG → JFK on 2026-09-01, 2 traveller(s), €1888.00 paid. Your e-ticket goes to ada@example.com.";
 
 /// One `book_trip` conversation with one server.
 struct Booking {
@@ -123,7 +122,9 @@ async fn multi_round_chain_carries_earlier_answers_in_the_state() {
         .client
         .exchanges()
         .iter()
-        .map(|e| e.request["params"]["inputResponses"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default())
+        .map(|e| {
+            e.request["params"]["inputResponses"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        })
         .collect();
     assert_eq!(sent, [vec![], vec!["trip".to_owned()], vec!["payment".to_owned()], vec!["confirm".to_owned()]]);
     // Every request of the chain is a new JSON-RPC request.

@@ -111,7 +111,8 @@ async fn every_truncation_is_refused() {
     assert_opens(&engine, &call, &state).await;
     for len in 0..state.len() {
         refused(&engine, &call, &state[..len], &format!("truncated to {len} characters")).await;
-        refused(&engine, &call, &state[state.len() - len..], &format!("first {} characters cut", state.len() - len)).await;
+        refused(&engine, &call, &state[state.len() - len..], &format!("first {} characters cut", state.len() - len))
+            .await;
     }
 }
 

@@ -53,7 +53,9 @@ impl Pipe {
     }
 
     async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line()).await.expect("the server went silent");
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("the server went silent");
         serde_json::from_str(&line.unwrap().expect("a message")).unwrap()
     }
 
@@ -119,7 +121,10 @@ async fn mistyped_round_trip_params_are_invalid_params() {
         assert!(reply.get("result").is_none());
     }
     // A string id is echoed as it came; the connection still serves well-formed calls.
-    pipe.send_raw(r#"{"jsonrpc":"2.0","id":"s-1","method":"prompts/get","params":{"name":"p","inputResponses":false}}"#).await;
+    pipe.send_raw(
+        r#"{"jsonrpc":"2.0","id":"s-1","method":"prompts/get","params":{"name":"p","inputResponses":false}}"#,
+    )
+    .await;
     let reply = pipe.next().await;
     assert_eq!((reply["id"].as_str(), reply["error"]["code"].as_i64()), (Some("s-1"), Some(-32602)), "{reply}");
     let asked = pipe.call(20, json!({})).await;
@@ -139,8 +144,11 @@ async fn a_2025_session_keeps_its_elicitation_id() {
     let answer = pipe.next().await;
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
     pipe.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
-    pipe.send_raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}).to_string())
-        .await;
+    pipe.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}})
+            .to_string(),
+    )
+    .await;
     let ask = pipe.next().await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert!(ask["params"]["elicitationId"].is_string(), "2025-11-25 URL requests need their id: {ask}");

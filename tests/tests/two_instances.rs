@@ -58,8 +58,10 @@ async fn book_trip_hops_between_instances_round_by_round() {
     let url = payment["url"].as_str().unwrap();
     assert!(url.starts_with(&format!("{}/pay/", b.base_url())), "{url}");
     assert_eq!(browser_submit(url, "approve").await, 200);
-    let round3 =
-        on_b.retry("book_trip", json!({}), json!({"payment": {"action": "accept"}}), Some(round2.state())).await.asked();
+    let round3 = on_b
+        .retry("book_trip", json!({}), json!({"payment": {"action": "accept"}}), Some(round2.state()))
+        .await
+        .asked();
     assert_eq!(round3.keys(), ["confirm"]);
 
     // Round 4 back on A: the trip, the quote and the completed payment all ride in B's state.
@@ -78,15 +80,18 @@ async fn an_instance_with_other_keys_refuses_the_state() {
     let stranger = ServerProcess::travel(&support::key_b64());
     let asked = Client::new(&a.mcp_url()).call("rate_trip", json!({})).await.asked();
 
-    let refused = Client::new(&stranger.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(asked.state())).await;
+    let refused =
+        Client::new(&stranger.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(asked.state())).await;
     assert_eq!(refused.error(), (-32602, INVALID_STATE_MESSAGE, None), "{}", refused.body);
 
     // Rotation across processes: a new key in front of the shared one still opens A's state...
     let rotated = ServerProcess::travel(&format!("{},{shared}", support::key_b64()));
-    let done = Client::new(&rotated.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(asked.state())).await;
+    let done =
+        Client::new(&rotated.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(asked.state())).await;
     assert_eq!(done.text(), RATED);
     // ...and what the rotated instance seals, A (which lacks the new key) refuses.
     let sealed_new = Client::new(&rotated.mcp_url()).call("rate_trip", json!({})).await.asked();
-    let refused = Client::new(&a.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(sealed_new.state())).await;
+    let refused =
+        Client::new(&a.mcp_url()).retry("rate_trip", json!({}), rating_answers(), Some(sealed_new.state())).await;
     assert_eq!(refused.error(), (-32602, INVALID_STATE_MESSAGE, None), "{}", refused.body);
 }

@@ -48,8 +48,10 @@ async fn session(server: &ServerProcess) -> Vec<Exchange> {
     let round1 = client.call("book_trip", json!({})).await.asked();
     let mut invalid = trip();
     invalid["from"] = json!("Amsterdam");
-    let again = client.retry("book_trip", json!({}), json!({"trip": accept(invalid)}), Some(round1.state())).await.asked();
-    let payment = client.retry("book_trip", json!({}), json!({"trip": accept(trip())}), Some(again.state())).await.asked();
+    let again =
+        client.retry("book_trip", json!({}), json!({"trip": accept(invalid)}), Some(round1.state())).await.asked();
+    let payment =
+        client.retry("book_trip", json!({}), json!({"trip": accept(trip())}), Some(again.state())).await.asked();
     let consent = json!({"payment": {"action": "accept"}});
     let pending = client.retry("book_trip", json!({}), consent.clone(), Some(payment.state())).await.asked();
     let url = pending.params("payment")["url"].as_str().unwrap().to_owned();
@@ -76,9 +78,8 @@ async fn session(server: &ServerProcess) -> Vec<Exchange> {
     let missing = bare.call("book_trip", json!({})).await;
     let (code, _, data) = missing.error();
     assert_eq!((code, data), (-32021, Some(&json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))));
-    let not_an_object = client
-        .request("tools/call", json!({"name": "book_trip", "arguments": {}, "inputResponses": 5}))
-        .await;
+    let not_an_object =
+        client.request("tools/call", json!({"name": "book_trip", "arguments": {}, "inputResponses": 5})).await;
     assert!(not_an_object.body.get("error").is_some(), "{}", not_an_object.body);
 
     // A form-only client: the isError result at the URL step.
@@ -131,8 +132,14 @@ async fn url_mode_input_requests_carry_no_elicitation_id() {
     let exchanges = session(&server).await;
     let mut url_requests = 0;
     for exchange in &exchanges {
-        assert!(!exchange.reply.to_string().contains("elicitationId"), "a 2025-11-25 member on the wire: {}", exchange.reply);
-        let Some(requests) = exchange.reply.pointer("/result/inputRequests").and_then(Value::as_object) else { continue };
+        assert!(
+            !exchange.reply.to_string().contains("elicitationId"),
+            "a 2025-11-25 member on the wire: {}",
+            exchange.reply
+        );
+        let Some(requests) = exchange.reply.pointer("/result/inputRequests").and_then(Value::as_object) else {
+            continue;
+        };
         for request in requests.values() {
             if request["params"]["mode"] == "url" {
                 url_requests += 1;
@@ -205,11 +212,17 @@ async fn the_validators_reject_broken_replies() {
         }),
     ];
     // Controls: the originals pass.
-    for (method, reply) in [("tools/list", &list), ("tools/call", &asked), ("tools/call", &declined), ("tools/call", &error)] {
+    for (method, reply) in
+        [("tools/list", &list), ("tools/call", &asked), ("tools/call", &declined), ("tools/call", &error)]
+    {
         assert!(violations(method, reply).is_empty(), "{reply}");
     }
     for (method, reply) in broken {
-        assert!(!violations(method, &reply).is_empty(), "a broken reply passed as {}: {reply}", definition_for(method, &reply));
+        assert!(
+            !violations(method, &reply).is_empty(),
+            "a broken reply passed as {}: {reply}",
+            definition_for(method, &reply)
+        );
     }
     // The validator is the named definition, not the whole document: a request is not a response.
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});

@@ -27,12 +27,21 @@ struct Options {
 }
 
 fn parse() -> Result<Options, String> {
-    let mut options =
-        Options { url: String::new(), mode: Mode::Flow, concurrency: 32, trials: 5, seconds: 3.0, warmup: 1.0, threads: 1 };
+    let mut options = Options {
+        url: String::new(),
+        mode: Mode::Flow,
+        concurrency: 32,
+        trials: 5,
+        seconds: 3.0,
+        warmup: 1.0,
+        threads: 1,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
-        let number = |v: &str| v.parse::<f64>().ok().filter(|n| *n >= 0.0).ok_or_else(|| format!("{flag} {v}: not a number\n{USAGE}"));
+        let number = |v: &str| {
+            v.parse::<f64>().ok().filter(|n| *n >= 0.0).ok_or_else(|| format!("{flag} {v}: not a number\n{USAGE}"))
+        };
         match flag.as_str() {
             "--url" => options.url = value,
             "--mode" => {
@@ -83,7 +92,8 @@ async fn run(options: Options) {
     // over the same run, the CPU per unit.
     let mut finished = 1;
     if options.warmup > 0.0 {
-        finished += trial(&client, options.mode, options.concurrency, Duration::from_secs_f64(options.warmup)).await.finished;
+        finished +=
+            trial(&client, options.mode, options.concurrency, Duration::from_secs_f64(options.warmup)).await.finished;
     }
     let mut rates = Vec::new();
     let mut latencies = Vec::new();

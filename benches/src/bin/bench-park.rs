@@ -17,11 +17,18 @@ use serde_json::json;
 const USAGE: &str = "usage: bench-park --url URL --pid PID [--flows N] [--per-session K] [--opening M]";
 
 fn main() {
-    let (mut url, mut pid, mut flows, mut per_session, mut opening) = (String::new(), None, 10_000usize, 16usize, 256usize);
+    let (mut url, mut pid, mut flows, mut per_session, mut opening) =
+        (String::new(), None, 10_000usize, 16usize, 256usize);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let Some(value) = args.next() else { exit(2, USAGE) };
-        let number = || value.parse::<usize>().ok().filter(|n| *n > 0).unwrap_or_else(|| exit(2, &format!("{flag} {value}: give a positive number\n{USAGE}")));
+        let number = || {
+            value
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .unwrap_or_else(|| exit(2, &format!("{flag} {value}: give a positive number\n{USAGE}")))
+        };
         match flag.as_str() {
             "--url" => url = value.clone(),
             "--pid" => pid = Some(number() as u32),

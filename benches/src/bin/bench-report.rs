@@ -162,9 +162,14 @@ fn report(inputs: &Inputs) -> String {
     let mut out = String::new();
     let get = |id: &str| estimate(&inputs.criterion, id);
     let allocs = |id: &str| {
-        inputs.allocs.as_ref().and_then(|a| a.pointer(&format!("/allocations_per_call/{}", id.replace('/', "~1")))).and_then(Value::as_f64)
+        inputs
+            .allocs
+            .as_ref()
+            .and_then(|a| a.pointer(&format!("/allocations_per_call/{}", id.replace('/', "~1"))))
+            .and_then(Value::as_f64)
     };
-    let size = |key: &str| inputs.allocs.as_ref().and_then(|a| a.pointer(&format!("/sizes/{key}"))).and_then(Value::as_f64);
+    let size =
+        |key: &str| inputs.allocs.as_ref().and_then(|a| a.pointer(&format!("/sizes/{key}"))).and_then(Value::as_f64);
 
     let _ = writeln!(out, "#### Micro-benchmarks (criterion; median, its 95% CI, median absolute deviation)\n");
     let _ = writeln!(out, "| benchmark | what | median | 95% CI of median | MAD | allocations/call |");
@@ -172,7 +177,14 @@ fn report(inputs: &Inputs) -> String {
     for (id, what) in MICRO {
         let Some(e) = get(id) else { continue };
         let a = allocs(id).map_or("–".to_owned(), |a| format!("{a:.0}"));
-        let _ = writeln!(out, "| `{id}` | {what} | {} | {}–{} | {} | {a} |", time(e.median), time(e.low), time(e.high), time(e.mad));
+        let _ = writeln!(
+            out,
+            "| `{id}` | {what} | {} | {}–{} | {} | {a} |",
+            time(e.median),
+            time(e.low),
+            time(e.high),
+            time(e.mad)
+        );
     }
     if let (Some(plain), Some(ours), Some(rmcp)) =
         (size("state_plaintext_bytes"), size("state_ours_sealed_bytes"), size("state_rmcp_sealed_bytes"))
@@ -184,7 +196,10 @@ fn report(inputs: &Inputs) -> String {
     }
 
     let _ = writeln!(out, "\n#### End to end over loopback HTTP (load generator reports; median of trials, min–max)\n");
-    let _ = writeln!(out, "| server | mode | per second (median) | min–max | latency p50 | latency p99 | server CPU per unit | errors |");
+    let _ = writeln!(
+        out,
+        "| server | mode | per second (median) | min–max | latency p50 | latency p99 | server CPU per unit | errors |"
+    );
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|");
     for (server, label) in SERVERS {
         for mode in ["flow", "plain", "legacy"] {
@@ -195,9 +210,11 @@ fn report(inputs: &Inputs) -> String {
                 "plain" => "plain calls",
                 _ => "2025-era flows (ask pushed)",
             };
-            let ms = |key: &str| report.get(key).and_then(Value::as_f64).map_or("–".to_owned(), |v| format!("{v:.2} ms"));
+            let ms =
+                |key: &str| report.get(key).and_then(Value::as_f64).map_or("–".to_owned(), |v| format!("{v:.2} ms"));
             let errors = report.get("errors").and_then(Value::as_u64).unwrap_or(0);
-            let cpu = cpu_per_unit(&inputs.e2e, server, mode, &report).map_or("–".to_owned(), |us| format!("{us:.0} µs"));
+            let cpu =
+                cpu_per_unit(&inputs.e2e, server, mode, &report).map_or("–".to_owned(), |us| format!("{us:.0} µs"));
             let _ = writeln!(
                 out,
                 "| {label} | {unit} | {median:.0} | {min:.0}–{max:.0} | {} | {} | {cpu} | {errors} |",
@@ -211,11 +228,16 @@ fn report(inputs: &Inputs) -> String {
     {
         let _ = writeln!(out, "\nConcurrency {concurrency} for every row but the two of concurrency 1.");
     }
-    let parked: Vec<(&str, Value)> =
-        PARKED.iter().filter_map(|(name, label)| Some((*label, read_json(&inputs.e2e.join(format!("{name}-park.json")))?))).collect();
+    let parked: Vec<(&str, Value)> = PARKED
+        .iter()
+        .filter_map(|(name, label)| Some((*label, read_json(&inputs.e2e.join(format!("{name}-park.json")))?)))
+        .collect();
     if !parked.is_empty() {
         let _ = writeln!(out, "\n#### Parked 2025-era flows (server RSS from /proc; `bench-park`)\n");
-        let _ = writeln!(out, "| server | flows parked at once | sessions | RSS: before sessions | with sessions | with flows parked | per parked flow | per session |");
+        let _ = writeln!(
+            out,
+            "| server | flows parked at once | sessions | RSS: before sessions | with sessions | with flows parked | per parked flow | per session |"
+        );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for (label, park) in &parked {
             let n = |key: &str| park.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
@@ -310,7 +332,12 @@ fn report(inputs: &Inputs) -> String {
         .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
     {
         let kib = per_flow / 1024.0;
-        goal("2025 wire: server memory per parked flow (RSS delta ÷ flows parked)", "≤ 16 KiB", format!("{kib:.1} KiB"), kib <= 16.0);
+        goal(
+            "2025 wire: server memory per parked flow (RSS delta ÷ flows parked)",
+            "≤ 16 KiB",
+            format!("{kib:.1} KiB"),
+            kib <= 16.0,
+        );
     }
     let ours1_flow = load(&inputs.e2e, "ours1", "flow").as_ref().and_then(rates);
     for (server, target, label) in [("python", 10.0, "Python SDK"), ("typescript", 3.0, "TypeScript SDK")] {

@@ -145,7 +145,8 @@ mod tests {
     #[test]
     fn large_integer_bounds_compare_exactly() {
         let schema = RequestedSchema::from_json(&json!({"type": "object", "properties": {
-            "n": {"type": "integer", "maximum": 9_007_199_254_740_993_u64}}})).unwrap();
+            "n": {"type": "integer", "maximum": 9_007_199_254_740_993_u64}}}))
+        .unwrap();
         let ok = json!({"n": 9_007_199_254_740_993_u64});
         let over = json!({"n": 9_007_199_254_740_994_u64});
         assert!(validate(&schema, ok.as_object().unwrap()).is_ok());

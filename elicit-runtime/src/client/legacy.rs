@@ -99,9 +99,12 @@ pub fn parse_request(method: &str, params: Option<&Value>) -> Result<PushedReque
             if let Some(params) = params {
                 request.insert("params".into(), params.clone());
             }
-            let parsed = InputRequest::from_json(&Value::Object(request)).map_err(|e| invalid(e.message().to_owned()))?;
+            let parsed =
+                InputRequest::from_json(&Value::Object(request)).map_err(|e| invalid(e.message().to_owned()))?;
             Ok(match parsed {
-                InputRequest::Elicit(params @ ElicitParams::Form { .. }) => PushedRequest::Elicit { params, elicitation_id: None },
+                InputRequest::Elicit(params @ ElicitParams::Form { .. }) => {
+                    PushedRequest::Elicit { params, elicitation_id: None }
+                }
                 InputRequest::Elicit(params @ ElicitParams::Url { .. }) => {
                     // 2025-11-25 requires the id: completion notifications and -32042 name it.
                     let id = raw_params
@@ -117,7 +120,10 @@ pub fn parse_request(method: &str, params: Option<&Value>) -> Result<PushedReque
                 InputRequest::ListRoots => PushedRequest::Roots,
             })
         }
-        other => Err(PushRefusal::new(codes::METHOD_NOT_FOUND, format!("this client does not serve `{}`", wire::clip(other)))),
+        other => Err(PushRefusal::new(
+            codes::METHOD_NOT_FOUND,
+            format!("this client does not serve `{}`", wire::clip(other)),
+        )),
     }
 }
 
@@ -144,7 +150,9 @@ pub fn parse_notification(method: &str, params: Option<&Value>) -> PushedNotice 
         return PushedNotice::Ignored;
     }
     match params.and_then(|p| p.get("elicitationId")).and_then(Value::as_str) {
-        Some(id) if !id.is_empty() && id.len() <= MAX_ELICITATION_ID_LEN => PushedNotice::ElicitationComplete(id.to_owned()),
+        Some(id) if !id.is_empty() && id.len() <= MAX_ELICITATION_ID_LEN => {
+            PushedNotice::ElicitationComplete(id.to_owned())
+        }
         _ => PushedNotice::Ignored,
     }
 }
@@ -183,9 +191,10 @@ pub fn parse_url_required(data: Option<&Value>) -> Result<Vec<RequiredUrl>, Stri
     }
     list.iter()
         .map(|item| match parse_request(wire::ELICITATION_CREATE, Some(item)) {
-            Ok(PushedRequest::Elicit { params: ElicitParams::Url { message, url }, elicitation_id: Some(elicitation_id) }) => {
-                Ok(RequiredUrl { elicitation_id, message, url })
-            }
+            Ok(PushedRequest::Elicit {
+                params: ElicitParams::Url { message, url },
+                elicitation_id: Some(elicitation_id),
+            }) => Ok(RequiredUrl { elicitation_id, message, url }),
             Ok(_) => Err("a -32042 error may only list URL-mode elicitations".to_owned()),
             Err(refusal) => Err(refusal.message),
         })
@@ -244,7 +253,10 @@ impl PushSender {
         if !self.in_call.load(Ordering::Acquire) {
             return Err(PushRefusal::new(
                 INVALID_REQUEST,
-                format!("`{}` arrived while no call is in flight; this client only answers requests that belong to a call", wire::clip(method)),
+                format!(
+                    "`{}` arrived while no call is in flight; this client only answers requests that belong to a call",
+                    wire::clip(method)
+                ),
             ));
         }
         let (reply, answer) = oneshot::channel();
@@ -252,12 +264,16 @@ impl PushSender {
         if self.tx.try_send(pushed).is_err() {
             return Err(PushRefusal::new(codes::INTERNAL_ERROR, "too many requests in flight; this one is refused"));
         }
-        answer.await.unwrap_or_else(|_| Err(PushRefusal::new(codes::INTERNAL_ERROR, "the call this request belonged to has ended")))
+        answer.await.unwrap_or_else(|_| {
+            Err(PushRefusal::new(codes::INTERNAL_ERROR, "the call this request belonged to has ended"))
+        })
     }
 
     /// Hands a notification to the driver; dropped when no call is in flight or the queue is full.
     pub fn notify(&self, method: &str, params: Option<Value>) {
-        if self.in_call.load(Ordering::Acquire) && matches!(parse_notification(method, params.as_ref()), PushedNotice::ElicitationComplete(_)) {
+        if self.in_call.load(Ordering::Acquire)
+            && matches!(parse_notification(method, params.as_ref()), PushedNotice::ElicitationComplete(_))
+        {
             let _ = self.tx.try_send(Pushed::Notification { method: method.to_owned(), params });
         }
     }

@@ -7,10 +7,13 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::legacy::{
-    CallGuard, LegacyCaller, PushReceiver, PushRefusal, Pushed, PushedNotice, PushedRequest, RequiredUrl, URL_ELICITATION_REQUIRED,
-    parse_notification, parse_request, parse_url_required,
+    CallGuard, LegacyCaller, PushReceiver, PushRefusal, Pushed, PushedNotice, PushedRequest, RequiredUrl,
+    URL_ELICITATION_REQUIRED, parse_notification, parse_request, parse_url_required,
 };
-use super::{AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, Responder, check_url, form};
+use super::{
+    AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, Responder,
+    check_url, form,
+};
 use crate::wire::{self, ElicitAction, ElicitParams, codes};
 
 /// A URL step the user consented to, waiting for its completion notification.
@@ -127,7 +130,8 @@ impl Driver {
                 Step::Pushed(Some(Pushed::Request { method, params, reply })) => {
                     state.pushed += 1;
                     if state.pushed > self.max_input_requests {
-                        let _ = reply.send(Err(PushRefusal::new(codes::INTERNAL_ERROR, "too many requests in one call")));
+                        let _ =
+                            reply.send(Err(PushRefusal::new(codes::INTERNAL_ERROR, "too many requests in one call")));
                         break DriveError::Protocol(format!(
                             "the server pushed more than {} requests during one call; giving up",
                             self.max_input_requests
@@ -177,7 +181,8 @@ impl Driver {
             Ok(request) => request,
             Err(refusal) => return refuse(responder, refusal),
         };
-        let undeclared = |what: &str| PushRefusal::new(codes::INVALID_PARAMS, format!("this client did not declare {what}"));
+        let undeclared =
+            |what: &str| PushRefusal::new(codes::INVALID_PARAMS, format!("this client did not declare {what}"));
         match request {
             PushedRequest::Ping => Ok(Ok(json!({}))),
             PushedRequest::Elicit { params: ElicitParams::Form { message, requested_schema }, .. } => {
@@ -213,7 +218,10 @@ impl Driver {
             }
             PushedRequest::Sampling(params) => {
                 if !self.capabilities.sampling {
-                    return refuse(responder, PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare sampling"));
+                    return refuse(
+                        responder,
+                        PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare sampling"),
+                    );
                 }
                 Ok(responder
                     .sampling(ctx, &params)
@@ -222,9 +230,15 @@ impl Driver {
             }
             PushedRequest::Roots => {
                 if !self.capabilities.roots {
-                    return refuse(responder, PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare roots"));
+                    return refuse(
+                        responder,
+                        PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare roots"),
+                    );
                 }
-                Ok(responder.roots(ctx).await.ok_or_else(|| PushRefusal::new(codes::INTERNAL_ERROR, "the roots request could not be served")))
+                Ok(responder
+                    .roots(ctx)
+                    .await
+                    .ok_or_else(|| PushRefusal::new(codes::INTERNAL_ERROR, "the roots request could not be served")))
             }
         }
     }
@@ -270,8 +284,13 @@ impl Driver {
             let step = {
                 let w = &waiting[0];
                 let ctx = AskContext { server: &self.server_name, key: &w.id, round };
-                let pending =
-                    PendingUrl { url: &w.url, message: &w.message, since: w.since, retries: w.retries, kind: PendingKind::Required };
+                let pending = PendingUrl {
+                    url: &w.url,
+                    message: &w.message,
+                    since: w.since,
+                    retries: w.retries,
+                    kind: PendingKind::Required,
+                };
                 tokio::select! {
                     biased;
                     pushed = pushes.rx.recv(), if channel_open => Step::Pushed(pushed),

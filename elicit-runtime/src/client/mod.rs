@@ -28,8 +28,8 @@ pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
 use crate::wire::{
-    self, Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, InputRequiredResult, META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, ResultError,
+    self, Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, InputRequiredResult,
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, ResultError,
 };
 
 /// The `_meta` every request of a 2026-07-28 client carries.
@@ -228,7 +228,9 @@ impl fmt::Display for DriveError {
                 write!(f, "the answer to `{}` was not sent because it is invalid: {errors}", wire::clip(key))
             }
             DriveError::Unanswerable { key, reason } => write!(f, "cannot answer `{}`: {reason}", wire::clip(key)),
-            DriveError::TooManyRounds(n) => write!(f, "the server was still asking for input after {n} rounds; giving up"),
+            DriveError::TooManyRounds(n) => {
+                write!(f, "the server was still asking for input after {n} rounds; giving up")
+            }
             DriveError::Cancelled => write!(f, "cancelled"),
             DriveError::Declined => write!(f, "declined"),
         }
@@ -307,7 +309,12 @@ impl Driver {
 
     /// The request of one round: the caller's `params` with this driver's `_meta`, and the
     /// previous round's answers and state, if any.
-    fn round_request(&self, params: &Map<String, Value>, responses: Option<Map<String, Value>>, state: Option<String>) -> Map<String, Value> {
+    fn round_request(
+        &self,
+        params: &Map<String, Value>,
+        responses: Option<Map<String, Value>>,
+        state: Option<String>,
+    ) -> Map<String, Value> {
         let mut request = params.clone();
         request.remove(wire::INPUT_RESPONSES);
         request.remove(wire::REQUEST_STATE);
@@ -356,7 +363,9 @@ impl Driver {
         match request {
             InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
                 if !self.capabilities.form {
-                    return Err(refuse("the server asked with a form, but this client did not declare form mode".into()));
+                    return Err(refuse(
+                        "the server asked with a form, but this client did not declare form mode".into(),
+                    ));
                 }
                 let answer = responder.form(ctx, &message, &requested_schema).await;
                 if answer.action == ElicitAction::Accept {
@@ -368,14 +377,22 @@ impl Driver {
             }
             InputRequest::Elicit(ElicitParams::Url { message, url }) => {
                 if !self.capabilities.url {
-                    return Err(refuse("the server asked to open a URL, but this client did not declare URL mode".into()));
+                    return Err(refuse(
+                        "the server asked to open a URL, but this client did not declare URL mode".into(),
+                    ));
                 }
                 let checked = check_url(&url).map_err(refuse)?;
                 if let Some((previous, since, retries)) = consented.get_mut(ctx.key)
                     && *previous == url
                 {
                     *retries += 1;
-                    let pending = PendingUrl { url: &checked, message: &message, since: *since, retries: *retries, kind: PendingKind::Reissued };
+                    let pending = PendingUrl {
+                        url: &checked,
+                        message: &message,
+                        since: *since,
+                        retries: *retries,
+                        kind: PendingKind::Reissued,
+                    };
                     return Ok(match responder.pending(ctx, pending).await {
                         PendingAction::Retry => ElicitResult::consent().to_json(),
                         PendingAction::Cancel => ElicitResult::cancel().to_json(),

@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest,
-    GetPromptRequest, GetPromptRequestParams, MetaObject, ReadResourceRequest, ReadResourceRequestParams, RequestId,
-    RequestMetaObject,
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientNotification,
+    ClientRequest, GetPromptRequest, GetPromptRequestParams, MetaObject, ReadResourceRequest,
+    ReadResourceRequestParams, RequestId, RequestMetaObject,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -67,7 +67,8 @@ impl RmcpCaller {
 }
 
 fn json_params<T: serde::de::DeserializeOwned>(params: Map<String, Value>) -> Result<T, CallError> {
-    serde_json::from_value(Value::Object(params)).map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))
+    serde_json::from_value(Value::Object(params))
+        .map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))
 }
 
 impl Caller for RmcpCaller {
@@ -79,11 +80,15 @@ impl Caller for RmcpCaller {
             _ => Map::new(),
         };
         let request = match method {
-            wire::TOOLS_CALL => ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?)),
-            wire::PROMPTS_GET => ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?)),
-            wire::RESOURCES_READ => {
-                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<ReadResourceRequestParams>(params)?))
+            wire::TOOLS_CALL => {
+                ClientRequest::CallToolRequest(CallToolRequest::new(json_params::<CallToolRequestParams>(params)?))
             }
+            wire::PROMPTS_GET => {
+                ClientRequest::GetPromptRequest(GetPromptRequest::new(json_params::<GetPromptRequestParams>(params)?))
+            }
+            wire::RESOURCES_READ => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<
+                ReadResourceRequestParams,
+            >(params)?)),
             other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),
         };
         let options = match self.timeout {
@@ -101,7 +106,8 @@ impl Caller for RmcpCaller {
 impl LegacyCaller for RmcpCaller {
     async fn cancel_call(&mut self, reason: &str) {
         let Some(id) = self.last_request.take() else { return };
-        let notification = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason.to_owned())));
+        let notification =
+            CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason.to_owned())));
         let _ = self.peer.send_notification(ClientNotification::CancelledNotification(notification)).await;
     }
 }
@@ -117,8 +123,12 @@ pub fn transport_message(error: &ServiceError) -> String {
 
 fn to_call_error(error: &ServiceError) -> CallError {
     match error {
-        ServiceError::McpError(e) => CallError::Rpc { code: e.code.0, message: e.message.to_string(), data: e.data.clone() },
-        ServiceError::Timeout { timeout } => CallError::Transport(format!("the server did not answer within {} s", timeout.as_secs())),
+        ServiceError::McpError(e) => {
+            CallError::Rpc { code: e.code.0, message: e.message.to_string(), data: e.data.clone() }
+        }
+        ServiceError::Timeout { timeout } => {
+            CallError::Transport(format!("the server did not answer within {} s", timeout.as_secs()))
+        }
         other => CallError::Transport(transport_message(other)),
     }
 }

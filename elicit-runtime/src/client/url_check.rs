@@ -31,9 +31,13 @@ impl fmt::Display for UrlWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UrlWarning::NotHttps => f.write_str("not https: the connection is not encrypted"),
-            UrlWarning::Punycode { unicode } => write!(f, "internationalised host, displayed as `{unicode}`: check it is the site you expect"),
+            UrlWarning::Punycode { unicode } => {
+                write!(f, "internationalised host, displayed as `{unicode}`: check it is the site you expect")
+            }
             UrlWarning::MixedScript => f.write_str("the host mixes alphabets: it may imitate another site"),
-            UrlWarning::Credentials => f.write_str("the URL embeds a user name or password: the real host is the highlighted one"),
+            UrlWarning::Credentials => {
+                f.write_str("the URL embeds a user name or password: the real host is the highlighted one")
+            }
         }
     }
 }
@@ -110,7 +114,10 @@ pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
     let parsed = url::Url::parse(raw).map_err(|e| format!("not a valid absolute URL ({e})"))?;
     let scheme = parsed.scheme();
     if scheme != "http" && scheme != "https" {
-        return Err(format!("the URL's scheme is `{}`; only http and https URLs are opened", crate::wire::clip(scheme)));
+        return Err(format!(
+            "the URL's scheme is `{}`; only http and https URLs are opened",
+            crate::wire::clip(scheme)
+        ));
     }
     let host = parsed.host().ok_or("the URL has no host")?;
     let mut warnings = Vec::new();
@@ -150,7 +157,16 @@ mod tests {
 
     #[test]
     fn refuses_other_schemes_and_garbage() {
-        for bad in ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi", "ftp://x.test/", "not a url", "/relative", "", "http://"] {
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:text/html,hi",
+            "ftp://x.test/",
+            "not a url",
+            "/relative",
+            "",
+            "http://",
+        ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }
         assert!(check_url(&format!("https://x.test/{}", "a".repeat(MAX_URL_LEN))).is_err());

@@ -13,8 +13,8 @@ use serde_json::{Number, Value};
 
 use crate::content::{check_format, check_length, expected};
 use crate::schema::{
-    BooleanSchema, EnumOption, MultiSelectSchema, NumberSchema, PrimitiveSchema, SingleSelectSchema,
-    StringFormat, StringSchema, Text,
+    BooleanSchema, EnumOption, MultiSelectSchema, NumberSchema, PrimitiveSchema, SingleSelectSchema, StringFormat,
+    StringSchema, Text,
 };
 
 mod email;
@@ -28,9 +28,9 @@ pub(crate) mod select;
 pub use email::Email;
 use rules::float_number;
 pub(crate) use rules::{Bound, DefaultValue, FieldRules, cmp_f64_i128};
-pub(crate) use scalar::{parse_str, string_schema};
 #[cfg(feature = "client")]
 pub(crate) use scalar::integer_of;
+pub(crate) use scalar::{parse_str, string_schema};
 pub use select::ElicitEnum;
 
 /// A type that can be one field of a form.

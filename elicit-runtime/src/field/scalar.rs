@@ -78,7 +78,11 @@ fn number_schema(rules: &FieldRules, integer: bool, min: Option<Bound>, max: Opt
             default.and_then(safe_integer),
         )
     } else {
-        (minimum.map(|b| b.to_schema_number(false)), maximum.map(|b| b.to_schema_number(true)), default.map(Bound::to_number))
+        (
+            minimum.map(|b| b.to_schema_number(false)),
+            maximum.map(|b| b.to_schema_number(true)),
+            default.map(Bound::to_number),
+        )
     };
     PrimitiveSchema::Number(NumberSchema {
         integer,
@@ -98,7 +102,9 @@ fn interoperable_integer(bound: Bound, is_maximum: bool) -> Number {
     let whole = match bound {
         Bound::Int(i) => i,
         // Only an integer inside the bound: round toward the allowed side.
-        Bound::Float(f) if f.is_nan() => return Number::from(if is_maximum { MAX_SAFE_INTEGER } else { -MAX_SAFE_INTEGER }),
+        Bound::Float(f) if f.is_nan() => {
+            return Number::from(if is_maximum { MAX_SAFE_INTEGER } else { -MAX_SAFE_INTEGER });
+        }
         Bound::Float(f) => {
             let f = f.clamp(-(MAX_SAFE_INTEGER as f64), MAX_SAFE_INTEGER as f64);
             (if is_maximum { f.floor() } else { f.ceil() }) as i128

@@ -142,10 +142,7 @@ fn parse_multi_select<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &
     {
         return Err(format!("must have at most {max} items selected"));
     }
-    items
-        .iter()
-        .map(|item| parse_single_select::<E>(item).map_err(|reason| format!("item {reason}")))
-        .collect()
+    items.iter().map(|item| parse_single_select::<E>(item).map_err(|reason| format!("item {reason}"))).collect()
 }
 
 /// A set holds each choice once, so an answer repeating a choice (`["meal", "meal"]`) makes a set
@@ -153,7 +150,11 @@ fn parse_multi_select<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &
 /// with `min_items = 2` would parse from two copies of one choice into one element (and its
 /// content would then fail its own schema). The restricted schema cannot state `uniqueItems`, so
 /// for repeated choices, and only for them, the parser of a set is stricter than its schema.
-fn parse_set<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &FieldRules, len: impl Fn(&C) -> usize) -> Result<C, String> {
+fn parse_set<E: ElicitEnum, C: FromIterator<E>>(
+    value: &Value,
+    rules: &FieldRules,
+    len: impl Fn(&C) -> usize,
+) -> Result<C, String> {
     let set: C = parse_multi_select(value, rules)?;
     match rules.min_items {
         Some(min) if (len(&set) as u64) < min => Err(format!("must have at least {min} different items selected")),

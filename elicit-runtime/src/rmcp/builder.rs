@@ -1,27 +1,27 @@
 //! Building an [`McpServer`]: what it serves (tools, prompts, resources, templates, completion)
 //! and what its HTTP endpoint lets in.
 
-
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use ::rmcp::RoleServer;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
-use ::rmcp::RoleServer;
 
 use crate::server::{Engine, Flow, FlowError};
 
 use super::own::Elicitation;
 use super::uri_template::UriTemplate;
 use super::{
-    FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler, RawPromptHandler, RawToolHandler,
-    Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate, TemplateHandler, ToolHandler, DEFAULT_MAX_REQUEST_BODY,
+    DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
+    RawPromptHandler, RawToolHandler, Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate,
+    TemplateHandler, ToolHandler,
 };
-
 
 /// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,6 @@ impl TemplateMatch {
         self.variables.get(name).map(String::as_str)
     }
 }
-
 
 impl McpServerBuilder {
     /// Adds a tool whose handler runs under the engine.

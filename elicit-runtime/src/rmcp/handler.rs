@@ -1,19 +1,18 @@
 //! The rmcp `ServerHandler` of an [`McpServer`]: each request run on the engine (statelessly, or
 //! live in a 2025-era session), and the engine's outcomes converted to rmcp's results.
 
-
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired, JsonObject, ListPromptsResult,
-    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod,
-    ReadResourceRequestParams, ReadResourceResponse,
-    ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams, CompleteResult,
+    ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired, JsonObject,
+    ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability, ProtocolVersion,
+    ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
 use ::rmcp::model::{CustomNotification, CustomRequest, ServerNotification, ServerRequest};
 use ::rmcp::service::{Peer, RequestContext, ServiceError};
@@ -25,8 +24,8 @@ use crate::server::{EngineError, Flow, FlowError, LiveFuture, LivePeer, Outcome,
 use crate::wire::{self, ElicitParams, InputRequest, InputRequiredResult};
 
 use super::http::refuse_marked;
-use super::uri_template;
 use super::own::responses_value;
+use super::uri_template;
 use super::{BoxFuture, McpServer, PromptHandler, SUPPORTED, TemplateMatch, ToolHandler};
 
 impl McpServer {
@@ -53,9 +52,11 @@ impl LivePeer for RmcpPeer {
         Box::pin(async move {
             match self.0.send_request(request).await {
                 Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
-                Err(ServiceError::McpError(error)) => {
-                    Err(format!("the client answered with error {}: {}", error.code.0, crate::wire::clip(&error.message)))
-                }
+                Err(ServiceError::McpError(error)) => Err(format!(
+                    "the client answered with error {}: {}",
+                    error.code.0,
+                    crate::wire::clip(&error.message)
+                )),
                 // Transport detail is for the server's log; the handler's error reaches the client.
                 Err(error) => {
                     tracing::warn!(target: "elicit_runtime", %error, method, "a request to a 2025-era client failed in transport");
@@ -137,13 +138,11 @@ fn typed_schema(schema: &'static RequestedSchema) -> Result<ElicitationSchema, s
     Ok(typed)
 }
 
-
 /// SEP-2164: an unknown URI is invalid params (not an empty `contents`), naming the URI.
 fn resource_not_found(uri: &str) -> ErrorData {
     let data = (uri.len() <= uri_template::MAX_URI_LEN).then(|| serde_json::json!({ "uri": uri }));
     ErrorData::invalid_params("Resource not found", data)
 }
-
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -193,7 +192,10 @@ impl ServerHandler for McpServer {
         refuse_marked(&ctx)?;
         let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
             // Not -32601: on HTTP that code means "no such method" (404).
-            return Err(ErrorData::invalid_params(format!("unknown tool `{}`", crate::wire::clip(&request.name)), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", crate::wire::clip(&request.name)),
+                None,
+            ));
         };
         let handler = match &tool.handler {
             ToolHandler::Raw(handler) => return handler(request, ctx).await,
@@ -218,7 +220,10 @@ impl ServerHandler for McpServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         refuse_marked(&ctx)?;
         let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
-            return Err(ErrorData::invalid_params(format!("unknown prompt `{}`", crate::wire::clip(&request.name)), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt `{}`", crate::wire::clip(&request.name)),
+                None,
+            ));
         };
         let handler = match &prompt.handler {
             PromptHandler::Raw(handler) => return handler(request, ctx).await,
@@ -321,17 +326,33 @@ mod tests {
     /// of input request and every kind of property.
     #[test]
     fn typed_input_requests_match_the_untagged_decoding() {
-        let option = |value: &'static str, title: Option<&'static str>| EnumOption { value: value.into(), title: title.map(Into::into) };
+        let option = |value: &'static str, title: Option<&'static str>| EnumOption {
+            value: value.into(),
+            title: title.map(Into::into),
+        };
         let schema = RequestedSchema::new(vec![
             Property::required(
                 "s",
-                PrimitiveSchema::String(StringSchema { min_length: Some(1), format: Some(StringFormat::Date), ..Default::default() }),
+                PrimitiveSchema::String(StringSchema {
+                    min_length: Some(1),
+                    format: Some(StringFormat::Date),
+                    ..Default::default()
+                }),
             ),
-            Property::optional("n", PrimitiveSchema::Number(NumberSchema { integer: true, maximum: Some(9.into()), ..Default::default() })),
-            Property::optional("b", PrimitiveSchema::Boolean(BooleanSchema { default: Some(true), ..Default::default() })),
+            Property::optional(
+                "n",
+                PrimitiveSchema::Number(NumberSchema { integer: true, maximum: Some(9.into()), ..Default::default() }),
+            ),
+            Property::optional(
+                "b",
+                PrimitiveSchema::Boolean(BooleanSchema { default: Some(true), ..Default::default() }),
+            ),
             Property::required(
                 "e",
-                PrimitiveSchema::SingleSelect(SingleSelectSchema { options: vec![option("a", None), option("b", None)], ..Default::default() }),
+                PrimitiveSchema::SingleSelect(SingleSelectSchema {
+                    options: vec![option("a", None), option("b", None)],
+                    ..Default::default()
+                }),
             ),
             Property::required(
                 "t",
@@ -355,11 +376,22 @@ mod tests {
         static STATIC_SCHEMA: OnceLock<RequestedSchema> = OnceLock::new();
         let static_schema = STATIC_SCHEMA.get_or_init(|| schema.clone());
         let requests = [
-            InputRequest::Elicit(ElicitParams::Form { message: "Fill in".into(), requested_schema: Cow::Owned(schema) }),
-            InputRequest::Elicit(ElicitParams::Form { message: "Kept".into(), requested_schema: Cow::Borrowed(static_schema) }),
-            InputRequest::Elicit(ElicitParams::Form { message: "Kept".into(), requested_schema: Cow::Borrowed(static_schema) }),
+            InputRequest::Elicit(ElicitParams::Form {
+                message: "Fill in".into(),
+                requested_schema: Cow::Owned(schema),
+            }),
+            InputRequest::Elicit(ElicitParams::Form {
+                message: "Kept".into(),
+                requested_schema: Cow::Borrowed(static_schema),
+            }),
+            InputRequest::Elicit(ElicitParams::Form {
+                message: "Kept".into(),
+                requested_schema: Cow::Borrowed(static_schema),
+            }),
             InputRequest::Elicit(ElicitParams::Url { message: "Pay".into(), url: "https://pay.example/1".into() }),
-            InputRequest::CreateMessage(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5})),
+            InputRequest::CreateMessage(
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5}),
+            ),
             InputRequest::ListRoots,
         ];
         for request in &requests {

@@ -1,25 +1,23 @@
 //! Streamable HTTP: the router of an [`McpServer`], and the layers that put right what rmcp
 //! gets wrong on the wire (mistyped Multi Round-Trip params, `elicitationId` on URL requests).
 
-
 use std::sync::Arc;
 
-use axum::body::{Body, HttpBody as _};
-use axum::http::{Request as HttpRequest, header};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use ::rmcp::RoleServer;
 use ::rmcp::model::ErrorData;
 use ::rmcp::service::RequestContext;
 use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use ::rmcp::RoleServer;
+use axum::body::{Body, HttpBody as _};
+use axum::http::{Request as HttpRequest, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::wire::{INPUT_REQUESTS, RESULT_INPUT_REQUIRED, RESULT_TYPE};
 
 use super::McpServer;
 use super::params::malformed_params;
-
 
 /// Browser origins always allowed: pages served from this machine, on any port.
 const LOOPBACK_ORIGINS: &[&str] = &[
@@ -119,7 +117,8 @@ pub(super) async fn mark_malformed_params(
 ) -> Response {
     let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     let (mut parts, body) = request.into_parts();
-    let announced = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let announced =
+        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > max_body as u64) {
         return too_large();
     }
@@ -139,7 +138,8 @@ pub(super) async fn mark_malformed_params(
 
 /// The `-32602` for a request [`mark_malformed_params`] marked.
 pub(super) fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-    let marked = ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<MalformedParams>());
+    let marked =
+        ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<MalformedParams>());
     match marked {
         Some(MalformedParams(reason)) => Err(ErrorData::invalid_params(*reason, None)),
         None => Ok(()),

@@ -13,11 +13,13 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use ::rmcp::RoleServer;
 use ::rmcp::handler::server::common::FromContextPart;
 use ::rmcp::handler::server::tool::ToolCallContext;
-use ::rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, ProgressNotificationParam};
+use ::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, ProgressNotificationParam,
+};
 use ::rmcp::service::RequestContext;
-use ::rmcp::RoleServer;
 use serde_json::{Map, Value};
 
 use super::handler::{RmcpPeer, engine_error, input_required};
@@ -41,7 +43,8 @@ pub type PrincipalHook = Arc<dyn Fn(&RequestContext<RoleServer>) -> Option<Strin
 /// request's `http::request::Parts` to the handler), or one put directly in the rmcp request's
 /// extensions. `None` on stdio and on unauthenticated requests.
 pub fn principal_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    let from_http = ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>());
+    let from_http =
+        ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>());
     from_http.or_else(|| ctx.extensions.get::<Principal>()).map(|principal| principal.0.clone())
 }
 
@@ -71,7 +74,10 @@ impl Elicitation {
     /// Takes the authenticated principal from each request with `hook` instead of
     /// [`principal_of`]: every `requestState` is bound to it (a state minted for one principal
     /// is refused with `-32602` for another), and so is every URL-mode step.
-    pub fn principal(mut self, hook: impl Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static) -> Self {
+    pub fn principal(
+        mut self,
+        hook: impl Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
         self.principal = Arc::new(hook);
         self
     }
@@ -83,7 +89,11 @@ impl Elicitation {
 
     /// The same handlers with their own cap on outstanding asks, for a new connection.
     pub fn for_connection(&self) -> Elicitation {
-        Elicitation { engine: self.engine.clone(), connection: self.engine.ask_limit(), principal: self.principal.clone() }
+        Elicitation {
+            engine: self.engine.clone(),
+            connection: self.engine.ask_limit(),
+            principal: self.principal.clone(),
+        }
     }
 
     /// The principal of `ctx`, by this server's hook.
@@ -97,7 +107,12 @@ impl Elicitation {
     /// # Errors
     ///
     /// The JSON-RPC error the engine chose (`-32602` for a forged, expired or misbound state).
-    pub async fn run<R, F, Fut>(&self, request: Request<'_>, ctx: &RequestContext<RoleServer>, handler: F) -> Result<Outcome<R>, ErrorData>
+    pub async fn run<R, F, Fut>(
+        &self,
+        request: Request<'_>,
+        ctx: &RequestContext<RoleServer>,
+        handler: F,
+    ) -> Result<Outcome<R>, ErrorData>
     where
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>>,
@@ -261,7 +276,12 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
 struct RmcpRequest(RequestContext<RoleServer>);
 
 impl RequestHandle for RmcpRequest {
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> LiveFuture<'_, Result<(), String>> {
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> LiveFuture<'_, Result<(), String>> {
         Box::pin(async move {
             // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
             let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };

@@ -267,7 +267,10 @@ mod tests {
         // Nesting past serde_json's recursion limit, inside a member and around it.
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         cases.push(format!(r#"{{"id":1,"method":"tools/call","params":{{"arguments":{{"d":{deep}}}}}}}"#).into_bytes());
-        cases.push(format!(r#"{{"id":1,"method":"tools/call","params":{{"arguments":{{"d":{deep}}},"requestState":5}}}}"#).into_bytes());
+        cases.push(
+            format!(r#"{{"id":1,"method":"tools/call","params":{{"arguments":{{"d":{deep}}},"requestState":5}}}}"#)
+                .into_bytes(),
+        );
         cases
     }
 
@@ -298,17 +301,20 @@ mod tests {
         let refused = |body: &str| malformed_params(body.as_bytes()).map(|(why, repaired)| (why, show(&repaired)));
         assert_eq!(
             refused(r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":5,"requestState":7}}"#),
-            Some(("`requestState` must be the string the server sent", r#"{"id":1,"method":"tools/call","params":{"name":"t"}}"#.to_owned()))
+            Some((
+                "`requestState` must be the string the server sent",
+                r#"{"id":1,"method":"tools/call","params":{"name":"t"}}"#.to_owned()
+            ))
         );
-        assert_eq!(
-            refused(r#"{"id":1,"method":"tools/call","params":{"arguments":5,"arguments":{}}}"#),
-            None
-        );
+        assert_eq!(refused(r#"{"id":1,"method":"tools/call","params":{"arguments":5,"arguments":{}}}"#), None);
         assert_eq!(
             refused(r#"{"id":1,"method":"tools/call","params":{"arguments":{},"arguments":[]}}"#),
             Some(("`arguments` must be an object", r#"{"id":1,"method":"tools/call","params":{}}"#.to_owned()))
         );
-        assert_eq!(refused(r#"{"id":1,"method":"tools/call","params":{"inputResponses":{},"requestState":"s"}}"#), None);
+        assert_eq!(
+            refused(r#"{"id":1,"method":"tools/call","params":{"inputResponses":{},"requestState":"s"}}"#),
+            None
+        );
         // The common request takes the first pass alone.
         assert!(surely_well_typed(br#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{},"inputResponses":{},"requestState":"s"}}"#));
         assert!(!surely_well_typed(br#"{"id":1,"method":"tools/call","params":{"requestState":5}}"#));

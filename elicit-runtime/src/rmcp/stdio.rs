@@ -78,7 +78,8 @@ async fn pump_input(
         }
         if let Some((message, _)) = malformed_params(&line) {
             // Only a request with an `id` is ever marked, so the id is there to answer.
-            let id = serde_json::from_slice::<Value>(&line).ok().and_then(|m| m.get("id").cloned()).unwrap_or(Value::Null);
+            let id =
+                serde_json::from_slice::<Value>(&line).ok().and_then(|m| m.get("id").cloned()).unwrap_or(Value::Null);
             write_line(&write, &error_line(id, codes::INVALID_PARAMS, message)).await?;
             continue;
         }
@@ -148,7 +149,10 @@ mod tests {
         let url = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {
             "pay": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://p.example/1", "elicitationId": "x"}}}}});
         let out: Value = serde_json::from_slice(&put_right(url.to_string().as_bytes(), &info).unwrap()).unwrap();
-        assert_eq!(out["result"]["inputRequests"]["pay"]["params"], json!({"mode": "url", "message": "m", "url": "https://p.example/1"}));
+        assert_eq!(
+            out["result"]["inputRequests"]["pay"]["params"],
+            json!({"mode": "url", "message": "m", "url": "https://p.example/1"})
+        );
         assert_eq!(out["result"]["_meta"][META_SERVER_INFO], info);
         // A 2025-era request keeps its `elicitationId` (that revision requires it), and a result
         // without `resultType` is left as it is.

@@ -254,7 +254,8 @@ impl RequestedSchema {
                 // A value longer than the field allows (or than any text a schema may carry) is
                 // not echoed back: it keeps the declared default.
                 (PrimitiveSchema::String(s), Value::String(v))
-                    if v.len() <= super::MAX_TEXT_LEN && crate::content::check_length(v, None, s.max_length).is_ok() =>
+                    if v.len() <= super::MAX_TEXT_LEN
+                        && crate::content::check_length(v, None, s.max_length).is_ok() =>
                 {
                     s.default = Some(Cow::Owned(v.clone()));
                 }
@@ -327,12 +328,10 @@ impl PrimitiveSchema {
             PrimitiveSchema::String(s) => s.default.as_ref().map(|d| Value::String(d.to_string())),
             PrimitiveSchema::Number(s) => s.default.clone().map(Value::Number),
             PrimitiveSchema::Boolean(s) => s.default.map(Value::Bool),
-            PrimitiveSchema::SingleSelect(s) => {
-                s.default.as_ref().map(|d| Value::String(d.to_string()))
+            PrimitiveSchema::SingleSelect(s) => s.default.as_ref().map(|d| Value::String(d.to_string())),
+            PrimitiveSchema::MultiSelect(s) => {
+                s.default.as_ref().map(|d| Value::Array(d.iter().map(|v| Value::String(v.to_string())).collect()))
             }
-            PrimitiveSchema::MultiSelect(s) => s.default.as_ref().map(|d| {
-                Value::Array(d.iter().map(|v| Value::String(v.to_string())).collect())
-            }),
         }
     }
 }

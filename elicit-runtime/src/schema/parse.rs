@@ -89,8 +89,8 @@ impl RequestedSchema {
         let mut parsed = Vec::with_capacity(properties.len());
         for (name, schema) in properties {
             check_text(name).map_err(|reason| SchemaError { property: Some(clip(name)), reason })?;
-            let schema = parse_primitive(schema)
-                .map_err(|reason| SchemaError { property: Some(clip(name)), reason })?;
+            let schema =
+                parse_primitive(schema).map_err(|reason| SchemaError { property: Some(clip(name)), reason })?;
             parsed.push(Property {
                 name: Cow::Owned(name.clone()),
                 required: required.contains(&name.as_str()),
@@ -106,11 +106,7 @@ fn root_error(reason: &str) -> SchemaError {
 }
 
 fn check_text(text: &str) -> Result<(), String> {
-    if text.len() > MAX_TEXT_LEN {
-        Err(format!("text longer than {MAX_TEXT_LEN} bytes"))
-    } else {
-        Ok(())
-    }
+    if text.len() > MAX_TEXT_LEN { Err(format!("text longer than {MAX_TEXT_LEN} bytes")) } else { Ok(()) }
 }
 
 fn text_field(object: &Map<String, Value>, key: &str) -> Result<Option<Text>, String> {
@@ -158,9 +154,7 @@ fn check_order(min: Option<f64>, max: Option<f64>, what: &str) -> Result<(), Str
 }
 
 fn parse_options(value: Option<&Value>, titled: bool, key: &str) -> Result<Vec<EnumOption>, String> {
-    let items = value
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("`{key}` must be an array"))?;
+    let items = value.and_then(Value::as_array).ok_or_else(|| format!("`{key}` must be an array"))?;
     if items.is_empty() {
         return Err(format!("`{key}` offers no choice"));
     }
@@ -202,7 +196,9 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
             parse_single_select(object, title, description).map(PrimitiveSchema::SingleSelect)
         }
         "string" => parse_string(object, title, description).map(PrimitiveSchema::String),
-        "number" | "integer" => parse_number(object, kind == "integer", title, description).map(PrimitiveSchema::Number),
+        "number" | "integer" => {
+            parse_number(object, kind == "integer", title, description).map(PrimitiveSchema::Number)
+        }
         "boolean" => parse_boolean(object, title, description).map(PrimitiveSchema::Boolean),
         "array" => parse_multi_select(object, title, description).map(PrimitiveSchema::MultiSelect),
         "object" => Err("nested objects are not allowed in a requestedSchema".into()),
@@ -211,7 +207,11 @@ fn parse_primitive(value: &Value) -> Result<PrimitiveSchema, String> {
 }
 
 /// A single-select: titled `oneOf`, plain `enum`, or the legacy `enum` with `enumNames`.
-fn parse_single_select(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<SingleSelectSchema, String> {
+fn parse_single_select(
+    object: &Map<String, Value>,
+    title: Option<Text>,
+    description: Option<Text>,
+) -> Result<SingleSelectSchema, String> {
     let (options, titled) = if object.contains_key("oneOf") {
         (parse_options(object.get("oneOf"), true, "oneOf")?, true)
     } else {
@@ -244,11 +244,16 @@ fn apply_enum_names(names: Option<&Value>, options: &mut [EnumOption]) -> Result
 }
 
 /// A free-text string: its `format`, length bounds and default.
-fn parse_string(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<StringSchema, String> {
+fn parse_string(
+    object: &Map<String, Value>,
+    title: Option<Text>,
+    description: Option<Text>,
+) -> Result<StringSchema, String> {
     let format = match object.get("format") {
         None => None,
         Some(Value::String(f)) => Some(
-            StringFormat::from_keyword(f).ok_or_else(|| format!("unknown format `{}` (allowed: email, uri, date, date-time)", clip(f)))?,
+            StringFormat::from_keyword(f)
+                .ok_or_else(|| format!("unknown format `{}` (allowed: email, uri, date, date-time)", clip(f)))?,
         ),
         Some(_) => return Err("`format` must be a string".into()),
     };
@@ -260,7 +265,12 @@ fn parse_string(object: &Map<String, Value>, title: Option<Text>, description: O
 }
 
 /// A number or integer: its bounds and default.
-fn parse_number(object: &Map<String, Value>, integer: bool, title: Option<Text>, description: Option<Text>) -> Result<NumberSchema, String> {
+fn parse_number(
+    object: &Map<String, Value>,
+    integer: bool,
+    title: Option<Text>,
+    description: Option<Text>,
+) -> Result<NumberSchema, String> {
     let minimum = number_field(object, "minimum")?;
     let maximum = number_field(object, "maximum")?;
     check_order(minimum.as_ref().and_then(Number::as_f64), maximum.as_ref().and_then(Number::as_f64), "bounds")?;
@@ -269,7 +279,11 @@ fn parse_number(object: &Map<String, Value>, integer: bool, title: Option<Text>,
 }
 
 /// A boolean and its default.
-fn parse_boolean(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<BooleanSchema, String> {
+fn parse_boolean(
+    object: &Map<String, Value>,
+    title: Option<Text>,
+    description: Option<Text>,
+) -> Result<BooleanSchema, String> {
     let default = match object.get("default") {
         None => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -280,7 +294,11 @@ fn parse_boolean(object: &Map<String, Value>, title: Option<Text>, description: 
 
 /// An array, allowed only as a multi-select: titled `items.anyOf` or plain `items.enum`, its count
 /// bounds and default.
-fn parse_multi_select(object: &Map<String, Value>, title: Option<Text>, description: Option<Text>) -> Result<MultiSelectSchema, String> {
+fn parse_multi_select(
+    object: &Map<String, Value>,
+    title: Option<Text>,
+    description: Option<Text>,
+) -> Result<MultiSelectSchema, String> {
     let items = object
         .get("items")
         .and_then(Value::as_object)

@@ -91,11 +91,7 @@ impl Serialize for Items<'_> {
     }
 }
 
-fn entry<M: SerializeMap, T: Serialize + ?Sized>(
-    map: &mut M,
-    key: &str,
-    value: Option<&T>,
-) -> Result<(), M::Error> {
+fn entry<M: SerializeMap, T: Serialize + ?Sized>(map: &mut M, key: &str, value: Option<&T>) -> Result<(), M::Error> {
     match value {
         Some(value) => map.serialize_entry(key, value),
         None => Ok(()),

@@ -49,7 +49,10 @@ fn serialises_every_kind_in_spec_key_order() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "client"), ignore = "property order survives a `serde_json::Map` only with `preserve_order` (feature `client`)")]
+#[cfg_attr(
+    not(feature = "client"),
+    ignore = "property order survives a `serde_json::Map` only with `preserve_order` (feature `client`)"
+)]
 fn parse_round_trips_every_kind() {
     let json = json!({"type":"object","properties":{
         "s":{"type":"string","title":"S","minLength":1,"maxLength":5,"format":"date","default":"x"},
@@ -130,7 +133,10 @@ fn defaults_fill_only_absent_properties() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "client"), ignore = "property order survives a `serde_json::Map` only with `preserve_order` (feature `client`)")]
+#[cfg_attr(
+    not(feature = "client"),
+    ignore = "property order survives a `serde_json::Map` only with `preserve_order` (feature `client`)"
+)]
 fn previous_answers_become_defaults_where_they_fit() {
     let content = json!({"name": "Ada", "n": "five", "ok": true, "c": "z", "m": ["b", "z", 3]});
     let prefilled = form().prefilled_with(content.as_object().unwrap());

@@ -183,7 +183,11 @@ struct Record {
 
 enum Kind {
     /// `owner`: the principal the step belongs to, if any; only they may complete it.
-    Url { status: UrlStatus, owner: Option<String>, notify: Arc<Notify> },
+    Url {
+        status: UrlStatus,
+        owner: Option<String>,
+        notify: Arc<Notify>,
+    },
     Flow(FlowRecord),
 }
 
@@ -389,7 +393,11 @@ impl CompletionStore for InProcessStore {
                 if records.live(&key, now).is_none() {
                     records.room(now, self.max_records)?;
                 }
-                records.insert(key, Kind::Url { status: UrlStatus::Pending, owner, notify: Arc::new(Notify::new()) }, now + ttl);
+                records.insert(
+                    key,
+                    Kind::Url { status: UrlStatus::Pending, owner, notify: Arc::new(Notify::new()) },
+                    now + ttl,
+                );
                 Ok(())
             })
         })
@@ -401,7 +409,8 @@ impl CompletionStore for InProcessStore {
         Box::pin(async move {
             Ok(self.with_records(|records, now| match records.live(&key, now).map(|r| &mut r.kind) {
                 Some(Kind::Url { status, owner, notify })
-                    if *status == UrlStatus::Pending && owner.as_ref().is_none_or(|owner| by.as_ref() == Some(owner)) =>
+                    if *status == UrlStatus::Pending
+                        && owner.as_ref().is_none_or(|owner| by.as_ref() == Some(owner)) =>
                 {
                     *status = UrlStatus::Completed(outcome);
                     notify.notify_waiters();
@@ -628,7 +637,10 @@ mod tests {
         assert_eq!(store.finish("f", json!({"x": 1}), &["o:a".into()], ttl).await.unwrap(), Finish::Conflict);
         store.record_once("f", "o:b", json!("B"), ttl).await.unwrap();
         assert_eq!(store.finished("f").await.unwrap(), None);
-        assert_eq!(store.finish("f", json!({"x": 1}), &["o:a".into(), "o:b".into()], ttl).await.unwrap(), Finish::Recorded);
+        assert_eq!(
+            store.finish("f", json!({"x": 1}), &["o:a".into(), "o:b".into()], ttl).await.unwrap(),
+            Finish::Recorded
+        );
         assert_eq!(store.finished("f").await.unwrap(), Some(json!({"x": 1})));
         assert_eq!(store.finish("f", json!({"x": 2}), &[], ttl).await.unwrap(), Finish::Already(json!({"x": 1})));
         // Finished: recorded slots are still read, nothing new runs.

@@ -11,7 +11,12 @@ use super::live::LiveFuture;
 pub trait RequestHandle: Send + Sync {
     /// Sends a progress notification for this request, if the client asked for progress (gave a
     /// `progressToken`); otherwise does nothing.
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> LiveFuture<'_, Result<(), String>>;
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> LiveFuture<'_, Result<(), String>>;
 
     /// Whether the client cancelled this request (or the connection is gone).
     fn is_cancelled(&self) -> bool;

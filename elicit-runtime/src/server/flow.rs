@@ -17,10 +17,10 @@ use serde_json::{Map, Value, json};
 use super::EngineConfig;
 use super::completion::{CompletionStore, OnceClaim, StoreError, UrlStatus};
 use super::live::{LiveConfig, LiveCounters, LiveSession};
+use crate::Elicit;
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
-use crate::Elicit;
 
 /// The answer to a form-mode ask.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +166,12 @@ pub(super) struct LiveLink {
 }
 
 impl LiveLink {
-    pub(super) fn new(session: LiveSession, config: LiveConfig, counters: Arc<LiveCounters>, store: Arc<dyn CompletionStore>) -> Self {
+    pub(super) fn new(
+        session: LiveSession,
+        config: LiveConfig,
+        counters: Arc<LiveCounters>,
+        store: Arc<dyn CompletionStore>,
+    ) -> Self {
         LiveLink { session, config, counters, store, held: Mutex::new(Vec::new()) }
     }
 
@@ -283,7 +288,9 @@ impl Flow {
     /// this round saw — or `None` for a flow without effects (a replay recomputes it alike).
     pub(super) fn finish_record(&self) -> Option<(String, Value, Vec<String>)> {
         let inner = self.lock();
-        inner.effects.then(|| (inner.state.flow.clone(), Value::Object(inner.state.answers.clone()), inner.seen.clone()))
+        inner
+            .effects
+            .then(|| (inner.state.flow.clone(), Value::Object(inner.state.answers.clone()), inner.seen.clone()))
     }
 
     pub(super) fn take_fatal(&self) -> Option<FlowError> {
@@ -328,7 +335,9 @@ impl Flow {
         {
             let mut inner = self.lock();
             if inner.requests.iter().any(|(k, _)| k == key) {
-                inner.fatal.get_or_insert(FlowError::Failed(format!("input request key `{key}` is asked twice in one round")));
+                inner
+                    .fatal
+                    .get_or_insert(FlowError::Failed(format!("input request key `{key}` is asked twice in one round")));
             } else {
                 inner.requests.push((key.to_owned(), request));
             }
@@ -342,32 +351,37 @@ impl Flow {
     /// `elicitation_id` names a URL-mode step on the 2025-era wire.
     async fn ask(&self, key: &str, request: InputRequest, elicitation_id: Option<&str>) -> Result<(), FlowError> {
         let Some(live) = &self.live else { return self.suspend(key, request).await };
-        let (method, params) = live.session.version.request(&request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
+        let (method, params) =
+            live.session.version.request(&request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
         let Some(_permit) = live.session.limit.try_take() else {
             return Err(self.fail(FlowError::Failed(format!(
                 "too many requests to the client are outstanding on this session (at most {})",
                 live.config.max_outstanding_asks
             ))));
         };
-        let answer = match tokio::time::timeout(live.config.ask_timeout, live.session.peer.request(method, params)).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(reason)) => {
-                return Err(self.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))));
-            }
-            Err(_) => {
-                return Err(self.fail(FlowError::Failed(format!(
-                    "the client did not answer `{}` within {:?}",
-                    clip(key),
-                    live.config.ask_timeout
-                ))));
-            }
-        };
+        let answer =
+            match tokio::time::timeout(live.config.ask_timeout, live.session.peer.request(method, params)).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(reason)) => {
+                    return Err(
+                        self.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key))))
+                    );
+                }
+                Err(_) => {
+                    return Err(self.fail(FlowError::Failed(format!(
+                        "the client did not answer `{}` within {:?}",
+                        clip(key),
+                        live.config.ask_timeout
+                    ))));
+                }
+            };
         self.lock().responses.insert(key.to_owned(), answer);
         Ok(())
     }
 
     fn parse_answer(&self, key: &str, raw: &Value) -> Result<ElicitResult, FlowError> {
-        ElicitResult::from_json(raw).map_err(|e| self.fail(FlowError::InvalidInput(format!("inputResponses[{}]: {e}", clip(key)))))
+        ElicitResult::from_json(raw)
+            .map_err(|e| self.fail(FlowError::InvalidInput(format!("inputResponses[{}]: {e}", clip(key)))))
     }
 
     /// Asks for a `T` with a form, with `T`'s message.
@@ -493,7 +507,10 @@ impl Flow {
                 Found::Carried(raw) => (raw, false),
                 Found::Fresh(raw) => (raw, true),
                 Found::Missing => {
-                    let request = InputRequest::Elicit(ElicitParams::Form { message: message.to_owned(), requested_schema: schema.clone() });
+                    let request = InputRequest::Elicit(ElicitParams::Form {
+                        message: message.to_owned(),
+                        requested_schema: schema.clone(),
+                    });
                     self.ask(key, request, None).await?;
                     continue;
                 }
@@ -578,7 +595,12 @@ impl Flow {
     /// assert_eq!(text, "paid: \"approved\"");
     /// # });
     /// ```
-    pub async fn url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlAnswer, FlowError> {
+    pub async fn url(
+        &self,
+        key: &str,
+        message: &str,
+        build_url: impl FnOnce(&str) -> String,
+    ) -> Result<UrlAnswer, FlowError> {
         self.require(|c| c.url, json!({"elicitation": {"url": {}}}))?;
         let mut build_url = Some(build_url);
         loop {
@@ -635,7 +657,11 @@ impl Flow {
                                     .peer
                                     .notify(ELICITATION_COMPLETE, json!({"elicitationId": record.id}))
                                     .await
-                                    .map_err(|reason| FlowError::Failed(format!("could not tell the client the page was completed: {reason}")))?;
+                                    .map_err(|reason| {
+                                        FlowError::Failed(format!(
+                                            "could not tell the client the page was completed: {reason}"
+                                        ))
+                                    })?;
                             }
                             UrlAnswer::Completed(value)
                         }
@@ -670,7 +696,12 @@ impl Flow {
     }
 
     /// Mints a URL-mode step for `key`: an unguessable id registered in the store.
-    async fn mint_url(&self, key: &str, message: &str, build_url: impl FnOnce(&str) -> String) -> Result<UrlRecord, FlowError> {
+    async fn mint_url(
+        &self,
+        key: &str,
+        message: &str,
+        build_url: impl FnOnce(&str) -> String,
+    ) -> Result<UrlRecord, FlowError> {
         let id = mint_id();
         self.store.register(&id, self.config.url_ttl, self.principal()).await.map_err(FlowError::Store)?;
         if let Some(live) = &self.live {
@@ -755,10 +786,9 @@ impl Flow {
                     self.keep(key, raw.clone());
                     Ok(raw)
                 }
-                Found::Fresh(_) => Err(self.fail(FlowError::InvalidInput(format!(
-                    "inputResponses[{}] must be an object",
-                    clip(key)
-                )))),
+                Found::Fresh(_) => {
+                    Err(self.fail(FlowError::InvalidInput(format!("inputResponses[{}] must be an object", clip(key)))))
+                }
                 Found::Missing => {
                     self.ask(key, request.clone(), None).await?;
                     continue;
@@ -827,8 +857,10 @@ impl Flow {
         schema.properties.retain(|p| asked.contains(&p.name.as_ref()));
         // Everything asked is needed again: an optional argument is asked because it was invalid.
         // Keep what the schema says; only the failing fields appear.
-        let kept: Map<String, Value> =
-            provided.into_iter().filter(|(name, _)| !asked.contains(&name.as_str()) && full.property(name).is_some()).collect();
+        let kept: Map<String, Value> = provided
+            .into_iter()
+            .filter(|(name, _)| !asked.contains(&name.as_str()) && full.property(name).is_some())
+            .collect();
         let mut missing = Vec::new();
         let mut invalid = Vec::new();
         for error in &errors {
@@ -910,8 +942,9 @@ impl Flow {
         let slot = format!("o:{key}");
         self.lock().effects = true;
         let parse = |value: Value| {
-            serde_json::from_value(value)
-                .map_err(|e| self.fail(FlowError::Failed(format!("the value kept for `{}` no longer fits its type: {e}", clip(key)))))
+            serde_json::from_value(value).map_err(|e| {
+                self.fail(FlowError::Failed(format!("the value kept for `{}` no longer fits its type: {e}", clip(key))))
+            })
         };
         let known = self.lock().state.once.get(key).cloned();
         if let Some(value) = known {
@@ -976,10 +1009,9 @@ impl Flow {
             }
         };
         let (taken, settled) = match (&self.live, tokio::runtime::Handle::try_current()) {
-            (None, Ok(runtime)) => runtime
-                .spawn(settle(self.config.url_wait, slot))
-                .await
-                .map_err(|e| self.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}"))))?,
+            (None, Ok(runtime)) => runtime.spawn(settle(self.config.url_wait, slot)).await.map_err(|e| {
+                self.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}")))
+            })?,
             (live, _) => {
                 let wait = live.as_ref().map_or(self.config.url_wait, |live| live.config.url_wait);
                 let mut guard = ClaimGuard { flow: self, slot: Some(slot.clone()) };
@@ -1009,7 +1041,12 @@ impl Flow {
         let deadline = tokio::time::Instant::now() + self.config.once_wait;
         let mut pause = Duration::from_millis(2);
         loop {
-            match self.store.claim_once(&flow, slot, self.record_ttl).await.map_err(|e| self.fail(FlowError::Store(e)))? {
+            match self
+                .store
+                .claim_once(&flow, slot, self.record_ttl)
+                .await
+                .map_err(|e| self.fail(FlowError::Store(e)))?
+            {
                 OnceClaim::Done(value) => return Ok(Some(value)),
                 OnceClaim::Run => return Ok(None),
                 OnceClaim::Finished => {
@@ -1024,7 +1061,8 @@ impl Flow {
                     ))));
                 }
                 OnceClaim::Busy => {
-                    tokio::time::sleep(pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))).await;
+                    tokio::time::sleep(pause.min(deadline.saturating_duration_since(tokio::time::Instant::now())))
+                        .await;
                     pause = (pause * 2).min(Duration::from_millis(100));
                 }
             }
@@ -1097,4 +1135,3 @@ fn mint_id() -> String {
     OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)
 }
-

@@ -57,7 +57,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
-pub use completion::{CompletionStore, DEFAULT_MAX_RECORDS, Finish, InProcessStore, OnceClaim, StoreError, StoreFuture, UrlStatus};
+pub use completion::{
+    CompletionStore, DEFAULT_MAX_RECORDS, Finish, InProcessStore, OnceClaim, StoreError, StoreFuture, UrlStatus,
+};
 pub use context::RequestHandle;
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
@@ -91,7 +93,15 @@ pub struct Request<'a> {
 impl<'a> Request<'a> {
     /// A first-round request with no arguments, `_meta` or answers.
     pub fn new(method: &'a str, name: &'a str) -> Self {
-        Request { method, name, arguments: None, meta: None, input_responses: None, request_state: None, principal: None }
+        Request {
+            method,
+            name,
+            arguments: None,
+            meta: None,
+            input_responses: None,
+            request_state: None,
+            principal: None,
+        }
     }
 
     /// Sets `arguments`.
@@ -383,7 +393,9 @@ impl Engine {
             Ok(result) => Ok(result),
             Err(FlowError::Unsupported { required }) => Err(EngineError {
                 code: codes::INVALID_REQUEST,
-                message: format!("this request needs a client capability this session did not declare in `initialize`: {required}"),
+                message: format!(
+                    "this request needs a client capability this session did not declare in `initialize`: {required}"
+                ),
                 data: Some(json!({ "requiredCapabilities": required })),
             }),
             Err(error) => Err(error.into()),
@@ -425,7 +437,8 @@ impl Engine {
         let mut state: FlowState = match request.request_state {
             None => FlowState::default(),
             Some(token) => {
-                let bytes = self.sealer.open(&binding, token, SystemTime::now()).map_err(|_| EngineError::invalid_state())?;
+                let bytes =
+                    self.sealer.open(&binding, token, SystemTime::now()).map_err(|_| EngineError::invalid_state())?;
                 serde_json::from_slice(&bytes).map_err(|_| EngineError::invalid_state())?
             }
         };
@@ -462,7 +475,10 @@ impl Engine {
         if let Some(answers) = finished {
             // The answers sent are not used, but malformed ones are still refused as such.
             if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
-                return Err(EngineError::invalid_params(format!("inputResponses[{}]: an answer must be an object", wire::clip(key))));
+                return Err(EngineError::invalid_params(format!(
+                    "inputResponses[{}]: an answer must be an object",
+                    wire::clip(key)
+                )));
             }
             state.answers = match answers {
                 Value::Object(answers) => answers,

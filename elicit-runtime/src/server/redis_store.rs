@@ -288,8 +288,7 @@ impl RedisStoreBuilder {
         let waiters = Arc::new(Waiters::default());
         let (live_tx, live) = watch::channel(false);
         let channel = format!("{}:url-completed", self.prefix);
-        let subscriber =
-            tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
+        let subscriber = tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
         let store = RedisStore {
             connection,
             complete_script: Script::new(COMPLETE_SCRIPT),
@@ -310,7 +309,8 @@ impl RedisStoreBuilder {
             live,
             subscriber: AbortOnDrop(subscriber),
         };
-        let pong: String = store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
+        let pong: String =
+            store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
         if pong != "PONG" {
             return Err(StoreError(format!("{} answered PING with {pong:?}", store.endpoint)));
         }
@@ -363,7 +363,9 @@ impl std::fmt::Debug for RedisStore {
 impl RedisStore {
     /// Starts building a store for `url` (`redis://[:password@]host[:port][/db]`).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder { url: url.into(), prefix: "elicit".to_owned(),
+        RedisStoreBuilder {
+            url: url.into(),
+            prefix: "elicit".to_owned(),
             command_timeout: Duration::from_secs(2),
             max_records: DEFAULT_MAX_RECORDS,
         }
@@ -407,7 +409,13 @@ impl RedisStore {
 
     /// Runs one of the record scripts with these arguments (the live set is KEYS[2]); the answer
     /// is a string.
-    async fn flow_script(&self, what: &str, script: &Script, key: &str, args: &[&str]) -> Result<Option<String>, StoreError> {
+    async fn flow_script(
+        &self,
+        what: &str,
+        script: &Script,
+        key: &str,
+        args: &[&str],
+    ) -> Result<Option<String>, StoreError> {
         self.run(what, |mut c| {
             let mut invocation = script.key(key);
             invocation.key(&self.live_key);
@@ -425,7 +433,8 @@ impl RedisStore {
     }
 
     fn json(&self, text: &str) -> Result<Value, StoreError> {
-        serde_json::from_str(text).map_err(|e| StoreError(format!("{}: an exactly-once record is not JSON: {e}", self.endpoint)))
+        serde_json::from_str(text)
+            .map_err(|e| StoreError(format!("{}: an exactly-once record is not JSON: {e}", self.endpoint)))
     }
 
     /// One atomic `take` script run: consumes a done record.
@@ -556,7 +565,8 @@ impl CompletionStore for RedisStore {
         let (flow, key) = (flow.to_owned(), key.to_owned());
         Box::pin(async move {
             let hash = self.flow_key(&flow)?;
-            let answer = self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl), &self.max_records]).await?;
+            let answer =
+                self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl), &self.max_records]).await?;
             match answer.as_deref() {
                 Some("+") => Ok(OnceClaim::Run),
                 Some("F") => Err(self.full()),
@@ -576,7 +586,11 @@ impl CompletionStore for RedisStore {
         Box::pin(async move {
             let hash = self.flow_key(&flow)?;
             let value = format!("={value}");
-            match self.flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value, &self.max_records]).await?.as_deref() {
+            match self
+                .flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value, &self.max_records])
+                .await?
+                .as_deref()
+            {
                 Some("F") => Err(self.full()),
                 _ => Ok(()),
             }

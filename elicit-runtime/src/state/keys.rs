@@ -24,22 +24,13 @@ pub(super) struct Ciphers {
 
 impl Ciphers {
     fn new(key: &[u8; 32]) -> Self {
-        let v2_key = Sha256::new()
-            .chain_update(KEY_V2_LABEL)
-            .chain_update(key)
-            .finalize();
-        Self {
-            v1: XChaCha20Poly1305::new(key.into()),
-            v2: Aes256GcmSiv::new(&v2_key),
-        }
+        let v2_key = Sha256::new().chain_update(KEY_V2_LABEL).chain_update(key).finalize();
+        Self { v1: XChaCha20Poly1305::new(key.into()), v2: Aes256GcmSiv::new(&v2_key) }
     }
 }
 
 pub(super) fn key_id(key: &[u8; 32]) -> KeyId {
-    let hash = Sha256::new()
-        .chain_update(KEY_ID_LABEL)
-        .chain_update(key)
-        .finalize();
+    let hash = Sha256::new().chain_update(KEY_ID_LABEL).chain_update(key).finalize();
     let mut id = [0u8; KEY_ID_LEN];
     // The hash is 32 bytes, so the first four always exist; `zip` keeps this
     // free of indexing anyway.
@@ -86,9 +77,7 @@ pub enum KeyRingError {
 impl fmt::Display for KeyRingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Empty => {
-                f.write_str("requestState key ring is empty: at least one key is required")
-            }
+            Self::Empty => f.write_str("requestState key ring is empty: at least one key is required"),
             Self::EmptyEntry { index } => {
                 write!(f, "requestState key entry {index} (0-based) is empty")
             }
@@ -97,14 +86,12 @@ impl fmt::Display for KeyRingError {
                 "requestState key entry {index} (0-based) is not valid base64 \
                  (standard or URL-safe alphabet, padded or unpadded)"
             ),
-            Self::WrongLength { index, len } => write!(
-                f,
-                "requestState key entry {index} (0-based) decodes to {len} bytes; exactly 32 are required"
-            ),
-            Self::DuplicateKey { index } => write!(
-                f,
-                "requestState key entry {index} (0-based) duplicates an earlier key"
-            ),
+            Self::WrongLength { index, len } => {
+                write!(f, "requestState key entry {index} (0-based) decodes to {len} bytes; exactly 32 are required")
+            }
+            Self::DuplicateKey { index } => {
+                write!(f, "requestState key entry {index} (0-based) duplicates an earlier key")
+            }
         }
     }
 }
@@ -157,13 +144,7 @@ impl KeyRing {
             }
             let bytes = decode_key_entry(entry).ok_or(KeyRingError::InvalidBase64 { index })?;
             let key: [u8; 32] =
-                bytes
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| KeyRingError::WrongLength {
-                        index,
-                        len: bytes.len(),
-                    })?;
+                bytes.as_slice().try_into().map_err(|_| KeyRingError::WrongLength { index, len: bytes.len() })?;
             keys.push(key);
         }
         Self::new(keys)
@@ -178,9 +159,7 @@ impl KeyRing {
         let mut raw = [0u8; 32];
         raw.copy_from_slice(key.as_slice());
         let id = key_id(&raw);
-        Self {
-            entries: vec![(id, Ciphers::new(&raw))],
-        }
+        Self { entries: vec![(id, Ciphers::new(&raw))] }
     }
 
     /// Number of keys in the ring.
@@ -199,10 +178,7 @@ impl KeyRing {
     }
 
     pub(super) fn find(&self, id: &[u8]) -> Option<&Ciphers> {
-        self.entries
-            .iter()
-            .find(|(candidate, _)| candidate.as_slice() == id)
-            .map(|(_, cipher)| cipher)
+        self.entries.iter().find(|(candidate, _)| candidate.as_slice() == id).map(|(_, cipher)| cipher)
     }
 }
 
@@ -210,9 +186,7 @@ fn decode_key_entry(entry: &str) -> Option<Vec<u8>> {
     // Operators paste keys from many tools; accepting every common base64
     // flavour avoids pointless configuration failures without weakening
     // anything, since the length check below still applies.
-    [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD]
-        .into_iter()
-        .find_map(|engine| engine.decode(entry).ok())
+    [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD].into_iter().find_map(|engine| engine.decode(entry).ok())
 }
 
 impl fmt::Debug for KeyRing {
@@ -223,16 +197,11 @@ impl fmt::Debug for KeyRing {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let mut list = f.debug_list();
                 for (id, _) in self.0 {
-                    list.entry(&format_args!(
-                        "{:02x}{:02x}{:02x}{:02x}",
-                        id[0], id[1], id[2], id[3]
-                    ));
+                    list.entry(&format_args!("{:02x}{:02x}{:02x}{:02x}", id[0], id[1], id[2], id[3]));
                 }
                 list.finish()
             }
         }
-        f.debug_struct("KeyRing")
-            .field("key_ids", &Ids(&self.entries))
-            .finish()
+        f.debug_struct("KeyRing").field("key_ids", &Ids(&self.entries)).finish()
     }
 }

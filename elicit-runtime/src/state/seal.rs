@@ -132,12 +132,7 @@ pub struct StateSealer {
 impl StateSealer {
     /// A sealer with a 15-minute lifetime and a 64 KiB cap on token text.
     pub fn new(ring: KeyRing) -> Self {
-        Self {
-            ring,
-            ttl: DEFAULT_TTL,
-            max_token_len: DEFAULT_MAX_TOKEN_LEN,
-            version: EnvelopeVersion::default(),
-        }
+        Self { ring, ttl: DEFAULT_TTL, max_token_len: DEFAULT_MAX_TOKEN_LEN, version: EnvelopeVersion::default() }
     }
 
     /// Sets the envelope version that seals (version 2 unless set). Both versions open whatever
@@ -187,18 +182,10 @@ impl StateSealer {
     ///
     /// Fails only with [`StateErrorKind::PayloadTooLarge`], when the token
     /// would exceed the configured cap (and so could never be opened).
-    pub fn seal(
-        &self,
-        binding: &Binding<'_>,
-        payload: &[u8],
-        now: SystemTime,
-    ) -> Result<String, StateError> {
+    pub fn seal(&self, binding: &Binding<'_>, payload: &[u8], now: SystemTime) -> Result<String, StateError> {
         let too_large = || StateError::new(StateErrorKind::PayloadTooLarge);
         let version = self.version;
-        let decoded_len = payload
-            .len()
-            .checked_add(version.min_decoded_len())
-            .ok_or_else(too_large)?;
+        let decoded_len = payload.len().checked_add(version.min_decoded_len()).ok_or_else(too_large)?;
         let token_len = base64::encoded_len(decoded_len, false).ok_or_else(too_large)?;
         if token_len > self.max_token_len {
             return Err(too_large());
@@ -236,12 +223,7 @@ impl StateSealer {
     ///
     /// Never panics, whatever the token; every failure displays as
     /// [`INVALID_STATE_MESSAGE`].
-    pub fn open(
-        &self,
-        binding: &Binding<'_>,
-        token: &str,
-        now: SystemTime,
-    ) -> Result<Vec<u8>, StateError> {
+    pub fn open(&self, binding: &Binding<'_>, token: &str, now: SystemTime) -> Result<Vec<u8>, StateError> {
         use StateErrorKind as K;
         let fail = StateError::new;
 
@@ -252,13 +234,10 @@ impl StateSealer {
         // Strict decoding (no padding, canonical trailing bits): the client
         // must echo the token byte for byte, so there is no reason to accept
         // alternative spellings of it.
-        let mut envelope = URL_SAFE_NO_PAD
-            .decode(token)
-            .map_err(|_| fail(K::Malformed))?;
+        let mut envelope = URL_SAFE_NO_PAD.decode(token).map_err(|_| fail(K::Malformed))?;
 
         let &version_byte = envelope.first().ok_or(fail(K::Malformed))?;
-        let version =
-            EnvelopeVersion::from_byte(version_byte).ok_or(fail(K::UnsupportedVersion))?;
+        let version = EnvelopeVersion::from_byte(version_byte).ok_or(fail(K::UnsupportedVersion))?;
         if envelope.len() < version.min_decoded_len() {
             return Err(fail(K::Malformed));
         }
@@ -269,9 +248,7 @@ impl StateSealer {
         let nonce = head.get(1 + KEY_ID_LEN..).ok_or(fail(K::Malformed))?;
         let ciphers: &Ciphers = self.ring.find(key_id).ok_or(fail(K::UnknownKey))?;
         let aad = binding.encode_aad(version_byte, key_id);
-        let (ciphertext, tag) = body
-            .split_at_mut_checked(tag_at - header_len)
-            .ok_or(fail(K::Malformed))?;
+        let (ciphertext, tag) = body.split_at_mut_checked(tag_at - header_len).ok_or(fail(K::Malformed))?;
         let opened = match version {
             EnvelopeVersion::V1 => decrypt(&ciphers.v1, nonce, &aad, ciphertext, tag),
             EnvelopeVersion::V2 => decrypt(&ciphers.v2, nonce, &aad, ciphertext, tag),
@@ -280,10 +257,8 @@ impl StateSealer {
             return Err(fail(K::Forged));
         }
 
-        let expiry: [u8; EXPIRY_LEN] = ciphertext
-            .get(..EXPIRY_LEN)
-            .and_then(|bytes| bytes.try_into().ok())
-            .ok_or(fail(K::Forged))?;
+        let expiry: [u8; EXPIRY_LEN] =
+            ciphertext.get(..EXPIRY_LEN).and_then(|bytes| bytes.try_into().ok()).ok_or(fail(K::Forged))?;
         if unix_secs(now) >= u64::from_be_bytes(expiry) {
             return Err(fail(K::Expired));
         }
@@ -296,20 +271,11 @@ impl StateSealer {
 
 /// Encrypts what follows the header of `envelope` in place and appends the tag; the nonce is the
 /// header's end. `false` if the AEAD refuses the length (or the header does not fit the nonce).
-fn encrypt<A: AeadInPlace>(
-    cipher: &A,
-    aad: &[u8],
-    envelope: &mut Vec<u8>,
-    header_len: usize,
-) -> bool {
+fn encrypt<A: AeadInPlace>(cipher: &A, aad: &[u8], envelope: &mut Vec<u8>, header_len: usize) -> bool {
     let Some((head, body)) = envelope.split_at_mut_checked(header_len) else {
         return false;
     };
-    let Some(nonce) = head
-        .len()
-        .checked_sub(A::NonceSize::USIZE)
-        .and_then(|at| head.get(at..))
-    else {
+    let Some(nonce) = head.len().checked_sub(A::NonceSize::USIZE).and_then(|at| head.get(at..)) else {
         return false;
     };
     match cipher.encrypt_in_place_detached(GenericArray::from_slice(nonce), aad, body) {
@@ -323,23 +289,12 @@ fn encrypt<A: AeadInPlace>(
 
 /// Decrypts `ciphertext` in place if `tag` authenticates it; `false` (and the buffer in an
 /// unspecified state) otherwise.
-fn decrypt<A: AeadInPlace>(
-    cipher: &A,
-    nonce: &[u8],
-    aad: &[u8],
-    ciphertext: &mut [u8],
-    tag: &[u8],
-) -> bool {
+fn decrypt<A: AeadInPlace>(cipher: &A, nonce: &[u8], aad: &[u8], ciphertext: &mut [u8], tag: &[u8]) -> bool {
     if nonce.len() != A::NonceSize::USIZE || tag.len() != A::TagSize::USIZE {
         return false;
     }
     cipher
-        .decrypt_in_place_detached(
-            GenericArray::from_slice(nonce),
-            aad,
-            ciphertext,
-            GenericArray::from_slice(tag),
-        )
+        .decrypt_in_place_detached(GenericArray::from_slice(nonce), aad, ciphertext, GenericArray::from_slice(tag))
         .is_ok()
 }
 

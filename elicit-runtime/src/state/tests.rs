@@ -44,18 +44,9 @@ fn assert_opening_failure(err: StateError) {
 fn round_trip() {
     let s = sealer(vec![K1]);
     let b = default_binding();
-    for payload in [
-        &b""[..],
-        b"x",
-        b"{\"step\":2,\"answers\":[1,2,3]}",
-        &[0u8; 1000],
-    ] {
+    for payload in [&b""[..], b"x", b"{\"step\":2,\"answers\":[1,2,3]}", &[0u8; 1000]] {
         let token = s.seal(&b, payload, t0()).unwrap();
-        assert!(
-            token
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
-        );
+        assert!(token.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
         assert_eq!(s.open(&b, &token, t0()).unwrap(), payload);
     }
 }
@@ -86,9 +77,7 @@ fn versioned_sealers(keys: Vec<[u8; 32]>) -> [StateSealer; 2] {
 fn new_version_seals_by_default() {
     let s = sealer(vec![K1]);
     assert_eq!(s.sealing_version(), EnvelopeVersion::V2);
-    let raw = URL_SAFE_NO_PAD
-        .decode(s.seal(&default_binding(), b"x", t0()).unwrap())
-        .unwrap();
+    let raw = URL_SAFE_NO_PAD.decode(s.seal(&default_binding(), b"x", t0()).unwrap()).unwrap();
     assert_eq!(raw[0], VERSION_2);
     assert_eq!(raw.len(), 1 + 4 + NONCE_LEN_V2 + 8 + 1 + 16);
 }
@@ -102,37 +91,16 @@ fn version_2_is_aes_256_gcm_siv_under_the_derived_key() {
     let b = default_binding();
     let token = sealer(vec![K1]).seal(&b, b"{\"a\":{}}", t0()).unwrap();
     let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
-    let key = Sha256::new()
-        .chain_update(KEY_V2_LABEL)
-        .chain_update(K1)
-        .finalize();
+    let key = Sha256::new().chain_update(KEY_V2_LABEL).chain_update(K1).finalize();
     let cipher = Aes256GcmSiv::new(&key);
     let aad = b.encode_aad(VERSION_2, &raw[1..5]);
-    let plaintext = cipher
-        .decrypt(
-            Nonce::from_slice(&raw[5..17]),
-            Payload {
-                msg: &raw[17..],
-                aad: &aad,
-            },
-        )
-        .unwrap();
+    let plaintext = cipher.decrypt(Nonce::from_slice(&raw[5..17]), Payload { msg: &raw[17..], aad: &aad }).unwrap();
     let expiry = u64::from_be_bytes(plaintext[..8].try_into().unwrap());
     assert_eq!(expiry, 1_800_000_000 + 900);
     assert_eq!(&plaintext[8..], b"{\"a\":{}}");
     // The raw ring key is not the version 2 key: no key serves two ciphers.
     let raw_key = Aes256GcmSiv::new(&K1.into());
-    assert!(
-        raw_key
-            .decrypt(
-                Nonce::from_slice(&raw[5..17]),
-                Payload {
-                    msg: &raw[17..],
-                    aad: &aad
-                }
-            )
-            .is_err()
-    );
+    assert!(raw_key.decrypt(Nonce::from_slice(&raw[5..17]), Payload { msg: &raw[17..], aad: &aad }).is_err());
 }
 
 #[test]
@@ -155,23 +123,11 @@ fn version_1_states_still_open_during_rotation() {
     }
     // Version 1 keeps its binding and lifetime.
     let new = sealer(vec![K2, K1]);
-    let other = Binding {
-        name: "cancel_flight",
-        ..b
-    };
-    assert_eq!(
-        new.open(&other, &token, t0()).unwrap_err().kind(),
-        StateErrorKind::Forged
-    );
+    let other = Binding { name: "cancel_flight", ..b };
+    assert_eq!(new.open(&other, &token, t0()).unwrap_err().kind(), StateErrorKind::Forged);
     let late = t0() + Duration::from_secs(900);
-    assert_eq!(
-        new.open(&b, &token, late).unwrap_err().kind(),
-        StateErrorKind::Expired
-    );
-    assert_eq!(
-        sealer(vec![K2]).open(&b, &token, t0()).unwrap_err().kind(),
-        StateErrorKind::UnknownKey
-    );
+    assert_eq!(new.open(&b, &token, late).unwrap_err().kind(), StateErrorKind::Expired);
+    assert_eq!(sealer(vec![K2]).open(&b, &token, t0()).unwrap_err().kind(), StateErrorKind::UnknownKey);
 }
 
 #[test]
@@ -182,21 +138,10 @@ fn version_byte_swapped_fails() {
     for s in versioned_sealers(vec![K1]) {
         let token = s.seal(&b, b"payload bytes", t0()).unwrap();
         let mut raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
-        raw[0] = if raw[0] == VERSION_1 {
-            VERSION_2
-        } else {
-            VERSION_1
-        };
+        raw[0] = if raw[0] == VERSION_1 { VERSION_2 } else { VERSION_1 };
         let err = s.open(&b, &URL_SAFE_NO_PAD.encode(&raw), t0()).unwrap_err();
         assert_opening_failure(err);
-        assert!(
-            matches!(
-                err.kind(),
-                StateErrorKind::Forged | StateErrorKind::Malformed
-            ),
-            "{:?}",
-            err.kind()
-        );
+        assert!(matches!(err.kind(), StateErrorKind::Forged | StateErrorKind::Malformed), "{:?}", err.kind());
     }
 }
 
@@ -276,10 +221,7 @@ fn truncated_and_extended_tokens_fail_with(s: &StateSealer) {
         let err = s.open(&b, &token[..len], t0()).unwrap_err();
         assert_opening_failure(err);
         assert!(
-            matches!(
-                err.kind(),
-                StateErrorKind::Malformed | StateErrorKind::Forged
-            ),
+            matches!(err.kind(), StateErrorKind::Malformed | StateErrorKind::Forged),
             "len {len}: {:?}",
             err.kind()
         );
@@ -291,9 +233,7 @@ fn truncated_and_extended_tokens_fail_with(s: &StateSealer) {
     }
     let mut longer = raw.clone();
     longer.push(0);
-    let err = s
-        .open(&b, &URL_SAFE_NO_PAD.encode(&longer), t0())
-        .unwrap_err();
+    let err = s.open(&b, &URL_SAFE_NO_PAD.encode(&longer), t0()).unwrap_err();
     assert_eq!(err.kind(), StateErrorKind::Forged);
 }
 
@@ -322,23 +262,15 @@ fn garbage_fails_without_panicking() {
         let err = s.open(&b, case, t0()).unwrap_err();
         assert_opening_failure(err);
     }
-    assert_eq!(
-        s.open(&b, "", t0()).unwrap_err().kind(),
-        StateErrorKind::Malformed
-    );
-    assert_eq!(
-        s.open(&b, "!!", t0()).unwrap_err().kind(),
-        StateErrorKind::Malformed
-    );
+    assert_eq!(s.open(&b, "", t0()).unwrap_err().kind(), StateErrorKind::Malformed);
+    assert_eq!(s.open(&b, "!!", t0()).unwrap_err().kind(), StateErrorKind::Malformed);
     // Right version byte but far too short, for each version; one byte short of the least.
     for (version, nonce_len) in [(VERSION_1, NONCE_LEN_V1), (VERSION_2, NONCE_LEN_V2)] {
         for len in [1, 3, 4 + nonce_len + EXPIRY_LEN + TAG_LEN] {
             let mut short = vec![0u8; len];
             short[0] = version;
             assert_eq!(
-                s.open(&b, &URL_SAFE_NO_PAD.encode(&short), t0())
-                    .unwrap_err()
-                    .kind(),
+                s.open(&b, &URL_SAFE_NO_PAD.encode(&short), t0()).unwrap_err().kind(),
                 StateErrorKind::Malformed,
                 "version {version}, {len} bytes"
             );
@@ -347,10 +279,7 @@ fn garbage_fails_without_panicking() {
     // Unknown version bytes are reported even when short.
     for version in [0u8, 3, 0x81, 0xff] {
         let unknown = URL_SAFE_NO_PAD.encode([version]);
-        assert_eq!(
-            s.open(&b, &unknown, t0()).unwrap_err().kind(),
-            StateErrorKind::UnsupportedVersion
-        );
+        assert_eq!(s.open(&b, &unknown, t0()).unwrap_err().kind(), StateErrorKind::UnsupportedVersion);
     }
 }
 
@@ -379,34 +308,13 @@ fn different_binding_fails() {
     let token = s.seal(&b, b"state", t0()).unwrap();
     let other_digest = digest_arguments(Some(&json!({"from": "CDG", "to": "JFK"})));
     let variants = [
-        Binding {
-            method: "prompts/get",
-            ..b
-        },
-        Binding {
-            name: "cancel_flight",
-            ..b
-        },
-        Binding {
-            arguments_digest: other_digest,
-            ..b
-        },
-        Binding {
-            principal: Some("user-43"),
-            ..b
-        },
-        Binding {
-            principal: None,
-            ..b
-        },
-        Binding {
-            principal: Some(""),
-            ..b
-        },
-        Binding {
-            audience: "https://evil.example.com",
-            ..b
-        },
+        Binding { method: "prompts/get", ..b },
+        Binding { name: "cancel_flight", ..b },
+        Binding { arguments_digest: other_digest, ..b },
+        Binding { principal: Some("user-43"), ..b },
+        Binding { principal: None, ..b },
+        Binding { principal: Some(""), ..b },
+        Binding { audience: "https://evil.example.com", ..b },
     ];
     for other in variants {
         let err = s.open(&other, &token, t0()).unwrap_err();
@@ -418,54 +326,17 @@ fn different_binding_fails() {
 #[test]
 fn binding_field_boundaries_are_unambiguous() {
     let d = [0u8; 32];
-    let a = Binding {
-        principal: None,
-        method: "ab",
-        name: "c",
-        arguments_digest: d,
-        audience: "",
-    };
-    let c = Binding {
-        method: "a",
-        name: "bc",
-        ..a
-    };
-    assert_ne!(
-        a.encode_aad(VERSION_2, &[0; 4]),
-        c.encode_aad(VERSION_2, &[0; 4])
-    );
-    let e = Binding {
-        principal: Some(""),
-        ..a
-    };
-    assert_ne!(
-        a.encode_aad(VERSION_2, &[0; 4]),
-        e.encode_aad(VERSION_2, &[0; 4])
-    );
-    let f = Binding {
-        name: "",
-        audience: "c",
-        ..a
-    };
-    assert_ne!(
-        a.encode_aad(VERSION_2, &[0; 4]),
-        f.encode_aad(VERSION_2, &[0; 4])
-    );
+    let a = Binding { principal: None, method: "ab", name: "c", arguments_digest: d, audience: "" };
+    let c = Binding { method: "a", name: "bc", ..a };
+    assert_ne!(a.encode_aad(VERSION_2, &[0; 4]), c.encode_aad(VERSION_2, &[0; 4]));
+    let e = Binding { principal: Some(""), ..a };
+    assert_ne!(a.encode_aad(VERSION_2, &[0; 4]), e.encode_aad(VERSION_2, &[0; 4]));
+    let f = Binding { name: "", audience: "c", ..a };
+    assert_ne!(a.encode_aad(VERSION_2, &[0; 4]), f.encode_aad(VERSION_2, &[0; 4]));
     // A principal that mimics the encoding of "absent" followed by a field.
-    let g = Binding {
-        principal: None,
-        method: "x",
-        ..a
-    };
-    let h = Binding {
-        principal: Some("x"),
-        method: "",
-        ..a
-    };
-    assert_ne!(
-        g.encode_aad(VERSION_2, &[0; 4]),
-        h.encode_aad(VERSION_2, &[0; 4])
-    );
+    let g = Binding { principal: None, method: "x", ..a };
+    let h = Binding { principal: Some("x"), method: "", ..a };
+    assert_ne!(g.encode_aad(VERSION_2, &[0; 4]), h.encode_aad(VERSION_2, &[0; 4]));
 }
 
 #[test]
@@ -478,11 +349,7 @@ fn expiry() {
     assert_eq!(s.open(&b, &token, just_before).unwrap(), b"state");
     let just_before_ms = t0() + ttl - Duration::from_millis(1);
     assert_eq!(s.open(&b, &token, just_before_ms).unwrap(), b"state");
-    for late in [
-        t0() + ttl,
-        t0() + ttl + Duration::from_secs(1),
-        t0() + ttl * 100,
-    ] {
+    for late in [t0() + ttl, t0() + ttl + Duration::from_secs(1), t0() + ttl * 100] {
         let err = s.open(&b, &token, late).unwrap_err();
         assert_eq!(err.kind(), StateErrorKind::Expired);
         assert_opening_failure(err);
@@ -496,9 +363,7 @@ fn default_ttl_is_fifteen_minutes() {
     let b = default_binding();
     let token = s.seal(&b, b"x", t0()).unwrap();
     assert!(s.open(&b, &token, t0() + Duration::from_secs(899)).is_ok());
-    let err = s
-        .open(&b, &token, t0() + Duration::from_secs(901))
-        .unwrap_err();
+    let err = s.open(&b, &token, t0() + Duration::from_secs(901)).unwrap_err();
     assert_eq!(err.kind(), StateErrorKind::Expired);
 }
 
@@ -513,10 +378,7 @@ fn clock_before_epoch_and_huge_ttl_do_not_panic() {
     assert!(s.open(&b, &token, t0()).is_ok());
     let zero = sealer(vec![K1]).with_ttl(Duration::ZERO);
     let token = zero.seal(&b, b"x", t0()).unwrap();
-    assert_eq!(
-        zero.open(&b, &token, t0()).unwrap_err().kind(),
-        StateErrorKind::Expired
-    );
+    assert_eq!(zero.open(&b, &token, t0()).unwrap_err().kind(), StateErrorKind::Expired);
 }
 
 #[test]
@@ -531,10 +393,7 @@ fn key_rotation() {
     let new_token = rotated.seal(&b, b"new", t0()).unwrap();
     let raw = URL_SAFE_NO_PAD.decode(&new_token).unwrap();
     assert_eq!(&raw[1..5], &key_id(&K2));
-    assert_eq!(
-        old.open(&b, &new_token, t0()).unwrap_err().kind(),
-        StateErrorKind::UnknownKey
-    );
+    assert_eq!(old.open(&b, &new_token, t0()).unwrap_err().kind(), StateErrorKind::UnknownKey);
 
     let retired = sealer(vec![K2]);
     let err = retired.open(&b, &token, t0()).unwrap_err();
@@ -551,10 +410,7 @@ fn same_key_id_wrong_key_is_forged() {
     let mut raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
     raw[1..5].copy_from_slice(&key_id(&K1));
     let t = URL_SAFE_NO_PAD.encode(&raw);
-    assert_eq!(
-        sealer(vec![K1]).open(&b, &t, t0()).unwrap_err().kind(),
-        StateErrorKind::Forged
-    );
+    assert_eq!(sealer(vec![K1]).open(&b, &t, t0()).unwrap_err().kind(), StateErrorKind::Forged);
 }
 
 #[test]
@@ -563,19 +419,13 @@ fn over_length_token_rejected_before_decoding() {
     let b = default_binding();
     // Not even base64: TooLarge proves the cap is checked first.
     let huge = "!".repeat(101);
-    assert_eq!(
-        s.open(&b, &huge, t0()).unwrap_err().kind(),
-        StateErrorKind::TooLarge
-    );
+    assert_eq!(s.open(&b, &huge, t0()).unwrap_err().kind(), StateErrorKind::TooLarge);
     let err = s.open(&b, &"A".repeat(1 << 20), t0()).unwrap_err();
     assert_eq!(err.kind(), StateErrorKind::TooLarge);
     assert_opening_failure(err);
     // A genuine token over the cap of a stricter sealer is refused too.
     let token = sealer(vec![K1]).seal(&b, &[0u8; 200], t0()).unwrap();
-    assert_eq!(
-        s.open(&b, &token, t0()).unwrap_err().kind(),
-        StateErrorKind::TooLarge
-    );
+    assert_eq!(s.open(&b, &token, t0()).unwrap_err().kind(), StateErrorKind::TooLarge);
 }
 
 #[test]
@@ -611,10 +461,8 @@ fn seal_refuses_payload_over_cap() {
 #[test]
 fn digest_is_key_order_independent() {
     let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"q":2,"p":3}],"x":null}}"#).unwrap();
-    let c: Value = serde_json::from_str(
-        r#"{ "a" : { "x" : null, "y" : [ 1 , { "p" : 3 , "q" : 2 } ] } , "b" : 1 }"#,
-    )
-    .unwrap();
+    let c: Value =
+        serde_json::from_str(r#"{ "a" : { "x" : null, "y" : [ 1 , { "p" : 3 , "q" : 2 } ] } , "b" : 1 }"#).unwrap();
     assert_eq!(digest_arguments(Some(&a)), digest_arguments(Some(&c)));
     // Array order is meaningful.
     let d = json!({"b": 1, "a": {"y": [{"q": 2, "p": 3}, 1], "x": null}});
@@ -635,24 +483,12 @@ fn digest_absent_equals_empty_object() {
 fn digest_is_canonical_json() {
     let v = json!({"z": "é\"\n", "a": [true, false, null, -3, 2.5]});
     let expected = r#"{"a":[true,false,null,-3,2.5],"z":"é\"\n"}"#.as_bytes();
-    assert_eq!(
-        digest_arguments(Some(&v)),
-        <[u8; 32]>::from(Sha256::digest(expected))
-    );
+    assert_eq!(digest_arguments(Some(&v)), <[u8; 32]>::from(Sha256::digest(expected)));
     // Re-serialising clients may turn 1.0 into 1.
     let float: Value = serde_json::from_str(r#"{"n":1.0,"m":-0.0}"#).unwrap();
-    assert_eq!(
-        digest_arguments(Some(&float)),
-        digest_arguments(Some(&json!({"n": 1, "m": 0})))
-    );
-    assert_ne!(
-        digest_arguments(Some(&json!({"n": 1}))),
-        digest_arguments(Some(&json!({"n": "1"})))
-    );
-    assert_ne!(
-        digest_arguments(Some(&json!({"n": 1.5}))),
-        digest_arguments(Some(&json!({"n": 1})))
-    );
+    assert_eq!(digest_arguments(Some(&float)), digest_arguments(Some(&json!({"n": 1, "m": 0}))));
+    assert_ne!(digest_arguments(Some(&json!({"n": 1}))), digest_arguments(Some(&json!({"n": "1"}))));
+    assert_ne!(digest_arguments(Some(&json!({"n": 1.5}))), digest_arguments(Some(&json!({"n": 1}))));
 }
 
 #[test]
@@ -662,10 +498,7 @@ fn from_base64_list_accepts_all_flavours() {
     let unpadded = STANDARD_NO_PAD.encode(key);
     let url = URL_SAFE.encode(key);
     let url_unpadded = URL_SAFE_NO_PAD.encode(key);
-    assert!(
-        padded.contains('+') || padded.contains('/'),
-        "test key should exercise the alphabets"
-    );
+    assert!(padded.contains('+') || padded.contains('/'), "test key should exercise the alphabets");
     for entry in [&padded, &unpadded, &url, &url_unpadded] {
         let ring = KeyRing::from_base64_list(&format!("  {entry}\n")).unwrap();
         assert_eq!(ring.len(), 1);
@@ -674,8 +507,7 @@ fn from_base64_list_accepts_all_flavours() {
         let token = sealer(vec![key]).seal(&b, b"x", t0()).unwrap();
         assert!(StateSealer::new(ring).open(&b, &token, t0()).is_ok());
     }
-    let two =
-        KeyRing::from_base64_list(&format!("{url_unpadded} , {}", STANDARD.encode(K1))).unwrap();
+    let two = KeyRing::from_base64_list(&format!("{url_unpadded} , {}", STANDARD.encode(K1))).unwrap();
     assert_eq!(two.len(), 2);
     assert!(!two.is_empty());
 }
@@ -690,37 +522,19 @@ fn from_base64_list_errors() {
     let long = STANDARD.encode([0u8; 33]);
     assert_eq!(list_err(""), KeyRingError::EmptyEntry { index: 0 });
     assert_eq!(list_err("   "), KeyRingError::EmptyEntry { index: 0 });
-    assert_eq!(
-        list_err(&format!("{good},")),
-        KeyRingError::EmptyEntry { index: 1 }
-    );
-    assert_eq!(
-        list_err(&format!("{good},,{good}")),
-        KeyRingError::EmptyEntry { index: 1 }
-    );
-    assert_eq!(
-        list_err(&format!("{good},{short}")),
-        KeyRingError::WrongLength { index: 1, len: 31 }
-    );
-    assert_eq!(
-        list_err(&long),
-        KeyRingError::WrongLength { index: 0, len: 33 }
-    );
+    assert_eq!(list_err(&format!("{good},")), KeyRingError::EmptyEntry { index: 1 });
+    assert_eq!(list_err(&format!("{good},,{good}")), KeyRingError::EmptyEntry { index: 1 });
+    assert_eq!(list_err(&format!("{good},{short}")), KeyRingError::WrongLength { index: 1, len: 31 });
+    assert_eq!(list_err(&long), KeyRingError::WrongLength { index: 0, len: 33 });
     let secretish = "s3cr3t!key*material";
     let err = KeyRing::from_base64_list(&format!("{good}, {secretish}")).unwrap_err();
     assert_eq!(err, KeyRingError::InvalidBase64 { index: 1 });
     let message = err.to_string();
-    assert!(
-        message.contains('1') && message.contains("base64"),
-        "{message}"
-    );
+    assert!(message.contains('1') && message.contains("base64"), "{message}");
     assert!(!message.contains(secretish));
     let message = KeyRing::from_base64_list(&short).unwrap_err().to_string();
     assert!(message.contains("31") && message.contains("32") && !message.contains(&short));
-    assert_eq!(
-        list_err(&format!("{good},{good}")),
-        KeyRingError::DuplicateKey { index: 1 }
-    );
+    assert_eq!(list_err(&format!("{good},{good}")), KeyRingError::DuplicateKey { index: 1 });
     assert_eq!(KeyRing::new(vec![]).unwrap_err(), KeyRingError::Empty);
 }
 
@@ -742,10 +556,7 @@ fn generated_rings_work_and_differ() {
     let c = StateSealer::new(KeyRing::generate());
     let token = a.seal(&b, b"x", t0()).unwrap();
     assert_eq!(a.open(&b, &token, t0()).unwrap(), b"x");
-    assert_eq!(
-        c.open(&b, &token, t0()).unwrap_err().kind(),
-        StateErrorKind::UnknownKey
-    );
+    assert_eq!(c.open(&b, &token, t0()).unwrap_err().kind(), StateErrorKind::UnknownKey);
 }
 
 /// Every single-bit flip of a state, of either version, that the engine is handed is refused with
@@ -755,11 +566,8 @@ fn engine_refuses_every_tampered_state_of_both_versions() {
     use crate::server::{Engine, EngineError, FlowError, Outcome, Request};
     use crate::wire::codes;
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let engine =
-        Engine::builder("https://mcp.example.com", KeyRing::new(vec![K1]).unwrap()).build();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let engine = Engine::builder("https://mcp.example.com", KeyRing::new(vec![K1]).unwrap()).build();
     let binding = Binding {
         principal: None,
         method: "tools/call",
@@ -773,18 +581,8 @@ fn engine_refuses_every_tampered_state_of_both_versions() {
     };
     for s in versioned_sealers(vec![K1]) {
         // An engine state with one answer recorded, sealed now: it must resume.
-        let token = s
-            .seal(
-                &binding,
-                br#"{"a":{"k":{"action":"decline"}}}"#,
-                SystemTime::now(),
-            )
-            .unwrap();
-        assert!(
-            matches!(run(&token), Ok(Outcome::Complete(7))),
-            "{:?}",
-            run(&token)
-        );
+        let token = s.seal(&binding, br#"{"a":{"k":{"action":"decline"}}}"#, SystemTime::now()).unwrap();
+        assert!(matches!(run(&token), Ok(Outcome::Complete(7))), "{:?}", run(&token));
         let raw = URL_SAFE_NO_PAD.decode(&token).unwrap();
         for i in 0..raw.len() {
             for bit in 0..8 {
@@ -798,10 +596,7 @@ fn engine_refuses_every_tampered_state_of_both_versions() {
         }
         for len in 0..token.len() {
             let err = run(&token[..len]).unwrap_err();
-            assert_eq!(
-                (err.code, err.message.as_str()),
-                (codes::INVALID_PARAMS, INVALID_STATE_MESSAGE)
-            );
+            assert_eq!((err.code, err.message.as_str()), (codes::INVALID_PARAMS, INVALID_STATE_MESSAGE));
         }
     }
 }

@@ -77,10 +77,14 @@ async fn run() -> Result<String, String> {
     let browser = option(&args, "--browser");
     // rmcp's client, speaking 2026-07-28 (`server/discover`, then stateless requests).
     let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let client = ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url.clone()), mode)
-        .await
-        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-    let server = client.peer_info().and_then(|info| info.server_info.as_ref().map(|i| i.name.clone())).unwrap_or_else(|| url.clone());
+    let client =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url.clone()), mode)
+            .await
+            .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let server = client
+        .peer_info()
+        .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
+        .unwrap_or_else(|| url.clone());
     // The runtime's caller puts each round's `_meta` (capabilities, client info) in place.
     let mut caller = RmcpCaller::new(client.peer().clone()).timeout(Duration::from_secs(90));
     let info = json!({"name": "book-trip-app", "version": env!("CARGO_PKG_VERSION")});
@@ -88,10 +92,12 @@ async fn run() -> Result<String, String> {
     let mut params = Map::new();
     params.insert("name".into(), json!("book_trip"));
     params.insert("arguments".into(), json!({}));
-    let result = driver.call(&mut caller, &mut App { browser }, wire::TOOLS_CALL, params).await.map_err(|e| e.to_string());
+    let result =
+        driver.call(&mut caller, &mut App { browser }, wire::TOOLS_CALL, params).await.map_err(|e| e.to_string());
     let _ = client.cancel().await;
     let result = result?;
-    let text: Vec<&str> = result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
+    let text: Vec<&str> =
+        result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
     Ok(text.join("\n"))
 }
 

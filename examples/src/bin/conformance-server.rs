@@ -23,17 +23,17 @@ use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, TemplateError, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::wire::ElicitResult;
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, JsonObject,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Reference, Resource,
+    ResourceContents, ResourceTemplate, Role, Tool,
+};
+use rmcp::model::{CustomRequest, ServerRequest};
 #[allow(deprecated, reason = "logging is deprecated by SEP-2577, but the suite still tests it")]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::model::{CustomRequest, ServerRequest};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, CompleteRequestParams,
-    CompleteResult, CompletionInfo, ContentBlock, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, JsonObject, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
-    Reference, Resource, ResourceContents, ResourceTemplate, Role, Tool,
-};
 use rmcp::service::RequestContext;
-use rmcp::RoleServer;
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: conformance-server (--listen ADDR | --stdio)";
@@ -172,8 +172,13 @@ async fn sample_prompt(flow: Flow) -> Result<CallToolResult, FlowError> {
 /// `elicitation-sep1330-enums`: every enum form of 2025-11-25, including the legacy `enumNames`,
 /// which this toolkit's schema model does not emit (revision 2026-07-28 removed it). So this
 /// fixture writes its request by hand and sends it on the session's peer.
-async fn enums(_request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-    let titled = |values: [(&str, &str); 3]| -> Vec<Value> { values.iter().map(|(v, t)| json!({"const": v, "title": t})).collect() };
+async fn enums(
+    _request: CallToolRequestParams,
+    ctx: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let titled = |values: [(&str, &str); 3]| -> Vec<Value> {
+        values.iter().map(|(v, t)| json!({"const": v, "title": t})).collect()
+    };
     let params = json!({
         "mode": "form",
         "message": "Pick from each kind of list.",
@@ -186,9 +191,14 @@ async fn enums(_request: CallToolRequestParams, ctx: RequestContext<RoleServer>)
         }},
     });
     let request = ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", Some(params)));
-    let answer = ctx.peer.send_request(request).await.map_err(|e| ErrorData::internal_error(format!("elicitation failed: {e}"), None))?;
+    let answer = ctx
+        .peer
+        .send_request(request)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("elicitation failed: {e}"), None))?;
     let answer = serde_json::to_value(answer).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    let answer = ElicitResult::from_json(&answer).map_err(|e| ErrorData::invalid_params(format!("elicitation result: {e}"), None))?;
+    let answer = ElicitResult::from_json(&answer)
+        .map_err(|e| ErrorData::invalid_params(format!("elicitation result: {e}"), None))?;
     Ok(CallToolResponse::Complete(text(format!("Elicitation completed: {}", answer.to_json()))))
 }
 
@@ -264,7 +274,8 @@ async fn prompt(flow: Flow) -> Result<GetPromptResult, FlowError> {
 // The content fixtures: plain handlers that never ask, with the shapes the scenarios document.
 
 /// A 1x1 red PNG.
-const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
 /// Eight samples of 8 kHz mono silence, as WAV.
 const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
 const STATIC_TEXT_URI: &str = "test://static-text";
@@ -292,8 +303,9 @@ async fn embedded_resource(_flow: Flow) -> Result<CallToolResult, FlowError> {
 }
 
 async fn multiple_content_types(_flow: Flow) -> Result<CallToolResult, FlowError> {
-    let data = ResourceContents::text(json!({"test": "data", "value": 123}).to_string(), "test://mixed-content-resource")
-        .with_mime_type("application/json");
+    let data =
+        ResourceContents::text(json!({"test": "data", "value": 123}).to_string(), "test://mixed-content-resource")
+            .with_mime_type("application/json");
     Ok(CallToolResult::success(vec![
         ContentBlock::text("Multiple content types test:"),
         ContentBlock::image(RED_PIXEL_PNG, "image/png"),
@@ -431,7 +443,9 @@ async fn static_text(_flow: Flow) -> Result<ReadResourceResult, FlowError> {
 }
 
 async fn static_binary(_flow: Flow) -> Result<ReadResourceResult, FlowError> {
-    Ok(ReadResourceResult::new(vec![ResourceContents::blob(RED_PIXEL_PNG, STATIC_BINARY_URI).with_mime_type("image/png")]))
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::blob(RED_PIXEL_PNG, STATIC_BINARY_URI).with_mime_type("image/png"),
+    ]))
 }
 
 async fn template_data(matched: TemplateMatch, _flow: Flow) -> Result<ReadResourceResult, FlowError> {
@@ -444,7 +458,10 @@ async fn template_data(matched: TemplateMatch, _flow: Flow) -> Result<ReadResour
 
 /// Suggestions for the arguments of `test_prompt_with_arguments` and the `id` of the data
 /// template, by prefix.
-async fn complete(request: CompleteRequestParams, _ctx: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+async fn complete(
+    request: CompleteRequestParams,
+    _ctx: RequestContext<RoleServer>,
+) -> Result<CompleteResult, ErrorData> {
     let candidates: &[&str] = match (&request.r#ref, request.argument.name.as_str()) {
         (Reference::Prompt(prompt), "arg1" | "arg2") if prompt.name == PROMPT_WITH_ARGUMENTS => {
             &["paris", "park", "party", "testValue1", "testValue2"]
@@ -452,7 +469,8 @@ async fn complete(request: CompleteRequestParams, _ctx: RequestContext<RoleServe
         (Reference::Resource(template), "id") if template.uri == DATA_TEMPLATE => &["123", "456", "789"],
         _ => return Err(ErrorData::invalid_params("no completions for this reference and argument", None)),
     };
-    let values = candidates.iter().filter(|c| c.starts_with(&request.argument.value)).map(|c| (*c).to_owned()).collect();
+    let values =
+        candidates.iter().filter(|c| c.starts_with(&request.argument.value)).map(|c| (*c).to_owned()).collect();
     let completion = CompletionInfo::with_all_values(values).map_err(|e| ErrorData::internal_error(e, None))?;
     Ok(CompleteResult::new(completion))
 }
@@ -476,12 +494,30 @@ fn build(engine: Engine) -> Result<McpServer, TemplateError> {
         .tool(tool("test_input_required_result_elicitation", "Asks for your name, then greets you"), elicitation)
         .tool(tool("test_input_required_result_sampling", "Asks the client's model for a completion"), sampling)
         .tool(tool("test_input_required_result_list_roots", "Asks the client for its roots"), roots)
-        .tool(tool("test_input_required_result_request_state", "Asks for a confirmation, resuming from sealed state"), confirm)
-        .tool(tool("test_input_required_result_multiple_inputs", "Asks for a name, a completion and roots in one round"), multiple_inputs)
+        .tool(
+            tool("test_input_required_result_request_state", "Asks for a confirmation, resuming from sealed state"),
+            confirm,
+        )
+        .tool(
+            tool("test_input_required_result_multiple_inputs", "Asks for a name, a completion and roots in one round"),
+            multiple_inputs,
+        )
         .tool(tool("test_input_required_result_multi_round", "Asks for a name, then a colour"), multi_round)
-        .tool(tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses tampered state"), confirm)
-        .tool(tool("test_input_required_result_capabilities", "Asks with a form, or samples when forms are not supported"), capabilities)
-        .tool(tool("test_streaming_elicitation", "Asks for your name (never over a server-to-client request)"), elicitation)
+        .tool(
+            tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses tampered state"),
+            confirm,
+        )
+        .tool(
+            tool(
+                "test_input_required_result_capabilities",
+                "Asks with a form, or samples when forms are not supported",
+            ),
+            capabilities,
+        )
+        .tool(
+            tool("test_streaming_elicitation", "Asks for your name (never over a server-to-client request)"),
+            elicitation,
+        )
         .raw_tool(tool("test_missing_capability", "Needs sampling"), |_request, ctx| async move {
             let declared = ctx.meta.client_capabilities().is_some_and(|c| c.sampling.is_some());
             if !declared {
@@ -491,16 +527,19 @@ fn build(engine: Engine) -> Result<McpServer, TemplateError> {
             }
             Ok(CallToolResponse::Complete(text("sampling is declared")))
         })
-        .raw_tool(tool("test_logging_tool", "Logs a message when the request asks for logs"), |_request, ctx| async move {
-            #[allow(deprecated, reason = "logging is deprecated by SEP-2577 but still tested")]
-            if let Some(min) = ctx.meta.log_level()
-                && level_rank(LoggingLevel::Info) >= level_rank(min)
-            {
-                let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("logging tool called"));
-                let _ = ctx.peer.notify_logging_message(param).await;
-            }
-            Ok(CallToolResponse::Complete(text("logged")))
-        })
+        .raw_tool(
+            tool("test_logging_tool", "Logs a message when the request asks for logs"),
+            |_request, ctx| async move {
+                #[allow(deprecated, reason = "logging is deprecated by SEP-2577 but still tested")]
+                if let Some(min) = ctx.meta.log_level()
+                    && level_rank(LoggingLevel::Info) >= level_rank(min)
+                {
+                    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("logging tool called"));
+                    let _ = ctx.peer.notify_logging_message(param).await;
+                }
+                Ok(CallToolResponse::Complete(text("logged")))
+            },
+        )
         .raw_tool(tool("test_trigger_tool_change", "Pretends the tool list changed"), |_r, _c| async {
             Ok(CallToolResponse::Complete(text("tool list unchanged (no subscriptions advertised)")))
         })
@@ -542,7 +581,14 @@ fn build(engine: Engine) -> Result<McpServer, TemplateError> {
         .tool(tool("test_multiple_content_types", "Returns text, an image and a resource"), multiple_content_types)
         .tool(tool("test_error_handling", "Always returns a tool error"), error_handling)
         .raw_tool(tool("test_tool_with_progress", "Reports progress while it works"), with_progress)
-        .tool(tool_with_schema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json_schema_2020_12()), echo_arguments)
+        .tool(
+            tool_with_schema(
+                "json_schema_2020_12_tool",
+                "Tool with JSON Schema 2020-12 features",
+                json_schema_2020_12(),
+            ),
+            echo_arguments,
+        )
         .tool(custom_header_tool(), custom_header)
         .prompt(Prompt::new("test_simple_prompt", Some("A prompt without arguments"), None), simple_prompt)
         .raw_prompt(
@@ -560,17 +606,25 @@ fn build(engine: Engine) -> Result<McpServer, TemplateError> {
             Prompt::new(
                 "test_prompt_with_embedded_resource",
                 Some("A prompt embedding a resource"),
-                Some(vec![PromptArgument::new("resourceUri").with_description("URI of the resource to embed").with_required(true)]),
+                Some(vec![
+                    PromptArgument::new("resourceUri")
+                        .with_description("URI of the resource to embed")
+                        .with_required(true),
+                ]),
             ),
             prompt_with_embedded_resource,
         )
         .prompt(Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None), prompt_with_image)
         .resource(
-            Resource::new(STATIC_TEXT_URI, "static-text").with_description("A static text resource").with_mime_type("text/plain"),
+            Resource::new(STATIC_TEXT_URI, "static-text")
+                .with_description("A static text resource")
+                .with_mime_type("text/plain"),
             static_text,
         )
         .resource(
-            Resource::new(STATIC_BINARY_URI, "static-binary").with_description("A static PNG image").with_mime_type("image/png"),
+            Resource::new(STATIC_BINARY_URI, "static-binary")
+                .with_description("A static PNG image")
+                .with_mime_type("image/png"),
             static_binary,
         )
         .resource_template(

@@ -13,7 +13,8 @@ use std::time::Duration;
 use elicit_examples::exit_usage;
 use elicit_examples::loadgen::{LoadConfig, run};
 
-const USAGE: &str = "usage: loadgen --servers URL1,URL2 [--flows N] [--concurrency C] [--approve-delay-ms MS] [--timeout-s S]";
+const USAGE: &str =
+    "usage: loadgen --servers URL1,URL2 [--flows N] [--concurrency C] [--approve-delay-ms MS] [--timeout-s S]";
 
 fn parse() -> Result<LoadConfig, String> {
     let mut servers = Vec::new();
@@ -26,7 +27,9 @@ fn parse() -> Result<LoadConfig, String> {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
         let number = |v: &str| v.parse::<u64>().map_err(|e| format!("{flag} {v}: {e}\n{USAGE}"));
         match flag.as_str() {
-            "--servers" => servers = value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+            "--servers" => {
+                servers = value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+            }
             "--flows" => flows = usize::try_from(number(&value)?).map_err(|e| e.to_string())?,
             "--concurrency" => concurrency = usize::try_from(number(&value)?).map_err(|e| e.to_string())?,
             "--approve-delay-ms" => approve_ms = number(&value)?,
@@ -46,12 +49,7 @@ fn parse() -> Result<LoadConfig, String> {
 #[tokio::main]
 async fn main() {
     let config = parse().unwrap_or_else(|e| exit_usage(&e));
-    println!(
-        "loadgen: {} flows, {} at a time, over {}",
-        config.flows,
-        config.concurrency,
-        config.servers.join(", ")
-    );
+    println!("loadgen: {} flows, {} at a time, over {}", config.flows, config.concurrency, config.servers.join(", "));
     let report = run(&config).await;
     print!("{report}");
     if report.errors > 0 {

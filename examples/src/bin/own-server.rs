@@ -19,7 +19,8 @@ use elicit_runtime::rmcp::{DEFAULT_MAX_REQUEST_BODY, Elicitation, ToolCall, serv
 use elicit_runtime::server::{Answer, Engine, FlowError, UrlAnswer};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -75,7 +76,9 @@ impl Desk {
     async fn count(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
         call.run(&self.elicitation, |flow| async move {
             for step in 1..=3 {
-                flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}"))).await.map_err(FlowError::Failed)?;
+                flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}")))
+                    .await
+                    .map_err(FlowError::Failed)?;
             }
             flow.cancelled().await;
             // The client is gone from this call; the notification tells a test the handler saw it.
@@ -150,7 +153,8 @@ async fn run() -> std::io::Result<()> {
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
-            let app = wire_layer(axum::Router::new().nest_service("/mcp", service), DEFAULT_MAX_REQUEST_BODY).merge(page);
+            let app =
+                wire_layer(axum::Router::new().nest_service("/mcp", service), DEFAULT_MAX_REQUEST_BODY).merge(page);
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             axum::serve(listener, app).await
         }

@@ -15,13 +15,12 @@
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
-use elicit_examples::travel::{AUDIENCE, PaymentSummaries, payment_page_at, server_with};
 use elicit_examples::bearer::{BearerTokens, authenticate};
+use elicit_examples::travel::{AUDIENCE, PaymentSummaries, payment_page_at, server_with};
 use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_app};
 use elicit_runtime::server::Engine;
 
-const USAGE: &str =
-    "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
@@ -46,7 +45,9 @@ async fn run() -> std::io::Result<()> {
     match options.transport {
         Transport::Http(_) => {
             let app = match tokens {
-                Some(tokens) => authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(page, tokens, false)),
+                Some(tokens) => {
+                    authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(page, tokens, false))
+                }
                 None => mcp.http_router(&[]).merge(page),
             };
             serve_app(app, listener).await

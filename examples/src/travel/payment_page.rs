@@ -127,7 +127,11 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
     match page_state.store.status(&id).await {
         Ok(UrlStatus::Pending) => {}
         Ok(UrlStatus::Completed(_)) => {
-            return page(StatusCode::CONFLICT, "Already answered", "<p>This payment was already approved or denied.</p>");
+            return page(
+                StatusCode::CONFLICT,
+                "Already answered",
+                "<p>This payment was already approved or denied.</p>",
+            );
         }
         Ok(UrlStatus::Unknown) => return not_found("This payment link has expired or is not valid."),
         Err(error) => return unavailable(error),
@@ -182,7 +186,14 @@ fn came_from_the_page(secrets: &PageSecrets, id: &str, headers: &HeaderMap, body
 /// The user a decision is recorded for: the principal the server's bearer layer authenticated.
 type User = Option<Extension<Principal>>;
 
-async fn decide(page_state: PaymentPage, id: String, user: User, headers: HeaderMap, body: Bytes, approved: bool) -> Response {
+async fn decide(
+    page_state: PaymentPage,
+    id: String,
+    user: User,
+    headers: HeaderMap,
+    body: Bytes,
+    approved: bool,
+) -> Response {
     if !plausible_id(&id) {
         return not_found("This payment link is not valid.");
     }
@@ -200,7 +211,11 @@ async fn decide(page_state: PaymentPage, id: String, user: User, headers: Header
         Ok(true) if approved => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
-        Ok(true) => page(StatusCode::OK, "Payment denied", "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>"),
+        Ok(true) => page(
+            StatusCode::OK,
+            "Payment denied",
+            "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>",
+        ),
         Ok(false) => page(
             StatusCode::CONFLICT,
             "Not recorded",
@@ -210,10 +225,22 @@ async fn decide(page_state: PaymentPage, id: String, user: User, headers: Header
     }
 }
 
-async fn approve(State(page_state): State<PaymentPage>, Path(id): Path<String>, user: User, headers: HeaderMap, body: Bytes) -> Response {
+async fn approve(
+    State(page_state): State<PaymentPage>,
+    Path(id): Path<String>,
+    user: User,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     decide(page_state, id, user, headers, body, true).await
 }
 
-async fn deny(State(page_state): State<PaymentPage>, Path(id): Path<String>, user: User, headers: HeaderMap, body: Bytes) -> Response {
+async fn deny(
+    State(page_state): State<PaymentPage>,
+    Path(id): Path<String>,
+    user: User,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     decide(page_state, id, user, headers, body, false).await
 }

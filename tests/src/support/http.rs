@@ -80,7 +80,8 @@ impl Reply {
     pub fn error(&self) -> (i64, &str, Option<&Value>) {
         let error = self.body.get("error").unwrap_or_else(|| panic!("expected an error, got {}", self.body));
         let code = error.get("code").and_then(Value::as_i64).unwrap_or_else(|| panic!("error without code: {error}"));
-        let message = error.get("message").and_then(Value::as_str).unwrap_or_else(|| panic!("error without message: {error}"));
+        let message =
+            error.get("message").and_then(Value::as_str).unwrap_or_else(|| panic!("error without message: {error}"));
         (code, message, error.get("data"))
     }
 

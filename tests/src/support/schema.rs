@@ -31,10 +31,7 @@ fn document() -> &'static Value {
 pub fn validator(name: &str) -> jsonschema::Validator {
     let mut document = document().clone();
     let root = document.as_object_mut().expect("the spec's schema document is an object");
-    assert!(
-        root.get("$defs").and_then(|d| d.get(name)).is_some(),
-        "the spec's schema has no definition `{name}`"
-    );
+    assert!(root.get("$defs").and_then(|d| d.get(name)).is_some(), "the spec's schema has no definition `{name}`");
     root.insert("$ref".to_owned(), json!(format!("#/$defs/{name}")));
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
@@ -94,7 +91,8 @@ pub fn violations(method: &str, reply: &Value) -> Vec<String> {
         "ListPromptsResultResponse" => &v.list_prompts,
         _ => &v.discover,
     };
-    let mut errors: Vec<String> = validator.iter_errors(reply).map(|e| format!("{e} at `{}`", e.instance_path())).collect();
+    let mut errors: Vec<String> =
+        validator.iter_errors(reply).map(|e| format!("{e} at `{}`", e.instance_path())).collect();
     // `result` of a `CallToolResultResponse` is `InputRequiredResult | CallToolResult`, and the
     // first branch needs only a string `resultType`: on its own the union would accept almost any
     // object. So the result is also held to the one branch its `resultType` names, plus the rule
@@ -102,13 +100,21 @@ pub fn violations(method: &str, reply: &Value) -> Vec<String> {
     if let Some(result) = reply.get("result").filter(|_| matches!(method, "tools/call" | "prompts/get")) {
         match result.get("resultType").and_then(Value::as_str) {
             Some("input_required") => {
-                errors.extend(v.input_required.iter_errors(result).map(|e| format!("InputRequiredResult: {e} at `{}`", e.instance_path())));
+                errors.extend(
+                    v.input_required
+                        .iter_errors(result)
+                        .map(|e| format!("InputRequiredResult: {e} at `{}`", e.instance_path())),
+                );
                 if result.get("inputRequests").is_none() && result.get("requestState").is_none() {
                     errors.push("InputRequiredResult: neither `inputRequests` nor `requestState`".to_owned());
                 }
             }
             Some("complete") | None if method == "tools/call" => {
-                errors.extend(v.call_tool_result.iter_errors(result).map(|e| format!("CallToolResult: {e} at `{}`", e.instance_path())));
+                errors.extend(
+                    v.call_tool_result
+                        .iter_errors(result)
+                        .map(|e| format!("CallToolResult: {e} at `{}`", e.instance_path())),
+                );
             }
             Some("complete") | None => {}
             Some(other) => errors.push(format!("unknown resultType `{other}`")),
