@@ -3,6 +3,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# One format (rustfmt.toml): the workspace and the fuzz workspace beside it.
+cargo fmt --all --check
+(cd fuzz && cargo fmt --all --check)
 # The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/).
 scripts/install-peers.sh
 # The end-to-end tests run the real server and client binaries.
