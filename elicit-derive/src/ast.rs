@@ -5,20 +5,38 @@ use proc_macro2::Span;
 use syn::spanned::Spanned as _;
 use syn::{Data, DataEnum, DeriveInput, Fields, Ident, Type};
 
-use crate::attr::{self, ContainerAttrs, FieldAttrs};
+use crate::attr::{self, ContainerAttrs, FieldAttrs, Spanned};
 use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
+use crate::serde_attr::{self, SerdeDefault, SerdeField};
 use crate::ty::{self, FieldType};
 
 pub(crate) enum Input<'a> {
     Struct(Struct<'a>),
     Enum(Enum<'a>),
+    Transparent(Transparent<'a>),
 }
 
 pub(crate) struct Struct<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) attrs: ContainerAttrs,
     pub(crate) fields: Vec<Field<'a>>,
+}
+
+/// `#[elicit(transparent)]`: a struct of one field, which is a field type through that field.
+pub(crate) struct Transparent<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) attrs: ContainerAttrs,
+    pub(crate) member: syn::Member,
+    pub(crate) ty: &'a Type,
+}
+
+/// How a field that may be absent from the answer is filled in, beside a `default` literal.
+pub(crate) enum Fallback {
+    /// `Default::default()`.
+    Trait,
+    /// A function `fn() -> T`.
+    Path(syn::Path),
 }
 
 pub(crate) struct Field<'a> {
@@ -29,8 +47,13 @@ pub(crate) struct Field<'a> {
     /// Where a duplicate wire name should be reported.
     pub(crate) wire_span: Span,
     pub(crate) attrs: FieldAttrs,
-    /// `None` when the type cannot be a field (already reported).
+    pub(crate) serde: SerdeField,
+    /// `None` when the type cannot be a field (already reported), or the field is skipped.
     pub(crate) field_type: Option<FieldType>,
+    /// Not part of the form (`skip`, or serde's `skip`/`skip_deserializing`).
+    pub(crate) skip: bool,
+    /// Serde's `default`: the form's parser fills the field in the same way when it is absent.
+    pub(crate) fallback: Option<Fallback>,
 }
 
 pub(crate) struct Enum<'a> {
@@ -62,6 +85,11 @@ impl<'a> Input<'a> {
                 "`Elicit` cannot be derived for generic types: the requestedSchema must be fixed at compile time",
             );
         }
+        if let Data::Struct(data) = &input.data
+            && input.attrs.iter().any(is_transparent)
+        {
+            return Transparent::from_syn(cx, input, &data.fields).map(Input::Transparent);
+        }
         match &input.data {
             Data::Struct(data) => Struct::from_syn(cx, input, &data.fields).map(Input::Struct),
             Data::Enum(data) => Some(Input::Enum(Enum::from_syn(cx, input, data))),
@@ -80,6 +108,12 @@ impl<'a> Struct<'a> {
     /// `None` (after an error) for tuple and unit structs, which have no property names.
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, fields: &'a Fields) -> Option<Self> {
         let attrs = attr::container(cx, &input.attrs, false);
+        let serde = serde_attr::container(cx, &input.attrs);
+        if let (Some(ours), Some(theirs)) = (&attrs.rename_all, &serde.rename_all)
+            && ours.value != theirs.value
+        {
+            cx.error_spanned_by(&ours.tokens, disagreement("rename_all", &ours.tokens, &theirs.tokens));
+        }
         let named = match fields {
             Fields::Named(named) => named,
             Fields::Unnamed(_) => {
@@ -97,7 +131,7 @@ impl<'a> Struct<'a> {
                 return None;
             }
         };
-        let rule = attrs.rename_all.as_ref().map(|r| r.value);
+        let rule = attrs.rename_all.as_ref().or(serde.rename_all.as_ref()).map(|r| r.value);
         let fields = named.named.iter().filter_map(|field| Field::from_syn(cx, field, rule)).collect();
         Some(Struct { ident: &input.ident, attrs, fields })
     }
@@ -108,30 +142,51 @@ impl<'a> Field<'a> {
     fn from_syn(cx: &Ctxt, field: &'a syn::Field, rule: Option<RenameRule>) -> Option<Self> {
         let member = field.ident.as_ref()?;
         let attrs = attr::field(cx, &field.attrs);
-        let wire = match (&attrs.rename, rule) {
+        let serde = serde_attr::field(cx, &field.attrs);
+        if let (Some(ours), Some(theirs)) = (&attrs.rename, &serde.rename)
+            && ours.value != theirs.value
+        {
+            cx.error_spanned_by(&ours.tokens, disagreement("rename", &ours.tokens, &theirs.tokens));
+        }
+        let rename = attrs.rename.as_ref().or(serde.rename.as_ref());
+        let wire = match (rename, rule) {
             (Some(rename), _) => rename.value.clone(),
             (None, Some(rule)) => rule.apply_to_field(&unraw(member)),
             (None, None) => unraw(member),
         };
-        let wire_span = attrs.rename.as_ref().map_or(member.span(), |r| r.span);
+        let wire_span = rename.map_or(member.span(), |r| r.span);
+        let skip = attrs.skip.is_some() || serde.skip.is_some();
+        // A skipped field, or one read by a `with` module, need not be a field type.
         let field_type = match ty::classify(&field.ty) {
+            _ if skip => None,
+            Err(_) if attrs.with.is_some() => None,
             Ok(ft) => Some(ft),
             Err(message) => {
                 cx.error_spanned_by(&field.ty, message);
                 None
             }
         };
-        Some(Field { member, ty: &field.ty, wire, wire_span, attrs, field_type })
+        let fallback = serde.default.as_ref().map(|d: &Spanned<SerdeDefault>| match &d.value {
+            SerdeDefault::Trait => Fallback::Trait,
+            SerdeDefault::Path(path) => Fallback::Path(path.clone()),
+        });
+        Some(Field { member, ty: &field.ty, wire, wire_span, attrs, serde, field_type, skip, fallback })
     }
 }
 
 impl<'a> Enum<'a> {
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, data: &'a DataEnum) -> Self {
         let attrs = attr::container(cx, &input.attrs, true);
+        let serde = serde_attr::container(cx, &input.attrs);
+        if let (Some(ours), Some(theirs)) = (&attrs.rename_all, &serde.rename_all)
+            && ours.value != theirs.value
+        {
+            cx.error_spanned_by(&ours.tokens, disagreement("rename_all", &ours.tokens, &theirs.tokens));
+        }
         if data.variants.is_empty() {
             cx.error_spanned_by(&input.ident, "an enum deriving `Elicit` needs at least one variant to choose from");
         }
-        let rule = attrs.rename_all.as_ref().map(|r| r.value);
+        let rule = attrs.rename_all.as_ref().or(serde.rename_all.as_ref()).map(|r| r.value);
         let variants = data.variants.iter().map(|variant| Variant::from_syn(cx, variant, rule)).collect();
         Enum { ident: &input.ident, attrs, variants }
     }
@@ -147,12 +202,84 @@ impl<'a> Variant<'a> {
             );
         }
         let attrs = attr::variant(cx, &variant.attrs);
-        let wire = match (&attrs.rename, rule) {
+        let serde = serde_attr::variant(cx, &variant.attrs);
+        if let (Some(ours), Some(theirs)) = (&attrs.rename, &serde.rename)
+            && ours.value != theirs.value
+        {
+            cx.error_spanned_by(&ours.tokens, disagreement("rename", &ours.tokens, &theirs.tokens));
+        }
+        let rename = attrs.rename.as_ref().or(serde.rename.as_ref());
+        let wire = match (rename, rule) {
             (Some(rename), _) => rename.value.clone(),
             (None, Some(rule)) => rule.apply_to_variant(&unraw(&variant.ident)),
             (None, None) => unraw(&variant.ident),
         };
-        let wire_span = attrs.rename.as_ref().map_or(variant.ident.span(), |r| r.span);
+        let wire_span = rename.map_or(variant.ident.span(), |r| r.span);
         Variant { ident: &variant.ident, wire, wire_span, title: attrs.title.map(|t| t.value) }
+    }
+}
+
+/// "`#[elicit(rename = "a")]` disagrees with `#[serde(rename = "b")]`".
+pub(crate) fn disagreement(key: &str, ours: &proc_macro2::TokenStream, theirs: &proc_macro2::TokenStream) -> String {
+    format!(
+        "`#[elicit({key} = {ours})]` disagrees with `#[serde({key} = {theirs})]`: the form would ask for a name serde does not read; keep one of them"
+    )
+}
+
+pub(crate) fn is_transparent(attr: &syn::Attribute) -> bool {
+    let mut found = false;
+    if attr.path().is_ident(attr::ELICIT) {
+        // Errors in the attribute are reported when it is parsed for real.
+        let _ = attr.parse_nested_meta(|meta| {
+            found |= meta.path.is_ident(attr::TRANSPARENT);
+            if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+impl<'a> Transparent<'a> {
+    /// `None` (after an error) unless the struct has exactly one field.
+    fn from_syn(cx: &Ctxt, input: &'a DeriveInput, fields: &'a Fields) -> Option<Self> {
+        let attrs = attr::container(cx, &input.attrs, false);
+        let _ = serde_attr::container(cx, &input.attrs);
+        for (key, used) in [
+            (attr::MESSAGE, attrs.message.as_ref().map(|m| m.key)),
+            (attr::RENAME_ALL, attrs.rename_all.as_ref().map(|m| m.key)),
+            (attr::DESERIALIZE, attrs.deserialize.as_ref().map(|m| m.key)),
+            (attr::JSON_SCHEMA, attrs.json_schema.as_ref().map(|m| m.key)),
+            (attr::VALIDATE, attrs.validate.as_ref().map(|m| m.key)),
+        ] {
+            if let Some(span) = used {
+                cx.error(
+                    span,
+                    format!(
+                        "`{key}` applies to a form; a `transparent` struct is a field type, so it takes only `crate`"
+                    ),
+                );
+            }
+        }
+        let mut iter = fields.iter();
+        let (Some(field), None) = (iter.next(), iter.next()) else {
+            cx.error_spanned_by(
+                &input.ident,
+                "`transparent` needs a struct of exactly one field: the field type it stands for",
+            );
+            return None;
+        };
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident(attr::ELICIT)) {
+            cx.error_spanned_by(
+                attr,
+                "a `transparent` struct's field takes no elicit attributes: put them on the fields that use the struct",
+            );
+        }
+        let member = match &field.ident {
+            Some(ident) => syn::Member::Named(ident.clone()),
+            None => syn::Member::Unnamed(syn::Index::from(0)),
+        };
+        Some(Transparent { ident: &input.ident, attrs, member, ty: &field.ty })
     }
 }

@@ -30,13 +30,33 @@ pub(crate) const MAXIMUM: &str = "maximum";
 pub(crate) const MIN_ITEMS: &str = "min_items";
 pub(crate) const MAX_ITEMS: &str = "max_items";
 pub(crate) const FORMAT: &str = "format";
+pub(crate) const TRANSPARENT: &str = "transparent";
+pub(crate) const VALIDATE: &str = "validate";
+pub(crate) const WITH: &str = "with";
+pub(crate) const REQUIRED: &str = "required";
+pub(crate) const SKIP: &str = "skip";
 /// Not a keyword: named so that asking for it gets an explanation instead of "unknown".
 const PATTERN: &str = "pattern";
 
-const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE, JSON_SCHEMA];
+const CONTAINER_KEYS: &[&str] = &[MESSAGE, RENAME_ALL, CRATE, DESERIALIZE, JSON_SCHEMA, TRANSPARENT, VALIDATE];
 const ENUM_KEYS: &[&str] = &[RENAME_ALL, CRATE];
-const FIELD_KEYS: &[&str] =
-    &[RENAME, TITLE, DESCRIPTION, DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS, FORMAT];
+const FIELD_KEYS: &[&str] = &[
+    RENAME,
+    TITLE,
+    DESCRIPTION,
+    DEFAULT,
+    MIN_LENGTH,
+    MAX_LENGTH,
+    MINIMUM,
+    MAXIMUM,
+    MIN_ITEMS,
+    MAX_ITEMS,
+    FORMAT,
+    REQUIRED,
+    VALIDATE,
+    WITH,
+    SKIP,
+];
 const VARIANT_KEYS: &[&str] = &[RENAME, TITLE];
 
 /// An attribute value with the spans of its key and of its value.
@@ -53,13 +73,13 @@ pub(crate) struct Spanned<T> {
 }
 
 impl<T> Spanned<T> {
-    fn new(value: T, key: Span, tokens: &impl ToTokens) -> Self {
+    pub(crate) fn new(value: T, key: Span, tokens: &impl ToTokens) -> Self {
         let tokens = tokens.to_token_stream();
         let span = tokens.clone().into_iter().next().map_or(key, |token| token.span());
         Spanned { value, key, span, tokens }
     }
 
-    fn with<U>(self, value: U) -> Spanned<U> {
+    pub(crate) fn with<U>(self, value: U) -> Spanned<U> {
         Spanned { value, key: self.key, span: self.span, tokens: self.tokens }
     }
 }
@@ -112,6 +132,10 @@ pub(crate) struct ContainerAttrs {
     /// runtime's `schemars` feature). Opt-in, so that turning the feature on never collides with
     /// a `#[derive(JsonSchema)]` of the same type: the feature stays additive.
     pub(crate) json_schema: Option<Spanned<()>>,
+    /// `transparent`: a newtype that is a field type, through its one field.
+    pub(crate) transparent: Option<Spanned<()>>,
+    /// `validate = path`: `fn(&Self) -> Result<(), ContentErrors>`, run after every field check.
+    pub(crate) validate: Option<Spanned<syn::Path>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -128,6 +152,15 @@ pub(crate) struct FieldAttrs {
     pub(crate) min_items: Option<Spanned<u64>>,
     pub(crate) max_items: Option<Spanned<u64>>,
     pub(crate) format: Option<Spanned<Format>>,
+    /// `required`: listed in `required` even with a default.
+    pub(crate) required: Option<Spanned<()>>,
+    /// `validate = path`: `fn(&T) -> Result<(), impl Display>`, run after the schema's checks.
+    pub(crate) validate: Option<Spanned<syn::Path>>,
+    /// `with = path`: a module with `schema`, `parse` and `to_value` for a type that is not a
+    /// `FieldValue`.
+    pub(crate) with: Option<Spanned<syn::Path>>,
+    /// `skip`: not part of the form; filled with `Default::default()`.
+    pub(crate) skip: Option<Spanned<()>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -231,9 +264,49 @@ fn require_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> O
     value
 }
 
+/// A key that takes no value.
+fn flag(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<()>> {
+    match value {
+        None => Some(Spanned { value: (), key: key_span, span: key_span, tokens: TokenStream::new() }),
+        Some(expr) => {
+            cx.error_spanned_by(&expr, format!("`{key}` is a flag and takes no value"));
+            None
+        }
+    }
+}
+
+/// The expression inside the invisible groups `macro_rules!` wraps around a `$value:expr` (or a
+/// `$value:literal`) it passes on.
+pub(crate) fn ungroup(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungroup(&group.expr),
+        Expr::Paren(paren) => ungroup(&paren.expr),
+        other => other,
+    }
+}
+
+/// `key = path::to::function` (or the path as a string, as serde writes it).
+fn path_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<syn::Path>> {
+    let expr = require_value(cx, key, key_span, value)?;
+    match ungroup(&expr) {
+        Expr::Path(path) if path.qself.is_none() => Some(Spanned::new(path.path.clone(), key_span, &path.path)),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match s.parse::<syn::Path>() {
+            Ok(path) => Some(Spanned::new(path, key_span, s)),
+            Err(_) => {
+                cx.error_spanned_by(s, format!("`{key}` takes a path, such as `crate::checks::{key}_this`"));
+                None
+            }
+        },
+        other => {
+            cx.error_spanned_by(other, format!("`{key}` takes a path, such as `crate::checks::{key}_this`"));
+            None
+        }
+    }
+}
+
 fn string_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<String>> {
     let expr = require_value(cx, key, key_span, value)?;
-    match &expr {
+    match ungroup(&expr) {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(Spanned::new(s.value(), key_span, s)),
         other => {
             cx.error_spanned_by(other, format!("`{key}` takes a string literal"));
@@ -244,7 +317,7 @@ fn string_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Op
 
 fn count_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<u64>> {
     let expr = require_value(cx, key, key_span, value)?;
-    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = &expr
+    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = ungroup(&expr)
         && let Ok(n) = i.base10_parse::<u64>()
     {
         return Some(Spanned::new(n, key_span, i));
@@ -264,6 +337,7 @@ fn number_literal(expr: &Expr) -> Option<Number> {
             Number::Float(f) => Some(Number::Float(-f)),
         },
         Expr::Group(group) => number_literal(&group.expr),
+        Expr::Paren(paren) => number_literal(&paren.expr),
         _ => None,
     }
 }
@@ -281,13 +355,13 @@ fn number_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Op
 
 fn default_value(cx: &Ctxt, key_span: Span, value: Option<Expr>) -> Option<Spanned<DefaultLit>> {
     let expr = require_value(cx, DEFAULT, key_span, value)?;
-    let parsed = match &expr {
+    let parsed = match ungroup(&expr) {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(DefaultLit::Str(s.value())),
         Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(DefaultLit::Bool(b.value)),
         Expr::Array(array) => array
             .elems
             .iter()
-            .map(|e| match e {
+            .map(|e| match ungroup(e) {
                 Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
                 _ => None,
             })
@@ -370,26 +444,10 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
                 });
             set(cx, &mut out.krate, key, key_span, value);
         }
-        DESERIALIZE => {
-            let flag = match value {
-                None => Some(Spanned { value: (), key: key_span, span: key_span, tokens: TokenStream::new() }),
-                Some(expr) => {
-                    cx.error_spanned_by(&expr, "`deserialize` is a flag and takes no value");
-                    None
-                }
-            };
-            set(cx, &mut out.deserialize, key, key_span, flag);
-        }
-        JSON_SCHEMA => {
-            let flag = match value {
-                None => Some(Spanned { value: (), key: key_span, span: key_span, tokens: TokenStream::new() }),
-                Some(expr) => {
-                    cx.error_spanned_by(&expr, "`json_schema` is a flag and takes no value");
-                    None
-                }
-            };
-            set(cx, &mut out.json_schema, key, key_span, flag);
-        }
+        DESERIALIZE => set(cx, &mut out.deserialize, key, key_span, flag(cx, key, key_span, value)),
+        JSON_SCHEMA => set(cx, &mut out.json_schema, key, key_span, flag(cx, key, key_span, value)),
+        TRANSPARENT => set(cx, &mut out.transparent, key, key_span, flag(cx, key, key_span, value)),
+        VALIDATE => set(cx, &mut out.validate, key, key_span, path_value(cx, key, key_span, value)),
         _ => {}
     });
     out
@@ -408,6 +466,10 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         MAX_ITEMS => set(cx, &mut out.max_items, key, key_span, count_value(cx, key, key_span, value)),
         MINIMUM => set(cx, &mut out.minimum, key, key_span, number_value(cx, key, key_span, value)),
         MAXIMUM => set(cx, &mut out.maximum, key, key_span, number_value(cx, key, key_span, value)),
+        REQUIRED => set(cx, &mut out.required, key, key_span, flag(cx, key, key_span, value)),
+        SKIP => set(cx, &mut out.skip, key, key_span, flag(cx, key, key_span, value)),
+        VALIDATE => set(cx, &mut out.validate, key, key_span, path_value(cx, key, key_span, value)),
+        WITH => set(cx, &mut out.with, key, key_span, path_value(cx, key, key_span, value)),
         FORMAT => {
             let value = string_value(cx, key, key_span, value).and_then(|s| match Format::from_name(&s.value) {
                 Some(format) => Some(s.with(format)),

@@ -9,7 +9,7 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Path};
 
-use crate::ast::{Enum, Field, Input, Struct};
+use crate::ast::{Enum, Fallback, Field, Input, Struct, Transparent};
 use crate::attr::{self, DefaultLit, Number};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -25,17 +25,27 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     match &parsed {
         Some(Input::Struct(s)) => check::check_struct(&cx, s),
         Some(Input::Enum(e)) => check::check_enum(&cx, e),
-        None => {}
+        Some(Input::Transparent(_)) | None => {}
     }
     let rt = runtime_path(&parsed);
     match (cx.check(), parsed) {
         (Ok(()), Some(Input::Struct(s))) => dummy::wrap_in_const(expand_struct(&s, &rt)),
         (Ok(()), Some(Input::Enum(e))) => dummy::wrap_in_const(expand_enum(&e, &rt)),
+        (Ok(()), Some(Input::Transparent(t))) => dummy::wrap_in_const(expand_transparent(&t, &rt)),
         // `from_syn` returns `None` only after reporting an error, so this arm is not reached.
         (Ok(()), None) => TokenStream::new(),
-        (Err(error), _) => {
+        (Err(error), parsed) => {
             let mut out = error.to_compile_error();
-            out.extend(dummy::wrap_in_const(fallback(input, &rt)));
+            let mut items = fallback(input, &rt);
+            // Every mistake in one build: the field types are still checked beside the attribute
+            // errors, so an unsupported type does not wait for them to be fixed.
+            if let Some(Input::Struct(s)) = &parsed {
+                items.extend(s.fields.iter().filter(|f| !f.skip && f.attrs.with.is_none()).map(|f| {
+                    let ty = f.ty;
+                    quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
+                }));
+            }
+            out.extend(dummy::wrap_in_const(items));
             out
         }
     }
@@ -45,6 +55,7 @@ fn runtime_path(parsed: &Option<Input<'_>>) -> Path {
     let krate = match parsed {
         Some(Input::Struct(s)) => s.attrs.krate.as_ref(),
         Some(Input::Enum(e)) => e.attrs.krate.as_ref(),
+        Some(Input::Transparent(t)) => t.attrs.krate.as_ref(),
         None => None,
     };
     match krate {
@@ -59,6 +70,18 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     match &input.data {
+        syn::Data::Struct(_) if input.attrs.iter().any(crate::ast::is_transparent) => quote! {
+            #[automatically_derived]
+            impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
+                const SHAPE: #rt::__private::FieldShape = #rt::__private::FieldShape::String;
+                fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
+                fn parse(
+                    _: &#rt::__private::Value,
+                    _: &#rt::__private::FieldRules,
+                ) -> ::core::result::Result<Self, ::std::string::String> { ::core::unreachable!() }
+                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
+            }
+        },
         syn::Data::Struct(_) => quote! {
             #[automatically_derived]
             impl #impl_generics #rt::Elicit for #ident #ty_generics #where_clause {
@@ -81,6 +104,7 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
             }
             #[automatically_derived]
             impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
+                const SHAPE: #rt::__private::FieldShape = #rt::__private::FieldShape::SingleSelect(&[]);
                 fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
                 fn parse(
                     _: &#rt::__private::Value,
@@ -151,6 +175,7 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
         ("max_items", a.max_items.as_ref().map(count)),
         ("format", format),
         ("default", default),
+        ("required", required(field)),
     ];
     // Only the declared rules are spelled out, which keeps each field's `const` a few lines.
     let set: Vec<_> = declared
@@ -164,6 +189,18 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
         quote!(#rt::__private::FieldRules::EMPTY)
     } else {
         quote!(#rt::__private::FieldRules { #(#set,)* ..#rt::__private::FieldRules::EMPTY })
+    }
+}
+
+/// `required` in the rules: forced by `#[elicit(required)]`, or off for a field serde fills in
+/// with a function when absent.
+fn required(field: &Field<'_>) -> Option<TokenStream> {
+    if field.attrs.required.is_some() {
+        Some(quote!(true))
+    } else if field.fallback.is_some() && field.attrs.default.is_none() {
+        Some(quote!(false))
+    } else {
+        None
     }
 }
 
@@ -183,11 +220,6 @@ fn default_variant_check(index: usize, field: &Field<'_>, rt: &Path) -> TokenStr
         format_ident!("__DEFAULT_OF_FIELD_{}", index, span = span)
     };
     let (element, values, message) = match (&ft.kind, &default.value) {
-        (Kind::SingleSelect, DefaultLit::Str(value)) => (
-            &ft.inner,
-            std::slice::from_ref(value),
-            format!("`default` \"{}\" is not a variant of this field's enum; use the wire value of one of its variants (after `rename`/`rename_all`)", format_escaped(value)),
-        ),
         (Kind::MultiSelect { element }, DefaultLit::List(values)) => (
             element,
             values.as_slice(),
@@ -203,11 +235,6 @@ fn default_variant_check(index: usize, field: &Field<'_>, rt: &Path) -> TokenStr
     }
 }
 
-/// `text` inside the message of `assert!`, which is a format string.
-fn format_escaped(text: &str) -> String {
-    text.replace('{', "{{").replace('}', "}}")
-}
-
 /// A struct's expansion, in steps: its message, one `const` block per field, the parser, the
 /// writer, the optional `Deserialize`, then the `Elicit` impl that puts them together.
 fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
@@ -215,11 +242,12 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let message = struct_message(input);
     let fields: Vec<FieldNames<'_>> =
         input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
-    let items = fields.iter().map(|names| field_items(names, rt));
+    let items = fields.iter().filter(|names| !names.field.skip).map(|names| field_items(names, rt));
     let properties = fields
         .iter()
+        .filter(|names| !names.field.skip)
         .map(|FieldNames { wire, field_const, rules_const, .. }| quote!((#field_const.property)(#wire, &#rules_const)));
-    let from_content = from_content_body(&fields, rt);
+    let from_content = from_content_body(input, &fields, rt);
     let to_content = to_content_body(&fields, rt);
     let deserialize = deserialize_impl(input, rt);
     let name = ident.to_string();
@@ -297,52 +325,146 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
     let ty = field.ty;
     let rules = rules(field, rt);
     let default_check = default_variant_check(*index, field, rt);
-    // The accessors are spanned on the type, so that a type which is not a form field is
-    // underlined there.
-    let accessors = quote_spanned! {ty.span()=>
-        const #field_const: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
+    let accessors = match &field.attrs.with {
+        // The module's three functions, gathered into a local type the runtime's helpers take.
+        Some(with) => {
+            let adapter = format_ident!("__With{}", index);
+            let path = &with.value;
+            quote_spanned! {with.span=>
+                struct #adapter;
+                impl #rt::__private::FieldWith for #adapter {
+                    type Value = #ty;
+                    fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
+                        #path::schema(__rules)
+                    }
+                    fn parse(
+                        __value: &#rt::__private::Value,
+                        __rules: &#rt::__private::FieldRules,
+                    ) -> ::core::result::Result<#ty, ::std::string::String> {
+                        #path::parse(__value, __rules)
+                    }
+                    fn to_value(__value: &#ty) -> ::core::option::Option<#rt::__private::Value> {
+                        #path::to_value(__value)
+                    }
+                }
+                const #field_const: #rt::__private::FormField<#ty> =
+                    #rt::__private::form_field_via::<#rt::__private::Via<#adapter>>();
+            }
+        }
+        // Spanned on the type, so that a type which is not a form field is underlined there.
+        None => quote_spanned! {ty.span()=>
+            const #field_const: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
+        },
     };
+    let fits = shape_check(field, rules_const, rt);
     quote! {
         const #rules_const: #rt::__private::FieldRules = #rules;
         #accessors
         #default_check
+        #fits
+    }
+}
+
+/// For a type the derive cannot classify by name, a `const` evaluation that fails when the
+/// field's rules do not fit the type's `FieldValue::SHAPE`, spanned on the first declared key.
+fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
+    let (Some(ft), None) = (&field.field_type, &field.attrs.with) else { return TokenStream::new() };
+    if !matches!(ft.kind, Kind::Other) {
+        return TokenStream::new();
+    }
+    let a = &field.attrs;
+    let keys = [
+        a.min_length.as_ref().map(|k| k.key),
+        a.max_length.as_ref().map(|k| k.key),
+        a.minimum.as_ref().map(|k| k.key),
+        a.maximum.as_ref().map(|k| k.key),
+        a.min_items.as_ref().map(|k| k.key),
+        a.max_items.as_ref().map(|k| k.key),
+        a.format.as_ref().map(|k| k.key),
+        a.default.as_ref().map(|k| k.span),
+    ];
+    let Some(span) = keys.into_iter().flatten().next() else { return TokenStream::new() };
+    let inner = &ft.inner;
+    quote_spanned! {span=>
+        const _: () = #rt::__private::assert_fits(<#inner as #rt::__private::FieldValue>::SHAPE, &#rules_const);
     }
 }
 
 /// `from_content`: one walk over the answer in the order of the fields, every field read (and
-/// every failure recorded) before the value is built.
-fn from_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
-    if fields.is_empty() {
-        return quote! {
-            let _ = __content;
-            ::core::result::Result::Ok(Self {})
+/// every failure recorded, validators included) before the value is built and the struct's own
+/// validator runs.
+fn from_content_body(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
+    let asked: Vec<&FieldNames<'_>> = fields.iter().filter(|names| !names.field.skip).collect();
+    let reads = asked.iter().map(|FieldNames { field, wire, rules_const, field_const, var, .. }| {
+        let read = match &field.fallback {
+            Some(fallback) => {
+                let fallback = fallback_fn(fallback);
+                quote!((#field_const.read_or)(__walk.value(#wire), #wire, &#rules_const, &mut __errors, #fallback))
+            }
+            None => quote!((#field_const.read)(__walk.value(#wire), #wire, &#rules_const, &mut __errors)),
         };
-    }
-    let reads = fields.iter().map(|FieldNames { wire, rules_const, field_const, var, .. }| {
+        let validate = field.attrs.validate.as_ref().map(|v| {
+            let path = &v.value;
+            quote_spanned!(v.span=> #rt::__private::validate_field(&#var, #wire, &mut __errors, #path);)
+        });
         quote! {
-            let #var = (#field_const.read)(__walk.value(#wire), #wire, &#rules_const, &mut __errors);
+            let #var = #read;
+            #validate
         }
     });
-    let vars: Vec<_> = fields.iter().map(|names| &names.var).collect();
-    let members = fields.iter().map(|names| names.field.member);
+    let vars: Vec<_> = asked.iter().map(|names| &names.var).collect();
+    let members = fields.iter().map(|FieldNames { field, var, .. }| {
+        let member = field.member;
+        match (&field.fallback, field.skip) {
+            (Some(fallback), true) => {
+                let fallback = fallback_fn(fallback);
+                quote!(#member: (#fallback)())
+            }
+            (None, true) => quote!(#member: ::core::default::Default::default()),
+            (_, false) => quote!(#member: #var),
+        }
+    });
+    let value = quote!(Self { #(#members),* });
+    let value = match &input.attrs.validate {
+        Some(v) => {
+            let path = &v.value;
+            quote_spanned!(v.span=> #rt::__private::validate_struct(#value, #path))
+        }
+        None => quote!(::core::result::Result::Ok(#value)),
+    };
+    if asked.is_empty() {
+        return quote! {
+            let _ = __content;
+            #value
+        };
+    }
     quote! {
         let mut __errors = #rt::__private::ContentErrors::new();
         let mut __walk = #rt::__private::Walk::new(__content);
         #(#reads)*
         match (#(#vars,)*) {
-            (#(::core::option::Option::Some(#vars),)*) => ::core::result::Result::Ok(Self { #(#members: #vars),* }),
+            (#(::core::option::Option::Some(#vars),)*) if __errors.is_empty() => #value,
             _ => ::core::result::Result::Err(__errors),
         }
+    }
+}
+
+/// The function that fills in an absent field for serde's `default`.
+fn fallback_fn(fallback: &Fallback) -> TokenStream {
+    match fallback {
+        Fallback::Trait => quote!(::core::default::Default::default),
+        Fallback::Path(path) => quote!(#path),
     }
 }
 
 /// `to_content`: every field written under its wire name.
 fn to_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let field_count = fields.len();
-    let writes = fields.iter().map(|FieldNames { field, wire, field_const, .. }| {
-        let member = field.member;
-        quote!((#field_const.write)(&mut __content, #wire, &self.#member);)
-    });
+    let writes =
+        fields.iter().filter(|names| !names.field.skip).map(|FieldNames { field, wire, field_const, .. }| {
+            let member = field.member;
+            quote!((#field_const.write)(&mut __content, #wire, &self.#member);)
+        });
     quote! {
         let mut __content = #rt::__private::Map::with_capacity(#field_count);
         #(#writes)*
@@ -372,6 +494,38 @@ fn deserialize_impl(input: &Struct<'_>, rt: &Path) -> TokenStream {
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
                 #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer)
+            }
+        }
+    }
+}
+
+/// `transparent`: the newtype is a field type through its one field.
+fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
+    let Transparent { ident, member, ty, .. } = input;
+    let inner = quote_spanned!(ty.span()=> <#ty as #rt::__private::FieldValue>);
+    quote! {
+        #[automatically_derived]
+        impl #rt::__private::FieldValue for #ident {
+            const REQUIRED: ::core::primitive::bool = #inner::REQUIRED;
+            const SHAPE: #rt::__private::FieldShape = #inner::SHAPE;
+
+            fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
+                #inner::schema(__rules)
+            }
+
+            fn parse(
+                __value: &#rt::__private::Value,
+                __rules: &#rt::__private::FieldRules,
+            ) -> ::core::result::Result<Self, ::std::string::String> {
+                ::core::result::Result::map(#inner::parse(__value, __rules), |__inner| Self { #member: __inner })
+            }
+
+            fn absent() -> ::core::option::Option<Self> {
+                ::core::option::Option::map(#inner::absent(), |__inner| Self { #member: __inner })
+            }
+
+            fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> {
+                #inner::to_value(&self.#member)
             }
         }
     }
@@ -411,6 +565,9 @@ fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
 
         #[automatically_derived]
         impl #rt::__private::FieldValue for #ident {
+            const SHAPE: #rt::__private::FieldShape =
+                #rt::__private::FieldShape::SingleSelect(<Self as #rt::__private::ElicitEnum>::VARIANTS);
+
             fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
                 #rt::__private::single_select_schema::<Self>(__rules)
             }
@@ -453,7 +610,7 @@ mod tests {
         assert!(!output.contains("compile_error"), "{output}");
         assert!(output.contains(":: rt :: __private"), "{output}");
         assert!(!output.contains("elicit_runtime"), "{output}");
-        assert!(output.contains("const __DEFAULT_OF_CABIN"), "{output}");
+        assert!(output.contains("assert_fits (< Cabin as :: rt :: __private :: FieldValue > :: SHAPE"), "{output}");
     }
 
     #[test]
@@ -468,11 +625,5 @@ mod tests {
         let output = expand(parse_quote! { #[elicit(message = "m")] enum Cabin { A } });
         assert!(output.contains("ElicitEnum for Cabin"), "{output}");
         assert!(output.contains("FieldValue for Cabin"), "{output}");
-    }
-
-    #[test]
-    fn enum_defaults_are_escaped_in_the_assert_message() {
-        let output = expand(parse_quote! { struct Trip { #[elicit(default = "{x}")] cabin: Cabin } });
-        assert!(output.contains(r#"\"{{x}}\" is not a variant"#), "{output}");
     }
 }

@@ -14,6 +14,7 @@ mod check;
 mod ctxt;
 mod dummy;
 mod expand;
+mod serde_attr;
 #[cfg(test)]
 mod snapshot;
 mod ty;

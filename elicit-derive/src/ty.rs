@@ -26,8 +26,10 @@ pub(crate) enum Kind {
         name: String,
     },
     Bool,
-    /// A unit enum (assumed: checked by a trait bound).
-    SingleSelect,
+    /// A type the derive cannot classify by name: a unit enum deriving `Elicit`, a newtype, a
+    /// foreign type. Its `FieldValue` impl (a trait bound) says what it is, and the field's
+    /// attributes are checked against that at constant evaluation.
+    Other,
     /// A list or set of unit enums; `element` is the enum type.
     MultiSelect {
         element: Type,
@@ -83,6 +85,21 @@ fn integer_range(name: &str) -> Option<(i128, i128)> {
     })
 }
 
+/// `NonZero` integers: the inner type's range without 0 (the schema states `minimum` 1 for the
+/// unsigned ones).
+fn non_zero_range(name: &str) -> Option<(String, i128, i128)> {
+    let inner = name.strip_prefix("NonZero")?.to_ascii_lowercase();
+    let (min, max) = integer_range(&inner)?;
+    Some((name.to_owned(), if min == 0 { 1 } else { min }, max))
+}
+
+/// String types other than `String`, held through a pointer: `Box<str>`, `Arc<str>`, `Rc<str>`,
+/// `Cow<'static, str>`.
+fn is_pointer_to_str(name: &str, segment: &syn::PathSegment) -> bool {
+    matches!(name, "Box" | "Arc" | "Rc" | "Cow")
+        && single_argument(segment).and_then(last_segment).is_some_and(|s| s.ident == "str")
+}
+
 const MAPS: &[&str] = &["HashMap", "BTreeMap", "IndexMap", "Map", "Value"];
 const LISTS: &[&str] = &["Vec", "BTreeSet", "HashSet"];
 const OTHER_COLLECTIONS: &[&str] = &["VecDeque", "LinkedList", "BinaryHeap", "IndexSet"];
@@ -133,10 +150,15 @@ pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
         "Url" => Kind::String { format: Some(Format::Uri), plain: false },
         "bool" => Kind::Bool,
         "f32" | "f64" => Kind::Float { name },
+        _ if is_pointer_to_str(&name, segment) => Kind::String { format: None, plain: true },
         "str" => return Err("`str` cannot be a form field: use `String`".into()),
         "char" => return Err("`char` cannot be a form field: use `String` with `max_length = 1`".into()),
         _ if integer_range(&name).is_some() => {
             let (min, max) = integer_range(&name).unwrap_or((0, 0));
+            Kind::Integer { name, min, max }
+        }
+        _ if non_zero_range(&name).is_some() => {
+            let (name, min, max) = non_zero_range(&name).unwrap_or_default();
             Kind::Integer { name, min, max }
         }
         _ if MAPS.contains(&name.as_str()) => {
@@ -158,7 +180,7 @@ pub(crate) fn classify(ty: &Type) -> Result<FieldType, String> {
             }
             Kind::MultiSelect { element: element.clone() }
         }
-        _ => Kind::SingleSelect,
+        _ => Kind::Other,
     };
     Ok(FieldType { kind, inner: ty.clone() })
 }
@@ -214,7 +236,7 @@ impl Kind {
             Kind::Integer { name, .. } => format!("an integer field (`{name}`)"),
             Kind::Float { name } => format!("a number field (`{name}`)"),
             Kind::Bool => "a boolean field".into(),
-            Kind::SingleSelect => "an enum field".into(),
+            Kind::Other => "a field of a type the derive checks through its `FieldValue` impl".into(),
             Kind::MultiSelect { .. } => "a multi-select field".into(),
         }
     }
@@ -260,7 +282,7 @@ mod tests {
         let ft = classify(&parse_quote!(Option<u8>)).expect("option of an integer");
         assert!(matches!(ft.kind, Kind::Integer { .. }));
         assert_eq!(ft.inner, parse_quote!(u8));
-        assert!(matches!(kind(parse_quote!(::core::option::Option<Cabin>)), Kind::SingleSelect));
+        assert!(matches!(kind(parse_quote!(::core::option::Option<Cabin>)), Kind::Other));
     }
 
     #[test]
@@ -273,8 +295,8 @@ mod tests {
 
     #[test]
     fn unknown_names_are_taken_for_enums() {
-        assert!(matches!(kind(parse_quote!(Cabin)), Kind::SingleSelect));
-        assert!(matches!(kind(parse_quote!(crate::forms::Cabin)), Kind::SingleSelect));
+        assert!(matches!(kind(parse_quote!(Cabin)), Kind::Other));
+        assert!(matches!(kind(parse_quote!(crate::forms::Cabin)), Kind::Other));
     }
 
     #[test]

@@ -108,43 +108,161 @@ pub trait Elicit: Sized {
 pub mod __private {
     pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
     pub use crate::field::select::{Variant, has_variant, has_variants, parse_single_select, single_select_schema};
-    pub use crate::field::{ElicitEnum, FieldValue};
+    pub use crate::field::{ElicitEnum, FieldShape, FieldValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
     pub use std::sync::OnceLock;
 
     use std::borrow::Cow;
+    use std::fmt::Display;
+    use std::marker::PhantomData;
+
+    /// The functions of a field's `#[elicit(with = path)]` module, gathered by the derive into a
+    /// local type: the field type need not implement [`FieldValue`].
+    pub trait FieldWith {
+        /// The field's type.
+        type Value;
+        /// `path::schema`.
+        fn schema(rules: &FieldRules) -> PrimitiveSchema;
+        /// `path::parse`.
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        /// `path::to_value`.
+        fn to_value(value: &Self::Value) -> Option<Value>;
+    }
+
+    /// How one field's value is read and written: through its [`FieldValue`] impl, or through a
+    /// `with` module. One set of helpers below serves both.
+    pub trait Codec {
+        /// The field's type.
+        type Value;
+        /// As [`FieldValue::REQUIRED`].
+        const REQUIRED: bool;
+        /// As [`FieldValue::schema`].
+        fn schema(rules: &FieldRules) -> PrimitiveSchema;
+        /// As [`FieldValue::parse`].
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        /// As [`FieldValue::absent`].
+        fn absent() -> Option<Self::Value>;
+        /// As [`FieldValue::to_value`].
+        fn to_value(value: &Self::Value) -> Option<Value>;
+    }
+
+    /// A [`FieldValue`] type as a [`Codec`].
+    pub struct Direct<T>(PhantomData<T>);
+
+    impl<T: FieldValue> Codec for Direct<T> {
+        type Value = T;
+        const REQUIRED: bool = T::REQUIRED;
+        fn schema(rules: &FieldRules) -> PrimitiveSchema {
+            T::schema(rules)
+        }
+        fn parse(value: &Value, rules: &FieldRules) -> Result<T, ::std::string::String> {
+            T::parse(value, rules)
+        }
+        fn absent() -> Option<T> {
+            T::absent()
+        }
+        fn to_value(value: &T) -> Option<Value> {
+            value.to_value()
+        }
+    }
+
+    /// A `with` module as a [`Codec`].
+    pub struct Via<W>(PhantomData<W>);
+
+    impl<W: FieldWith> Codec for Via<W> {
+        type Value = W::Value;
+        const REQUIRED: bool = true;
+        fn schema(rules: &FieldRules) -> PrimitiveSchema {
+            W::schema(rules)
+        }
+        fn parse(value: &Value, rules: &FieldRules) -> Result<W::Value, ::std::string::String> {
+            W::parse(value, rules)
+        }
+        fn absent() -> Option<W::Value> {
+            None
+        }
+        fn to_value(value: &W::Value) -> Option<Value> {
+            W::to_value(value)
+        }
+    }
 
     /// The schema of one property.
-    pub fn property<T: FieldValue>(name: &'static str, rules: &FieldRules) -> Property {
-        Property { name: Cow::Borrowed(name), required: T::REQUIRED, schema: T::schema(rules) }
+    pub fn property<C: Codec>(name: &'static str, rules: &FieldRules) -> Property {
+        Property { name: Cow::Borrowed(name), required: rules.is_required(C::REQUIRED), schema: C::schema(rules) }
     }
 
     /// Reads one field of an answer from its value (`None`: the answer lacks the key), recording
-    /// its failure.
-    pub fn field<T: FieldValue>(
+    /// its failure. An absent field takes its `default`, unless it is declared `required`.
+    pub fn field<C: Codec>(
         value: Option<&Value>,
         name: &'static str,
         rules: &FieldRules,
         errors: &mut ContentErrors,
-    ) -> Option<T> {
-        match value {
-            Some(value) => match T::parse(value, rules) {
-                Ok(parsed) => Some(parsed),
-                Err(reason) => {
-                    errors.push(name, reason);
-                    None
-                }
-            },
-            None => {
-                let absent = T::absent();
+    ) -> Option<C::Value> {
+        read::<C>(value, name, rules, errors, None)
+    }
+
+    /// [`field`] for a field whose default is a function (`#[serde(default)]`): `fallback` fills
+    /// it in when absent.
+    pub fn field_or<C: Codec>(
+        value: Option<&Value>,
+        name: &'static str,
+        rules: &FieldRules,
+        errors: &mut ContentErrors,
+        fallback: fn() -> C::Value,
+    ) -> Option<C::Value> {
+        read::<C>(value, name, rules, errors, Some(fallback))
+    }
+
+    fn read<C: Codec>(
+        value: Option<&Value>,
+        name: &'static str,
+        rules: &FieldRules,
+        errors: &mut ContentErrors,
+        fallback: Option<fn() -> C::Value>,
+    ) -> Option<C::Value> {
+        let parsed = match (value, rules.required, rules.default, fallback) {
+            (Some(value), ..) => C::parse(value, rules),
+            (None, Some(true), ..) => {
+                errors.push_missing(name);
+                return None;
+            }
+            (None, _, Some(default), _) => C::parse(&default.to_value(), rules),
+            (None, _, None, Some(fallback)) => return Some(fallback()),
+            (None, ..) => {
+                let absent = C::absent();
                 if absent.is_none() {
                     errors.push_missing(name);
                 }
-                absent
+                return absent;
             }
+        };
+        parsed.map_err(|reason| errors.push(name, reason)).ok()
+    }
+
+    /// Runs a field's `validate` function on its parsed value, recording its refusal under the
+    /// field's name.
+    pub fn validate_field<T, E: Display>(
+        value: &Option<T>,
+        name: &'static str,
+        errors: &mut ContentErrors,
+        validate: impl FnOnce(&T) -> Result<(), E>,
+    ) {
+        if let Some(value) = value
+            && let Err(reason) = validate(value)
+        {
+            errors.push(name, reason.to_string());
         }
+    }
+
+    /// Runs a struct's `validate` function on the value every field check has accepted.
+    pub fn validate_struct<T>(
+        value: T,
+        validate: impl FnOnce(&T) -> Result<(), ContentErrors>,
+    ) -> Result<T, ContentErrors> {
+        validate(&value).map(|()| value)
     }
 
     /// One walk over an answer's `content`, in the order of the form's fields.
@@ -201,8 +319,8 @@ pub mod __private {
     }
 
     /// Writes one field of an answer.
-    pub fn put<T: FieldValue>(content: &mut Map<String, Value>, name: &'static str, value: &T) {
-        if let Some(value) = value.to_value() {
+    pub fn put<C: Codec>(content: &mut Map<String, Value>, name: &'static str, value: &C::Value) {
+        if let Some(value) = C::to_value(value) {
             content.insert(name.to_owned(), value);
         }
     }
@@ -215,13 +333,28 @@ pub mod __private {
         pub property: fn(&'static str, &FieldRules) -> Property,
         /// [`field`] for `T`.
         pub read: fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
+        /// [`field_or`] for `T`.
+        pub read_or: fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors, fn() -> T) -> Option<T>,
         /// [`put`] for `T`.
         pub write: fn(&mut Map<String, Value>, &'static str, &T),
     }
 
     /// The accessors of `T`, in a `const` of the derived code.
     pub const fn form_field<T: FieldValue>() -> FormField<T> {
-        FormField { property: property::<T>, read: field::<T>, write: put::<T> }
+        form_field_via::<Direct<T>>()
+    }
+
+    /// The accessors of a field read and written by a `with` module (or any [`Codec`]).
+    pub const fn form_field_via<C: Codec>() -> FormField<C::Value> {
+        FormField { property: property::<C>, read: field::<C>, read_or: field_or::<C>, write: put::<C> }
+    }
+
+    /// Fails constant evaluation with `misfit`'s reason when a field's rules do not fit its type
+    /// (for the types the derive cannot classify by name).
+    pub const fn assert_fits(shape: FieldShape, rules: &FieldRules) {
+        if let Some(reason) = shape.misfit(rules) {
+            ::core::panic!("{}", reason);
+        }
     }
 
     pub use serde;
@@ -229,7 +362,10 @@ pub mod __private {
     /// `Deserialize` for `#[elicit(deserialize)]` types: read a JSON object, then run the same
     /// validating parser as elicited content, so tool arguments get every check too.
     pub fn deserialize_validated<'de, T: Elicit, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
-        let content = <Map<String, Value> as serde::Deserialize>::deserialize(deserializer)?;
+        let mut content = <Map<String, Value> as serde::Deserialize>::deserialize(deserializer)?;
+        // Models send `"limit": null` for an argument they leave out: in tool arguments a null
+        // is an absent argument (attributes.md, "Defaults and nulls").
+        content.retain(|_, value| !value.is_null());
         T::from_content(&content).map_err(<D::Error as serde::de::Error>::custom)
     }
 

@@ -41,6 +41,8 @@ impl std::fmt::Display for Email {
 }
 
 impl FieldValue for Email {
+    const SHAPE: FieldShape = FieldShape::String;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         string_schema(rules, Some(StringFormat::Email))
     }

@@ -12,6 +12,8 @@ mod chrono_fields {
     /// parse back.
     #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for NaiveDate {
+        const SHAPE: FieldShape = FieldShape::String;
+
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::Date))
         }
@@ -51,6 +53,8 @@ mod chrono_fields {
 
     #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for DateTime<FixedOffset> {
+        const SHAPE: FieldShape = FieldShape::String;
+
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::DateTime))
         }
@@ -66,6 +70,8 @@ mod chrono_fields {
 
     #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl FieldValue for DateTime<Utc> {
+        const SHAPE: FieldShape = FieldShape::String;
+
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             string_schema(rules, Some(StringFormat::DateTime))
         }
@@ -107,6 +113,8 @@ mod chrono_fields {
 #[cfg(feature = "url")]
 #[cfg_attr(docsrs, doc(cfg(feature = "url")))]
 impl FieldValue for url::Url {
+    const SHAPE: FieldShape = FieldShape::String;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         string_schema(rules, Some(StringFormat::Uri))
     }

@@ -19,25 +19,64 @@ use crate::schema::{
 
 mod email;
 mod external;
-// The rules and select helpers are what the derive's expansion calls, through
-// `elicit_runtime::__private`: users neither name nor implement them.
+// The select helpers are what the derive's expansion calls, through `elicit_runtime::__private`;
+// the rules are also the public input of every `FieldValue` implementation.
 pub(crate) mod rules;
 mod scalar;
 pub(crate) mod select;
+mod shape;
+mod wrappers;
 
 pub use email::Email;
+pub(crate) use rules::cmp_f64_i128;
 use rules::float_number;
-pub(crate) use rules::{Bound, DefaultValue, FieldRules, cmp_f64_i128};
+pub use rules::{Bound, DefaultValue, FieldRules};
 #[cfg(feature = "client")]
 pub(crate) use scalar::integer_of;
-pub(crate) use scalar::{parse_str, string_schema};
-pub use select::ElicitEnum;
+pub use scalar::{parse_str, string_schema};
+pub use select::{ElicitEnum, Variant};
+pub use shape::FieldShape;
 
-/// A type that can be one field of a form.
+/// A type that can be one field of a form: the one extension point for field types.
 ///
-/// Implemented for `String`, `bool`, every integer type, `f32`/`f64`, [`crate::Email`],
-/// `Option<T>` of those, unit enums deriving `Elicit`, `Vec`/`BTreeSet`/`HashSet` of such enums, and
-/// (behind features) `chrono` dates and `url::Url`.
+/// Implemented for `String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>`, `bool`, every integer
+/// type and its `NonZero` form, `f32`/`f64`, [`crate::Email`], `Option<T>` of those, unit enums
+/// deriving `Elicit`, `Vec`/`BTreeSet`/`HashSet` of such enums, and (behind features) `chrono` and
+/// `time` dates and `url::Url`.
+///
+/// A type of your own becomes a field by implementing this trait, whose signatures use only public
+/// types; a newtype over a field type gets it from `#[derive(Elicit)]` with
+/// `#[elicit(transparent)]`, and a foreign type is reached with a field's `#[elicit(with = path)]`.
+///
+/// ```
+/// use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, parse_str, string_schema};
+/// use elicit_runtime::schema::PrimitiveSchema;
+/// use serde_json::Value;
+///
+/// /// A project key: two to ten capital letters.
+/// struct ProjectKey(String);
+///
+/// impl FieldValue for ProjectKey {
+///     const SHAPE: FieldShape = FieldShape::String;
+///
+///     fn schema(rules: &FieldRules) -> PrimitiveSchema {
+///         string_schema(rules, rules.format)
+///     }
+///
+///     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+///         let text = parse_str(value, rules, rules.format)?;
+///         let shaped = (2..=10).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_uppercase());
+///         if shaped { Ok(ProjectKey(text.to_owned())) } else { Err("must be 2 to 10 capital letters".into()) }
+///     }
+///
+///     fn to_value(&self) -> Option<Value> {
+///         Some(Value::String(self.0.clone()))
+///     }
+/// }
+///
+/// assert!(ProjectKey::parse(&"ELIC".into(), &FieldRules::EMPTY).is_ok());
+/// assert!(ProjectKey::parse(&"elic".into(), &FieldRules::EMPTY).is_err());
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of an elicitation form",
     label = "not a form field type",
@@ -47,6 +86,10 @@ pub use select::ElicitEnum;
 pub trait FieldValue: Sized {
     /// `false` for fields the user may leave out (`Option<T>`).
     const REQUIRED: bool = true;
+
+    /// What the schema of this type is, for the derive's compile-time checks of a field's
+    /// attributes (a `min_length` on a number, a `default` that is not a variant).
+    const SHAPE: FieldShape;
 
     /// The field's schema under these rules.
     fn schema(rules: &FieldRules) -> PrimitiveSchema;

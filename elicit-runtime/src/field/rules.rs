@@ -86,6 +86,18 @@ pub enum DefaultValue {
     List(&'static [&'static str]),
 }
 
+impl DefaultValue {
+    /// The default as the answer a client would send.
+    pub fn to_value(self) -> Value {
+        match self {
+            DefaultValue::Str(s) => Value::String(s.to_owned()),
+            DefaultValue::Number(n) => Value::Number(n.to_number()),
+            DefaultValue::Bool(b) => Value::Bool(b),
+            DefaultValue::List(values) => Value::Array(values.iter().map(|v| Value::String((*v).to_owned())).collect()),
+        }
+    }
+}
+
 /// The constraints and annotations declared on one field.
 ///
 /// Built as a `const` by the derive; start from [`FieldRules::EMPTY`].
@@ -111,6 +123,10 @@ pub struct FieldRules {
     pub format: Option<StringFormat>,
     /// `default`.
     pub default: Option<DefaultValue>,
+    /// `Some(true)`: listed in `required` even with a default; `Some(false)`: optional although
+    /// the type is not (a default the schema cannot state, filled in by the parser); `None`: the
+    /// type decides, and a `default` makes the field optional.
+    pub required: Option<bool>,
 }
 
 impl FieldRules {
@@ -126,7 +142,17 @@ impl FieldRules {
         max_items: None,
         format: None,
         default: None,
+        required: None,
     };
+
+    /// Whether a field of a type that is `type_required` ([`super::FieldValue::REQUIRED`]) is
+    /// listed in `required`: a field with a default is not, unless it says so.
+    pub const fn is_required(&self, type_required: bool) -> bool {
+        match self.required {
+            Some(required) => required,
+            None => type_required && self.default.is_none(),
+        }
+    }
 
     pub(super) fn title(&self) -> Option<Text> {
         self.title.map(Text::Borrowed)

@@ -4,6 +4,8 @@ use super::*;
 use crate::schema::MAX_SAFE_INTEGER;
 
 impl FieldValue for String {
+    const SHAPE: FieldShape = FieldShape::String;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         string_schema(rules, rules.format)
     }
@@ -17,8 +19,9 @@ impl FieldValue for String {
     }
 }
 
-/// The schema of a string field whose type may imply a format.
-pub(crate) fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> PrimitiveSchema {
+/// The schema of a string field whose type may imply a format: for [`FieldValue`] implementations
+/// of string-like types.
+pub fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> PrimitiveSchema {
     PrimitiveSchema::String(StringSchema {
         title: rules.title(),
         description: rules.description(),
@@ -29,12 +32,9 @@ pub(crate) fn string_schema(rules: &FieldRules, format: Option<StringFormat>) ->
     })
 }
 
-/// Checks a string answer: type, length bounds, format.
-pub(crate) fn parse_str<'v>(
-    value: &'v Value,
-    rules: &FieldRules,
-    format: Option<StringFormat>,
-) -> Result<&'v str, String> {
+/// Checks a string answer (type, length bounds, `format`) and returns its text: for [`FieldValue`]
+/// implementations of string-like types.
+pub fn parse_str<'v>(value: &'v Value, rules: &FieldRules, format: Option<StringFormat>) -> Result<&'v str, String> {
     let text = value.as_str().ok_or_else(|| expected("a string", value))?;
     check_length(text, rules.min_length, rules.max_length)?;
     if let Some(format) = format {
@@ -44,6 +44,8 @@ pub(crate) fn parse_str<'v>(
 }
 
 impl FieldValue for bool {
+    const SHAPE: FieldShape = FieldShape::Boolean;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         PrimitiveSchema::Boolean(BooleanSchema {
             title: rules.title(),
@@ -168,6 +170,8 @@ fn type_range<T: TryInto<i128> + Copy>(min: T, max: T) -> (Bound, Bound) {
 macro_rules! integer_field {
     ($($ty:ty),*) => {$(
         impl FieldValue for $ty {
+            const SHAPE: FieldShape = FieldShape::Integer;
+
             fn schema(rules: &FieldRules) -> PrimitiveSchema {
                 let (min, max) = type_range(<$ty>::MIN, <$ty>::MAX);
                 number_schema(rules, true, Some(min), Some(max))
@@ -223,6 +227,8 @@ macro_rules! integer_field {
 integer_field!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
 impl FieldValue for f64 {
+    const SHAPE: FieldShape = FieldShape::Number;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         number_schema(rules, false, None, None)
     }
@@ -239,6 +245,8 @@ impl FieldValue for f64 {
 }
 
 impl FieldValue for f32 {
+    const SHAPE: FieldShape = FieldShape::Number;
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         // Bounds keep a client from sending what an f32 cannot hold.
         number_schema(rules, false, Some(Bound::Float(f64::from(f32::MIN))), Some(Bound::Float(f64::from(f32::MAX))))
@@ -262,6 +270,7 @@ impl FieldValue for f32 {
 
 impl<T: FieldValue> FieldValue for Option<T> {
     const REQUIRED: bool = false;
+    const SHAPE: FieldShape = T::SHAPE;
 
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         T::schema(rules)

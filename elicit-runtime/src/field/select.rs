@@ -167,6 +167,8 @@ fn multi_select_value<'a, E: ElicitEnum>(items: impl Iterator<Item = &'a E>) -> 
 }
 
 impl<E: ElicitEnum> FieldValue for Vec<E> {
+    const SHAPE: FieldShape = FieldShape::MultiSelect(E::VARIANTS);
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         multi_select_schema::<E>(rules)
     }
@@ -181,6 +183,8 @@ impl<E: ElicitEnum> FieldValue for Vec<E> {
 }
 
 impl<E: ElicitEnum + Ord> FieldValue for BTreeSet<E> {
+    const SHAPE: FieldShape = FieldShape::MultiSelect(E::VARIANTS);
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         multi_select_schema::<E>(rules)
     }
@@ -195,6 +199,8 @@ impl<E: ElicitEnum + Ord> FieldValue for BTreeSet<E> {
 }
 
 impl<E: ElicitEnum + Eq + Hash, S: std::hash::BuildHasher + Default> FieldValue for HashSet<E, S> {
+    const SHAPE: FieldShape = FieldShape::MultiSelect(E::VARIANTS);
+
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         multi_select_schema::<E>(rules)
     }

@@ -231,9 +231,15 @@ impl RequestedSchema {
     /// let filled = schema.with_defaults(&serde_json::Map::new());
     /// assert_eq!(filled["ok"], true);
     /// ```
+    ///
+    /// A `null` for a property counts as absent (it is dropped, or replaced by the default):
+    /// models send `"limit": null` for an argument they leave out.
     pub fn with_defaults(&self, content: &Map<String, Value>) -> Map<String, Value> {
         let mut filled = content.clone();
         for property in &self.properties {
+            if filled.get(property.name.as_ref()).is_some_and(Value::is_null) {
+                filled.shift_remove(property.name.as_ref());
+            }
             if !filled.contains_key(property.name.as_ref())
                 && let Some(default) = property.schema.default_value()
             {

@@ -1,0 +1,11 @@
+use elicit_runtime::Elicit;
+use serde::Deserialize;
+
+#[derive(Elicit, Deserialize)]
+enum Cabin {
+    Economy,
+    #[serde(skip)]
+    Cargo,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use elicit_runtime::Elicit;
+use serde::Deserialize;
+
+#[derive(Elicit, Deserialize)]
+struct Address {
+    city: String,
+}
+
+#[derive(Elicit, Deserialize)]
+struct Order {
+    #[serde(flatten)]
+    address: Address,
+}
+
+fn main() {}

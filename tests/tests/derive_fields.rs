@@ -1,0 +1,205 @@
+//! What a derived form does with defaults and nulls, field types of one's own, and validators.
+
+#![allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+
+use std::borrow::Cow;
+use std::num::{NonZeroI8, NonZeroU32};
+use std::sync::Arc;
+
+use elicit_runtime::Elicit;
+use elicit_runtime::content::ContentErrors;
+use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, parse_str, string_schema};
+use elicit_runtime::schema::PrimitiveSchema;
+use serde_json::{Map, Value, json};
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn required(schema: &Value) -> Vec<&str> {
+    schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+}
+
+// ---- defaults and nulls ----
+
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(deserialize)]
+struct Query {
+    text: String,
+    #[elicit(default = 20, minimum = 1, maximum = 100)]
+    limit: u32,
+    #[elicit(default = 0, required)]
+    offset: u32,
+    tag: Option<String>,
+}
+
+#[test]
+fn a_default_makes_a_field_optional_and_fills_it_when_absent() {
+    let schema = Query::requested_schema().to_json();
+    assert_eq!(required(&schema), ["text", "offset"]);
+    assert_eq!(schema["properties"]["limit"]["default"], 20);
+    let parsed = Query::from_content(&object(json!({"text": "a", "offset": 3}))).unwrap();
+    assert_eq!(parsed, Query { text: "a".into(), limit: 20, offset: 3, tag: None });
+    // `required` keeps the field required despite its default.
+    let errors = Query::from_content(&object(json!({"text": "a"}))).unwrap_err();
+    assert!(errors.get("offset").unwrap().is_missing(), "{errors}");
+    // The validating `Deserialize` agrees with `from_content`.
+    let deserialized: Query = serde_json::from_value(json!({"text": "a", "offset": 3})).unwrap();
+    assert_eq!(deserialized, parsed);
+}
+
+#[test]
+fn null_is_absent_in_tool_arguments_and_refused_in_form_content() {
+    let arguments = json!({"text": "a", "offset": 0, "limit": null, "tag": null});
+    let deserialized: Query = serde_json::from_value(arguments.clone()).unwrap();
+    assert_eq!(deserialized, Query { text: "a".into(), limit: 20, offset: 0, tag: None });
+    // The engine's reading of tool arguments goes through `with_defaults`, which drops nulls too.
+    let filled = Query::requested_schema().with_defaults(&object(arguments.clone()));
+    assert_eq!(Query::from_content(&filled).unwrap(), deserialized);
+    // A form's content follows its schema, which has no nulls.
+    let errors = Query::from_content(&object(arguments)).unwrap_err();
+    assert_eq!(errors.to_string(), "`limit` must be an integer, found null; `tag` must be a string, found null");
+    // A null for a required argument is reported as missing, not as a wrong type.
+    let error = serde_json::from_value::<Query>(json!({"text": null, "offset": 0})).unwrap_err();
+    assert_eq!(error.to_string(), "`text` is required");
+}
+
+// ---- field types of one's own ----
+
+/// A project key: two to ten capital letters, which the schema cannot say.
+#[derive(Debug, PartialEq)]
+struct ProjectKey(String);
+
+impl FieldValue for ProjectKey {
+    const SHAPE: FieldShape = FieldShape::String;
+
+    fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        string_schema(rules, rules.format)
+    }
+
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        let text = parse_str(value, rules, rules.format)?;
+        if text.bytes().all(|b| b.is_ascii_uppercase()) {
+            Ok(ProjectKey(text.to_owned()))
+        } else {
+            Err("must be capital letters".to_owned())
+        }
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::String(self.0.clone()))
+    }
+}
+
+/// A newtype through its one field.
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(transparent)]
+struct Seats(u8);
+
+/// A foreign type (here a pair), read through a `with` module.
+mod pair_text {
+    use super::*;
+
+    pub(crate) fn schema(rules: &FieldRules) -> PrimitiveSchema {
+        string_schema(rules, None)
+    }
+
+    pub(crate) fn parse(value: &Value, rules: &FieldRules) -> Result<(u8, u8), String> {
+        let text = parse_str(value, rules, None)?;
+        let (a, b) = text.split_once('x').ok_or("must be written `AxB`")?;
+        Ok((a.parse().map_err(|_| "must start with a number")?, b.parse().map_err(|_| "must end with a number")?))
+    }
+
+    pub(crate) fn to_value(value: &(u8, u8)) -> Option<Value> {
+        Some(Value::String(format!("{}x{}", value.0, value.1)))
+    }
+}
+
+#[derive(Elicit, Debug, PartialEq)]
+struct Project {
+    #[elicit(min_length = 2, max_length = 10)]
+    key: ProjectKey,
+    #[elicit(maximum = 9)]
+    seats: Seats,
+    #[elicit(with = pair_text, max_length = 7)]
+    grid: (u8, u8),
+    team_size: NonZeroU32,
+    offset: Option<NonZeroI8>,
+    name: Box<str>,
+    owner: Arc<str>,
+    #[elicit(default = "main")]
+    branch: Cow<'static, str>,
+}
+
+#[test]
+fn own_field_types_are_fields() {
+    let schema = Project::requested_schema().to_json();
+    assert_eq!(schema["properties"]["key"], json!({"type": "string", "minLength": 2, "maxLength": 10}));
+    assert_eq!(schema["properties"]["seats"], json!({"type": "integer", "minimum": 0, "maximum": 9}));
+    assert_eq!(schema["properties"]["grid"], json!({"type": "string", "maxLength": 7}));
+    assert_eq!(schema["properties"]["team_size"]["minimum"], 1);
+    assert_eq!(schema["properties"]["branch"], json!({"type": "string", "default": "main"}));
+    assert_eq!(required(&schema), ["key", "seats", "grid", "team_size", "name", "owner"]);
+    let content = object(json!({
+        "key": "ELIC", "seats": 4, "grid": "3x4", "team_size": 5, "offset": -2, "name": "Elicit", "owner": "Ada",
+    }));
+    let project = Project::from_content(&content).unwrap();
+    assert_eq!(project.key, ProjectKey("ELIC".into()));
+    assert_eq!(project.seats, Seats(4));
+    assert_eq!(project.grid, (3, 4));
+    assert_eq!(project.team_size.get(), 5);
+    assert_eq!(project.offset.map(NonZeroI8::get), Some(-2));
+    assert_eq!(project.branch, "main");
+    let mut written = project.to_content();
+    assert_eq!(written.remove("branch"), Some(json!("main")));
+    assert_eq!(written, content);
+    let bad = object(json!({
+        "key": "elic", "seats": 10, "grid": "3by4", "team_size": 0, "offset": 0, "name": 1, "owner": "Ada",
+    }));
+    assert_eq!(
+        Project::from_content(&bad).unwrap_err().to_string(),
+        "`key` must be capital letters; `seats` must be at most 9; `grid` must be written `AxB`; \
+         `team_size` must be at least 1; `offset` must not be 0; `name` must be a string, found an integer"
+    );
+    assert_eq!(<Seats as elicit_runtime::field::FieldValue>::SHAPE, FieldShape::Integer);
+}
+
+// ---- validators ----
+
+fn no_spaces(text: &String) -> Result<(), &'static str> {
+    if text.contains(' ') { Err("must not contain spaces") } else { Ok(()) }
+}
+
+fn end_after_start(range: &Range) -> Result<(), ContentErrors> {
+    let mut errors = ContentErrors::new();
+    if range.end <= range.start {
+        errors.push("end", format!("must be after start ({})", range.start));
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(validate = end_after_start)]
+struct Range {
+    #[elicit(validate = no_spaces)]
+    label: String,
+    start: u32,
+    end: u32,
+}
+
+#[test]
+fn validators_run_after_the_schema_checks() {
+    let ok = Range::from_content(&object(json!({"label": "q1", "start": 1, "end": 2}))).unwrap();
+    assert_eq!(ok, Range { label: "q1".into(), start: 1, end: 2 });
+    let errors = Range::from_content(&object(json!({"label": "q 1", "start": 1, "end": 2}))).unwrap_err();
+    assert_eq!(errors.to_string(), "`label` must not contain spaces");
+    // The struct's validator runs once every field is valid, and names the field it blames.
+    let errors = Range::from_content(&object(json!({"label": "q1", "start": 5, "end": 2}))).unwrap_err();
+    assert_eq!(errors.to_string(), "`end` must be after start (5)");
+    // A schema failure comes first: the validators do not see a field that failed it.
+    let errors = Range::from_content(&object(json!({"label": 3, "start": 5, "end": 2}))).unwrap_err();
+    assert_eq!(errors.to_string(), "`label` must be a string, found an integer");
+}
