@@ -8,7 +8,7 @@ use syn::{Data, DataEnum, DeriveInput, Fields, Ident, Type};
 use crate::attr::{self, ContainerAttrs, FieldAttrs, Spanned};
 use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
-use crate::serde_attr::{self, SerdeDefault, SerdeField};
+use crate::serde_attr::{self, SerdeDefault};
 use crate::ty::{self, FieldType};
 
 pub(crate) enum Input<'a> {
@@ -47,13 +47,20 @@ pub(crate) struct Field<'a> {
     /// Where a duplicate wire name should be reported.
     pub(crate) wire_span: Span,
     pub(crate) attrs: FieldAttrs,
-    pub(crate) serde: SerdeField,
     /// `None` when the type cannot be a field (already reported), or the field is skipped.
     pub(crate) field_type: Option<FieldType>,
     /// Not part of the form (`skip`, or serde's `skip`/`skip_deserializing`).
     pub(crate) skip: bool,
     /// Serde's `default`: the form's parser fills the field in the same way when it is absent.
     pub(crate) fallback: Option<Fallback>,
+    /// `flatten` (or serde's): the field's own form is spliced into this one.
+    pub(crate) flatten: Option<Flatten>,
+}
+
+/// A flattened field: its form type, and whether it is held in an `Option` (all or none).
+pub(crate) struct Flatten {
+    pub(crate) form: Type,
+    pub(crate) optional: bool,
 }
 
 pub(crate) struct Enum<'a> {
@@ -156,9 +163,14 @@ impl<'a> Field<'a> {
         };
         let wire_span = rename.map_or(member.span(), |r| r.span);
         let skip = attrs.skip.is_some() || serde.skip.is_some();
+        let flatten =
+            (attrs.flatten.is_some() || serde.flatten.is_some()).then(|| match ty::option_argument(&field.ty) {
+                Some(inner) => Flatten { form: inner.clone(), optional: true },
+                None => Flatten { form: field.ty.clone(), optional: false },
+            });
         // A skipped field, or one read by a `with` module, need not be a field type.
         let field_type = match ty::classify(&field.ty) {
-            _ if skip => None,
+            _ if skip || flatten.is_some() => None,
             Err(_) if attrs.with.is_some() => None,
             Ok(ft) => Some(ft),
             Err(message) => {
@@ -170,7 +182,7 @@ impl<'a> Field<'a> {
             SerdeDefault::Trait => Fallback::Trait,
             SerdeDefault::Path(path) => Fallback::Path(path.clone()),
         });
-        Some(Field { member, ty: &field.ty, wire, wire_span, attrs, serde, field_type, skip, fallback })
+        Some(Field { member, ty: &field.ty, wire, wire_span, attrs, field_type, skip, fallback, flatten })
     }
 }
 

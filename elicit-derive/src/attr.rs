@@ -35,6 +35,7 @@ pub(crate) const VALIDATE: &str = "validate";
 pub(crate) const WITH: &str = "with";
 pub(crate) const REQUIRED: &str = "required";
 pub(crate) const SKIP: &str = "skip";
+pub(crate) const FLATTEN: &str = "flatten";
 /// Not a keyword: named so that asking for it gets an explanation instead of "unknown".
 const PATTERN: &str = "pattern";
 
@@ -56,6 +57,7 @@ const FIELD_KEYS: &[&str] = &[
     VALIDATE,
     WITH,
     SKIP,
+    FLATTEN,
 ];
 const VARIANT_KEYS: &[&str] = &[RENAME, TITLE];
 
@@ -161,6 +163,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) with: Option<Spanned<syn::Path>>,
     /// `skip`: not part of the form; filled with `Default::default()`.
     pub(crate) skip: Option<Spanned<()>>,
+    /// `flatten`: the field's form (a struct deriving `Elicit`) is spliced into this one.
+    pub(crate) flatten: Option<Spanned<()>>,
     pub(crate) doc: Option<String>,
 }
 
@@ -468,6 +472,7 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
         MAXIMUM => set(cx, &mut out.maximum, key, key_span, number_value(cx, key, key_span, value)),
         REQUIRED => set(cx, &mut out.required, key, key_span, flag(cx, key, key_span, value)),
         SKIP => set(cx, &mut out.skip, key, key_span, flag(cx, key, key_span, value)),
+        FLATTEN => set(cx, &mut out.flatten, key, key_span, flag(cx, key, key_span, value)),
         VALIDATE => set(cx, &mut out.validate, key, key_span, path_value(cx, key, key_span, value)),
         WITH => set(cx, &mut out.with, key, key_span, path_value(cx, key, key_span, value)),
         FORMAT => {

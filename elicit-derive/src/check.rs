@@ -15,19 +15,20 @@ use crate::ty::Kind;
 pub(crate) fn check_struct(cx: &Ctxt, input: &Struct<'_>) {
     for field in &input.fields {
         if field.skip {
-            skipped_field_is_bare(cx, field);
+            bare(cx, field, "a skipped field: it is not part of the form");
+        } else if field.flatten.is_some() {
+            bare(cx, field, "a flattened field: its own form's fields carry their attributes");
         } else {
-            not_yet_flattened(cx, field);
             check_field(cx, field);
         }
     }
-    let asked = input.fields.iter().filter(|f| !f.skip);
+    let asked = input.fields.iter().filter(|f| !f.skip && f.flatten.is_none());
     unique_names(cx, asked.map(|f| (f.wire.as_str(), f.wire_span)), "property");
 }
 
-/// A skipped field is not part of the form: an attribute that shapes its question would be
+/// A skipped or flattened field is not itself a question: an attribute that shapes one would be
 /// silently ignored.
-fn skipped_field_is_bare(cx: &Ctxt, field: &Field<'_>) {
+fn bare(cx: &Ctxt, field: &Field<'_>, what: &str) {
     let a = &field.attrs;
     let keys = [
         (attr::RENAME, a.rename.as_ref().map(|k| k.key)),
@@ -44,21 +45,12 @@ fn skipped_field_is_bare(cx: &Ctxt, field: &Field<'_>) {
         (attr::REQUIRED, a.required.as_ref().map(|k| k.key)),
         (attr::VALIDATE, a.validate.as_ref().map(|k| k.key)),
         (attr::WITH, a.with.as_ref().map(|k| k.key)),
+        (attr::FLATTEN, a.flatten.as_ref().filter(|_| field.skip).map(|k| k.key)),
     ];
     for (key, span) in keys {
         if let Some(span) = span {
-            cx.error(span, format!("`{key}` has no effect on a skipped field: it is not part of the form"));
+            cx.error(span, format!("`{key}` has no effect on {what}"));
         }
-    }
-}
-
-/// Serde's `flatten` splices another struct's fields into this one, which the form does not do.
-fn not_yet_flattened(cx: &Ctxt, field: &Field<'_>) {
-    if let Some(span) = field.serde.flatten {
-        cx.error(
-            span,
-            "`#[serde(flatten)]` cannot be honoured by `Elicit`: the form would ask for one property where serde reads the inner struct's fields",
-        );
     }
 }
 

@@ -9,7 +9,7 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Path};
 
-use crate::ast::{Enum, Fallback, Field, Input, Struct, Transparent};
+use crate::ast::{Enum, Fallback, Field, Flatten, Input, Struct, Transparent};
 use crate::attr::{self, DefaultLit, Number};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -40,10 +40,12 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             // Every mistake in one build: the field types are still checked beside the attribute
             // errors, so an unsupported type does not wait for them to be fixed.
             if let Some(Input::Struct(s)) = &parsed {
-                items.extend(s.fields.iter().filter(|f| !f.skip && f.attrs.with.is_none()).map(|f| {
-                    let ty = f.ty;
-                    quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
-                }));
+                items.extend(s.fields.iter().filter(|f| !f.skip && f.flatten.is_none() && f.attrs.with.is_none()).map(
+                    |f| {
+                        let ty = f.ty;
+                        quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
+                    },
+                ));
             }
             out.extend(dummy::wrap_in_const(items));
             out
@@ -242,11 +244,10 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let message = struct_message(input);
     let fields: Vec<FieldNames<'_>> =
         input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
-    let items = fields.iter().filter(|names| !names.field.skip).map(|names| field_items(names, rt));
-    let properties = fields
-        .iter()
-        .filter(|names| !names.field.skip)
-        .map(|FieldNames { wire, field_const, rules_const, .. }| quote!((#field_const.property)(#wire, &#rules_const)));
+    let items = fields.iter().filter(|names| names.is_question()).map(|names| field_items(names, rt));
+    let flatten_checks = flatten_checks(input, rt);
+    let own_names: Vec<&str> = fields.iter().filter(|names| names.is_question()).map(|names| names.wire).collect();
+    let properties = properties(input, &fields, rt);
     let from_content = from_content_body(input, &fields, rt);
     let to_content = to_content_body(&fields, rt);
     let deserialize = deserialize_impl(input, rt);
@@ -255,16 +256,18 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
 
     quote! {
         #(#items)*
+        #flatten_checks
 
         #[automatically_derived]
         impl #rt::Elicit for #ident {
             const MESSAGE: &'static ::core::primitive::str = #message;
+            const FIELD_NAMES: &'static [&'static ::core::primitive::str] = &[#(#own_names),*];
 
             fn requested_schema() -> &'static #rt::__private::RequestedSchema {
                 static __SCHEMA: #rt::__private::OnceLock<#rt::__private::RequestedSchema> =
                     #rt::__private::OnceLock::new();
                 __SCHEMA.get_or_init(|| {
-                    #rt::__private::RequestedSchema::new(::std::vec![#(#properties),*])
+                    #properties
                 })
             }
 
@@ -283,6 +286,62 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
 
         #json_schema
     }
+}
+
+/// The schema's properties in declaration order: a `vec!` of the form's own, or, with flattened
+/// fields, a vector their forms' properties are spliced into.
+fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
+    let property = |FieldNames { wire, field_const, rules_const, .. }: &FieldNames<'_>| quote!((#field_const.property)(#wire, &#rules_const));
+    if fields.iter().all(|names| names.field.flatten.is_none()) {
+        let properties = fields.iter().filter(|names| names.is_question()).map(property);
+        return quote!(#rt::__private::RequestedSchema::new(::std::vec![#(#properties),*]));
+    }
+    let host = input.ident.to_string();
+    let steps = fields.iter().filter(|names| !names.field.skip).map(|names| match &names.field.flatten {
+        Some(Flatten { form, optional }) => {
+            let member = names.field.member.unraw().to_string();
+            quote!(#rt::__private::splice::<#form>(&mut __properties, #host, #member, #optional);)
+        }
+        None => {
+            let property = property(names);
+            quote!(__properties.push(#property);)
+        }
+    });
+    quote! {
+        let mut __properties = ::std::vec::Vec::new();
+        #(#steps)*
+        #rt::__private::RequestedSchema::new(__properties)
+    }
+}
+
+/// Compile-time checks that a flattened form's own wire names collide neither with this form's
+/// nor with another flattened form's; names flattened in further down are checked when the
+/// schema is first built.
+fn flatten_checks(input: &Struct<'_>, rt: &Path) -> TokenStream {
+    let own: Vec<&str> =
+        input.fields.iter().filter(|f| !f.skip && f.flatten.is_none()).map(|f| f.wire.as_str()).collect();
+    let flattened: Vec<(&Field<'_>, &Flatten)> =
+        input.fields.iter().filter(|f| !f.skip).filter_map(|f| f.flatten.as_ref().map(|fl| (f, fl))).collect();
+    let mut checks = TokenStream::new();
+    for (i, (field, Flatten { form, .. })) in flattened.iter().enumerate() {
+        let span = field.member.span();
+        let names = quote_spanned!(span=> <#form as #rt::Elicit>::FIELD_NAMES);
+        checks.extend(quote_spanned! {span=>
+            const _: () = ::core::assert!(
+                #rt::__private::disjoint(#names, &[#(#own),*]),
+                "a property of this flattened form has the wire name of a field of the form it is flattened into"
+            );
+        });
+        for (_, Flatten { form: other, .. }) in &flattened[i + 1..] {
+            checks.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    #rt::__private::disjoint(#names, <#other as #rt::Elicit>::FIELD_NAMES),
+                    "a property of this flattened form has the wire name of a property of another flattened form"
+                );
+            });
+        }
+    }
+    checks
 }
 
 /// The form's message: `message = ".."`, else the doc comment, else the default.
@@ -307,6 +366,11 @@ struct FieldNames<'a> {
 }
 
 impl<'a> FieldNames<'a> {
+    /// A field that is one question of the form: neither skipped nor flattened.
+    fn is_question(&self) -> bool {
+        !self.field.skip && self.field.flatten.is_none()
+    }
+
     fn new(index: usize, field: &'a Field<'a>) -> Self {
         FieldNames {
             index,
@@ -396,6 +460,10 @@ fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenS
 fn from_content_body(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let asked: Vec<&FieldNames<'_>> = fields.iter().filter(|names| !names.field.skip).collect();
     let reads = asked.iter().map(|FieldNames { field, wire, rules_const, field_const, var, .. }| {
+        if let Some(Flatten { form, optional }) = &field.flatten {
+            let read = if *optional { quote!(flattened_optional) } else { quote!(flattened) };
+            return quote!(let #var = #rt::__private::#read::<#form>(__content, &mut __errors););
+        }
         let read = match &field.fallback {
             Some(fallback) => {
                 let fallback = fallback_fn(fallback);
@@ -463,7 +531,15 @@ fn to_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let writes =
         fields.iter().filter(|names| !names.field.skip).map(|FieldNames { field, wire, field_const, .. }| {
             let member = field.member;
-            quote!((#field_const.write)(&mut __content, #wire, &self.#member);)
+            match &field.flatten {
+                Some(Flatten { optional: true, .. }) => {
+                    quote!(#rt::__private::put_flattened_optional(&mut __content, &self.#member);)
+                }
+                Some(Flatten { optional: false, .. }) => {
+                    quote!(#rt::__private::put_flattened(&mut __content, &self.#member);)
+                }
+                None => quote!((#field_const.write)(&mut __content, #wire, &self.#member);),
+            }
         });
     quote! {
         let mut __content = #rt::__private::Map::with_capacity(#field_count);

@@ -117,6 +117,31 @@ fn snapshot_of_a_struct() {
     );
 }
 
+/// What the newer attributes add: serde's names and defaults, a flattened form, a validator, a
+/// `with` module, a skipped field.
+#[test]
+fn snapshot_of_a_struct_beside_serde() {
+    check(
+        "serde",
+        parse_quote! {
+            #[serde(rename_all = "camelCase")]
+            #[elicit(validate = checks::dates_in_order)]
+            struct Booking {
+                #[serde(default)]
+                party_size: u8,
+                #[elicit(flatten)]
+                stay: Stay,
+                #[elicit(validate = checks::no_spaces)]
+                guest_name: String,
+                #[elicit(with = grid)]
+                seat: (u8, u8),
+                #[serde(skip)]
+                cache: Option<String>,
+            }
+        },
+    );
+}
+
 #[test]
 fn snapshot_of_an_enum() {
     check(

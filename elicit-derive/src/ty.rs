@@ -53,6 +53,12 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     }
 }
 
+/// `T` when `ty` is written `Option<T>`.
+pub(crate) fn option_argument(ty: &Type) -> Option<&Type> {
+    let segment = last_segment(ty).filter(|s| s.ident == "Option")?;
+    single_argument(segment)
+}
+
 /// The single type argument of `Name<T>`, if `ty` is written that way.
 fn single_argument(segment: &syn::PathSegment) -> Option<&Type> {
     let PathArguments::AngleBracketed(args) = &segment.arguments else { return None };

@@ -89,6 +89,11 @@ impl ContentErrors {
         });
     }
 
+    /// Appends every failure of `other` (a flattened form's, a validator's).
+    pub fn extend(&mut self, other: ContentErrors) {
+        self.errors.extend(other.errors);
+    }
+
     /// `true` when nothing failed.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()

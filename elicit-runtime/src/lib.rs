@@ -88,9 +88,19 @@ pub use elicit_derive::Elicit;
 ///
 /// Implement it with `#[derive(Elicit)]`; the derive guarantees that [`Elicit::requested_schema`]
 /// and [`Elicit::from_content`] agree.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a form: it does not implement `Elicit`",
+    label = "not a struct deriving `Elicit`",
+    note = "a flattened field (`#[elicit(flatten)]` or `#[serde(flatten)]`) must be a struct deriving `Elicit`, or an `Option` of one"
+)]
 pub trait Elicit: Sized {
     /// The message shown with the form unless the asker supplies one.
     const MESSAGE: &'static str;
+
+    /// The wire names of the form's own properties (not those it flattens in), for the derive's
+    /// compile-time check that a flattened form's names do not collide with its host's.
+    #[doc(hidden)]
+    const FIELD_NAMES: &'static [&'static str] = &[];
 
     /// The `requestedSchema` of this form, built once and shared: asking for it allocates nothing.
     fn requested_schema() -> &'static RequestedSchema;
@@ -240,6 +250,82 @@ pub mod __private {
             }
         };
         parsed.map_err(|reason| errors.push(name, reason)).ok()
+    }
+
+    /// Splices the properties of the flattened form `T` into its host's, in place of field
+    /// `field` of `host`; under an `Option`, none of them is required (all or none). Two
+    /// properties with one wire name are a bug in the host's declaration, reported when the schema
+    /// is first built, with both paths named.
+    #[allow(clippy::panic, reason = "a collision of wire names is a bug in the form's declaration, found on first use")]
+    pub fn splice<T: Elicit>(properties: &mut Vec<Property>, host: &str, field: &str, optional: bool) {
+        for property in &T::requested_schema().properties {
+            if properties.iter().any(|p| p.name == property.name) {
+                ::core::panic!(
+                    "`{host}`: property `{}` of the flattened field `{host}.{field}` is also asked by another field of `{host}`; rename one of them",
+                    property.name
+                );
+            }
+            let mut property = property.clone();
+            property.required &= !optional;
+            properties.push(property);
+        }
+    }
+
+    /// Reads a flattened form from its host's content, recording its failures with the host's.
+    pub fn flattened<T: Elicit>(content: &Map<String, Value>, errors: &mut ContentErrors) -> Option<T> {
+        T::from_content(content).map_err(|inner| errors.extend(inner)).ok()
+    }
+
+    /// Reads an optional flattened form: `None` when none of its properties is in the content,
+    /// else the whole form (all or none).
+    pub fn flattened_optional<T: Elicit>(
+        content: &Map<String, Value>,
+        errors: &mut ContentErrors,
+    ) -> Option<Option<T>> {
+        let any = T::requested_schema().properties.iter().any(|p| content.contains_key(p.name.as_ref()));
+        if any { flattened(content, errors).map(Some) } else { Some(None) }
+    }
+
+    /// Writes a flattened form's content into its host's.
+    pub fn put_flattened<T: Elicit>(content: &mut Map<String, Value>, value: &T) {
+        content.extend(value.to_content());
+    }
+
+    /// Writes an optional flattened form's content into its host's.
+    pub fn put_flattened_optional<T: Elicit>(content: &mut Map<String, Value>, value: &Option<T>) {
+        if let Some(value) = value {
+            put_flattened(content, value);
+        }
+    }
+
+    /// `true` when no name is in both lists (usable in `const` checks).
+    pub const fn disjoint(a: &[&str], b: &[&str]) -> bool {
+        let mut i = 0;
+        while i < a.len() {
+            if has_name(b, a[i]) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    const fn has_name(names: &[&str], name: &str) -> bool {
+        let mut i = 0;
+        while i < names.len() {
+            let (a, b) = (names[i].as_bytes(), name.as_bytes());
+            if a.len() == b.len() {
+                let mut j = 0;
+                while j < a.len() && a[j] == b[j] {
+                    j += 1;
+                }
+                if j == a.len() {
+                    return true;
+                }
+            }
+            i += 1;
+        }
+        false
     }
 
     /// Runs a field's `validate` function on its parsed value, recording its refusal under the

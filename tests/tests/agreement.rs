@@ -341,9 +341,20 @@ fn no_x(code: &Box<str>) -> Result<(), &'static str> {
     if code.contains('x') { Err(NO_X) } else { Ok(()) }
 }
 
-/// Field types of one's own and a validated field.
+/// A group of fields flattened into [`Extended`].
+#[derive(Elicit, Debug, PartialEq)]
+struct Stay {
+    #[elicit(minimum = 1, maximum = 30)]
+    nights: u8,
+    #[elicit(max_length = 20)]
+    hotel: Option<String>,
+}
+
+/// Field types of one's own, a validated field and a flattened form.
 #[derive(Elicit, Debug, PartialEq)]
 struct Extended {
+    #[elicit(flatten)]
+    stay: Stay,
     #[elicit(maximum = 40)]
     seats: Seats,
     team: NonZeroU32,
@@ -355,6 +366,7 @@ struct Extended {
 impl Subject for Extended {
     fn generate(rng: &mut Rng) -> Self {
         Extended {
+            stay: Stay { nights: rng.range(1, 30) as u8, hotel: maybe(rng, |rng| text(rng, 0, 20)) },
             seats: Seats(rng.range(0, 40) as u8),
             team: NonZeroU32::new(rng.range(1, 100_000) as u32).expect("at least 1"),
             code: text(rng, 1, 12).replace('x', "y").into(),

@@ -203,3 +203,81 @@ fn validators_run_after_the_schema_checks() {
     let errors = Range::from_content(&object(json!({"label": 3, "start": 5, "end": 2}))).unwrap_err();
     assert_eq!(errors.to_string(), "`label` must be a string, found an integer");
 }
+
+// ---- flattened forms ----
+
+/// A group of fields written once and spliced into several forms.
+#[derive(Elicit, Debug, PartialEq, Clone)]
+struct Address {
+    #[elicit(min_length = 1)]
+    city: String,
+    postcode: Option<String>,
+}
+
+#[derive(Elicit, Debug, PartialEq)]
+struct Delivery {
+    recipient: String,
+    #[elicit(flatten)]
+    address: Address,
+    #[elicit(flatten)]
+    billing: Option<Billing>,
+    express: bool,
+}
+
+#[derive(Elicit, Debug, PartialEq)]
+struct Billing {
+    vat_number: String,
+    invoice_email: elicit_runtime::Email,
+}
+
+#[test]
+fn flattened_fields_are_spliced_in_declaration_order() {
+    let schema = Delivery::requested_schema().to_json();
+    let names: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(names, ["recipient", "city", "postcode", "vat_number", "invoice_email", "express"]);
+    // An optional flattened form is all or none: its fields are not required.
+    assert_eq!(required(&schema), ["recipient", "city", "express"]);
+    let content = object(json!({"recipient": "Ada", "city": "Paris", "express": true}));
+    let delivery = Delivery::from_content(&content).unwrap();
+    let address = Address { city: "Paris".into(), postcode: None };
+    assert_eq!(delivery, Delivery { recipient: "Ada".into(), address, billing: None, express: true });
+    assert_eq!(delivery.to_content(), content);
+    // One field of the optional form asks for all of them; errors are the host's.
+    let partial = object(json!({"recipient": "Ada", "city": "", "express": true, "vat_number": "FR1"}));
+    assert_eq!(
+        Delivery::from_content(&partial).unwrap_err().to_string(),
+        "`city` must be at least 1 characters long; `invoice_email` is required"
+    );
+    let full = object(json!({
+        "recipient": "Ada", "city": "Paris", "express": false, "vat_number": "FR1", "invoice_email": "a@example.com",
+    }));
+    let delivery = Delivery::from_content(&full).unwrap();
+    assert_eq!(delivery.billing.as_ref().map(|b| b.vat_number.as_str()), Some("FR1"));
+    assert_eq!(delivery.to_content().len(), full.len());
+}
+
+/// Two flattened forms whose own names collide further down than the derive can see: the schema
+/// names both paths when it is first built.
+#[derive(Elicit, Debug)]
+struct Outer {
+    #[elicit(flatten)]
+    delivery: Delivery,
+    #[elicit(flatten)]
+    other: Wrapper,
+}
+
+#[derive(Elicit, Debug)]
+struct Wrapper {
+    #[elicit(flatten)]
+    address: Address,
+}
+
+#[test]
+fn a_collision_below_the_first_level_is_named_when_the_schema_is_built() {
+    let panic = std::panic::catch_unwind(Outer::requested_schema).unwrap_err();
+    let message = panic.downcast_ref::<String>().unwrap();
+    assert_eq!(
+        message,
+        "`Outer`: property `city` of the flattened field `Outer.other` is also asked by another field of `Outer`; rename one of them"
+    );
+}

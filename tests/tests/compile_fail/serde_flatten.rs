@@ -1,7 +1,7 @@
 use elicit_runtime::Elicit;
 use serde::Deserialize;
 
-#[derive(Elicit, Deserialize)]
+#[derive(Deserialize)]
 struct Address {
     city: String,
 }
