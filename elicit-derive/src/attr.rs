@@ -141,8 +141,32 @@ pub(crate) struct ContainerAttrs {
     pub(crate) doc: Option<String>,
 }
 
+/// A bound, length or default given as a constant expression (`maximum = MAX_SEATS`), checked
+/// by constant evaluation instead of by the derive.
+pub(crate) struct ConstValue {
+    pub(crate) key: &'static str,
+    pub(crate) key_span: Span,
+    pub(crate) expr: Expr,
+}
+
+/// The keys whose value may be a constant expression.
+const CONST_KEYS: &[&str] = &[DEFAULT, MIN_LENGTH, MAX_LENGTH, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS];
+
+/// An expression that names or computes a constant, as opposed to a literal (checked here) or
+/// something that is not a value at all.
+fn is_const_expr(expr: &Expr) -> bool {
+    match ungroup(expr) {
+        Expr::Path(_) | Expr::Binary(_) | Expr::Call(_) | Expr::Cast(_) | Expr::Field(_) | Expr::Index(_) => true,
+        Expr::MethodCall(_) | Expr::Block(_) => true,
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => is_const_expr(expr),
+        _ => false,
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct FieldAttrs {
+    /// Values of [`CONST_KEYS`] given as constant expressions.
+    pub(crate) consts: Vec<ConstValue>,
     pub(crate) rename: Option<Spanned<String>>,
     pub(crate) title: Option<Spanned<String>>,
     pub(crate) description: Option<Spanned<String>>,
@@ -460,6 +484,13 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> Contai
 pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldAttrs {
     let mut out = FieldAttrs { doc: doc_comment(attrs), ..Default::default() };
     for_each_key(cx, attrs, Position::Field, |key, key_span, value| match key {
+        _ if CONST_KEYS.contains(&key) && value.as_ref().is_some_and(is_const_expr) => {
+            if out.consts.iter().any(|c| c.key == key) {
+                cx.error(key_span, format!("duplicate elicit attribute `{key}`; each key may be given once"));
+            } else if let Some(expr) = value {
+                out.consts.push(ConstValue { key, key_span, expr: ungroup(&expr).clone() });
+            }
+        }
         RENAME => set(cx, &mut out.rename, key, key_span, string_value(cx, key, key_span, value)),
         TITLE => set(cx, &mut out.title, key, key_span, string_value(cx, key, key_span, value)),
         DESCRIPTION => set(cx, &mut out.description, key, key_span, string_value(cx, key, key_span, value)),
@@ -553,7 +584,7 @@ mod tests {
     fn every_mistake_is_reported() {
         let errors = field_errors(&[
             parse_quote!(#[elicit(colour = "red", title = "A", title = "B")]),
-            parse_quote!(#[elicit(message = "m", pattern = ".*", min_length = -1, format = "phone", default = x)]),
+            parse_quote!(#[elicit(message = "m", pattern = ".*", min_length = -1, format = "phone", default = 'x')]),
         ]);
         assert_eq!(errors.len(), 7, "{errors:#?}");
         assert!(errors[0].starts_with("unknown elicit attribute `colour`; allowed on a field: rename, title"));
@@ -563,6 +594,27 @@ mod tests {
         assert_eq!(errors[4], "`min_length` takes a non-negative integer literal");
         assert!(errors[5].starts_with("unknown format `phone`"));
         assert!(errors[6].starts_with("`default` takes a literal"));
+    }
+
+    #[test]
+    fn constant_expressions_are_kept_for_constant_evaluation() {
+        let cx = Ctxt::new();
+        let attrs =
+            field(&cx, &[parse_quote!(#[elicit(maximum = limits::MAX, min_length = 2 * N, default = DEFAULT)])]);
+        assert!(cx.check().is_ok());
+        let keys: Vec<&str> = attrs.consts.iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["maximum", "min_length", "default"]);
+        assert!(attrs.maximum.is_none() && attrs.min_length.is_none() && attrs.default.is_none());
+        // A literal inside the invisible group of a `macro_rules!` fragment is still a literal.
+        let grouped: syn::Expr = syn::Expr::Group(syn::ExprGroup {
+            attrs: Vec::new(),
+            group_token: Default::default(),
+            expr: Box::new(parse_quote!(3)),
+        });
+        let cx = Ctxt::new();
+        let attrs = field(&cx, &[parse_quote!(#[elicit(max_length = #grouped)])]);
+        assert!(cx.check().is_ok());
+        assert_eq!(attrs.max_length.map(|m| m.value), Some(3));
     }
 
     #[test]

@@ -149,11 +149,42 @@ fn check_field(cx: &Ctxt, field: &Field<'_>) {
     }
     let Some(ft) = &field.field_type else { return };
     let (a, kind) = (&field.attrs, &ft.kind);
+    constants_fit(cx, a, kind);
     keys_fit_the_kind(cx, a, kind);
     format_fits_the_type(cx, a, kind);
     bounds_are_ordered(cx, a);
     integer_bounds_fit_the_type(cx, a, kind);
     default_fits_the_field(cx, a, kind);
+}
+
+/// A key given as a constant expression follows the same rules as its literal form; the values
+/// themselves are checked at constant evaluation (expand).
+fn constants_fit(cx: &Ctxt, a: &FieldAttrs, kind: &Kind) {
+    for c in &a.consts {
+        let literal_too = match c.key {
+            attr::DEFAULT => a.default.is_some(),
+            attr::MIN_LENGTH => a.min_length.is_some(),
+            attr::MAX_LENGTH => a.max_length.is_some(),
+            attr::MINIMUM => a.minimum.is_some(),
+            attr::MAXIMUM => a.maximum.is_some(),
+            attr::MIN_ITEMS => a.min_items.is_some(),
+            _ => a.max_items.is_some(),
+        };
+        if literal_too {
+            cx.error(c.key_span, format!("duplicate elicit attribute `{}`; each key may be given once", c.key));
+        }
+        let (fits, target) = match c.key {
+            attr::MIN_LENGTH | attr::MAX_LENGTH => (matches!(kind, Kind::String { .. }), "string fields"),
+            attr::MINIMUM | attr::MAXIMUM => {
+                (matches!(kind, Kind::Integer { .. } | Kind::Float { .. }), "integer and number fields")
+            }
+            attr::MIN_ITEMS | attr::MAX_ITEMS => (matches!(kind, Kind::MultiSelect { .. }), "multi-select fields"),
+            _ => (!matches!(kind, Kind::Other), "fields of a type the derive knows by name"),
+        };
+        if !fits && (c.key == attr::DEFAULT || !matches!(kind, Kind::Other)) {
+            cx.error(c.key_span, format!("`{}` applies to {target}, but this is {}", c.key, kind.describe()));
+        }
+    }
 }
 
 /// Length bounds belong to strings, numeric bounds to integers and numbers, item counts to

@@ -179,6 +179,11 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
         ("default", default),
         ("required", required(field)),
     ];
+    let kind = field.field_type.as_ref().map(|ft| &ft.kind);
+    let declared = declared.map(|(name, value)| {
+        let constant = a.consts.iter().find(|c| c.key == name).map(|c| constant(rt, c, kind));
+        (name, value.or(constant))
+    });
     // Only the declared rules are spelled out, which keeps each field's `const` a few lines.
     let set: Vec<_> = declared
         .into_iter()
@@ -191,6 +196,49 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
         quote!(#rt::__private::FieldRules::EMPTY)
     } else {
         quote!(#rt::__private::FieldRules { #(#set,)* ..#rt::__private::FieldRules::EMPTY })
+    }
+}
+
+/// A key's constant expression as the rules' value: a length as `u64`, a bound as the field's
+/// kind of number, a default as the field's kind of default.
+fn constant(rt: &Path, c: &attr::ConstValue, kind: Option<&Kind>) -> TokenStream {
+    let expr = &c.expr;
+    let integer = matches!(kind, Some(Kind::Integer { .. }));
+    let number = |expr: &syn::Expr| {
+        if integer {
+            quote!(#rt::__private::Bound::Int((#expr) as ::core::primitive::i128))
+        } else {
+            quote!(#rt::__private::Bound::Float((#expr) as ::core::primitive::f64))
+        }
+    };
+    match c.key {
+        attr::MINIMUM | attr::MAXIMUM => number(expr),
+        attr::DEFAULT => match kind {
+            Some(Kind::Integer { .. } | Kind::Float { .. }) => {
+                let n = number(expr);
+                quote!(#rt::__private::DefaultValue::Number(#n))
+            }
+            Some(Kind::Bool) => quote!(#rt::__private::DefaultValue::Bool(#expr)),
+            Some(Kind::MultiSelect { .. }) => quote!(#rt::__private::DefaultValue::List(#expr)),
+            _ => quote!(#rt::__private::DefaultValue::Str(#expr)),
+        },
+        _ => quote!((#expr) as ::core::primitive::u64),
+    }
+}
+
+/// For a field with constant-expression values, a `const` evaluation that fails when its rules
+/// contradict themselves or the field's integer type, spanned on the first such key.
+fn consistency_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
+    let Some(first) = field.attrs.consts.first() else { return TokenStream::new() };
+    let range = match field.field_type.as_ref().map(|ft| &ft.kind) {
+        Some(Kind::Integer { min, max, .. }) => {
+            let (min, max) = (Literal::i128_suffixed(*min), Literal::i128_suffixed(*max));
+            quote!(::core::option::Option::Some((#min, #max)))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
+    quote_spanned! {first.key_span=>
+        const _: () = #rt::__private::assert_consistent(&#rules_const, #range);
     }
 }
 
@@ -421,11 +469,13 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
         },
     };
     let fits = shape_check(field, rules_const, rt);
+    let consistent = consistency_check(field, rules_const, rt);
     quote! {
         const #rules_const: #rt::__private::FieldRules = #rules;
         #accessors
         #default_check
         #fits
+        #consistent
     }
 }
 

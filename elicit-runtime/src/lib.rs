@@ -298,6 +298,14 @@ pub mod __private {
         }
     }
 
+    /// Fails constant evaluation when a field's rules, some of them constant expressions,
+    /// contradict themselves or the field's integer type.
+    pub const fn assert_consistent(rules: &FieldRules, range: Option<(i128, i128)>) {
+        if let Some(reason) = rules.inconsistency(range) {
+            ::core::panic!("{}", reason);
+        }
+    }
+
     /// `true` when no name is in both lists (usable in `const` checks).
     pub const fn disjoint(a: &[&str], b: &[&str]) -> bool {
         let mut i = 0;

@@ -281,3 +281,51 @@ fn a_collision_below_the_first_level_is_named_when_the_schema_is_built() {
         "`Outer`: property `city` of the flattened field `Outer.other` is also asked by another field of `Outer`; rename one of them"
     );
 }
+
+// ---- constants as attribute values ----
+
+mod limits {
+    pub(crate) const MAX_SEATS: u8 = 9;
+    pub(crate) const CODE: usize = 3;
+    pub(crate) const HOME: &str = "CDG";
+}
+
+const MIN_BUDGET: f64 = 0.5;
+
+/// Attribute values passed through a `macro_rules!` fragment arrive in an invisible group.
+macro_rules! booking_with_title {
+    ($title:expr, $seats:literal) => {
+        #[derive(Elicit, Debug, PartialEq)]
+        struct Booking {
+            #[elicit(title = $title, minimum = 1, maximum = limits::MAX_SEATS, default = $seats)]
+            seats: u8,
+            #[elicit(min_length = limits::CODE, max_length = limits::CODE, default = limits::HOME)]
+            from: String,
+            #[elicit(minimum = MIN_BUDGET, maximum = MIN_BUDGET * 100.0)]
+            budget: f64,
+        }
+    };
+}
+
+booking_with_title!("Seats", 2);
+
+#[test]
+fn constants_and_macro_fragments_are_attribute_values() {
+    let schema = Booking::requested_schema().to_json();
+    assert_eq!(
+        schema["properties"]["seats"],
+        json!({"type": "integer", "title": "Seats", "minimum": 1, "maximum": 9, "default": 2})
+    );
+    assert_eq!(
+        schema["properties"]["from"],
+        json!({"type": "string", "minLength": 3, "maxLength": 3, "default": "CDG"})
+    );
+    assert_eq!(schema["properties"]["budget"], json!({"type": "number", "minimum": 0.5, "maximum": 50.0}));
+    let booking = Booking::from_content(&object(json!({"budget": 10}))).unwrap();
+    assert_eq!(booking, Booking { seats: 2, from: "CDG".into(), budget: 10.0 });
+    let errors = Booking::from_content(&object(json!({"seats": 10, "from": "ORLY", "budget": 51}))).unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "`seats` must be at most 9; `from` must be at most 3 characters long; `budget` must be at most 50.0"
+    );
+}

@@ -73,6 +73,28 @@ pub(super) fn float_number(f: f64) -> Number {
     Number::from_f64(f).unwrap_or_else(|| Number::from(0))
 }
 
+/// A bound as an `f64`, for the rough comparisons of [`FieldRules::inconsistency`].
+const fn as_f64(bound: Bound) -> f64 {
+    match bound {
+        Bound::Int(i) => i as f64,
+        Bound::Float(f) => f,
+    }
+}
+
+/// Unicode scalar values in `text`, as JSON Schema counts a length.
+const fn char_count(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let (mut i, mut count) = (0, 0);
+    while i < bytes.len() {
+        // Every scalar value has exactly one byte that is not a continuation byte (0b10xxxxxx).
+        if bytes[i] & 0xC0 != 0x80 {
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+}
+
 /// A default as written in an attribute.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DefaultValue {
@@ -152,6 +174,90 @@ impl FieldRules {
             Some(required) => required,
             None => type_required && self.default.is_none(),
         }
+    }
+
+    /// The first reason these rules contradict themselves or the field's integer type (`range`),
+    /// or `None`. A `const fn`: derived code evaluates it at compile time when a bound, length or
+    /// default is a constant expression, which the derive itself cannot read.
+    pub const fn inconsistency(&self, range: Option<(i128, i128)>) -> Option<&'static str> {
+        if let (Some(min), Some(max)) = (self.min_length, self.max_length)
+            && min > max
+        {
+            return Some("`min_length` is greater than `max_length`");
+        }
+        if let (Some(min), Some(max)) = (self.min_items, self.max_items)
+            && min > max
+        {
+            return Some("`min_items` is greater than `max_items`");
+        }
+        if let (Some(min), Some(max)) = (self.minimum, self.maximum)
+            && as_f64(min) > as_f64(max)
+        {
+            return Some("`minimum` is greater than `maximum`");
+        }
+        if let Some((low, high)) = range {
+            let bounds = [self.minimum, self.maximum];
+            let mut i = 0;
+            while i < bounds.len() {
+                match bounds[i] {
+                    Some(Bound::Int(b)) if b < low || b > high => {
+                        return Some("a bound is outside the range of the field's integer type");
+                    }
+                    Some(Bound::Float(_)) => return Some("bounds of an integer field must be integers"),
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        match self.default {
+            Some(DefaultValue::Str(text)) => {
+                let count = char_count(text);
+                if let Some(min) = self.min_length
+                    && count < min
+                {
+                    return Some("`default` is shorter than `min_length`");
+                }
+                if let Some(max) = self.max_length
+                    && count > max
+                {
+                    return Some("`default` is longer than `max_length`");
+                }
+            }
+            Some(DefaultValue::Number(n)) => {
+                let value = as_f64(n);
+                let below = match (self.minimum, range) {
+                    (Some(min), _) => value < as_f64(min),
+                    (None, Some((low, _))) => value < low as f64,
+                    (None, None) => false,
+                };
+                let above = match (self.maximum, range) {
+                    (Some(max), _) => value > as_f64(max),
+                    (None, Some((_, high))) => value > high as f64,
+                    (None, None) => false,
+                };
+                if below || above {
+                    return Some("`default` is outside the field's range");
+                }
+                if range.is_some() && matches!(n, Bound::Float(_)) {
+                    return Some("the `default` of an integer field must be an integer");
+                }
+            }
+            Some(DefaultValue::List(values)) => {
+                let count = values.len() as u64;
+                if let Some(min) = self.min_items
+                    && count < min
+                {
+                    return Some("`default` has fewer values than `min_items`");
+                }
+                if let Some(max) = self.max_items
+                    && count > max
+                {
+                    return Some("`default` has more values than `max_items`");
+                }
+            }
+            Some(DefaultValue::Bool(_)) | None => {}
+        }
+        None
     }
 
     pub(super) fn title(&self) -> Option<Text> {

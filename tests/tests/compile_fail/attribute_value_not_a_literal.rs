@@ -1,10 +1,8 @@
 use elicit_runtime::Elicit;
 
-const MAX: u64 = 3;
-
 #[derive(Elicit)]
 struct Airport {
-    #[elicit(max_length = MAX)]
+    #[elicit(max_length = "3")]
     code: String,
 }
 
