@@ -45,7 +45,7 @@
 //!
 //! Optional features: `derive`, `server` and `client` (on by default: the macro, the engine with
 //! its sealed state, the client driver; `default-features = false, features = ["derive"]` gives the
-//! derive and the parser alone, without crypto, tokio or IDNA), `chrono` and `url` (those crates'
+//! derive and the parser alone, without crypto, tokio or IDNA), `chrono`, `time` and `url` (those crates'
 //! types as form fields), `schemars` (`#[elicit(json_schema)]` types implement `JsonSchema`), `rmcp` (serve from an rmcp
 //! server; implies `server`), `redis` (URL-mode completion shared through Redis). Items that need one are badged
 //! with it in these docs.

@@ -105,6 +105,82 @@ mod chrono_fields {
     }
 }
 
+#[cfg(feature = "time")]
+mod time_fields {
+    use super::*;
+    use time::format_description::well_known::Rfc3339;
+    use time::{Date, Month, OffsetDateTime};
+
+    /// RFC 3339 has four-digit years: a date outside 0000..=9999 writes content that does not
+    /// parse back.
+    #[cfg_attr(docsrs, doc(cfg(feature = "time")))]
+    impl FieldValue for Date {
+        const SHAPE: FieldShape = FieldShape::String;
+
+        fn schema(rules: &FieldRules) -> PrimitiveSchema {
+            string_schema(rules, Some(StringFormat::Date))
+        }
+
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+            let text = parse_str(value, rules, Some(StringFormat::Date))?;
+            // `parse_str` has checked `YYYY-MM-DD` in ASCII digits naming a real day.
+            let part = |range: std::ops::Range<usize>| text.get(range).and_then(|p| p.parse::<u16>().ok());
+            let (Some(year), Some(month), Some(day)) = (part(0..4), part(5..7), part(8..10)) else {
+                return Err("must be a date (YYYY-MM-DD)".to_owned());
+            };
+            let month = u8::try_from(month).ok().and_then(|m| Month::try_from(m).ok());
+            let day = u8::try_from(day).ok();
+            match (month, day) {
+                (Some(month), Some(day)) => Date::from_calendar_date(i32::from(year), month, day)
+                    .map_err(|e| format!("is not a valid date: {e}")),
+                _ => Err("must be a date (YYYY-MM-DD)".to_owned()),
+            }
+        }
+
+        fn to_value(&self) -> Option<Value> {
+            Some(Value::String(format!("{:04}-{:02}-{:02}", self.year(), u8::from(self.month()), self.day())))
+        }
+    }
+
+    #[cfg_attr(docsrs, doc(cfg(feature = "time")))]
+    impl FieldValue for OffsetDateTime {
+        const SHAPE: FieldShape = FieldShape::String;
+
+        fn schema(rules: &FieldRules) -> PrimitiveSchema {
+            string_schema(rules, Some(StringFormat::DateTime))
+        }
+
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+            let text = parse_str(value, rules, Some(StringFormat::DateTime))?;
+            OffsetDateTime::parse(text, &Rfc3339).map_err(|e| format!("is not a valid date-time: {e}"))
+        }
+
+        fn to_value(&self) -> Option<Value> {
+            self.format(&Rfc3339).ok().map(Value::String)
+        }
+    }
+
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+    mod tests {
+        use super::*;
+        use serde_json::json;
+
+        #[test]
+        fn dates_and_date_times_round_trip() {
+            let rules = FieldRules::EMPTY;
+            let date = <Date as FieldValue>::parse(&json!("2024-02-29"), &rules).unwrap();
+            assert_eq!(date.to_value(), Some(json!("2024-02-29")));
+            assert!(<Date as FieldValue>::parse(&json!("2023-02-29"), &rules).is_err());
+            let at = <OffsetDateTime as FieldValue>::parse(&json!("2026-07-28T09:30:00+02:00"), &rules).unwrap();
+            assert_eq!(at.to_value(), Some(json!("2026-07-28T09:30:00+02:00")));
+            assert!(<OffsetDateTime as FieldValue>::parse(&json!("2026-07-28T09:30:00"), &rules).is_err());
+            let schema = serde_json::to_value(Date::schema(&rules)).unwrap();
+            assert_eq!(schema, json!({"type": "string", "format": "date"}));
+        }
+    }
+}
+
 /// A `uri` string parsed by the WHATWG rules of `url`. Two gaps between those rules and RFC 3986,
 /// which the schema's `format: uri` means, cannot be closed here: some valid URIs cannot be held
 /// (`http:`, a port above 65535, an IPvFuture host) and are refused on parse although the schema

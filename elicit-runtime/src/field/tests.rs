@@ -4,6 +4,50 @@ use super::*;
 use serde_json::json;
 
 #[test]
+fn rules_must_fit_the_shape() {
+    const ECONOMY: &[Variant] = &[Variant { value: "economy", title: None }];
+    let lengths = FieldRules { max_length: Some(3), ..FieldRules::EMPTY };
+    assert_eq!(FieldShape::String.misfit(&lengths), None);
+    assert!(FieldShape::Integer.misfit(&lengths).unwrap().starts_with("`min_length` and `max_length` apply to string"));
+    let default = |value| FieldRules { default: Some(value), ..FieldRules::EMPTY };
+    assert_eq!(FieldShape::SingleSelect(ECONOMY).misfit(&default(DefaultValue::Str("economy"))), None);
+    assert!(FieldShape::SingleSelect(ECONOMY).misfit(&default(DefaultValue::Str("first"))).is_some());
+    assert!(FieldShape::Integer.misfit(&default(DefaultValue::Number(Bound::Float(1.5)))).is_some());
+    assert_eq!(FieldShape::Number.misfit(&default(DefaultValue::Number(Bound::Int(1)))), None);
+    assert!(FieldShape::Boolean.misfit(&default(DefaultValue::Str("yes"))).is_some());
+}
+
+#[test]
+fn constant_rules_are_checked_for_consistency() {
+    let ok = FieldRules {
+        min_length: Some(1),
+        max_length: Some(3),
+        default: Some(DefaultValue::Str("héé")),
+        ..FieldRules::EMPTY
+    };
+    assert_eq!(ok.inconsistency(None), None);
+    let long = FieldRules { default: Some(DefaultValue::Str("hééé")), ..ok };
+    assert_eq!(long.inconsistency(None), Some("`default` is longer than `max_length`"));
+    let crossed = FieldRules { minimum: Some(Bound::Int(5)), maximum: Some(Bound::Float(4.5)), ..FieldRules::EMPTY };
+    assert_eq!(crossed.inconsistency(None), Some("`minimum` is greater than `maximum`"));
+    let wide = FieldRules { maximum: Some(Bound::Int(300)), ..FieldRules::EMPTY };
+    assert_eq!(wide.inconsistency(Some((0, 255))), Some("a bound is outside the range of the field's integer type"));
+    let default = FieldRules { default: Some(DefaultValue::Number(Bound::Int(256))), ..FieldRules::EMPTY };
+    assert_eq!(default.inconsistency(Some((0, 255))), Some("`default` is outside the field's range"));
+    assert_eq!(default.inconsistency(None), None);
+}
+
+#[test]
+fn a_default_makes_a_field_optional_unless_required() {
+    let with_default = FieldRules { default: Some(DefaultValue::Bool(true)), ..FieldRules::EMPTY };
+    assert!(!with_default.is_required(true));
+    assert!(FieldRules { required: Some(true), ..with_default }.is_required(true));
+    assert!(FieldRules::EMPTY.is_required(true));
+    assert!(!FieldRules::EMPTY.is_required(false));
+    assert!(!FieldRules { required: Some(false), ..FieldRules::EMPTY }.is_required(true));
+}
+
+#[test]
 fn integers_follow_json_schema() {
     let rules = FieldRules::EMPTY;
     assert_eq!(u8::parse(&json!(3.0), &rules), Ok(3));

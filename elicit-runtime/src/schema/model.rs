@@ -236,10 +236,8 @@ impl RequestedSchema {
     /// models send `"limit": null` for an argument they leave out.
     pub fn with_defaults(&self, content: &Map<String, Value>) -> Map<String, Value> {
         let mut filled = content.clone();
+        filled.retain(|name, value| !(value.is_null() && self.property(name).is_some()));
         for property in &self.properties {
-            if filled.get(property.name.as_ref()).is_some_and(Value::is_null) {
-                filled.shift_remove(property.name.as_ref());
-            }
             if !filled.contains_key(property.name.as_ref())
                 && let Some(default) = property.schema.default_value()
             {

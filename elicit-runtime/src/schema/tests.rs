@@ -132,6 +132,14 @@ fn defaults_fill_only_absent_properties() {
     assert_eq!(Value::Object(filled), json!({"n": 1}));
 }
 
+/// A null for a property is an absent tool argument: dropped, or replaced by the default; a null
+/// for a key the form does not have is left alone.
+#[test]
+fn nulls_count_as_absent() {
+    let content = json!({"name": null, "n": null, "other": null}).as_object().unwrap().clone();
+    assert_eq!(Value::Object(form().with_defaults(&content)), json!({"other": null, "n": 1}));
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "client"),
