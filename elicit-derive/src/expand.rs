@@ -38,14 +38,13 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             let mut out = error.to_compile_error();
             let mut items = fallback(input, &rt);
             // Every mistake in one build: the field types are still checked beside the attribute
-            // errors, so an unsupported type does not wait for them to be fixed.
+            // errors, so an unsupported type does not wait for them to be fixed (types the derive
+            // refused by name are not reported twice).
             if let Some(Input::Struct(s)) = &parsed {
-                items.extend(s.fields.iter().filter(|f| !f.skip && f.flatten.is_none() && f.attrs.with.is_none()).map(
-                    |f| {
-                        let ty = f.ty;
-                        quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
-                    },
-                ));
+                items.extend(s.fields.iter().filter(|f| f.field_type.is_some() && f.attrs.with.is_none()).map(|f| {
+                    let ty = f.ty;
+                    quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
+                }));
             }
             out.extend(dummy::wrap_in_const(items));
             out
@@ -237,9 +236,7 @@ fn consistency_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> 
         }
         _ => quote!(::core::option::Option::None),
     };
-    quote_spanned! {first.key_span=>
-        const _: () = #rt::__private::assert_consistent(&#rules_const, #range);
-    }
+    respan(quote!(const _: () = #rt::__private::assert_consistent(&#rules_const, #range);), first.key_span)
 }
 
 /// `required` in the rules: forced by `#[elicit(required)]`, or off for a field serde fills in
@@ -293,7 +290,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let fields: Vec<FieldNames<'_>> =
         input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
     let items = fields.iter().filter(|names| names.is_question()).map(|names| field_items(names, rt));
-    let flatten_checks = flatten_checks(input, rt);
+    let flatten_checks = flatten_checks(input, &fields, rt);
     let own_names: Vec<&str> = fields.iter().filter(|names| names.is_question()).map(|names| names.wire).collect();
     let properties = properties(input, &fields, rt);
     let from_content = from_content_body(input, &fields, rt);
@@ -346,9 +343,10 @@ fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> Token
     }
     let host = input.ident.to_string();
     let steps = fields.iter().filter(|names| !names.field.skip).map(|names| match &names.field.flatten {
-        Some(Flatten { form, optional }) => {
+        Some(Flatten { optional, .. }) => {
             let member = names.field.member.unraw().to_string();
-            quote!(#rt::__private::splice::<#form>(&mut __properties, #host, #member, #optional);)
+            let flat = &names.field_const;
+            quote!((#flat.splice)(&mut __properties, #host, #member, #optional);)
         }
         None => {
             let property = property(names);
@@ -365,31 +363,62 @@ fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> Token
 /// Compile-time checks that a flattened form's own wire names collide neither with this form's
 /// nor with another flattened form's; names flattened in further down are checked when the
 /// schema is first built.
-fn flatten_checks(input: &Struct<'_>, rt: &Path) -> TokenStream {
+fn flatten_checks(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let own: Vec<&str> =
         input.fields.iter().filter(|f| !f.skip && f.flatten.is_none()).map(|f| f.wire.as_str()).collect();
-    let flattened: Vec<(&Field<'_>, &Flatten)> =
-        input.fields.iter().filter(|f| !f.skip).filter_map(|f| f.flatten.as_ref().map(|fl| (f, fl))).collect();
+    let flattened: Vec<&FieldNames<'_>> =
+        fields.iter().filter(|names| !names.field.skip && names.field.flatten.is_some()).collect();
     let mut checks = TokenStream::new();
-    for (i, (field, Flatten { form, .. })) in flattened.iter().enumerate() {
-        let span = field.member.span();
-        let names = quote_spanned!(span=> <#form as #rt::Elicit>::FIELD_NAMES);
-        checks.extend(quote_spanned! {span=>
-            const _: () = ::core::assert!(
-                #rt::__private::disjoint(#names, &[#(#own),*]),
-                "a property of this flattened form has the wire name of a field of the form it is flattened into"
-            );
+    for (i, names) in flattened.iter().enumerate() {
+        let FieldNames { field, field_const, .. } = names;
+        let Some(Flatten { form, .. }) = &field.flatten else { continue };
+        // The one place the form's type is named: `flattened_form`'s bound reports a type that
+        // is not a form once, on the type.
+        checks.extend(quote_spanned! {form.span()=>
+            const #field_const: #rt::__private::Flattened<#form> = #rt::__private::flattened_form::<#form>();
         });
-        for (_, Flatten { form: other, .. }) in &flattened[i + 1..] {
-            checks.extend(quote_spanned! {span=>
+        let span = field.member.span();
+        checks.extend(respan(
+            quote! {
                 const _: () = ::core::assert!(
-                    #rt::__private::disjoint(#names, <#other as #rt::Elicit>::FIELD_NAMES),
-                    "a property of this flattened form has the wire name of a property of another flattened form"
+                    #rt::__private::disjoint(#field_const.names, &[#(#own),*]),
+                    "a property of this flattened form has the wire name of a field of the form it is flattened into"
                 );
-            });
+            },
+            span,
+        ));
+        for other in &flattened[i + 1..] {
+            let other = &other.field_const;
+            checks.extend(respan(
+                quote! {
+                    const _: () = ::core::assert!(
+                        #rt::__private::disjoint(#field_const.names, #other.names),
+                        "a property of this flattened form has the wire name of a property of another flattened form"
+                    );
+                },
+                span,
+            ));
         }
     }
     checks
+}
+
+/// `tokens` with every token spanned at `span`: a `const` evaluation that fails is reported on
+/// the span of the whole expression, which must then be the user's token, not the derive.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut respanned = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                token = proc_macro2::TokenTree::Group(respanned);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }
 
 /// The form's message: `message = ".."`, else the doc comment, else the default.
@@ -499,9 +528,8 @@ fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenS
     ];
     let Some(span) = keys.into_iter().flatten().next() else { return TokenStream::new() };
     let inner = &ft.inner;
-    quote_spanned! {span=>
-        const _: () = #rt::__private::assert_fits(<#inner as #rt::__private::FieldValue>::SHAPE, &#rules_const);
-    }
+    let check = quote!(const _: () = #rt::__private::assert_fits(<#inner as #rt::__private::FieldValue>::SHAPE, &#rules_const););
+    respan(check, span)
 }
 
 /// `from_content`: one walk over the answer in the order of the fields, every field read (and
@@ -510,9 +538,9 @@ fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenS
 fn from_content_body(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let asked: Vec<&FieldNames<'_>> = fields.iter().filter(|names| !names.field.skip).collect();
     let reads = asked.iter().map(|FieldNames { field, wire, rules_const, field_const, var, .. }| {
-        if let Some(Flatten { form, optional }) = &field.flatten {
-            let read = if *optional { quote!(flattened_optional) } else { quote!(flattened) };
-            return quote!(let #var = #rt::__private::#read::<#form>(__content, &mut __errors););
+        if let Some(Flatten { optional, .. }) = &field.flatten {
+            let read = if *optional { quote!(read_optional) } else { quote!(read) };
+            return quote!(let #var = (#field_const.#read)(__content, &mut __errors););
         }
         let read = match &field.fallback {
             Some(fallback) => {
@@ -582,12 +610,12 @@ fn to_content_body(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
         fields.iter().filter(|names| !names.field.skip).map(|FieldNames { field, wire, field_const, .. }| {
             let member = field.member;
             match &field.flatten {
-                Some(Flatten { optional: true, .. }) => {
-                    quote!(#rt::__private::put_flattened_optional(&mut __content, &self.#member);)
-                }
-                Some(Flatten { optional: false, .. }) => {
-                    quote!(#rt::__private::put_flattened(&mut __content, &self.#member);)
-                }
+                Some(Flatten { optional: true, .. }) => quote! {
+                    if let ::core::option::Option::Some(__form) = &self.#member {
+                        (#field_const.write)(&mut __content, __form);
+                    }
+                },
+                Some(Flatten { optional: false, .. }) => quote!((#field_const.write)(&mut __content, &self.#member);),
                 None => quote!((#field_const.write)(&mut __content, #wire, &self.#member);),
             }
         });

@@ -291,15 +291,35 @@ pub mod __private {
         content.extend(value.to_content());
     }
 
-    /// Writes an optional flattened form's content into its host's.
-    pub fn put_flattened_optional<T: Elicit>(content: &mut Map<String, Value>, value: &Option<T>) {
-        if let Some(value) = value {
-            put_flattened(content, value);
+    /// The accessors of a flattened form. Like [`FormField`], one `const` per flattened field
+    /// holds them, so a type that is not a form is reported once, on the field's type.
+    pub struct Flattened<T> {
+        /// [`Elicit::FIELD_NAMES`] of `T`.
+        pub names: &'static [&'static str],
+        /// [`splice`] for `T`.
+        pub splice: fn(&mut Vec<Property>, &str, &str, bool),
+        /// [`flattened`] for `T`.
+        pub read: fn(&Map<String, Value>, &mut ContentErrors) -> Option<T>,
+        /// [`flattened_optional`] for `T`.
+        pub read_optional: fn(&Map<String, Value>, &mut ContentErrors) -> Option<Option<T>>,
+        /// [`put_flattened`] for `T`.
+        pub write: fn(&mut Map<String, Value>, &T),
+    }
+
+    /// The accessors of the form `T`, in a `const` of the derived code.
+    pub const fn flattened_form<T: Elicit>() -> Flattened<T> {
+        Flattened {
+            names: T::FIELD_NAMES,
+            splice: splice::<T>,
+            read: flattened::<T>,
+            read_optional: flattened_optional::<T>,
+            write: put_flattened::<T>,
         }
     }
 
     /// Fails constant evaluation when a field's rules, some of them constant expressions,
     /// contradict themselves or the field's integer type.
+    #[allow(clippy::panic, reason = "runs only at constant evaluation, where a panic is the compile error")]
     pub const fn assert_consistent(rules: &FieldRules, range: Option<(i128, i128)>) {
         if let Some(reason) = rules.inconsistency(range) {
             ::core::panic!("{}", reason);
@@ -419,6 +439,9 @@ pub mod __private {
         }
     }
 
+    /// [`field_or`]'s signature.
+    pub type ReadOr<T> = fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors, fn() -> T) -> Option<T>;
+
     /// The accessors of one field type. The derive builds one per field with [`form_field`], whose
     /// `FieldValue` bound is the only place the field's type is checked: a type that is not a form
     /// field is then reported once, on the type, instead of once per use (schema, parse, write).
@@ -428,7 +451,7 @@ pub mod __private {
         /// [`field`] for `T`.
         pub read: fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors) -> Option<T>,
         /// [`field_or`] for `T`.
-        pub read_or: fn(Option<&Value>, &'static str, &FieldRules, &mut ContentErrors, fn() -> T) -> Option<T>,
+        pub read_or: ReadOr<T>,
         /// [`put`] for `T`.
         pub write: fn(&mut Map<String, Value>, &'static str, &T),
     }
@@ -445,6 +468,7 @@ pub mod __private {
 
     /// Fails constant evaluation with `misfit`'s reason when a field's rules do not fit its type
     /// (for the types the derive cannot classify by name).
+    #[allow(clippy::panic, reason = "runs only at constant evaluation, where a panic is the compile error")]
     pub const fn assert_fits(shape: FieldShape, rules: &FieldRules) {
         if let Some(reason) = shape.misfit(rules) {
             ::core::panic!("{}", reason);
