@@ -13,6 +13,9 @@ pub(crate) fn wrap_in_const(items: TokenStream) -> TokenStream {
             // them; a crate that denies needless qualification must not see them.
             unused_qualifications,
             clippy::absolute_paths,
+            // A bound or length given as a constant is cast to the rules' type, which it may
+            // already have.
+            trivial_numeric_casts,
         )]
         const _: () = {
             #items

@@ -526,7 +526,8 @@ fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenS
         a.format.as_ref().map(|k| k.key),
         a.default.as_ref().map(|k| k.span),
     ];
-    let Some(span) = keys.into_iter().flatten().next() else { return TokenStream::new() };
+    let constants = a.consts.iter().map(|c| c.key_span);
+    let Some(span) = keys.into_iter().flatten().chain(constants).next() else { return TokenStream::new() };
     let inner = &ft.inner;
     let check = quote!(const _: () = #rt::__private::assert_fits(<#inner as #rt::__private::FieldValue>::SHAPE, &#rules_const););
     respan(check, span)

@@ -68,9 +68,8 @@ const PROFILE: &str = r#"{
         {"const": "business", "title": "Business class"}
       ]}
   },
-  "required": ["fullName", "contactEmail", "homePage", "birthday", "seen_at", "workEmail", "startDate",
-               "updatedAt", "website", "subscribed", "level", "offset", "ratio", "colour", "cabin", "colours",
-               "extras"]
+  "required": ["contactEmail", "homePage", "birthday", "seen_at", "workEmail", "startDate", "updatedAt", "website",
+               "level", "colour", "extras"]
 }"#;
 
 #[test]

@@ -81,7 +81,8 @@ pub use shape::FieldShape;
     message = "`{Self}` cannot be a field of an elicitation form",
     label = "not a form field type",
     note = "a form field must be a string, bool, integer, f32/f64, `Email`, a unit enum deriving `Elicit`, a `Vec`/`BTreeSet`/`HashSet` of such an enum, or an `Option` of one of these",
-    note = "the protocol's requestedSchema is flat: nested structs, maps and lists of non-enums cannot be expressed"
+    note = "the protocol's requestedSchema is flat: nested structs, maps and lists of non-enums cannot be expressed",
+    note = "a type of your own becomes a field by implementing `FieldValue`, by `#[elicit(transparent)]` on a newtype, or through `#[elicit(with = path)]` on the field"
 )]
 pub trait FieldValue: Sized {
     /// `false` for fields the user may leave out (`Option<T>`).

@@ -223,6 +223,48 @@ pub enum Meal {
     GlutenFree,
 }
 
+/// A seat count: a field type through `transparent`.
+#[derive(Elicit, Debug, PartialEq, Eq)]
+#[elicit(crate = "::rt", transparent)]
+pub struct Seats(pub u8);
+
+/// The most seats a booking takes.
+pub const MAX_SEATS: u8 = 9;
+/// The longest note.
+pub const MAX_NOTE: u64 = 20;
+
+/// Refuses an empty note.
+pub fn not_blank(note: &::std::string::String) -> ::core::result::Result<(), &'static ::core::primitive::str> {
+    if note.trim().is_empty() {
+        ::core::result::Result::Err("must not be blank")
+    } else {
+        ::core::result::Result::Ok(())
+    }
+}
+
+/// Accepts every booking.
+pub fn any_booking(_: &Booking) -> ::core::result::Result<(), rt::ContentErrors> {
+    ::core::result::Result::Ok(())
+}
+
+/// A form with the newer attributes: flatten, constants, validators, a skipped field.
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(crate = "::rt", validate = any_booking)]
+pub struct Booking {
+    /// Seats.
+    #[elicit(maximum = MAX_SEATS, default = 1)]
+    pub seats: Seats,
+    /// A note.
+    #[elicit(max_length = MAX_NOTE, validate = not_blank)]
+    pub note: ::std::string::String,
+    /// The confirmation, flattened in.
+    #[elicit(flatten)]
+    pub confirm: ::core::option::Option<Confirm>,
+    /// Not asked.
+    #[elicit(skip)]
+    pub cache: ::core::primitive::u8,
+}
+
 /// A form without fields.
 #[derive(Elicit, Debug, PartialEq)]
 #[elicit(crate = "::rt", message = "Just confirm.")]
