@@ -567,7 +567,11 @@ fn from_content_body(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -
                 let fallback = fallback_fn(fallback);
                 quote!(#member: (#fallback)())
             }
-            (None, true) => quote!(#member: ::core::default::Default::default()),
+            // Spanned on the type, which is what must implement `Default`.
+            (None, true) => {
+                let ty = field.ty;
+                quote_spanned!(ty.span()=> #member: <#ty as ::core::default::Default>::default())
+            }
             (_, false) => quote!(#member: #var),
         }
     });
