@@ -234,6 +234,7 @@ pub const MAX_SEATS: u8 = 9;
 pub const MAX_NOTE: u64 = 20;
 
 /// Refuses an empty note.
+#[allow(clippy::ptr_arg, reason = "a validator takes `&T` for the field's type `T`")]
 pub fn not_blank(note: &::std::string::String) -> ::core::result::Result<(), &'static ::core::primitive::str> {
     if note.trim().is_empty() {
         ::core::result::Result::Err("must not be blank")
