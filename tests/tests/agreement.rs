@@ -339,7 +339,7 @@ const EVEN: &str = "must have an even number of characters";
 
 #[allow(clippy::borrowed_box, reason = "a validator takes `&T` for the field's type `T`")]
 fn even(code: &Box<str>) -> Result<(), &'static str> {
-    if code.chars().count() % 2 == 0 { Ok(()) } else { Err(EVEN) }
+    if code.chars().count().is_multiple_of(2) { Ok(()) } else { Err(EVEN) }
 }
 
 /// A group of fields flattened into [`Extended`].
@@ -372,7 +372,7 @@ impl Subject for Extended {
             team: NonZeroU32::new(rng.range(1, 100_000) as u32).expect("at least 1"),
             code: {
                 let mut code = text(rng, 2, 12);
-                if code.chars().count() % 2 == 1 {
+                if !code.chars().count().is_multiple_of(2) {
                     code.push('z');
                 }
                 code.into()
