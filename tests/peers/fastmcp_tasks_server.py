@@ -8,9 +8,14 @@ Tools:
                     reports what it did with the answer.
   crash {}          always a task that ends with a tool error.
   sleepy {seconds}  always a task that works `seconds` before completing (cancel it meanwhile).
+
+With ELICIT_PEER_LOG=FILE set, `sleepy` appends a JSON line to FILE when it starts and when its
+work is cancelled.
 """
 
 import asyncio
+import json
+import os
 import socket
 from datetime import timedelta
 
@@ -67,10 +72,22 @@ async def crash() -> str:
     raise ToolError("the disk is full")
 
 
+def log(event: dict) -> None:
+    path = os.environ.get("ELICIT_PEER_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(event) + "\n")
+
+
 @mcp.tool(task=TASK)
 async def sleepy(seconds: float) -> str:
     """Works a while."""
-    await asyncio.sleep(seconds)
+    log({"started": "sleepy"})
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        log({"cancelled": "sleepy"})
+        raise
     return f"slept {seconds} s"
 
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use elicit_tests::clisupport::terminal::{ENTER, Terminal};
 use elicit_tests::clisupport::{Run, Sandbox, elicit};
+use elicit_tests::legacypeers::peer_log;
 use elicit_tests::process::workspace_dir;
 
 /// The fastmcp-tasks server, killed (and reaped) when dropped.
@@ -30,11 +31,20 @@ static TURN: Mutex<()> = Mutex::new(());
 
 impl TaskPeer {
     fn start() -> TaskPeer {
+        TaskPeer::start_logging(None)
+    }
+
+    /// With `log`, the server appends what its `sleepy` tool did there (`ELICIT_PEER_LOG`).
+    fn start_logging(log: Option<&std::path::Path>) -> TaskPeer {
         let turn = TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let python = workspace_dir().join(".tools/peers/py-tasks/bin/python");
         assert!(python.is_file(), "{} is missing: run scripts/install-peers.sh", python.display());
         let script: PathBuf = workspace_dir().join("tests/peers/fastmcp_tasks_server.py");
-        let mut child = Command::new(python)
+        let mut command = Command::new(python);
+        if let Some(log) = log {
+            command.env("ELICIT_PEER_LOG", log);
+        }
+        let mut child = command
             .arg(script)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -132,7 +142,9 @@ fn at_the_terminal_the_request_is_answered_by_typing() {
 
 #[test]
 fn at_the_terminal_c_cancels_a_working_task() {
-    let peer = TaskPeer::start();
+    let sandbox = Sandbox::new();
+    let log = sandbox.path("peer.log");
+    let peer = TaskPeer::start_logging(Some(&log));
     let mut term = Terminal::start(&["call", "--url", &peer.url, "sleepy", "--args", r#"{"seconds": 120}"#, "--tasks"]);
     term.expect("runs the call as task");
     term.expect("working");
@@ -143,4 +155,13 @@ fn at_the_terminal_c_cancels_a_working_task() {
     let (code, screen) = term.finish();
     assert_eq!(code, 1, "{screen}");
     assert!(!screen.contains("slept"), "{screen}");
+    // The server got tasks/cancel and stopped the work.
+    let cancelled = serde_json::json!({"cancelled": "sleepy"});
+    for _ in 0..300 {
+        if peer_log(&log).contains(&cancelled) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the server's work was not cancelled: {:?}", peer_log(&log));
 }

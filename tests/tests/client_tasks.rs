@@ -396,3 +396,14 @@ async fn rounds_before_the_task_are_multi_round_trips() {
     assert_eq!(result["content"][0]["text"], "Hello");
     assert_eq!(server.methods(), ["tools/call", "tools/call", "tasks/get"]);
 }
+
+#[tokio::test]
+async fn a_huge_snapshot_is_refused_before_it_is_read() {
+    let requests: Map<String, Value> = (0..100_000).map(|i| (format!("k{i}"), json!({"method": "nonsense"}))).collect();
+    let server = FakeServer::task(vec![got("input_required", json!({ "inputRequests": requests }))]);
+    let mut user = User::default();
+    let error = run(&driver(), &server, &mut user).await.unwrap_err();
+    assert!(matches!(&error, DriveError::Protocol(m) if m.contains("listed 100000")), "{error:?}");
+    assert!(user.asked.is_empty());
+    assert_eq!(server.methods().last().map(String::as_str), Some("tasks/cancel"));
+}

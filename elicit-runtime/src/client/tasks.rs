@@ -251,6 +251,15 @@ impl Driver {
                 .call(wire_tasks::TASKS_GET, self.task_request(wire_tasks::task_params(&task_id)))
                 .await
                 .map_err(DriveError::Call)?;
+            // A snapshot lists every outstanding request, answered or not: one listing far more
+            // than a batch is refused before any of it is parsed.
+            let listed = got.get(wire::INPUT_REQUESTS).and_then(Value::as_object).map_or(0, Map::len);
+            if listed > self.max_input_requests.saturating_add(answered.len()) {
+                break Err(DriveError::Protocol(format!(
+                    "the task listed {listed} input requests; at most {} are answered at once",
+                    self.max_input_requests
+                )));
+            }
             let detailed = match DetailedTask::from_result(&got) {
                 Ok(detailed) => detailed,
                 Err(error) => break Err(DriveError::Protocol(error.to_string())),
