@@ -407,3 +407,21 @@ async fn a_huge_snapshot_is_refused_before_it_is_read() {
     assert!(user.asked.is_empty());
     assert_eq!(server.methods().last().map(String::as_str), Some("tasks/cancel"));
 }
+
+#[tokio::test]
+async fn a_task_is_resumed_by_its_id() {
+    let server = FakeServer::task(vec![asking(&["a"]), completed("resumed")]);
+    let mut user = User::default();
+    let result = driver().resume_task(&mut server.caller(), &mut user, TASK_ID).await.unwrap();
+    assert_eq!(result["content"][0]["text"], "resumed");
+    // The first poll goes out at once; the user answers `a` once.
+    assert_eq!(server.methods(), ["tasks/get", "tasks/update", "tasks/get"]);
+    assert_eq!(user.asked, [("a".to_owned(), 1)]);
+    assert_eq!(user.waits.len(), 1);
+
+    let unknown = FakeServer::new(|_, _| {
+        Err(CallError::Rpc { code: -32602, message: "Failed to retrieve task: Task not found".into(), data: None })
+    });
+    let error = driver().resume_task(&mut unknown.caller(), &mut User::default(), "gone").await.unwrap_err();
+    assert!(matches!(error, DriveError::Call(CallError::Rpc { code: -32602, .. })), "{error:?}");
+}

@@ -318,7 +318,7 @@ impl Driver {
             let request = self.round_request(&params, responses.take(), state.take());
             let result = caller.call(method, request).await.map_err(DriveError::Call)?;
             if let Some(handle) = self.task_handle(method, &result)? {
-                return self.drive_task(caller, responder, handle).await;
+                return self.drive_task(caller, responder, handle.task, true).await;
             }
             let Some(asked) = InputRequiredResult::from_json(&result).map_err(DriveError::from)? else {
                 return Ok(result);

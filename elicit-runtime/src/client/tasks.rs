@@ -207,46 +207,74 @@ impl Driver {
         request
     }
 
-    /// Drives a task to its end: wait (through the responder), poll, answer new input requests,
-    /// until a terminal status, the user's cancel or a bound.
+    /// Follows a task created earlier (by this process or one before it: clients should keep task
+    /// ids to resume after a restart) to its end, exactly as a call that just received its handle:
+    /// it polls at once, then as [`Driver::call`] does. The driver must declare the extension
+    /// ([`Driver::tasks`]); the server refuses `tasks/get` otherwise.
+    pub async fn resume_task<C: Caller, R: Responder>(
+        &self,
+        caller: &mut C,
+        responder: &mut R,
+        task_id: &str,
+    ) -> Result<Value, DriveError> {
+        // Only its id is read before the first poll replaces it.
+        let unknown = Task {
+            task_id: task_id.to_owned(),
+            status: wire_tasks::TaskStatus::Working,
+            status_message: None,
+            created_at: String::new(),
+            last_updated_at: String::new(),
+            ttl_ms: None,
+            poll_interval_ms: None,
+        };
+        self.drive_task(caller, responder, unknown, false).await
+    }
+
+    /// Drives a task to its end: wait (through the responder; not before the first poll unless
+    /// `wait_first`), poll, answer new input requests, until a terminal status, the user's cancel
+    /// or a bound.
     pub(super) async fn drive_task<C: Caller, R: Responder>(
         &self,
         caller: &mut C,
         responder: &mut R,
-        handle: CreateTaskResult,
+        task: Task,
+        wait_first: bool,
     ) -> Result<Value, DriveError> {
         let policy = self.tasks.clone().unwrap_or_default();
-        let task_id = handle.task.task_id.clone();
+        let task_id = task.task_id.clone();
         let since = Instant::now();
         let deadline = since + policy.deadline;
-        let mut task = handle.task;
+        let mut task = task;
+        let mut wait_now = wait_first;
         let mut answered: HashSet<String> = HashSet::new();
         let mut consented = Consented::new();
         let mut batches = 0usize;
         let mut idle_polls = 0u32;
         let outcome = loop {
-            let wait = policy.next_wait(&task, idle_polls);
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
                 break Err(DriveError::Task(TaskError::Deadline { task_id: task_id.clone(), after: policy.deadline }));
             }
-            let shown = TaskWait {
-                server: &self.server_name,
-                task: &task,
-                next_poll: wait.min(remaining),
-                since,
-                answered: answered.len(),
-            };
-            match tokio::time::timeout(remaining, responder.task_waiting(shown)).await {
-                Ok(TaskAction::Poll) => {}
-                Ok(TaskAction::Cancel) => break Err(DriveError::Cancelled),
-                Err(_) => {
-                    break Err(DriveError::Task(TaskError::Deadline {
-                        task_id: task_id.clone(),
-                        after: policy.deadline,
-                    }));
+            if wait_now {
+                let shown = TaskWait {
+                    server: &self.server_name,
+                    task: &task,
+                    next_poll: policy.next_wait(&task, idle_polls).min(remaining),
+                    since,
+                    answered: answered.len(),
+                };
+                match tokio::time::timeout(remaining, responder.task_waiting(shown)).await {
+                    Ok(TaskAction::Poll) => {}
+                    Ok(TaskAction::Cancel) => break Err(DriveError::Cancelled),
+                    Err(_) => {
+                        break Err(DriveError::Task(TaskError::Deadline {
+                            task_id: task_id.clone(),
+                            after: policy.deadline,
+                        }));
+                    }
                 }
             }
+            wait_now = true;
             let got = caller
                 .call(wire_tasks::TASKS_GET, self.task_request(wire_tasks::task_params(&task_id)))
                 .await
