@@ -165,3 +165,23 @@ fn at_the_terminal_c_cancels_a_working_task() {
     }
     panic!("the server's work was not cancelled: {:?}", peer_log(&log));
 }
+
+#[test]
+fn a_task_past_the_deadline_is_cancelled() {
+    let sandbox = Sandbox::new();
+    let log = sandbox.path("peer.log");
+    let peer = TaskPeer::start_logging(Some(&log));
+    let answers = sandbox.answers(&serde_json::json!({}));
+    let args = ["call", "--url", &peer.url, "sleepy", "--args", r#"{"seconds": 120}"#, "--tasks"];
+    elicit(&[&args[..], &["--task-deadline", "2", "--answers", &answers]].concat(), LIMIT)
+        .failure()
+        .stderr_has("had not ended after 2 s; cancelled it");
+    let cancelled = serde_json::json!({"cancelled": "sleepy"});
+    for _ in 0..300 {
+        if peer_log(&log).contains(&cancelled) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the server's work was not cancelled: {:?}", peer_log(&log));
+}
