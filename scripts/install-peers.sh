@@ -3,7 +3,10 @@
 # (git-ignored):
 #   - TypeScript SDK v1: @modelcontextprotocol/sdk@1.32.2 (the 2025-era client and server most hosts
 #     are built on) in .tools/peers/ts-v1/node_modules, run with the Node 22 of install-tools.sh;
-#   - Python SDK v2: mcp==2.3.0 in the virtualenv .tools/peers/py (bin/python).
+#   - Python SDK v2: mcp==2.3.0 in the virtualenv .tools/peers/py (bin/python);
+#   - fastmcp-tasks==4.1.4 (FastMCP's server of the Tasks extension, io.modelcontextprotocol/tasks,
+#     on fastmcp-slim 4.1.4, mcp 2.3.0 and pydocket 0.27.2, in-memory backend) in the virtualenv
+#     .tools/peers/py-tasks: the task server `elicit call --tasks` is tested against.
 # Only the npm registry and PyPI are needed. Idempotent: each is skipped when already at its pin.
 #
 # Usage: scripts/install-peers.sh     (progress on stderr; prints nothing else)
@@ -12,6 +15,8 @@ set -euo pipefail
 
 TS_SDK_VERSION=1.32.2
 PY_MCP_VERSION=2.3.0
+FASTMCP_TASKS_VERSION=4.1.4
+PYDOCKET_VERSION=0.27.2
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="$ROOT/.tools/peers"
@@ -42,5 +47,15 @@ if "$py/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version(
 else
     log "installing mcp==$PY_MCP_VERSION into $py"
     "$py/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" >&2
+fi
+# 3. fastmcp-tasks (its own virtualenv: FastMCP pins its own mcp)
+pt="$PEERS/py-tasks"
+[[ -x "$pt/bin/python" ]] || python3 -m venv "$pt"
+if "$pt/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('fastmcp-tasks') != '$FASTMCP_TASKS_VERSION' or m.version('pydocket') != '$PYDOCKET_VERSION')" 2>/dev/null; then
+    log "fastmcp-tasks==$FASTMCP_TASKS_VERSION already installed"
+else
+    log "installing fastmcp-tasks==$FASTMCP_TASKS_VERSION into $pt"
+    "$pt/bin/pip" install --quiet --disable-pip-version-check \
+        "fastmcp-tasks==$FASTMCP_TASKS_VERSION" "fastmcp-slim==$FASTMCP_TASKS_VERSION" "pydocket==$PYDOCKET_VERSION" >&2
 fi
 log "ok"

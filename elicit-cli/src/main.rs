@@ -9,6 +9,7 @@ mod browser;
 mod conformance;
 mod printable;
 mod scripted;
+mod tasks;
 mod terminal;
 mod transport;
 
@@ -172,6 +173,13 @@ struct CallArgs {
     /// Elicitation modes to declare.
     #[arg(long, value_enum, default_value_t = Modes::Both)]
     modes: Modes,
+    /// Declare the Tasks extension: the server may run the call as a task, which is polled
+    /// (status shown; r checks now, c cancels) until it ends.
+    #[arg(long)]
+    tasks: bool,
+    /// With --tasks: cancel a task that has not ended after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600, requires = "tasks")]
+    task_deadline: u64,
 }
 
 impl CallArgs {
@@ -200,7 +208,10 @@ async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
     let mut connection =
         Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
-    let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
+    let mut driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
+    if call.tasks {
+        driver = driver.tasks(tasks::policy(Duration::from_secs(call.task_deadline)));
+    }
     let endpoint = connection.endpoint.clone();
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name.to_owned()));

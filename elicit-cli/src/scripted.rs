@@ -21,6 +21,7 @@ pub(crate) struct Scripted {
     browser: Option<String>,
     wait: Duration,
     endpoint: String,
+    tasks: crate::tasks::StatusLine,
 }
 
 /// Reads and checks an answers file: a JSON object whose every value is an `ElicitResult`.
@@ -39,7 +40,7 @@ pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
 impl Scripted {
     /// A responder over checked answers.
     pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Scripted { answers, browser, wait, endpoint }
+        Scripted { answers, browser, wait, endpoint, tasks: Default::default() }
     }
 
     fn answer(&self, key: &str) -> Option<ElicitResult> {
@@ -147,5 +148,9 @@ impl Responder for Scripted {
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
         eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+    }
+
+    async fn task_waiting(&mut self, wait: elicit_runtime::client::TaskWait<'_>) -> elicit_runtime::client::TaskAction {
+        self.tasks.unattended(wait).await
     }
 }

@@ -28,6 +28,7 @@ pub(crate) struct Terminal {
     wait: Duration,
     ansi: bool,
     endpoint: String,
+    tasks: crate::tasks::StatusLine,
 }
 
 /// The user dismissed a prompt (Escape, Ctrl-C, or no terminal).
@@ -276,7 +277,7 @@ impl Terminal {
     /// A renderer opening pages with `browser` (or the system's opener) and waiting at most `wait`
     /// for a pending URL step.
     pub(crate) fn new(browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint }
+        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint, tasks: Default::default() }
     }
 
     fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
@@ -376,7 +377,7 @@ impl Terminal {
 }
 
 /// What the user pressed while a step was pending.
-enum Key {
+pub(crate) enum Key {
     Retry,
     OpenAgain,
     Cancel,
@@ -384,7 +385,7 @@ enum Key {
 }
 
 /// Waits up to `delay` for r / o / c (Escape and Ctrl-C cancel).
-fn read_key(delay: Duration) -> Key {
+pub(crate) fn read_key(delay: Duration) -> Key {
     if crossterm::terminal::enable_raw_mode().is_err() {
         std::thread::sleep(delay);
         return Key::Timeout;
@@ -536,5 +537,9 @@ impl Responder for Terminal {
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
         eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+    }
+
+    async fn task_waiting(&mut self, wait: elicit_runtime::client::TaskWait<'_>) -> elicit_runtime::client::TaskAction {
+        self.tasks.interactive(wait).await
     }
 }

@@ -5,6 +5,8 @@
 //! input response). Parsing is deterministic — it dispatches on discriminating keys, never on the
 //! luck of an untagged union — and tolerant of members the spec allows to be present.
 
+pub mod tasks;
+
 use std::borrow::Cow;
 use std::fmt;
 

@@ -7,7 +7,10 @@
 //! the requests and `requestState` echoed exactly — and only when the server sent one. Everything
 //! a round needs lives in that call's own loop, so nothing leaks into other calls.
 //!
-//! The driver is transport-independent: it speaks through a [`Caller`].
+//! The driver is transport-independent: it speaks through a [`Caller`]. Built with
+//! [`Driver::tasks`], it also declares the Tasks extension and follows a call the server runs as a
+//! task: it polls, answers the task's input requests through the same [`Responder`], and returns
+//! the task's result.
 
 pub mod form;
 pub mod legacy;
@@ -15,6 +18,7 @@ mod legacy_driver;
 #[cfg(feature = "rmcp-client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
 pub mod rmcp_caller;
+mod tasks;
 mod url_check;
 
 use std::collections::HashMap;
@@ -23,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+pub use tasks::{TaskAction, TaskError, TaskPolicy, TaskWait};
 pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
 
 use crate::content::ContentErrors;
@@ -163,6 +168,14 @@ pub trait Responder {
 
     /// Something the user should know (a refused request, a warning).
     fn notice(&mut self, _ctx: AskContext<'_>, _text: &str) {}
+
+    /// A task works (or waits for answers the server has not taken in yet): show its status, and
+    /// poll when `wait.next_poll` has passed, or earlier (retry now), or cancel it. The default
+    /// waits and polls.
+    async fn task_waiting(&mut self, wait: TaskWait<'_>) -> TaskAction {
+        tokio::time::sleep(wait.next_poll).await;
+        TaskAction::Poll
+    }
 }
 
 /// Why a call did not complete.
@@ -199,6 +212,8 @@ pub enum DriveError {
     Cancelled,
     /// The user declined a step the call cannot go on without (a `-32042` URL).
     Declined,
+    /// A call the server ran as a task did not end well (see [`TaskError`]).
+    Task(TaskError),
 }
 
 /// URL steps the user consented to in one call: key -> (url, since, retries).
@@ -233,6 +248,7 @@ impl fmt::Display for DriveError {
             }
             DriveError::Cancelled => write!(f, "cancelled"),
             DriveError::Declined => write!(f, "declined"),
+            DriveError::Task(error) => write!(f, "{error}"),
         }
     }
 }
@@ -247,13 +263,21 @@ pub struct Driver {
     server_name: String,
     max_rounds: usize,
     max_input_requests: usize,
+    tasks: Option<TaskPolicy>,
 }
 
 impl Driver {
     /// A driver declaring `capabilities` on every request, introducing itself with `client_info`
     /// (an `Implementation` object) and naming the server `server_name` to the user.
     pub fn new(capabilities: Capabilities, client_info: Value, server_name: impl Into<String>) -> Self {
-        Driver { capabilities, client_info, server_name: server_name.into(), max_rounds: 100, max_input_requests: 64 }
+        Driver {
+            capabilities,
+            client_info,
+            server_name: server_name.into(),
+            max_rounds: 100,
+            max_input_requests: 64,
+            tasks: None,
+        }
     }
 
     /// Gives up after this many rounds (default 100).
@@ -293,6 +317,9 @@ impl Driver {
         for round in 1..=self.max_rounds {
             let request = self.round_request(&params, responses.take(), state.take());
             let result = caller.call(method, request).await.map_err(DriveError::Call)?;
+            if let Some(handle) = self.task_handle(method, &result)? {
+                return self.drive_task(caller, responder, handle.task, true).await;
+            }
             let Some(asked) = InputRequiredResult::from_json(&result).map_err(DriveError::from)? else {
                 return Ok(result);
             };
@@ -318,7 +345,7 @@ impl Driver {
         let mut request = params.clone();
         request.remove(wire::INPUT_RESPONSES);
         request.remove(wire::REQUEST_STATE);
-        request.insert(wire::META.into(), Value::Object(request_meta(self.capabilities, &self.client_info)));
+        request.insert(wire::META.into(), Value::Object(self.meta()));
         if let Some(responses) = responses {
             request.insert(wire::INPUT_RESPONSES.into(), Value::Object(responses));
         }

@@ -23,9 +23,10 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientNotification,
-    ClientRequest, GetPromptRequest, GetPromptRequestParams, MetaObject, ReadResourceRequest,
-    ReadResourceRequestParams, RequestId, RequestMetaObject,
+    CallToolRequest, CallToolRequestParams, CancelTaskParams, CancelTaskRequest, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams,
+    GetTaskParams, GetTaskRequest, MetaObject, ReadResourceRequest, ReadResourceRequestParams, RequestId,
+    RequestMetaObject, UpdateTaskParams, UpdateTaskRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -89,6 +90,16 @@ impl Caller for RmcpCaller {
             wire::RESOURCES_READ => ClientRequest::ReadResourceRequest(ReadResourceRequest::new(json_params::<
                 ReadResourceRequestParams,
             >(params)?)),
+            // The Tasks extension's requests, for a driver that follows tasks.
+            wire::tasks::TASKS_GET => {
+                ClientRequest::GetTaskRequest(GetTaskRequest::new(json_params::<GetTaskParams>(params)?))
+            }
+            wire::tasks::TASKS_UPDATE => {
+                ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(json_params::<UpdateTaskParams>(params)?))
+            }
+            wire::tasks::TASKS_CANCEL => {
+                ClientRequest::CancelTaskRequest(CancelTaskRequest::new(json_params::<CancelTaskParams>(params)?))
+            }
             other => return Err(CallError::Transport(format!("`{other}` cannot carry input responses"))),
         };
         let options = match self.timeout {
