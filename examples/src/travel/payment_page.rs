@@ -324,6 +324,10 @@ async fn sign_in(
         Err(PageLoginError::Store(error)) => return unavailable(error),
         Err(_) => return refused("This sign-in link is not valid."),
     };
+    // An API client presenting the credentials of someone else than the link's user.
+    if bearer.as_ref().is_some_and(|Extension(Principal(other))| *other != user) {
+        return two_users();
+    }
     let Ok(session) = logins.session(id, &user) else { return unavailable("a page session could not be sealed") };
     let secure = secure_attribute(page_state, headers);
     // The session is base64url: always a valid header value.
