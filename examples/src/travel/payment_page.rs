@@ -313,10 +313,8 @@ async fn sign_in(
     };
     let user = match logins.redeem(id, ticket).await {
         Ok(user) => user,
-        // The user opening their own link again, in the browser it signed in.
-        Err(PageLoginError::Used) if matches!(who(page_state, id, bearer, headers), Who::User(_)) => {
-            return to_the_page(id, None);
-        }
+        // The user opening their own link again, in the browser it signed in (its session).
+        Err(PageLoginError::Used) if session_user(page_state, id, headers).is_some() => return to_the_page(id, None),
         Err(PageLoginError::Used) => {
             return refused("This sign-in link was used already: a link signs in one browser, once.");
         }
@@ -357,6 +355,12 @@ fn two_users() -> Response {
     )
 }
 
+/// The user the request's session cookie signs in to the page of `id`, if the page has logins.
+fn session_user(page_state: &PaymentPage, id: &str, headers: &HeaderMap) -> Option<String> {
+    let logins = page_state.logins.as_ref()?;
+    logins.session_principal(id, csrf::cookie(headers, SESSION_COOKIE)?)
+}
+
 /// The user of a request to the page of `id`: its session (when the page has logins) and its
 /// bearer token (the server's authentication layer), which must agree when both are present.
 enum Who {
@@ -366,10 +370,7 @@ enum Who {
 }
 
 fn who(page_state: &PaymentPage, id: &str, bearer: &Bearer, headers: &HeaderMap) -> Who {
-    let session = page_state
-        .logins
-        .as_ref()
-        .and_then(|logins| logins.session_principal(id, csrf::cookie(headers, SESSION_COOKIE)?));
+    let session = session_user(page_state, id, headers);
     let bearer = bearer.as_ref().map(|Extension(Principal(user))| user.clone());
     match (session, bearer) {
         (Some(session), Some(bearer)) if session != bearer => Who::Conflict,
