@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, UrlAnswer};
 use elicit_runtime::{Elicit, Email};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 mod payment_page;
 mod summaries;
 
-pub use payment_page::{NONCE_COOKIE, payment_page, payment_page_at};
+pub use payment_page::{
+    LOGIN_PARAM, NONCE_COOKIE, SESSION_COOKIE, payment_page, payment_page_at, payment_page_with_logins, payment_url,
+};
 pub use summaries::{PaymentSummaries, PaymentSummary};
 
 /// The audience every travel-server instance seals its state for: instances sharing keys resume
@@ -235,6 +237,17 @@ pub async fn book_trip(
     public_url: Arc<str>,
     summaries: PaymentSummaries,
 ) -> Result<CallToolResult, FlowError> {
+    book_trip_signed(flow, public_url, summaries, None).await
+}
+
+/// [`book_trip`] on a server with users: the payment link signs the flow's user in to the page
+/// with a one-time ticket from `logins` (see [`payment_url`]).
+pub async fn book_trip_signed(
+    flow: Flow,
+    public_url: Arc<str>,
+    summaries: PaymentSummaries,
+    logins: Option<PageLogin>,
+) -> Result<CallToolResult, FlowError> {
     let trip = match flow.form::<Trip>("trip").await? {
         Answer::Accepted(trip) => trip,
         Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
@@ -253,7 +266,7 @@ pub async fn book_trip(
     let payment = flow
         .url("payment", &message, |id| {
             summaries.record(id, summary);
-            format!("{public_url}/pay/{id}")
+            payment_url(&public_url, id, logins.as_ref(), flow.principal())
         })
         .await;
     match payment {
@@ -347,12 +360,23 @@ pub fn server(engine: Engine, public_url: &str) -> McpServer {
 /// The travel server's MCP side, recording payment summaries in `summaries` (share them with
 /// [`payment_page_at`]).
 pub fn server_with(engine: Engine, public_url: &str, summaries: PaymentSummaries) -> McpServer {
+    server_with_logins(engine, public_url, summaries, None)
+}
+
+/// [`server_with`], whose payment links sign their user in with `logins` (share them with
+/// [`payment_page_with_logins`]).
+pub fn server_with_logins(
+    engine: Engine,
+    public_url: &str,
+    summaries: PaymentSummaries,
+    logins: Option<PageLogin>,
+) -> McpServer {
     let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
     McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
         .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback.")
         .tool(
             Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
-            move |flow| book_trip(flow, public_url.clone(), summaries.clone()),
+            move |flow| book_trip_signed(flow, public_url.clone(), summaries.clone(), logins.clone()),
         )
         .tool(Tool::new("rate_trip", "Rate your last trip (two questions in one round)", empty_schema()), rate_trip)
         .tool(

@@ -1,6 +1,7 @@
-//! Issue 12, point 9: the payment page states the amount and the trip being paid, and its nonce
-//! cookie is scoped to that payment (`Path=/pay/{id}`) and `Secure` when the page is served over
-//! HTTPS (a public base URL in `https`, or `X-Forwarded-Proto: https`).
+//! The payment page states the amount and the trip being paid, and its nonce cookie is scoped to
+//! that payment (`Path=/pay/{id}`) and `Secure` when the page is served over HTTPS (a public base
+//! URL in `https`, or `X-Forwarded-Proto: https`). A store failure shows a generic page: the
+//! store's address and error stay in the server's log.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -10,8 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_examples::csrf::PageSecrets;
-use elicit_examples::travel::{PaymentSummaries, PaymentSummary, payment_page_at};
-use elicit_runtime::server::{CompletionStore, InProcessStore};
+use elicit_examples::travel::{
+    PaymentSummaries, PaymentSummary, payment_page_at, payment_page_with_logins, payment_url,
+};
+use elicit_runtime::server::{CompletionStore, InProcessStore, PageLogin, RedisStore};
+use elicit_runtime::state::KeyRing;
+use elicit_tests::redis::Redis;
 use serde_json::json;
 
 use support::http::{Client, browser_submit, http_client};
@@ -121,4 +126,56 @@ async fn over_https_the_cookie_is_secure_and_another_instance_names_the_payment(
     assert!(page.contains("<strong id=\"amount\">€12.00</strong>"), "{page}");
     // Escaped: the trip is text, not markup.
     assert!(page.contains("&lt;b&gt;AMS&lt;/b&gt; → LIS"), "{page}");
+}
+
+/// Asserts the generic page of a store failure: 503, the same text, nothing about the store.
+fn generic_failure((status, page): (u16, String), internals: &[&str], what: &str) {
+    assert_eq!(status, 503, "{what}: {page}");
+    assert!(page.contains("id=\"unavailable\"") && page.contains("Nothing was recorded"), "{what}: {page}");
+    for internal in internals {
+        assert!(!page.contains(internal), "{what}: the page told `{internal}`: {page}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_failure_shows_a_generic_page() {
+    const PASSWORD: &str = "pa55-Page";
+    let Some(mut redis) = Redis::start_or_skip("a_store_failure_shows_a_generic_page", Some(PASSWORD)) else {
+        return;
+    };
+    let store: Arc<dyn CompletionStore> =
+        Arc::new(RedisStore::builder(redis.url()).command_timeout(Duration::from_millis(500)).connect().await.unwrap());
+    let logins = PageLogin::new(KeyRing::generate(), store.clone());
+    let summaries = PaymentSummaries::new(store.clone());
+    let (open, signed) = (
+        payment_page_at(store.clone(), PageSecrets::random().unwrap(), summaries.clone(), ""),
+        payment_page_with_logins(store.clone(), PageSecrets::random().unwrap(), summaries, "", logins.clone()),
+    );
+    let mut bases = Vec::new();
+    for app in [open, signed] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        bases.push(format!("http://{}", listener.local_addr().unwrap()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    let (open, signed) = (&bases[0], &bases[1]);
+
+    // With the store up: a page to decide on, and a sign-in link for the page with logins.
+    let id = support::base64url(&support::raw_key()[..16]);
+    store.register(&id, Duration::from_secs(60), Some("alice")).await.unwrap();
+    let (status, cookie, page) = get(&format!("{open}/pay/{id}"), &[]).await;
+    assert_eq!(status, 200, "{page}");
+    let nonce = cookie.split(';').next().unwrap().to_owned();
+    let token = elicit_tests::payment::hidden_token(&page).unwrap();
+    let link = payment_url(signed, &id, Some(&logins), Some("alice"));
+
+    redis.stop();
+    let port = redis.port.to_string();
+    let internals = ["redis", "Redis", "127.0.0.1", port.as_str(), PASSWORD, "completion store"];
+    let shown = get(&format!("{open}/pay/{id}"), &[]).await;
+    generic_failure((shown.0, shown.2), &internals, "showing the page");
+    let decided =
+        support::http::post_form(&format!("{open}/pay/{id}/approve"), Some(&nonce), &format!("csrf={token}")).await;
+    generic_failure(decided, &internals, "deciding");
+    let (status, _, page) = get(&link, &[]).await;
+    generic_failure((status, page), &internals, "signing in");
 }

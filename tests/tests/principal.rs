@@ -1,6 +1,8 @@
 //! The authenticated principal over HTTP: a `travel-server` with two bearer identities binds each
 //! flow to its user. Bob presenting Alice's `requestState` gets `-32602`; Bob (or nobody)
-//! submitting Alice's payment approval gets a refused page; Alice alone books end to end.
+//! submitting Alice's payment approval gets a refused page; Alice alone books end to end, with
+//! her bearer token (an API client) or by opening her payment link in a browser, which signs her
+//! in once.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -11,7 +13,7 @@ use std::process::Command;
 use elicit_tests::process;
 use serde_json::{Value, json};
 
-use support::http::{form_and_url, http_client, visit_page};
+use support::http::{form_and_url, http_client};
 
 const ALICE: &str = "token-alice";
 const BOB: &str = "token-bob";
@@ -80,19 +82,73 @@ async fn alice_to_payment(url: &str) -> (String, String) {
     (pay, state)
 }
 
-/// POSTs the payment page's form `action` as `token` (or anonymously), as a browser that opened
-/// the page would: its nonce cookie and form token. Returns the status and the page.
-async fn submit(pay: &str, action: &str, token: Option<&str>) -> (u16, String) {
-    let visit = visit_page(pay).await;
-    let mut request = http_client()
-        .post(format!("{pay}/{action}"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Cookie", visit.cookie.clone().unwrap());
+/// The payment page of a payment link: the link without its sign-in ticket.
+fn page_of(link: &str) -> String {
+    let (page, ticket) = link.split_once("?login=").unwrap_or_else(|| panic!("no sign-in ticket in {link}"));
+    assert!(!ticket.is_empty(), "{link}");
+    page.to_owned()
+}
+
+/// A client that does not follow redirects, so the tests see the sign-in's `303`.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+/// GETs `url` with `cookie` and `token` (each optional): status, `Set-Cookie` `name=value`
+/// pairs, and the body.
+async fn get(url: &str, cookie: Option<&str>, token: Option<&str>) -> (u16, Vec<String>, String) {
+    let mut request = no_redirects().get(url);
+    if let Some(cookie) = cookie {
+        request = request.header("Cookie", cookie);
+    }
     if let Some(token) = token {
         request = request.header("Authorization", format!("Bearer {token}"));
     }
-    let response = request.body(format!("csrf={}", visit.token.clone().unwrap())).send().await.unwrap();
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let cookies = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok()?.split(';').next().map(str::to_owned))
+        .collect();
+    (status, cookies, response.text().await.unwrap())
+}
+
+/// POSTs the payment page's form `action` as `token` (or anonymously) with `session` (a signed-in
+/// browser's cookie, if any), as a browser that opened the page would: its nonce cookie and form
+/// token, from a visit made with the session, or else by an API client (Bob's, which any user
+/// can be). Returns the status and the page.
+async fn submit(page: &str, action: &str, token: Option<&str>, session: Option<&str>) -> (u16, String) {
+    let visitor = if session.is_some() { None } else { token.or(Some(BOB)) };
+    let (status, cookies, shown) = get(page, session, visitor).await;
+    assert_eq!(status, 200, "{shown}");
+    let nonce = cookies.into_iter().find(|c| c.starts_with("pay_nonce=")).unwrap();
+    let form_token = elicit_tests::payment::hidden_token(&shown).unwrap();
+    let cookie = match session {
+        Some(session) => format!("{nonce}; {session}"),
+        None => nonce,
+    };
+    let mut request = http_client()
+        .post(format!("{page}/{action}"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Cookie", cookie);
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("Bearer {token}"));
+    }
+    let response = request.body(format!("csrf={form_token}")).send().await.unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// Alice's flow from the payment step, approved, to the booking.
+async fn alice_books(url: &str, state: &str) {
+    let (_, confirm) = book_trip(url, Some(ALICE), Some(json!({"payment": {"action": "accept"}})), Some(state)).await;
+    let state = state_of(&confirm);
+    assert!(confirm["result"]["inputRequests"]["confirm"].is_object(), "{confirm}");
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let (_, booked) = book_trip(url, Some(ALICE), Some(answer), Some(&state)).await;
+    let text = booked["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Booked!"), "{booked}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,24 +177,54 @@ async fn a_state_of_alice_is_refused_for_bob() {
 async fn only_alice_can_approve_her_payment_and_then_she_books() {
     let server = start();
     let url = server.mcp_url();
-    let (pay, state) = alice_to_payment(&url).await;
+    let (link, state) = alice_to_payment(&url).await;
+    let pay = page_of(&link);
 
-    for (who, token) in [("bob", Some(BOB)), ("nobody", None)] {
-        let (status, page) = submit(&pay, "approve", token).await;
-        assert_eq!(status, 409, "{who}: {page}");
-        assert!(page.contains("belongs to another user"), "{who}: {page}");
-    }
-    let (status, page) = submit(&pay, "approve", Some(ALICE)).await;
+    let (status, page) = submit(&pay, "approve", Some(BOB), None).await;
+    assert_eq!(status, 409, "bob: {page}");
+    assert!(page.contains("belongs to another user"), "bob: {page}");
+    // Nobody: a browser that did not sign in with the link.
+    let (status, _, page) = get(&pay, None, None).await;
+    assert_eq!(status, 403, "{page}");
+    assert!(page.contains("id=\"sign-in\""), "{page}");
+    let (status, page) = submit(&pay, "approve", None, None).await;
+    assert_eq!(status, 403, "nobody: {page}");
+    assert!(page.contains("id=\"sign-in\""), "nobody: {page}");
+    // Alice's API client, with her bearer token.
+    let (status, page) = submit(&pay, "approve", Some(ALICE), None).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Payment approved"), "{page}");
+    alice_books(&url, &state).await;
+}
 
-    let (_, confirm) = book_trip(&url, Some(ALICE), Some(json!({"payment": {"action": "accept"}})), Some(&state)).await;
-    let state = state_of(&confirm);
-    assert!(confirm["result"]["inputRequests"]["confirm"].is_object(), "{confirm}");
-    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
-    let (_, booked) = book_trip(&url, Some(ALICE), Some(answer), Some(&state)).await;
-    let text = booked["result"]["content"][0]["text"].as_str().unwrap_or_default();
-    assert!(text.starts_with("Booked!"), "{booked}");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alice_signs_in_with_her_payment_link_once_and_books() {
+    let server = start();
+    let url = server.mcp_url();
+    let (link, state) = alice_to_payment(&url).await;
+    let pay = page_of(&link);
+
+    // Opening the link: a session cookie, and the page without the ticket.
+    let (status, cookies, page) = get(&link, None, None).await;
+    assert_eq!(status, 303, "{page}");
+    let session = cookies.into_iter().find(|c| c.starts_with("pay_session=")).unwrap();
+    // The link works once: opened again elsewhere, or by Bob's client, it signs no one in.
+    for (who, token) in [("another browser", None), ("bob", Some(BOB))] {
+        let (status, cookies, page) = get(&link, None, token).await;
+        assert_eq!(status, 403, "{who}: {page}");
+        assert!(!cookies.iter().any(|c| c.starts_with("pay_session=")), "{who}: {cookies:?}");
+    }
+    let (status, _, page) = get(&pay, Some(&session), None).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Signed in as <strong id=\"user\">alice</strong>"), "{page}");
+    // Bob's credentials with Alice's session decide nothing.
+    let (status, page) = submit(&pay, "approve", Some(BOB), Some(&session)).await;
+    assert_eq!(status, 403, "{page}");
+    // Alice's browser, no bearer token: her session decides.
+    let (status, page) = submit(&pay, "approve", None, Some(&session)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Payment approved"), "{page}");
+    alice_books(&url, &state).await;
 }
 
 /// Who answers the form of `who`.

@@ -46,6 +46,7 @@ mod completion;
 mod context;
 mod flow;
 mod live;
+mod page_login;
 #[cfg(feature = "redis")]
 mod redis_store;
 
@@ -63,6 +64,7 @@ pub use completion::{
 pub use context::RequestHandle;
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
+pub use page_login::{PageLogin, PageLoginError};
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisStore, RedisStoreBuilder};
 

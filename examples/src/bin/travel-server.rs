@@ -9,16 +9,18 @@
 //!                             or redis://HOST:PORT, shared by every instance using it
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
-//! require one and bind each flow, payment step included, to its user; without any the server
-//! is open.
+//! require one and bind each flow, payment step included, to its user, and the payment link signs
+//! that user in to the page once (a browser sends no bearer token); without any the server is open.
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
 use elicit_examples::bearer::{BearerTokens, authenticate};
-use elicit_examples::travel::{AUDIENCE, PaymentSummaries, payment_page_at, server_with};
+use elicit_examples::travel::{
+    AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
+};
 use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_app};
-use elicit_runtime::server::Engine;
+use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
 const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE]";
 
@@ -32,6 +34,15 @@ async fn run() -> std::io::Result<()> {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });
+    // With users, payment links sign their user in to the page: one-time tickets sealed with the
+    // engine's keys (instances sharing the keys and the store accept each other's), as long-lived
+    // as a payment step.
+    let logins = match (&tokens, &options.transport) {
+        (Some(_), Transport::Http(_)) => {
+            Some(PageLogin::new(keys.ring.clone(), store.clone()).with_ttl(EngineConfig::default().url_ttl))
+        }
+        _ => None,
+    };
     let engine = Engine::builder(AUDIENCE, keys.ring).completion_store(store).build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
@@ -40,8 +51,14 @@ async fn run() -> std::io::Result<()> {
         None => format!("http://{}", listener.local_addr()?),
     };
     let summaries = PaymentSummaries::new(engine.completion_store().clone());
-    let page = payment_page_at(engine.completion_store().clone(), keys.page_secrets, summaries.clone(), &public_url);
-    let mcp = server_with(engine, &public_url, summaries);
+    let page_store = engine.completion_store().clone();
+    let page = match &logins {
+        Some(logins) => {
+            payment_page_with_logins(page_store, keys.page_secrets, summaries.clone(), &public_url, logins.clone())
+        }
+        None => payment_page_at(page_store, keys.page_secrets, summaries.clone(), &public_url),
+    };
+    let mcp = server_with_logins(engine, &public_url, summaries, logins);
     match options.transport {
         Transport::Http(_) => {
             let app = match tokens {

@@ -19,16 +19,29 @@
 //!   nothing else about the request travels in the URL.
 //! - Responses are not cached, not framed (no clickjacking of the Approve button) and send no
 //!   referrer (the id would leak in it).
+//!
+//! Who decides, when the server has users (bearer tokens; [`payment_page_with_logins`]): the
+//! link `book_trip` hands out carries a one-time sign-in ticket for the step and the user who
+//! started the payment ([`payment_url`], minted by [`PageLogin`]). Opening it redeems the ticket
+//! (refused when replayed, expired, forged or for another step), keeps the user in an
+//! `HttpOnly; SameSite=Lax` session cookie scoped to that payment ([`SESSION_COOKIE`]) and
+//! redirects to the page without the ticket. The decision is recorded under that user, and the
+//! store refuses it unless they own the step; a browser that is not signed in is refused, before
+//! the store is touched. An API client may instead present its bearer token (`Authorization`);
+//! a request naming two different users is refused. Without users (no tokens) there is no one to
+//! verify: whoever holds the unguessable link decides, as before.
+//!
+//! A store failure shows a generic "try again later" page; its detail goes to the server's log.
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
-use elicit_runtime::server::{CompletionStore, UrlStatus};
+use elicit_runtime::server::{CompletionStore, PageLogin, PageLoginError, UrlStatus};
 use serde_json::json;
 
 use super::summaries::PaymentSummaries;
@@ -36,6 +49,12 @@ use crate::csrf::{self, PageSecrets, TOKEN_FIELD};
 
 /// The cookie holding the nonce of the browser's latest visit of a payment page.
 pub const NONCE_COOKIE: &str = "pay_nonce";
+
+/// The cookie holding the signed-in user of a payment page (a [`PageLogin`] session).
+pub const SESSION_COOKIE: &str = "pay_session";
+
+/// The query parameter of a payment link that carries its one-time sign-in ticket.
+pub const LOGIN_PARAM: &str = "login";
 
 /// How many leading characters of the id the page shows to name the request.
 const SHOWN_ID_CHARS: usize = 8;
@@ -47,6 +66,27 @@ struct PaymentPage {
     summaries: PaymentSummaries,
     /// Served over HTTPS whatever the request says (the public base URL is `https`).
     https: bool,
+    /// Set when the server has users: browsers sign in with the link's ticket, and a decision
+    /// without a user is refused.
+    logins: Option<PageLogin>,
+}
+
+/// The link to the payment page of step `id` under `public_url`: with a one-time sign-in ticket
+/// for `principal` when the page has `logins` and the flow has a principal, bare otherwise.
+///
+/// Synchronous, for the closure that builds a URL-mode step's URL. A ticket that cannot be made
+/// (no Tokio runtime, a principal too long to seal) is logged and left out: the page then asks
+/// the user to sign in, and refuses their decision.
+pub fn payment_url(public_url: &str, id: &str, logins: Option<&PageLogin>, principal: Option<&str>) -> String {
+    let page = format!("{public_url}/pay/{id}");
+    let (Some(logins), Some(principal)) = (logins, principal) else { return page };
+    match logins.ticket(id, principal) {
+        Ok(ticket) => format!("{page}?{LOGIN_PARAM}={ticket}"),
+        Err(error) => {
+            tracing::error!(%error, "no sign-in link for a payment page");
+            page
+        }
+    }
 }
 
 /// The payment page's routes, recording decisions in `store` and signing its forms with
@@ -67,12 +107,33 @@ pub fn payment_page_at(
     summaries: PaymentSummaries,
     public_url: &str,
 ) -> axum::Router {
-    let https = public_url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, logins: None })
+}
+
+/// [`payment_page_at`] for a server with users: the page signs browsers in with the tickets
+/// [`payment_url`] puts in its links (minted by `logins`, which must share the keys and the store
+/// of the `book_trip` that builds them), and refuses a decision by a browser that is not signed
+/// in and presents no bearer token.
+pub fn payment_page_with_logins(
+    store: Arc<dyn CompletionStore>,
+    secrets: PageSecrets,
+    summaries: PaymentSummaries,
+    public_url: &str,
+    logins: PageLogin,
+) -> axum::Router {
+    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, logins: Some(logins) })
+}
+
+fn is_https(public_url: &str) -> bool {
+    public_url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+}
+
+fn router(page_state: PaymentPage) -> axum::Router {
     axum::Router::new()
         .route("/pay/{id}", get(show_payment))
         .route("/pay/{id}/approve", post(approve))
         .route("/pay/{id}/deny", post(deny))
-        .with_state(PaymentPage { store, secrets, summaries, https })
+        .with_state(page_state)
 }
 
 /// Whether this request reached the page over HTTPS: configured so, or said so by the proxy.
@@ -106,8 +167,26 @@ fn not_found(detail: &str) -> Response {
     page(StatusCode::NOT_FOUND, "Unknown payment", &format!("<p>{detail}</p>"))
 }
 
+/// The page for a failure of the store (or of the system): the same generic text whatever
+/// failed; the detail (hosts, store messages) goes to the server's log, never into the page.
 fn unavailable(error: impl std::fmt::Display) -> Response {
-    page(StatusCode::SERVICE_UNAVAILABLE, "Try again later", &format!("<p>{}</p>", escape(&error.to_string())))
+    tracing::error!(%error, "the payment page could not serve a request");
+    page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Try again later",
+        "<p id=\"unavailable\">The payment service is unavailable right now. Nothing was recorded; please try again \
+         in a moment.</p>",
+    )
+}
+
+/// The page for a browser that is not signed in on a server with users.
+fn sign_in_needed() -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        "Sign-in needed",
+        "<p id=\"sign-in\">This payment page does not know who you are, so it cannot take a decision.</p>\
+         <p>Open the payment link your MCP client showed you, in this browser: it signs you in.</p>",
+    )
 }
 
 fn escape(text: &str) -> String {
@@ -120,10 +199,27 @@ fn plausible_id(id: &str) -> bool {
     id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+async fn show_payment(
+    State(page_state): State<PaymentPage>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+    bearer: Bearer,
+    headers: HeaderMap,
+) -> Response {
     if !plausible_id(&id) {
         return not_found("This payment link is not valid.");
     }
+    if let Some(logins) = &page_state.logins
+        && let Some(ticket) = login_ticket(query.as_deref())
+    {
+        return sign_in(&page_state, logins, &id, &ticket, &bearer, &headers).await;
+    }
+    let user = match who(&page_state, &id, &bearer, &headers) {
+        Who::User(user) => Some(user),
+        Who::Anonymous if page_state.logins.is_some() => return sign_in_needed(),
+        Who::Anonymous => None,
+        Who::Conflict => return two_users(),
+    };
     match page_state.store.status(&id).await {
         Ok(UrlStatus::Pending) => {}
         Ok(UrlStatus::Completed(_)) => {
@@ -149,6 +245,9 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
                  told you.</p>"
             .to_owned(),
     };
+    let signed_in = user
+        .map(|user| format!("<p>Signed in as <strong id=\"user\">{}</strong>.</p>", escape(&user)))
+        .unwrap_or_default();
     let form = |action: &str, label: &str| {
         format!(
             "<form method=\"post\" action=\"/pay/{id}/{action}\"><input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{token}\">\
@@ -159,8 +258,8 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
         StatusCode::OK,
         "Approve payment",
         &format!(
-            "<p>Your travel agent asks you to approve a payment.</p>{what}\
-             <p>Request <code id=\"request\">{shown}</code> — the link your MCP client showed you ends in \
+            "<p>Your travel agent asks you to approve a payment.</p>{signed_in}{what}\
+             <p>Request <code id=\"request\">{shown}</code> — the link your MCP client showed you contains \
              <code>/pay/{shown}…</code>; if it does not, deny.</p>{}{}",
             form("approve", "Approve"),
             form("deny", "Deny")
@@ -168,12 +267,116 @@ async fn show_payment(State(page_state): State<PaymentPage>, Path(id): Path<Stri
     );
     // The nonce and token are base64url: always a valid header value.
     // Scoped to this payment: another payment's page, open in another tab, keeps its own nonce.
-    let secure = if over_https(&page_state, &headers) { "; Secure" } else { "" };
+    let secure = secure_attribute(&page_state, &headers);
     let cookie = format!("{NONCE_COOKIE}={nonce}; HttpOnly; SameSite=Strict; Path=/pay/{id}{secure}");
     if let Ok(cookie) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response
+}
+
+/// `; Secure` when the page is served over HTTPS.
+fn secure_attribute(page_state: &PaymentPage, headers: &HeaderMap) -> &'static str {
+    if over_https(page_state, headers) { "; Secure" } else { "" }
+}
+
+/// The sign-in ticket of a payment link's query, if it has one.
+fn login_ticket(query: Option<&str>) -> Option<String> {
+    url::form_urlencoded::parse(query?.as_bytes())
+        .find(|(key, _)| key == LOGIN_PARAM)
+        .map(|(_, value)| value.into_owned())
+}
+
+/// Opening a payment link with its ticket: redeems the ticket, keeps the user in the session
+/// cookie and sends the browser to the page without the ticket (out of its history and address
+/// bar). `SameSite=Lax`, not `Strict`: the link is usually opened from another application or
+/// site, and a `Strict` cookie set on that navigation would not be sent on the redirect that
+/// follows it; `Lax` still keeps it off cross-site `POST`s, and the forms carry their own
+/// anti-forgery token.
+async fn sign_in(
+    page_state: &PaymentPage,
+    logins: &PageLogin,
+    id: &str,
+    ticket: &str,
+    bearer: &Bearer,
+    headers: &HeaderMap,
+) -> Response {
+    let refused = |why: &str| {
+        page(
+            StatusCode::FORBIDDEN,
+            "Sign-in refused",
+            &format!(
+                "<p id=\"login-refused\">{why}</p><p>Nothing was recorded. Ask your MCP client for the payment again, \
+                 and open its link in this browser.</p>"
+            ),
+        )
+    };
+    let user = match logins.redeem(id, ticket).await {
+        Ok(user) => user,
+        // The user opening their own link again, in the browser it signed in (its session).
+        Err(PageLoginError::Used) if session_user(page_state, id, headers).is_some() => return to_the_page(id, None),
+        Err(PageLoginError::Used) => {
+            return refused("This sign-in link was used already: a link signs in one browser, once.");
+        }
+        Err(PageLoginError::Expired) => return refused("This sign-in link has expired."),
+        Err(PageLoginError::Store(error)) => return unavailable(error),
+        Err(_) => return refused("This sign-in link is not valid."),
+    };
+    // An API client presenting the credentials of someone else than the link's user.
+    if bearer.as_ref().is_some_and(|Extension(Principal(other))| *other != user) {
+        return two_users();
+    }
+    let Ok(session) = logins.session(id, &user) else { return unavailable("a page session could not be sealed") };
+    let secure = secure_attribute(page_state, headers);
+    // The session is base64url: always a valid header value.
+    let cookie = format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Lax; Path=/pay/{id}{secure}");
+    to_the_page(id, HeaderValue::from_str(&cookie).ok())
+}
+
+/// `303 See Other` to the page of `id`, setting `cookie` if given.
+fn to_the_page(id: &str, cookie: Option<HeaderValue>) -> Response {
+    let mut response = page(StatusCode::SEE_OTHER, "Signed in", &format!("<p><a href=\"/pay/{id}\">Continue</a></p>"));
+    if let Ok(location) = HeaderValue::from_str(&format!("/pay/{id}")) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    if let Some(cookie) = cookie {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// The page for a request naming two different users (a session and a bearer token).
+fn two_users() -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        "Request refused",
+        "<p id=\"two-users\">This request is signed in as one user and carries the credentials of another, so \
+         nothing was recorded.</p>",
+    )
+}
+
+/// The user the request's session cookie signs in to the page of `id`, if the page has logins.
+fn session_user(page_state: &PaymentPage, id: &str, headers: &HeaderMap) -> Option<String> {
+    let logins = page_state.logins.as_ref()?;
+    logins.session_principal(id, csrf::cookie(headers, SESSION_COOKIE)?)
+}
+
+/// The user of a request to the page of `id`: its session (when the page has logins) and its
+/// bearer token (the server's authentication layer), which must agree when both are present.
+enum Who {
+    Anonymous,
+    User(String),
+    Conflict,
+}
+
+fn who(page_state: &PaymentPage, id: &str, bearer: &Bearer, headers: &HeaderMap) -> Who {
+    let session = session_user(page_state, id, headers);
+    let bearer = bearer.as_ref().map(|Extension(Principal(user))| user.clone());
+    match (session, bearer) {
+        (Some(session), Some(bearer)) if session != bearer => Who::Conflict,
+        (Some(user), _) | (None, Some(user)) => Who::User(user),
+        (None, None) => Who::Anonymous,
+    }
 }
 
 /// Whether the request carries the nonce cookie and a form token made for this id and nonce.
@@ -183,13 +386,13 @@ fn came_from_the_page(secrets: &PageSecrets, id: &str, headers: &HeaderMap, body
     secrets.verify(id, nonce, &token)
 }
 
-/// The user a decision is recorded for: the principal the server's bearer layer authenticated.
-type User = Option<Extension<Principal>>;
+/// The principal the server's bearer layer authenticated, if any (API clients).
+type Bearer = Option<Extension<Principal>>;
 
 async fn decide(
     page_state: PaymentPage,
     id: String,
-    user: User,
+    bearer: Bearer,
     headers: HeaderMap,
     body: Bytes,
     approved: bool,
@@ -205,9 +408,14 @@ async fn decide(
              failed), so nothing was recorded.</p><p>Open the link from your MCP client again and use its buttons.</p>",
         );
     }
-    // A payment started by an authenticated user is recorded only for that user.
-    let by = user.as_ref().map(|Extension(Principal(user))| user.as_str());
-    match page_state.store.complete(&id, json!({ "approved": approved }), by).await {
+    // The decision is recorded for its user; the store refuses it unless they own the step.
+    let by = match who(&page_state, &id, &bearer, &headers) {
+        Who::User(user) => Some(user),
+        Who::Anonymous if page_state.logins.is_some() => return sign_in_needed(),
+        Who::Anonymous => None,
+        Who::Conflict => return two_users(),
+    };
+    match page_state.store.complete(&id, json!({ "approved": approved }), by.as_deref()).await {
         Ok(true) if approved => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
@@ -228,19 +436,19 @@ async fn decide(
 async fn approve(
     State(page_state): State<PaymentPage>,
     Path(id): Path<String>,
-    user: User,
+    bearer: Bearer,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    decide(page_state, id, user, headers, body, true).await
+    decide(page_state, id, bearer, headers, body, true).await
 }
 
 async fn deny(
     State(page_state): State<PaymentPage>,
     Path(id): Path<String>,
-    user: User,
+    bearer: Bearer,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    decide(page_state, id, user, headers, body, false).await
+    decide(page_state, id, bearer, headers, body, false).await
 }
