@@ -2,15 +2,18 @@
 //! mock server lists is called through the same driver the `call` command uses, answering forms
 //! with values built from their schemas.
 
-use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
-use crate::transport::{self, Connection, Protocol, Target};
-
-/// Answers every form with plausible values; refuses URLs (no scenario uses them).
-struct Automatic;
+/// Answers every form with plausible values. It shows no pages (no scenario uses them): a URL
+/// ends the call rather than being declined on anyone's behalf.
+#[derive(Default)]
+struct Automatic {
+    unpresented: Option<String>,
+}
 
 fn sample(schema: &PrimitiveSchema) -> Option<Value> {
     if let Some(default) = schema.default_value() {
@@ -47,7 +50,12 @@ impl Responder for Automatic {
     }
 
     async fn url(&mut self, _ctx: AskContext<'_>, _message: &str, _url: &CheckedUrl) -> ElicitAction {
-        ElicitAction::Decline
+        self.unpresented = Some("conformance mode opens no pages".to_owned());
+        ElicitAction::Cancel
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 
     async fn pending(&mut self, _ctx: AskContext<'_>, _pending: PendingUrl<'_>) -> PendingAction {
@@ -88,20 +96,23 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     // The suite itself gives a scenario 30 s.
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
-    let mut connection =
-        Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30), protocol(), caps).await?;
-    let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
-    let tools = connection.tools().await?;
+    let options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
+        .protocol(protocol())
+        .capabilities(caps)
+        .timeout(std::time::Duration::from_secs(30));
+    let mut client = Client::connect(&Target::http(url), options).await.map_err(|e| e.to_string())?;
+    let driver = client.driver().max_rounds(10);
+    let tools = client.list_tools().await.map_err(|e| e.to_string())?;
     let mut failures = Vec::new();
     for tool in tools {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(tool.name.to_string()));
         params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
-        match connection.drive(&driver, &mut Automatic, wire::TOOLS_CALL, params).await {
+        match client.call_with(&driver, &mut Automatic::default(), wire::TOOLS_CALL, params).await {
             Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
             Err(error) => failures.push(format!("{}: {error}", tool.name)),
         }
     }
-    connection.close().await;
+    client.close().await;
     if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
 }

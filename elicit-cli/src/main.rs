@@ -10,19 +10,17 @@ mod conformance;
 mod printable;
 mod scripted;
 mod terminal;
-mod transport;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use elicit_runtime::client::{Driver, Responder};
+use elicit_runtime::client::Responder;
+use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
-use transport::Protocol;
 
 use printable::{printable, printable_json};
-use transport::{Connection, Target};
 
 /// A terminal MCP client that renders elicitations (forms and URL mode).
 #[derive(Parser)]
@@ -73,6 +71,14 @@ struct ServerArgs {
     /// (2025-11-25, or 2025-06-18 as the server negotiates); a version forces it.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto)]
     protocol: ProtocolArg,
+    /// Send `NAME: VALUE` with every HTTP request (repeatable), e.g. an API key. The value is a
+    /// secret: it is never printed, not even in errors.
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    headers: Vec<String>,
+    /// Send `Authorization: Bearer TOKEN` with every HTTP request, the token read from the
+    /// environment variable VAR (so it stays out of the command line and shell history).
+    #[arg(long, value_name = "VAR")]
+    bearer_env: Option<String>,
 }
 
 #[derive(Args)]
@@ -105,11 +111,37 @@ enum ProtocolArg {
 impl ServerArgs {
     fn target(&self) -> Target {
         match (&self.endpoint.url, &self.endpoint.stdio) {
-            (Some(url), _) => Target::Url(url.clone()),
-            (None, Some(cmd)) => Target::Stdio(cmd.clone()),
+            (Some(url), _) => Target::http(url.clone()),
+            (None, Some(cmd)) => Target::shell(cmd.clone()),
             // clap's group makes one of them required.
-            (None, None) => Target::Url(String::new()),
+            (None, None) => Target::http(String::new()),
         }
+    }
+
+    /// How to connect: the era, the capabilities to declare, the time bound and the static
+    /// credentials. Errors name a header or variable, never a secret.
+    fn options(&self, capabilities: Capabilities, timeout: Duration) -> Result<ClientOptions, String> {
+        let mut options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
+            .protocol(self.protocol())
+            .capabilities(capabilities)
+            .timeout(timeout);
+        for header in &self.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                return Err("--header must be NAME:VALUE".to_owned());
+            };
+            options = options.header(name, value).map_err(|e| format!("--header: {e}"))?;
+        }
+        if let Some(var) = &self.bearer_env {
+            let token = match std::env::var(var) {
+                Ok(token) if !token.trim().is_empty() => token,
+                Ok(_) => return Err(format!("--bearer-env: the variable {var} is empty")),
+                Err(_) => return Err(format!("--bearer-env: the variable {var} is not set (or not Unicode)")),
+            };
+            options = options
+                .bearer(&token)
+                .map_err(|_| format!("--bearer-env: the token in {var} has characters an HTTP header cannot carry"))?;
+        }
+        Ok(options)
     }
 
     fn protocol(&self) -> Protocol {
@@ -198,10 +230,9 @@ impl CallArgs {
 async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
     let arguments = call.arguments()?;
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
-    let mut connection =
-        Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
-    let driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
-    let endpoint = connection.endpoint.clone();
+    let options = server.options(call.capabilities(), call.timeout.duration())?;
+    let mut client = Client::connect(&server.target(), options).await.map_err(|e| e.to_string())?;
+    let endpoint = client.endpoint().to_owned();
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name.to_owned()));
     if let Some(arguments) = arguments {
@@ -211,25 +242,24 @@ async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs
     let result = match answers {
         Some(answers) => {
             let mut responder = scripted::Scripted::new(answers, call.browser.clone(), wait, endpoint);
-            drive(&driver, &mut connection, &mut responder, method, params).await
+            drive(&mut client, &mut responder, method, params).await
         }
         None => {
             let mut responder = terminal::Terminal::new(call.browser.clone(), wait, endpoint);
-            drive(&driver, &mut connection, &mut responder, method, params).await
+            drive(&mut client, &mut responder, method, params).await
         }
     };
-    connection.close().await;
+    client.close().await;
     result
 }
 
 async fn drive<R: Responder>(
-    driver: &Driver,
-    connection: &mut Connection,
+    client: &mut Client,
     responder: &mut R,
     method: &str,
     params: Map<String, Value>,
 ) -> Result<Value, String> {
-    connection.drive(driver, responder, method, params).await.map_err(|e| e.to_string())
+    client.call(responder, method, params).await.map_err(|e| e.to_string())
 }
 
 fn print_result(result: &Value, json: bool) {
@@ -257,11 +287,11 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         None => Err("give a command (tools, call, prompt) or --conformance URL; see --help".to_owned()),
         Some(Command::Tools { server, timeout }) => {
-            let caps = elicit_runtime::wire::Capabilities::ELICITATION;
-            let connection = Connection::open(&server.target(), timeout.duration(), server.protocol(), caps).await?;
-            let tools = connection.tools().await;
-            connection.close().await;
-            for tool in tools? {
+            let options = server.options(Capabilities::ELICITATION, timeout.duration())?;
+            let client = Client::connect(&server.target(), options).await.map_err(|e| e.to_string())?;
+            let tools = client.list_tools().await;
+            client.close().await;
+            for tool in tools.map_err(|e| e.to_string())? {
                 println!("{}\t{}", printable(&tool.name), printable(tool.description.as_deref().unwrap_or("")));
             }
             Ok(())

@@ -21,6 +21,8 @@ pub(crate) struct Scripted {
     browser: Option<String>,
     wait: Duration,
     endpoint: String,
+    /// Why the last request had no answer, until the driver takes it.
+    unpresented: Option<String>,
 }
 
 /// Reads and checks an answers file: a JSON object whose every value is an `ElicitResult`.
@@ -39,7 +41,7 @@ pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
 impl Scripted {
     /// A responder over checked answers.
     pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Scripted { answers, browser, wait, endpoint }
+        Scripted { answers, browser, wait, endpoint, unpresented: None }
     }
 
     fn answer(&self, key: &str) -> Option<ElicitResult> {
@@ -95,7 +97,7 @@ impl Responder for Scripted {
             }
             Some(other) => other,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
+                self.unpresented = Some("the answers file has no answer for it".to_owned());
                 ElicitResult::cancel()
             }
         }
@@ -116,8 +118,8 @@ impl Responder for Scripted {
         let action = match self.answer(ctx.key) {
             Some(answer) => answer.action,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
-                ElicitAction::Cancel
+                self.unpresented = Some("the answers file has no answer for it".to_owned());
+                return ElicitAction::Cancel;
             }
         };
         if action != ElicitAction::Accept {
@@ -147,5 +149,9 @@ impl Responder for Scripted {
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
         eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 }

@@ -28,16 +28,24 @@ pub(crate) struct Terminal {
     wait: Duration,
     ansi: bool,
     endpoint: String,
+    /// Why the last request could not be shown, until the driver takes it.
+    unpresented: Option<String>,
 }
 
-/// The user dismissed a prompt (Escape, Ctrl-C, or no terminal).
-struct Dismissed;
+/// A prompt that ended without an answer.
+enum Dismissed {
+    /// The person dismissed it (Escape, Ctrl-C): their cancel.
+    ByPerson,
+    /// It could not be shown at all (no terminal): nobody answered.
+    NoPrompt(String),
+}
 
 fn dismissed(error: InquireError) -> Dismissed {
-    if !matches!(error, InquireError::OperationCanceled | InquireError::OperationInterrupted) {
-        eprintln!("cannot prompt: {error}");
+    match error {
+        InquireError::OperationCanceled | InquireError::OperationInterrupted => Dismissed::ByPerson,
+        InquireError::NotTTY => Dismissed::NoPrompt("there is no terminal to ask in (use --answers FILE)".to_owned()),
+        other => Dismissed::NoPrompt(format!("cannot prompt: {other}")),
     }
-    Dismissed
 }
 
 const NO_ANSWER: &str = "(no answer)";
@@ -172,7 +180,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
     if answer.is_empty() && !prompt.required {
         return Ok(None);
     }
-    Ok(Some(to_value(&answer).map_err(|_| Dismissed)?))
+    Ok(Some(to_value(&answer).map_err(|reason| Dismissed::NoPrompt(reason))?))
 }
 
 /// A required boolean: yes or no.
@@ -276,10 +284,16 @@ impl Terminal {
     /// A renderer opening pages with `browser` (or the system's opener) and waiting at most `wait`
     /// for a pending URL step.
     pub(crate) fn new(browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint }
+        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint, unpresented: None }
     }
 
-    fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
+    /// The person's answer to a form; `Err` when it could not be shown to them.
+    fn form_blocking(
+        &self,
+        ctx: AskContext<'_>,
+        message: &str,
+        schema: &RequestedSchema,
+    ) -> Result<ElicitResult, String> {
         eprintln!(
             "\n{} asks for information ({}) [{}]:\n  {}\n",
             printable(ctx.server),
@@ -288,14 +302,11 @@ impl Terminal {
             printable(message)
         );
         let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
-        match start {
+        match start.map_err(dismissed) {
             Ok("Fill in the form") => {}
-            Ok("Decline") => return ElicitResult::decline(),
-            Ok(_) => return ElicitResult::cancel(),
-            Err(error) => {
-                let Dismissed = dismissed(error);
-                return ElicitResult::cancel();
-            }
+            Ok("Decline") => return Ok(ElicitResult::decline()),
+            Ok(_) | Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+            Err(Dismissed::NoPrompt(reason)) => return Err(reason),
         }
         // Defaults are pre-filled; the user edits from there.
         let mut content: Map<String, Value> = Map::new();
@@ -306,7 +317,8 @@ impl Terminal {
                     content.insert(property.name.to_string(), value);
                 }
                 Ok(None) => {}
-                Err(Dismissed) => return ElicitResult::cancel(),
+                Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+                Err(Dismissed::NoPrompt(reason)) => return Err(reason),
             }
         }
         loop {
@@ -322,12 +334,16 @@ impl Terminal {
             }
             let choice =
                 Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
-            match choice {
-                Ok("Send") if problems.is_none() => return ElicitResult::accept(content),
+            match choice.map_err(dismissed) {
+                Ok("Send") if problems.is_none() => return Ok(ElicitResult::accept(content)),
                 Ok("Send") => eprintln!("Fix the answers above first."),
                 Ok("Change an answer") => {
                     let titles: Vec<String> = schema.properties.iter().map(title).collect();
-                    let Ok(picked) = Select::new("Which answer?", titles).raw_prompt() else { continue };
+                    let picked = match Select::new("Which answer?", titles).raw_prompt().map_err(dismissed) {
+                        Ok(picked) => picked,
+                        Err(Dismissed::ByPerson) => continue,
+                        Err(Dismissed::NoPrompt(reason)) => return Err(reason),
+                    };
                     let Some(property) = schema.properties.get(picked.index) else { continue };
                     match ask_field(property, content.get(property.name.as_ref())) {
                         Ok(Some(value)) => {
@@ -336,20 +352,19 @@ impl Terminal {
                         Ok(None) => {
                             content.remove(property.name.as_ref());
                         }
-                        Err(Dismissed) => {}
+                        Err(Dismissed::ByPerson) => {}
+                        Err(Dismissed::NoPrompt(reason)) => return Err(reason),
                     }
                 }
-                Ok("Decline") => return ElicitResult::decline(),
-                Ok(_) => return ElicitResult::cancel(),
-                Err(error) => {
-                    let Dismissed = dismissed(error);
-                    return ElicitResult::cancel();
-                }
+                Ok("Decline") => return Ok(ElicitResult::decline()),
+                Ok(_) | Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+                Err(Dismissed::NoPrompt(reason)) => return Err(reason),
             }
         }
     }
 
-    fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
+    /// The person's consent to open a page; `Err` when it could not be asked.
+    fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> Result<ElicitAction, String> {
         eprintln!(
             "\n{} asks you to open a page ({}) [{}]:\n  {}\n",
             printable(ctx.server),
@@ -363,14 +378,13 @@ impl Terminal {
             eprintln!("  warning: {}", printable(&warning.to_string()));
         }
         eprintln!();
-        match Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt() {
-            Ok("Open in browser") => ElicitAction::Accept,
-            Ok("Decline") => ElicitAction::Decline,
-            Ok(_) => ElicitAction::Cancel,
-            Err(error) => {
-                let Dismissed = dismissed(error);
-                ElicitAction::Cancel
-            }
+        let choice =
+            Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt();
+        match choice.map_err(dismissed) {
+            Ok("Open in browser") => Ok(ElicitAction::Accept),
+            Ok("Decline") => Ok(ElicitAction::Decline),
+            Ok(_) | Err(Dismissed::ByPerson) => Ok(ElicitAction::Cancel),
+            Err(Dismissed::NoPrompt(reason)) => Err(reason),
         }
     }
 }
@@ -474,11 +488,23 @@ impl Terminal {
 
 impl Responder for Terminal {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema))
+        match tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema)) {
+            Ok(answer) => answer,
+            Err(reason) => {
+                self.unpresented = Some(reason);
+                ElicitResult::cancel()
+            }
+        }
     }
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        let action = tokio::task::block_in_place(|| self.url_consent(ctx, message, url));
+        let action = match tokio::task::block_in_place(|| self.url_consent(ctx, message, url)) {
+            Ok(action) => action,
+            Err(reason) => {
+                self.unpresented = Some(reason);
+                return ElicitAction::Cancel;
+            }
+        };
         if action != ElicitAction::Accept {
             return action;
         }
@@ -536,5 +562,9 @@ impl Responder for Terminal {
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
         eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 }

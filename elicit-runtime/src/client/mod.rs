@@ -12,9 +12,6 @@
 pub mod form;
 pub mod legacy;
 mod legacy_driver;
-#[cfg(feature = "rmcp-client")]
-#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
-pub mod rmcp_caller;
 mod url_check;
 
 use std::collections::HashMap;
@@ -163,6 +160,24 @@ pub trait Responder {
 
     /// Something the user should know (a refused request, a warning).
     fn notice(&mut self, _ctx: AskContext<'_>, _text: &str) {}
+
+    /// Why the last [`form`](Responder::form) or [`url`](Responder::url) could not be put before
+    /// the person, if it could not (no terminal, no scripted answer for it, a kind of request this
+    /// responder cannot show). A responder that could not present a request returns any result
+    /// from `form`/`url` and the reason here: the driver then sends nothing and ends the call with
+    /// [`DriveError::Unpresentable`]. Nobody answers `decline` or `cancel` on the person's behalf.
+    /// Taking the reason clears it. The default: every request was presented.
+    fn unpresented(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// The reason `responder` could not present the request `key`, as the error that ends the call.
+pub(crate) fn unpresented<R: Responder>(responder: &mut R, key: &str) -> Result<(), DriveError> {
+    match responder.unpresented() {
+        Some(reason) => Err(DriveError::Unpresentable { key: key.to_owned(), reason }),
+        None => Ok(()),
+    }
 }
 
 /// Why a call did not complete.
@@ -199,6 +214,14 @@ pub enum DriveError {
     Cancelled,
     /// The user declined a step the call cannot go on without (a `-32042` URL).
     Declined,
+    /// The responder could not put an input request before the person (see
+    /// [`Responder::unpresented`]); nothing was answered on their behalf.
+    Unpresentable {
+        /// The input request's key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// URL steps the user consented to in one call: key -> (url, since, retries).
@@ -233,6 +256,9 @@ impl fmt::Display for DriveError {
             }
             DriveError::Cancelled => write!(f, "cancelled"),
             DriveError::Declined => write!(f, "declined"),
+            DriveError::Unpresentable { key, reason } => {
+                write!(f, "cannot show input request `{}` to anyone: {reason}; nothing was answered", wire::clip(key))
+            }
         }
     }
 }
@@ -368,6 +394,7 @@ impl Driver {
                     ));
                 }
                 let answer = responder.form(ctx, &message, &requested_schema).await;
+                unpresented(responder, ctx.key)?;
                 if answer.action == ElicitAction::Accept {
                     let empty = Map::new();
                     form::validate(&requested_schema, answer.content.as_ref().unwrap_or(&empty))
@@ -399,6 +426,7 @@ impl Driver {
                     });
                 }
                 let action = responder.url(ctx, &message, &checked).await;
+                unpresented(responder, ctx.key)?;
                 if action == ElicitAction::Accept {
                     consented.insert(ctx.key.to_owned(), (url, Instant::now(), 0));
                 }

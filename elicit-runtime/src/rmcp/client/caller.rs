@@ -1,4 +1,4 @@
-//! A [`Caller`] on an rmcp client (feature `rmcp-client`): the driver's rounds sent through an
+//! A [`Caller`] on an rmcp client: the driver's rounds sent through an
 //! rmcp `Peer<RoleClient>`, each with its own `_meta`.
 //!
 //! rmcp overwrites the `_meta` of a request's params with the connection's own metadata, so the
@@ -6,7 +6,7 @@
 //! would be lost. [`RmcpCaller`] moves it into the request options, where rmcp keeps it.
 //!
 //! ```no_run
-//! use elicit_runtime::client::rmcp_caller::RmcpCaller;
+//! use elicit_runtime::rmcp::client::RmcpCaller;
 //! use elicit_runtime::client::{Driver, Responder};
 //! use elicit_runtime::wire::Capabilities;
 //! use rmcp::RoleClient;
@@ -30,8 +30,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 
-use super::legacy::LegacyCaller;
-use super::{CallError, Caller};
+use crate::client::legacy::LegacyCaller;
+use crate::client::{CallError, Caller};
 use crate::wire;
 
 /// Sends the driver's requests (`tools/call`, `prompts/get`, `resources/read`) through an rmcp
