@@ -20,7 +20,7 @@ use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
 
-use printable::{printable, printable_json};
+use printable::{one_line, printable, printable_json};
 
 /// A terminal MCP client that renders elicitations (forms and URL mode).
 #[derive(Parser)]
@@ -292,7 +292,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let tools = client.list_tools().await;
             client.close().await;
             for tool in tools.map_err(|e| e.to_string())? {
-                println!("{}\t{}", printable(&tool.name), printable(tool.description.as_deref().unwrap_or("")));
+                println!("{}\t{}", one_line(&tool.name), one_line(tool.description.as_deref().unwrap_or("")));
             }
             Ok(())
         }
@@ -321,7 +321,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("elicit: {}", printable(&message));
+            eprintln!("elicit: {}", one_line(&message));
             ExitCode::FAILURE
         }
     }

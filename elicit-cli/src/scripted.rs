@@ -9,7 +9,7 @@ use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use serde_json::{Map, Value};
 
 use crate::browser;
-use crate::printable::printable;
+use crate::printable::{indented, one_line};
 
 /// The answers-file key that answers whatever no other key names.
 const WILDCARD: &str = "*";
@@ -66,10 +66,10 @@ impl Scripted {
             let waited = pending.since.elapsed();
             if waited >= self.wait {
                 if pending.kind == PendingKind::Required {
-                    eprintln!("waited {} s for `{}`; calling again", waited.as_secs(), printable(ctx.key));
+                    eprintln!("waited {} s for `{}`; calling again", waited.as_secs(), one_line(ctx.key));
                     return PendingAction::Retry;
                 }
-                eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
+                eprintln!("gave up waiting for `{}` after {} s; cancelling", one_line(ctx.key), waited.as_secs());
                 return PendingAction::Cancel;
             }
             tokio::time::sleep((self.wait - waited).min(Duration::from_millis(500))).await;
@@ -84,11 +84,11 @@ impl Scripted {
 impl Responder for Scripted {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
         eprintln!(
-            "{} asks ({}) [{}]: {}",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "{} asks ({}) [{}]:\n{}",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         match self.answer(ctx.key) {
             Some(ElicitResult { action: ElicitAction::Accept, content }) => {
@@ -105,15 +105,15 @@ impl Responder for Scripted {
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
         eprintln!(
-            "{} asks ({}) to open {}: {} [{}]",
-            printable(ctx.server),
-            printable(ctx.key),
+            "{} asks ({}) to open {} [{}]:\n{}",
+            one_line(ctx.server),
+            one_line(ctx.key),
             url.url,
-            printable(message),
-            printable(&self.endpoint)
+            one_line(&self.endpoint),
+            indented(message)
         );
         for warning in &url.warnings {
-            eprintln!("warning: {}", printable(&warning.to_string()));
+            eprintln!("warning: {}", one_line(&warning.to_string()));
         }
         let action = match self.answer(ctx.key) {
             Some(answer) => answer.action,
@@ -138,7 +138,7 @@ impl Responder for Scripted {
         }
         let waited = pending.since.elapsed();
         if waited >= self.wait {
-            eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
+            eprintln!("gave up waiting for `{}` after {} s; cancelling", one_line(ctx.key), waited.as_secs());
             return PendingAction::Cancel;
         }
         let delay = browser::backoff(pending.retries).min(self.wait - waited);
@@ -148,7 +148,7 @@ impl Responder for Scripted {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+        eprintln!("{} ({}): {}", one_line(ctx.server), one_line(ctx.key), one_line(text));
     }
 
     fn unpresented(&mut self) -> Option<String> {

@@ -20,7 +20,7 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::{Map, Number, Value};
 
 use crate::browser;
-use crate::printable::printable;
+use crate::printable::{indented, one_line};
 
 /// Renders input requests on the terminal.
 pub(crate) struct Terminal {
@@ -52,7 +52,7 @@ const NO_ANSWER: &str = "(no answer)";
 
 /// The field's name as the user sees it (every server text goes through [`printable`]).
 fn title(property: &Property) -> String {
-    printable(property.schema.title().unwrap_or(&property.name)).into_owned()
+    one_line(property.schema.title().unwrap_or(&property.name)).into_owned()
 }
 
 fn label(property: &Property) -> String {
@@ -62,7 +62,7 @@ fn label(property: &Property) -> String {
 
 /// Description plus the constraints the user must meet, as help under the prompt.
 fn help(property: &Property) -> String {
-    let mut parts: Vec<String> = property.schema.description().map(|d| printable(d).into_owned()).into_iter().collect();
+    let mut parts: Vec<String> = property.schema.description().map(|d| one_line(d).into_owned()).into_iter().collect();
     match &property.schema {
         PrimitiveSchema::String(s) => {
             match (s.min_length, s.max_length) {
@@ -109,7 +109,7 @@ fn help(property: &Property) -> String {
 /// A value as the user sees it; server defaults are server text too.
 fn display(value: &Value) -> String {
     match value {
-        Value::String(s) => printable(s).into_owned(),
+        Value::String(s) => one_line(s).into_owned(),
         Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
@@ -119,7 +119,7 @@ fn display(value: &Value) -> String {
 fn shown(property: &Property, value: &Value) -> String {
     let title_of = |options: &[elicit_runtime::schema::EnumOption], v: &Value| -> String {
         match v.as_str().and_then(|v| options.iter().find(|o| o.value == v)) {
-            Some(option) => printable(option.title.as_deref().unwrap_or(&option.value)).into_owned(),
+            Some(option) => one_line(option.title.as_deref().unwrap_or(&option.value)).into_owned(),
             None => display(v),
         }
     };
@@ -172,7 +172,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
             }
             Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
                 Ok(()) => Validation::Valid,
-                Err(reason) => Validation::Invalid(printable(&reason).into_owned().into()),
+                Err(reason) => Validation::Invalid(one_line(&reason).into_owned().into()),
             })
         })
         .prompt()
@@ -216,7 +216,7 @@ fn ask_yes_no_or_nothing(prompt: &FieldPrompt, current: Option<&Value>) -> Resul
 
 /// The title a choice is shown by.
 fn option_title(option: &EnumOption) -> String {
-    printable(option.title.as_deref().unwrap_or(&option.value)).into_owned()
+    one_line(option.title.as_deref().unwrap_or(&option.value)).into_owned()
 }
 
 /// One choice of a single-select (or no answer, when optional).
@@ -295,11 +295,11 @@ impl Terminal {
         schema: &RequestedSchema,
     ) -> Result<ElicitResult, String> {
         eprintln!(
-            "\n{} asks for information ({}) [{}]:\n  {}\n",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "\n{} asks for information ({}) [{}]:\n{}\n",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
         match start.map_err(dismissed) {
@@ -322,7 +322,7 @@ impl Terminal {
             }
         }
         loop {
-            eprintln!("\nYour answers for {}:", printable(ctx.server));
+            eprintln!("\nYour answers for {}:", one_line(ctx.server));
             for property in &schema.properties {
                 let shown =
                     content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), |v| shown(property, v));
@@ -330,7 +330,7 @@ impl Terminal {
             }
             let problems = validate(schema, &content).err();
             if let Some(errors) = &problems {
-                eprintln!("  to fix before sending: {}", printable(&errors.to_string()));
+                eprintln!("  to fix before sending: {}", one_line(&errors.to_string()));
             }
             let choice =
                 Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
@@ -366,16 +366,16 @@ impl Terminal {
     /// The person's consent to open a page; `Err` when it could not be asked.
     fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> Result<ElicitAction, String> {
         eprintln!(
-            "\n{} asks you to open a page ({}) [{}]:\n  {}\n",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "\n{} asks you to open a page ({}) [{}]:\n{}\n",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         eprintln!("  {}", browser::highlighted(url, self.ansi));
         eprintln!("  host: {}", url.host);
         for warning in &url.warnings {
-            eprintln!("  warning: {}", printable(&warning.to_string()));
+            eprintln!("  warning: {}", one_line(&warning.to_string()));
         }
         eprintln!();
         let choice =
@@ -444,7 +444,7 @@ impl Terminal {
             let retry = if required { "r to call again now, " } else { "" };
             eprintln!(
                 "\r\nWaiting for {} to report the page at {} done. Press {retry}o to open it again, c to cancel the call.",
-                printable(ctx.server),
+                one_line(ctx.server),
                 pending.url.host
             );
         }
@@ -539,7 +539,7 @@ impl Responder for Terminal {
             let delay = browser::backoff(pending.retries).min(self.wait - waited);
             eprintln!(
                 "\r\n{} says the page at {} is not finished yet ({} s so far). Press r to retry now, o to open it again, c to cancel; retrying in {} s.",
-                printable(ctx.server),
+                one_line(ctx.server),
                 pending.url.host,
                 waited.as_secs(),
                 delay.as_secs()
@@ -561,7 +561,7 @@ impl Responder for Terminal {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+        eprintln!("{} ({}): {}", one_line(ctx.server), one_line(ctx.key), one_line(text));
     }
 
     fn unpresented(&mut self) -> Option<String> {

@@ -60,7 +60,7 @@ fn books_a_trip(protocol: &str, legacy: bool) {
         "{stdout}\n{stderr}"
     );
     assert!(
-        stderr.contains("travel-server asks (trip)") && stderr.contains("travel-server asks (confirm)"),
+        stderr.contains("Where would you like to fly?") && stderr.contains("): Book CDG → JFK on 2026-09-01"),
         "{stderr}"
     );
     assert_eq!(sandbox.opened().len(), 1, "{stderr}");

@@ -36,15 +36,18 @@ struct App {
 impl Responder for App {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
         eprintln!("{} asks ({}): {message}", ctx.server, ctx.key);
-        let answer = match ctx.key {
-            "trip" => json!({"from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 2, "cabin": "business",
-                "meals": ["vegan"], "extras": ["lounge"], "email": "ada@example.com", "alerts": false}),
-            "confirm" => json!({"confirm": true}),
+        // Known by the fields asked for, not by the key: a 2025-era server's pushed requests have
+        // no keys of their own.
+        let asks = |name: &str| schema.properties.iter().any(|p| p.name.as_ref() == name);
+        let answer = if asks("from") && asks("to") {
+            json!({"from": "CDG", "to": "JFK", "depart": "2026-09-01", "travellers": 2, "cabin": "business",
+                "meals": ["vegan"], "extras": ["lounge"], "email": "ada@example.com", "alerts": false})
+        } else if asks("confirm") {
+            json!({"confirm": true})
+        } else {
             // Anything else this app cannot answer: it ends the call rather than decline for anyone.
-            other => {
-                self.unknown = Some(format!("book-trip-app has no answer for `{other}`"));
-                return ElicitResult::cancel();
-            }
+            self.unknown = Some(format!("book-trip-app has no answer for `{}`", ctx.key));
+            return ElicitResult::cancel();
         };
         let Value::Object(content) = answer else { return ElicitResult::cancel() };
         ElicitResult::accept(with_defaults(schema, &content))
