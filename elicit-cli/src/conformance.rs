@@ -3,6 +3,7 @@
 //! with values built from their schemas.
 
 use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::rmcp::client::auth::OAuth;
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
@@ -64,8 +65,9 @@ impl Responder for Automatic {
 }
 
 /// Arguments for a tool: every property of its input schema filled with a plain value of its type
-/// (`tools_call`'s `add_numbers` needs numbers).
-fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+/// (`tools_call`'s `add_numbers` needs numbers); an object property named `schema` gets the input
+/// schema of another tool, verbatim (`json-schema-2020-12-preservation` echoes it back).
+fn arguments(schema: &Map<String, Value>, other: Option<&Map<String, Value>>) -> Map<String, Value> {
     let mut arguments = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object);
     for (number, (name, property)) in properties.into_iter().flatten().enumerate() {
@@ -73,6 +75,10 @@ fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
             Some("number" | "integer") => json!(number + 2),
             Some("boolean") => json!(true),
             Some("string") => json!("test"),
+            Some("object") if name == "schema" => match other {
+                Some(other) => Value::Object(other.clone()),
+                None => continue,
+            },
             _ => continue,
         };
         arguments.insert(name.clone(), value);
@@ -91,26 +97,70 @@ fn protocol() -> Protocol {
     }
 }
 
+/// What the suite tells the client in `MCP_CONFORMANCE_CONTEXT` (JSON), or `null`.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The client ID metadata document the suite's authorization server expects.
+const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Authorization without a person, with the pre-registered credentials the suite gives in
+/// `MCP_CONFORMANCE_CONTEXT` when a scenario has them.
+fn oauth() -> Result<OAuth, String> {
+    let context = context();
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut oauth =
+        OAuth::new(crate::authorize::Headless::new()?, "elicit").client_metadata_url(CONFORMANCE_CLIENT_METADATA);
+    if let Some(id) = text("client_id") {
+        oauth = oauth.preregistered(id, text("client_secret"));
+    }
+    Ok(oauth)
+}
+
 /// Runs the scenario named by `MCP_CONFORMANCE_SCENARIO` against `url`.
 pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     // The suite itself gives a scenario 30 s.
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
-    let options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
+    let mut options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
         .protocol(protocol())
         .capabilities(caps)
         .timeout(std::time::Duration::from_secs(30));
+    if scenario.starts_with("auth/") {
+        options = options.oauth(oauth()?);
+    }
     let mut client = Client::connect(&Target::http(url), options).await.map_err(|e| e.to_string())?;
     let driver = client.driver().max_rounds(10);
     let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+    // The calls the suite names (with their arguments), else every tool it lists.
+    let calls: Vec<(String, Map<String, Value>)> = match context().get("toolCalls").and_then(Value::as_array) {
+        Some(calls) => calls
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                Some((name, call.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default()))
+            })
+            .collect(),
+        None => tools
+            .iter()
+            .map(|tool| {
+                let other = tools.iter().find(|t| t.name != tool.name).map(|t| t.input_schema.as_ref());
+                (tool.name.to_string(), arguments(&tool.input_schema, other))
+            })
+            .collect(),
+    };
     let mut failures = Vec::new();
-    for tool in tools {
+    for (name, arguments) in calls {
         let mut params = Map::new();
-        params.insert("name".into(), Value::String(tool.name.to_string()));
-        params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
+        params.insert("name".into(), Value::String(name.clone()));
+        params.insert("arguments".into(), Value::Object(arguments));
         match client.call_with(&driver, &mut Automatic::default(), wire::TOOLS_CALL, params).await {
-            Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
-            Err(error) => failures.push(format!("{}: {error}", tool.name)),
+            Ok(_) => eprintln!("[{scenario}] {name} completed"),
+            Err(error) => failures.push(format!("{name}: {error}")),
         }
     }
     client.close().await;

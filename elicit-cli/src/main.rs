@@ -5,6 +5,7 @@
 //! (probe, then fall back; or `--protocol`), drives every round or answers every pushed request, shows forms and URL consent in the terminal (or answers from a file with
 //! `--answers`), and prints the final result.
 
+mod authorize;
 mod browser;
 mod conformance;
 mod printable;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::Responder;
+use elicit_runtime::rmcp::client::auth::{OAuth, TokenStore};
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
@@ -61,6 +63,37 @@ enum Command {
         #[command(flatten)]
         call: CallArgs,
     },
+    /// Forget the tokens kept for a server (and account).
+    Logout {
+        /// The server's Streamable HTTP endpoint.
+        #[arg(long)]
+        url: String,
+        /// The account the tokens are kept under.
+        #[arg(long, default_value = DEFAULT_ACCOUNT)]
+        account: String,
+    },
+}
+
+/// The account tokens are kept under unless `--account` names another.
+const DEFAULT_ACCOUNT: &str = "default";
+
+/// The folder OAuth tokens are kept in: `ELICIT_CONFIG_DIR`, else the user's configuration folder
+/// (`$XDG_CONFIG_HOME` or `~/.config` on Unix, `%APPDATA%` on Windows, `~/Library/Application
+/// Support` on macOS), plus `elicit/tokens`.
+fn token_dir() -> Result<std::path::PathBuf, String> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    if let Some(dir) = var("ELICIT_CONFIG_DIR") {
+        return Ok(dir.join("tokens"));
+    }
+    let base = if cfg!(windows) {
+        var("APPDATA")
+    } else if cfg!(target_os = "macos") {
+        var("HOME").map(|home| home.join("Library/Application Support"))
+    } else {
+        var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|home| home.join(".config")))
+    };
+    base.map(|dir| dir.join("elicit").join("tokens"))
+        .ok_or_else(|| "cannot find a configuration folder for tokens (set ELICIT_CONFIG_DIR)".to_owned())
 }
 
 #[derive(Args)]
@@ -79,6 +112,12 @@ struct ServerArgs {
     /// environment variable VAR (so it stays out of the command line and shell history).
     #[arg(long, value_name = "VAR")]
     bearer_env: Option<String>,
+    /// The account OAuth tokens are kept under for this server (several logins to one server).
+    #[arg(long, default_value = DEFAULT_ACCOUNT)]
+    account: String,
+    /// Open the authorization page with `CMD URL` instead of the system browser (after consent).
+    #[arg(long = "auth-browser", value_name = "CMD")]
+    auth_browser: Option<String>,
 }
 
 #[derive(Args)]
@@ -140,6 +179,17 @@ impl ServerArgs {
             options = options
                 .bearer(&token)
                 .map_err(|_| format!("--bearer-env: the token in {var} has characters an HTTP header cannot carry"))?;
+        }
+        // OAuth when the server asks for it, unless the user brought an Authorization header.
+        let static_authorization = self.bearer_env.is_some()
+            || self
+                .headers
+                .iter()
+                .any(|h| h.split(':').next().is_some_and(|name| name.trim().eq_ignore_ascii_case("authorization")));
+        if let (Some(url), false) = (&self.endpoint.url, static_authorization) {
+            let store = TokenStore::file(&token_dir()?, url, &self.account);
+            let authorizer = authorize::TerminalAuthorizer::new(self.auth_browser.clone(), timeout);
+            options = options.oauth(OAuth::new(authorizer, "elicit").store(store, self.account.clone()));
         }
         Ok(options)
     }
@@ -304,6 +354,15 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Prompt { server, prompt, call }) => {
             let result = run_call(&server, wire::PROMPTS_GET, &prompt, &call).await?;
             print_result(&result, call.json);
+            Ok(())
+        }
+        Some(Command::Logout { url, account }) => {
+            let store = TokenStore::file(&token_dir()?, &url, &account);
+            match store.remove() {
+                Ok(true) => eprintln!("Signed out of {} ({}).", one_line(&url), one_line(&account)),
+                Ok(false) => eprintln!("No tokens were kept for {} ({}).", one_line(&url), one_line(&account)),
+                Err(e) => return Err(format!("cannot remove the tokens: {e}")),
+            }
             Ok(())
         }
     }

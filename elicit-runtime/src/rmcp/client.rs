@@ -26,6 +26,9 @@
 //! [`RmcpCaller`] is the lower-level piece: the driver's rounds on an rmcp peer you connected
 //! yourself, each with its own `_meta`.
 
+#[cfg(feature = "rmcp-auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-auth")))]
+pub mod auth;
 mod caller;
 mod push;
 
@@ -119,6 +122,8 @@ pub struct ClientOptions {
     capabilities: Capabilities,
     timeout: Duration,
     headers: HashMap<HeaderName, HeaderValue>,
+    #[cfg(feature = "rmcp-auth")]
+    oauth: Option<auth::OAuth>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -165,7 +170,18 @@ impl ClientOptions {
             capabilities: Capabilities::ELICITATION,
             timeout: Duration::from_secs(300),
             headers: HashMap::new(),
+            #[cfg(feature = "rmcp-auth")]
+            oauth: None,
         }
+    }
+
+    /// Authorizes with OAuth 2.1 when the server asks for it (a 401, or a 403 for more scope),
+    /// on connecting and during calls (HTTP only).
+    #[cfg(feature = "rmcp-auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rmcp-auth")))]
+    pub fn oauth(mut self, oauth: auth::OAuth) -> ClientOptions {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Which revision to speak (default: probe, then fall back).
@@ -240,6 +256,8 @@ pub enum ConnectError {
         /// What went wrong.
         reason: String,
     },
+    /// The server asked for authorization and it did not complete.
+    Authorization(String),
     /// The handshake with a child process failed.
     Child {
         /// The command line.
@@ -256,6 +274,7 @@ impl fmt::Display for ConnectError {
             ConnectError::Timeout(seconds) => write!(f, "the server did not answer within {seconds} s"),
             ConnectError::Handshake { endpoint, reason } => write!(f, "cannot connect to {endpoint}: {reason}"),
             ConnectError::Child { command, reason } => write!(f, "cannot talk to `{command}`: {reason}"),
+            ConnectError::Authorization(reason) => write!(f, "{reason}"),
         }
     }
 }
@@ -285,6 +304,28 @@ pub struct Client {
     timeout: Duration,
     capabilities: Capabilities,
     client_info: Value,
+    #[cfg(feature = "rmcp-auth")]
+    auth: Option<Authorized>,
+}
+
+/// The authorization of a connection: how to authorize again (step-up), and the HTTP client whose
+/// tokens every request uses.
+#[cfg(feature = "rmcp-auth")]
+struct Authorized {
+    oauth: auth::OAuth,
+    url: String,
+    client: AuthHttp,
+}
+
+#[cfg(feature = "rmcp-auth")]
+type AuthHttp = rmcp::transport::AuthClient<reqwest::Client>;
+
+/// The HTTP client of a handshake.
+#[derive(Clone)]
+enum Http {
+    Plain,
+    #[cfg(feature = "rmcp-auth")]
+    Auth(AuthHttp),
 }
 
 impl fmt::Debug for Client {
@@ -313,7 +354,48 @@ impl Client {
         }
     }
 
+    #[cfg(not(feature = "rmcp-auth"))]
     async fn open(target: &Target, options: ClientOptions) -> Result<Client, ConnectError> {
+        Self::open_with(target, &options, Http::Plain).await.map_err(|(error, _)| error)
+    }
+
+    /// Connects, authorizing whenever the server answers with a challenge, a bounded number of
+    /// times.
+    #[cfg(feature = "rmcp-auth")]
+    async fn open(target: &Target, options: ClientOptions) -> Result<Client, ConnectError> {
+        let (Some(oauth), Target::Http(url)) = (options.oauth.clone(), target) else {
+            return Self::open_with(target, &options, Http::Plain).await.map_err(|(error, _)| error);
+        };
+        let failed = |e: auth::AuthorizeError| ConnectError::Authorization(e.to_string());
+        let manager = oauth.stored_manager(url).await.map_err(failed)?;
+        let http = AuthHttp::new(reqwest::Client::default(), manager);
+        let mut authorizations = 0;
+        loop {
+            match Self::open_with(target, &options, Http::Auth(http.clone())).await {
+                Ok(mut client) => {
+                    client.auth = Some(Authorized { oauth, url: url.clone(), client: http });
+                    return Ok(client);
+                }
+                Err((_, Some(challenge))) if authorizations < oauth.max_authorizations => {
+                    authorizations += 1;
+                    let manager = oauth.authorize(url, &challenge).await.map_err(failed)?;
+                    *http.auth_manager.lock().await = manager;
+                }
+                Err((_, Some(_))) => {
+                    return Err(failed(auth::AuthorizeError::TooManyAttempts(authorizations)));
+                }
+                Err((error, None)) => return Err(error),
+            }
+        }
+    }
+
+    /// One connection attempt; a failure carries the server's `WWW-Authenticate` challenge when it
+    /// asked for authorization.
+    async fn open_with(
+        target: &Target,
+        options: &ClientOptions,
+        http: Http,
+    ) -> Result<Client, (ConnectError, Option<String>)> {
         let (sender, receiver) = legacy::channel();
         let handler = |version: ProtocolVersion| PushHandler {
             capabilities: options.capabilities,
@@ -322,16 +404,17 @@ impl Client {
             name: options.name.clone(),
             client_version: options.version.clone(),
         };
-        let failed = |error: &ClientInitializeError| handshake_error(target, error);
+        let failed =
+            |error: &ClientInitializeError| (handshake_error(target, error), error.auth_challenge().map(str::to_owned));
         let service = match &options.protocol {
             Protocol::Modern => {
                 let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-                handshake(target, &options, handler(ProtocolVersion::V_2026_07_28), mode)
+                handshake(target, options, &http, handler(ProtocolVersion::V_2026_07_28), mode)
                     .await
                     .map_err(|e| failed(&e))?
             }
             Protocol::Legacy(version) => {
-                handshake(target, &options, handler(version.clone()), ClientLifecycleMode::Initialize)
+                handshake(target, options, &http, handler(version.clone()), ClientLifecycleMode::Initialize)
                     .await
                     .map_err(|e| failed(&e))?
             }
@@ -340,13 +423,21 @@ impl Client {
                     preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                     legacy_version: Some(ProtocolVersion::V_2025_11_25),
                 };
-                match handshake(target, &options, handler(ProtocolVersion::V_2026_07_28), mode).await {
+                match handshake(target, options, &http, handler(ProtocolVersion::V_2026_07_28), mode).await {
                     Ok(service) => service,
+                    // Refused for want of authorization: no era was learnt.
+                    Err(error) if error.auth_challenge().is_some() => return Err(failed(&error)),
                     Err(error) => match fallback_version(&error) {
                         // Not a modern answer: a fresh connection speaking `initialize`.
-                        Some(version) => handshake(target, &options, handler(version), ClientLifecycleMode::Initialize)
-                            .await
-                            .map_err(|second| failed(&error).then(failed(&second)))?,
+                        Some(version) => {
+                            handshake(target, options, &http, handler(version), ClientLifecycleMode::Initialize)
+                                .await
+                                .map_err(|second| {
+                                let (first, _) = failed(&error);
+                                let (then, challenge) = failed(&second);
+                                (first.then(then), challenge)
+                            })?
+                        }
                         None => return Err(failed(&error)),
                     },
                 }
@@ -372,6 +463,8 @@ impl Client {
             timeout: options.timeout,
             capabilities: options.capabilities,
             client_info: options.client_info(),
+            #[cfg(feature = "rmcp-auth")]
+            auth: None,
         })
     }
 
@@ -448,6 +541,50 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<Value, DriveError> {
+        let result = self.call_once(driver, responder, method, params.clone()).await;
+        #[cfg(feature = "rmcp-auth")]
+        let result = self.step_up(result, driver, responder, method, params).await;
+        result
+    }
+
+    /// While a call fails because the server wants (more) authorization: authorize, then call
+    /// again, a bounded number of times.
+    #[cfg(feature = "rmcp-auth")]
+    async fn step_up<R: Responder>(
+        &mut self,
+        mut result: Result<Value, DriveError>,
+        driver: &Driver,
+        responder: &mut R,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, DriveError> {
+        let mut authorizations = 0;
+        while result.is_err() {
+            let Some(challenge) = self.caller.take_challenge() else { break };
+            let Some(authorized) = &self.auth else { break };
+            if authorizations >= authorized.oauth.max_authorizations {
+                let error = auth::AuthorizeError::TooManyAttempts(authorizations);
+                return Err(DriveError::Call(crate::client::CallError::Transport(error.to_string())));
+            }
+            authorizations += 1;
+            let manager = authorized
+                .oauth
+                .authorize(&authorized.url, &challenge)
+                .await
+                .map_err(|e| DriveError::Call(crate::client::CallError::Transport(e.to_string())))?;
+            *authorized.client.auth_manager.lock().await = manager;
+            result = self.call_once(driver, responder, method, params.clone()).await;
+        }
+        result
+    }
+
+    async fn call_once<R: Responder>(
+        &mut self,
+        driver: &Driver,
+        responder: &mut R,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, DriveError> {
         if self.legacy_version.is_none() {
             return driver.call(&mut self.caller, responder, method, params).await;
         }
@@ -480,6 +617,7 @@ impl Client {
 async fn handshake(
     target: &Target,
     options: &ClientOptions,
+    http: &Http,
     handler: PushHandler,
     mode: ClientLifecycleMode,
 ) -> Result<RunningService<RoleClient, PushHandler>, ClientInitializeError> {
@@ -487,7 +625,16 @@ async fn handshake(
         Target::Http(url) => {
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(options.headers.clone());
-            handler.serve_with_lifecycle(StreamableHttpClientTransport::from_config(config), mode).await
+            match http {
+                Http::Plain => {
+                    handler.serve_with_lifecycle(StreamableHttpClientTransport::from_config(config), mode).await
+                }
+                #[cfg(feature = "rmcp-auth")]
+                Http::Auth(client) => {
+                    let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+                    handler.serve_with_lifecycle(transport, mode).await
+                }
+            }
         }
         Target::Child { command, .. } => {
             let mut command = rebuild(command);

@@ -326,12 +326,9 @@ impl OAuth {
         &self,
         server: &str,
         challenge: &str,
-        previous: Option<AuthorizationManager>,
     ) -> Result<AuthorizationManager, AuthorizeError> {
         let mut manager = AuthorizationManager::new(server).await?;
         manager.set_credential_store(self.credential_store(server));
-        // A step-up keeps the memory store's earlier grant out of the way.
-        drop(previous);
         let mut state = OAuthState::Unauthorized(manager);
         let redirect = self.authorizer.redirect_uri().await?;
         let mut request =

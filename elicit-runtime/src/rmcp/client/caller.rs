@@ -41,12 +41,13 @@ pub struct RmcpCaller {
     peer: Peer<RoleClient>,
     timeout: Option<Duration>,
     last_request: Option<RequestId>,
+    challenge: Option<String>,
 }
 
 impl RmcpCaller {
     /// A caller on `peer` (`running_service.peer().clone()`), with no time bound of its own.
     pub fn new(peer: Peer<RoleClient>) -> RmcpCaller {
-        RmcpCaller { peer, timeout: None, last_request: None }
+        RmcpCaller { peer, timeout: None, last_request: None, challenge: None }
     }
 
     /// Fails a request the server leaves unanswered for `timeout`.
@@ -63,6 +64,17 @@ impl RmcpCaller {
     /// The id of the last request sent, if any.
     pub fn last_request(&self) -> Option<&RequestId> {
         self.last_request.as_ref()
+    }
+
+    /// Takes the `WWW-Authenticate` challenge of the last request, when it failed on a 401 or 403
+    /// (the server wants authorization, or more scope).
+    pub fn take_challenge(&mut self) -> Option<String> {
+        self.challenge.take()
+    }
+
+    fn failed(&mut self, error: &ServiceError) -> CallError {
+        self.challenge = error.auth_challenge().map(str::to_owned);
+        to_call_error(error)
     }
 }
 
@@ -96,9 +108,16 @@ impl Caller for RmcpCaller {
             None => PeerRequestOptions::no_options(),
         };
         let options = options.with_meta(RequestMetaObject(MetaObject(meta)));
-        let handle = self.peer.send_request_with_option(request, options).await.map_err(|e| to_call_error(&e))?;
+        self.challenge = None;
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failed(&error)),
+        };
         self.last_request = Some(handle.id.clone());
-        let result = handle.await_response().await.map_err(|e| to_call_error(&e))?;
+        let result = match handle.await_response().await {
+            Ok(result) => result,
+            Err(error) => return Err(self.failed(&error)),
+        };
         serde_json::to_value(&result).map_err(|e| CallError::Transport(format!("cannot read the result: {e}")))
     }
 }
