@@ -601,10 +601,37 @@ impl Client {
     /// # Errors
     ///
     /// The request failed or was left unanswered for the time bound.
+    #[cfg_attr(
+        not(feature = "rmcp-auth"),
+        allow(clippy::never_loop, reason = "without `rmcp-auth` nothing asks again; the loop is the authorizing one")
+    )]
     pub async fn list_tools(&self) -> Result<Vec<Tool>, RequestError> {
-        match tokio::time::timeout(self.timeout, self.service.list_all_tools()).await {
-            Ok(tools) => tools.map_err(|e| RequestError(describe(&e))),
-            Err(_) => Err(RequestError(format!("the server did not answer within {} s", self.timeout.as_secs()))),
+        #[cfg(feature = "rmcp-auth")]
+        let mut authorizations = 0;
+        loop {
+            let error = match tokio::time::timeout(self.timeout, self.service.list_all_tools()).await {
+                Ok(Ok(tools)) => return Ok(tools),
+                Ok(Err(error)) => error,
+                Err(_) => {
+                    return Err(RequestError(format!("the server did not answer within {} s", self.timeout.as_secs())));
+                }
+            };
+            #[cfg(feature = "rmcp-auth")]
+            if let (Some(challenge), Some(authorized)) = (error.auth_challenge(), &self.auth) {
+                // The server wants (more) authorization: authorize, then ask again.
+                if authorizations >= authorized.oauth.max_authorizations {
+                    return Err(RequestError(auth::AuthorizeError::TooManyAttempts(authorizations).to_string()));
+                }
+                authorizations += 1;
+                let manager = authorized
+                    .oauth
+                    .authorize(&authorized.url, challenge)
+                    .await
+                    .map_err(|e| RequestError(e.to_string()))?;
+                *authorized.client.auth_manager.lock().await = manager;
+                continue;
+            }
+            return Err(RequestError(describe(&error)));
         }
     }
 
