@@ -352,3 +352,63 @@ impl OAuth {
         state.into_authorization_manager().ok_or_else(|| AuthorizeError::OAuth("no authorized state".into()))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+
+    fn stored(dir: &Path, server: &str, account: &str) -> Stored {
+        Stored {
+            store: TokenStore::file(dir, server, account),
+            server: server.to_owned(),
+            account: account.to_owned(),
+            memory: Mutex::new(None),
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("elicit-token-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir.join("tokens")
+    }
+
+    #[tokio::test]
+    async fn tokens_are_kept_per_server_and_account_in_owner_only_files() {
+        let dir = scratch("per-server");
+        let a = stored(&dir, "https://a.example/mcp", "default");
+        a.save(StoredCredentials::new("client-a".into(), None, vec!["mcp".into()], Some(1))).await.unwrap();
+        let path = a.store.path().unwrap().to_owned();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+        assert_eq!(a.load().await.unwrap().unwrap().client_id, "client-a");
+        // Another account, another server: other files, nothing to load yet.
+        let work = stored(&dir, "https://a.example/mcp", "work");
+        let b = stored(&dir, "https://b.example/mcp", "default");
+        assert_ne!(work.store.path(), a.store.path());
+        assert_ne!(b.store.path(), a.store.path());
+        assert!(work.load().await.unwrap().is_none() && b.load().await.unwrap().is_none());
+        // A file that names another server is not taken for this one's.
+        std::fs::copy(&path, b.store.path().unwrap()).unwrap();
+        assert!(b.load().await.unwrap().is_none());
+        // Clearing (logout) removes the file.
+        a.clear().await.unwrap();
+        assert!(!path.exists());
+        assert!(!a.store.remove().unwrap());
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_broken_token_file_holds_nothing() {
+        let dir = scratch("broken");
+        let a = stored(&dir, "https://a.example/mcp", "default");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(a.store.path().unwrap(), b"{not json").unwrap();
+        assert!(a.load().await.unwrap().is_none());
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    }
+}
