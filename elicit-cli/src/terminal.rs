@@ -180,7 +180,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
     if answer.is_empty() && !prompt.required {
         return Ok(None);
     }
-    Ok(Some(to_value(&answer).map_err(|reason| Dismissed::NoPrompt(reason))?))
+    Ok(Some(to_value(&answer).map_err(Dismissed::NoPrompt)?))
 }
 
 /// A required boolean: yes or no.

@@ -72,8 +72,8 @@ pub enum Target {
     Http(String),
     /// A child process speaking stdio, and how to show it to the user.
     Child {
-        /// The command to start.
-        command: tokio::process::Command,
+        /// The command to start (boxed: it is much larger than a URL).
+        command: Box<tokio::process::Command>,
         /// The command line as the user knows it.
         shown: String,
     },
@@ -90,7 +90,7 @@ impl Target {
         let shown = command_line.into();
         let mut command = tokio::process::Command::new("sh");
         command.arg("-c").arg(&shown);
-        Target::Child { command, shown }
+        Target::Child { command: Box::new(command), shown }
     }
 
     /// The endpoint as the user knows it: host and port, or the command line.
