@@ -187,7 +187,11 @@ impl ServerArgs {
                 .iter()
                 .any(|h| h.split(':').next().is_some_and(|name| name.trim().eq_ignore_ascii_case("authorization")));
         if let (Some(url), false) = (&self.endpoint.url, static_authorization) {
-            let store = TokenStore::file(&token_dir()?, url, &self.account);
+            // Without a configuration folder, tokens last for this run only.
+            let store = match token_dir() {
+                Ok(dir) => TokenStore::file(&dir, url, &self.account),
+                Err(_) => TokenStore::memory(),
+            };
             let authorizer = authorize::TerminalAuthorizer::new(self.auth_browser.clone(), timeout);
             options = options.oauth(OAuth::new(authorizer, "elicit").store(store, self.account.clone()));
         }

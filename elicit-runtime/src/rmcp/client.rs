@@ -366,7 +366,8 @@ impl Client {
         let (Some(oauth), Target::Http(url)) = (options.oauth.clone(), target) else {
             return Self::open_with(target, &options, Http::Plain).await.map_err(|(error, _)| error);
         };
-        let failed = |e: auth::AuthorizeError| ConnectError::Authorization(e.to_string());
+        let failed =
+            |e: auth::AuthorizeError| ConnectError::Authorization(format!("the server requires authorization: {e}"));
         let manager = oauth.stored_manager(url).await.map_err(failed)?;
         let http = AuthHttp::new(reqwest::Client::default(), manager);
         let mut authorizations = 0;
