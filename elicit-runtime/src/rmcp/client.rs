@@ -1,6 +1,6 @@
 //! The client half of the rmcp adapter (feature `rmcp-client`): one [`Client`] reaches a server of
 //! either era, over Streamable HTTP or stdio, and runs calls through the runtime's
-//! [`Driver`](crate::client::Driver) with one [`Responder`].
+//! [`Driver`] with one [`Responder`].
 //!
 //! Which era a server speaks is found as revision 2026-07-28 says: probe with `server/discover`
 //! first; fall back to `initialize` (2025-11-25, which the server may negotiate down to
