@@ -64,15 +64,29 @@ run_legacy() {
 for entry in "${legacy_scenarios[@]}"; do run_legacy $entry; done
 # ---- end of the 2025-era block ----
 
-# The client side: elicit against the suite's mock server.
+# The client side: elicit against the suite's mock servers, every 2026-07-28 client scenario (the
+# 25 scored auth/* ones included) and json-schema-2020-12-preservation (added after the release).
 cargo build --quiet -p elicit-cli --bin elicit
-if result=$(timeout 120 conformance client --command "$root/target/debug/elicit --conformance" \
-    --scenario sep-2322-client-request-state -o "$out" 2>&1) \
-   && echo "$result" | grep -q "0 failed, 0 warnings"; then
-  echo "ok   sep-2322-client-request-state: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
-else
-  echo "FAIL sep-2322-client-request-state"; echo "$result" | tail -n 20; failed=1
-fi
+client_scenarios=(tools_call request-metadata sep-2322-client-request-state http-standard-headers
+  http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
+  auth/scope-step-up auth/scope-retry-limit auth/token-endpoint-auth-basic auth/token-endpoint-auth-post
+  auth/token-endpoint-auth-none auth/pre-registration auth/resource-mismatch auth/offline-access-scope
+  auth/offline-access-not-supported auth/authorization-server-migration auth/iss-supported
+  auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected
+  auth/iss-normalized auth/metadata-issuer-mismatch)
+# The token folder of a conformance run is a scratch one: nothing of the user's is read or written.
+export ELICIT_CONFIG_DIR="$out/elicit-config"
+for name in "${client_scenarios[@]}"; do
+  if result=$(timeout 120 conformance client --command "$root/target/debug/elicit --conformance" \
+      --scenario "$name" -o "$out" 2>&1) \
+     && echo "$result" | grep -q " 0 failed, 0 warnings"; then
+    echo "ok   $name: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
+  else
+    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20; failed=1
+  fi
+done
 
 # ---- 2025-era client scenarios (issue 11): elicit against the suite's 2025-11-25 fixtures ----
 # Twice: following MCP_CONFORMANCE_PROTOCOL_VERSION as the suite asks, and with it unset, so the
@@ -98,5 +112,5 @@ if [ "${1:-}" = "--full" ]; then
 fi
 
 if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
-n=$(( ${#scenarios[@]} + 2 + ${#legacy_scenarios[@]} + 2 * ${#legacy_client[@]} ))
+n=$(( ${#scenarios[@]} + 1 + ${#client_scenarios[@]} + ${#legacy_scenarios[@]} + 2 * ${#legacy_client[@]} ))
 echo "conformance: $n passed, 0 failed"

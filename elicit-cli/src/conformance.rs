@@ -2,15 +2,19 @@
 //! mock server lists is called through the same driver the `call` command uses, answering forms
 //! with values built from their schemas.
 
-use elicit_runtime::client::{AskContext, CheckedUrl, Driver, PendingAction, PendingUrl, Responder};
+use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
+use elicit_runtime::rmcp::client::auth::OAuth;
+use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
-use crate::transport::{self, Connection, Protocol, Target};
-
-/// Answers every form with plausible values; refuses URLs (no scenario uses them).
-struct Automatic;
+/// Answers every form with plausible values. It shows no pages (no scenario uses them): a URL
+/// ends the call rather than being declined on anyone's behalf.
+#[derive(Default)]
+struct Automatic {
+    unpresented: Option<String>,
+}
 
 fn sample(schema: &PrimitiveSchema) -> Option<Value> {
     if let Some(default) = schema.default_value() {
@@ -47,7 +51,12 @@ impl Responder for Automatic {
     }
 
     async fn url(&mut self, _ctx: AskContext<'_>, _message: &str, _url: &CheckedUrl) -> ElicitAction {
-        ElicitAction::Decline
+        self.unpresented = Some("conformance mode opens no pages".to_owned());
+        ElicitAction::Cancel
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 
     async fn pending(&mut self, _ctx: AskContext<'_>, _pending: PendingUrl<'_>) -> PendingAction {
@@ -56,8 +65,9 @@ impl Responder for Automatic {
 }
 
 /// Arguments for a tool: every property of its input schema filled with a plain value of its type
-/// (`tools_call`'s `add_numbers` needs numbers).
-fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+/// (`tools_call`'s `add_numbers` needs numbers); an object property named `schema` gets the input
+/// schema of another tool, verbatim (`json-schema-2020-12-preservation` echoes it back).
+fn arguments(schema: &Map<String, Value>, other: Option<&Map<String, Value>>) -> Map<String, Value> {
     let mut arguments = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object);
     for (number, (name, property)) in properties.into_iter().flatten().enumerate() {
@@ -65,6 +75,10 @@ fn arguments(schema: &Map<String, Value>) -> Map<String, Value> {
             Some("number" | "integer") => json!(number + 2),
             Some("boolean") => json!(true),
             Some("string") => json!("test"),
+            Some("object") if name == "schema" => match other {
+                Some(other) => Value::Object(other.clone()),
+                None => continue,
+            },
             _ => continue,
         };
         arguments.insert(name.clone(), value);
@@ -83,25 +97,72 @@ fn protocol() -> Protocol {
     }
 }
 
+/// What the suite tells the client in `MCP_CONFORMANCE_CONTEXT` (JSON), or `null`.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The client ID metadata document the suite's authorization server expects.
+const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Authorization without a person, with the pre-registered credentials the suite gives in
+/// `MCP_CONFORMANCE_CONTEXT` when a scenario has them.
+fn oauth() -> Result<OAuth, String> {
+    let context = context();
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut oauth =
+        OAuth::new(crate::authorize::Headless::new()?, "elicit").client_metadata_url(CONFORMANCE_CLIENT_METADATA);
+    if let Some(id) = text("client_id") {
+        oauth = oauth.preregistered(id, text("client_secret"));
+    }
+    Ok(oauth)
+}
+
 /// Runs the scenario named by `MCP_CONFORMANCE_SCENARIO` against `url`.
 pub(crate) async fn run(url: &str) -> Result<(), String> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     // The suite itself gives a scenario 30 s.
     let caps = Capabilities { form: true, url: false, sampling: false, roots: false };
-    let mut connection =
-        Connection::open(&Target::Url(url.to_owned()), std::time::Duration::from_secs(30), protocol(), caps).await?;
-    let driver = Driver::new(caps, transport::client_info(), connection.server_name.clone()).max_rounds(10);
-    let tools = connection.tools().await?;
+    let mut options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
+        .protocol(protocol())
+        .capabilities(caps)
+        .timeout(std::time::Duration::from_secs(30));
+    if scenario.starts_with("auth/") {
+        options = options.oauth(oauth()?);
+    }
+    let mut client = Client::connect(&Target::http(url), options).await.map_err(|e| e.to_string())?;
+    let driver = client.driver().max_rounds(10);
+    let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+    // The calls the suite names (with their arguments), else every tool it lists.
+    let calls: Vec<(String, Map<String, Value>)> = match context().get("toolCalls").and_then(Value::as_array) {
+        Some(calls) => calls
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                Some((name, call.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default()))
+            })
+            .collect(),
+        None => tools
+            .iter()
+            .map(|tool| {
+                let other = tools.iter().find(|t| t.name != tool.name).map(|t| t.input_schema.as_ref());
+                (tool.name.to_string(), arguments(&tool.input_schema, other))
+            })
+            .collect(),
+    };
     let mut failures = Vec::new();
-    for tool in tools {
+    for (name, arguments) in calls {
         let mut params = Map::new();
-        params.insert("name".into(), Value::String(tool.name.to_string()));
-        params.insert("arguments".into(), Value::Object(arguments(&tool.input_schema)));
-        match connection.drive(&driver, &mut Automatic, wire::TOOLS_CALL, params).await {
-            Ok(_) => eprintln!("[{scenario}] {} completed", tool.name),
-            Err(error) => failures.push(format!("{}: {error}", tool.name)),
+        params.insert("name".into(), Value::String(name.clone()));
+        params.insert("arguments".into(), Value::Object(arguments));
+        match client.call_with(&driver, &mut Automatic::default(), wire::TOOLS_CALL, params).await {
+            Ok(_) => eprintln!("[{scenario}] {name} completed"),
+            Err(error) => failures.push(format!("{name}: {error}")),
         }
     }
-    connection.close().await;
+    client.close().await;
     if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
 }

@@ -5,25 +5,25 @@
 //! (probe, then fall back; or `--protocol`), drives every round or answers every pushed request, shows forms and URL consent in the terminal (or answers from a file with
 //! `--answers`), and prints the final result.
 
+mod authorize;
 mod browser;
 mod conformance;
 mod printable;
 mod scripted;
 mod tasks;
 mod terminal;
-mod transport;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{Driver, Responder};
+use elicit_runtime::rmcp::client::auth::{OAuth, TokenStore};
+use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::wire::{self, Capabilities};
 use serde_json::{Map, Value};
-use transport::Protocol;
 
-use printable::{printable, printable_json};
-use transport::{Connection, Target};
+use printable::{one_line, printable, printable_json};
 
 /// A terminal MCP client that renders elicitations (forms and URL mode).
 #[derive(Parser)]
@@ -64,6 +64,37 @@ enum Command {
         #[command(flatten)]
         call: CallArgs,
     },
+    /// Forget the tokens kept for a server (and account).
+    Logout {
+        /// The server's Streamable HTTP endpoint.
+        #[arg(long)]
+        url: String,
+        /// The account the tokens are kept under.
+        #[arg(long, default_value = DEFAULT_ACCOUNT)]
+        account: String,
+    },
+}
+
+/// The account tokens are kept under unless `--account` names another.
+const DEFAULT_ACCOUNT: &str = "default";
+
+/// The folder OAuth tokens are kept in: `ELICIT_CONFIG_DIR`, else the user's configuration folder
+/// (`$XDG_CONFIG_HOME` or `~/.config` on Unix, `%APPDATA%` on Windows, `~/Library/Application
+/// Support` on macOS), plus `elicit/tokens`.
+fn token_dir() -> Result<std::path::PathBuf, String> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    if let Some(dir) = var("ELICIT_CONFIG_DIR") {
+        return Ok(dir.join("tokens"));
+    }
+    let base = if cfg!(windows) {
+        var("APPDATA")
+    } else if cfg!(target_os = "macos") {
+        var("HOME").map(|home| home.join("Library/Application Support"))
+    } else {
+        var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|home| home.join(".config")))
+    };
+    base.map(|dir| dir.join("elicit").join("tokens"))
+        .ok_or_else(|| "cannot find a configuration folder for tokens (set ELICIT_CONFIG_DIR)".to_owned())
 }
 
 #[derive(Args)]
@@ -74,6 +105,20 @@ struct ServerArgs {
     /// (2025-11-25, or 2025-06-18 as the server negotiates); a version forces it.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto)]
     protocol: ProtocolArg,
+    /// Send `NAME: VALUE` with every HTTP request (repeatable), e.g. an API key. The value is a
+    /// secret: it is never printed, not even in errors.
+    #[arg(long = "header", value_name = "NAME:VALUE")]
+    headers: Vec<String>,
+    /// Send `Authorization: Bearer TOKEN` with every HTTP request, the token read from the
+    /// environment variable VAR (so it stays out of the command line and shell history).
+    #[arg(long, value_name = "VAR")]
+    bearer_env: Option<String>,
+    /// The account OAuth tokens are kept under for this server (several logins to one server).
+    #[arg(long, default_value = DEFAULT_ACCOUNT)]
+    account: String,
+    /// Open the authorization page with `CMD URL` instead of the system browser (after consent).
+    #[arg(long = "auth-browser", value_name = "CMD")]
+    auth_browser: Option<String>,
 }
 
 #[derive(Args)]
@@ -106,11 +151,52 @@ enum ProtocolArg {
 impl ServerArgs {
     fn target(&self) -> Target {
         match (&self.endpoint.url, &self.endpoint.stdio) {
-            (Some(url), _) => Target::Url(url.clone()),
-            (None, Some(cmd)) => Target::Stdio(cmd.clone()),
+            (Some(url), _) => Target::http(url.clone()),
+            (None, Some(cmd)) => Target::shell(cmd.clone()),
             // clap's group makes one of them required.
-            (None, None) => Target::Url(String::new()),
+            (None, None) => Target::http(String::new()),
         }
+    }
+
+    /// How to connect: the era, the capabilities to declare, the time bound and the static
+    /// credentials. Errors name a header or variable, never a secret.
+    fn options(&self, capabilities: Capabilities, timeout: Duration) -> Result<ClientOptions, String> {
+        let mut options = ClientOptions::new("elicit", env!("CARGO_PKG_VERSION"))
+            .protocol(self.protocol())
+            .capabilities(capabilities)
+            .timeout(timeout);
+        for header in &self.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                return Err("--header must be NAME:VALUE".to_owned());
+            };
+            options = options.header(name, value).map_err(|e| format!("--header: {e}"))?;
+        }
+        if let Some(var) = &self.bearer_env {
+            let token = match std::env::var(var) {
+                Ok(token) if !token.trim().is_empty() => token,
+                Ok(_) => return Err(format!("--bearer-env: the variable {var} is empty")),
+                Err(_) => return Err(format!("--bearer-env: the variable {var} is not set (or not Unicode)")),
+            };
+            options = options
+                .bearer(&token)
+                .map_err(|_| format!("--bearer-env: the token in {var} has characters an HTTP header cannot carry"))?;
+        }
+        // OAuth when the server asks for it, unless the user brought an Authorization header.
+        let static_authorization = self.bearer_env.is_some()
+            || self
+                .headers
+                .iter()
+                .any(|h| h.split(':').next().is_some_and(|name| name.trim().eq_ignore_ascii_case("authorization")));
+        if let (Some(url), false) = (&self.endpoint.url, static_authorization) {
+            // Without a configuration folder, tokens last for this run only.
+            let store = match token_dir() {
+                Ok(dir) => TokenStore::file(&dir, url, &self.account),
+                Err(_) => TokenStore::memory(),
+            };
+            let authorizer = authorize::TerminalAuthorizer::new(self.auth_browser.clone(), timeout);
+            options = options.oauth(OAuth::new(authorizer, "elicit").store(store, self.account.clone()));
+        }
+        Ok(options)
     }
 
     fn protocol(&self) -> Protocol {
@@ -206,13 +292,13 @@ impl CallArgs {
 async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs) -> Result<Value, String> {
     let arguments = call.arguments()?;
     let answers = call.answers.as_deref().map(scripted::load).transpose()?;
-    let mut connection =
-        Connection::open(&server.target(), call.timeout.duration(), server.protocol(), call.capabilities()).await?;
-    let mut driver = Driver::new(call.capabilities(), transport::client_info(), connection.server_name.clone());
+    let options = server.options(call.capabilities(), call.timeout.duration())?;
+    let mut client = Client::connect(&server.target(), options).await.map_err(|e| e.to_string())?;
+    let endpoint = client.endpoint().to_owned();
+    let mut driver = client.driver();
     if call.tasks {
         driver = driver.tasks(tasks::policy(Duration::from_secs(call.task_deadline)));
     }
-    let endpoint = connection.endpoint.clone();
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name.to_owned()));
     if let Some(arguments) = arguments {
@@ -222,25 +308,25 @@ async fn run_call(server: &ServerArgs, method: &str, name: &str, call: &CallArgs
     let result = match answers {
         Some(answers) => {
             let mut responder = scripted::Scripted::new(answers, call.browser.clone(), wait, endpoint);
-            drive(&driver, &mut connection, &mut responder, method, params).await
+            drive(&mut client, &driver, &mut responder, method, params).await
         }
         None => {
             let mut responder = terminal::Terminal::new(call.browser.clone(), wait, endpoint);
-            drive(&driver, &mut connection, &mut responder, method, params).await
+            drive(&mut client, &driver, &mut responder, method, params).await
         }
     };
-    connection.close().await;
+    client.close().await;
     result
 }
 
 async fn drive<R: Responder>(
+    client: &mut Client,
     driver: &Driver,
-    connection: &mut Connection,
     responder: &mut R,
     method: &str,
     params: Map<String, Value>,
 ) -> Result<Value, String> {
-    connection.drive(driver, responder, method, params).await.map_err(|e| e.to_string())
+    client.call_with(driver, responder, method, params).await.map_err(|e| e.to_string())
 }
 
 fn print_result(result: &Value, json: bool) {
@@ -268,12 +354,12 @@ async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         None => Err("give a command (tools, call, prompt) or --conformance URL; see --help".to_owned()),
         Some(Command::Tools { server, timeout }) => {
-            let caps = elicit_runtime::wire::Capabilities::ELICITATION;
-            let connection = Connection::open(&server.target(), timeout.duration(), server.protocol(), caps).await?;
-            let tools = connection.tools().await;
-            connection.close().await;
-            for tool in tools? {
-                println!("{}\t{}", printable(&tool.name), printable(tool.description.as_deref().unwrap_or("")));
+            let options = server.options(Capabilities::ELICITATION, timeout.duration())?;
+            let client = Client::connect(&server.target(), options).await.map_err(|e| e.to_string())?;
+            let tools = client.list_tools().await;
+            client.close().await;
+            for tool in tools.map_err(|e| e.to_string())? {
+                println!("{}\t{}", one_line(&tool.name), one_line(tool.description.as_deref().unwrap_or("")));
             }
             Ok(())
         }
@@ -285,6 +371,15 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Prompt { server, prompt, call }) => {
             let result = run_call(&server, wire::PROMPTS_GET, &prompt, &call).await?;
             print_result(&result, call.json);
+            Ok(())
+        }
+        Some(Command::Logout { url, account }) => {
+            let store = TokenStore::file(&token_dir()?, &url, &account);
+            match store.remove() {
+                Ok(true) => eprintln!("Signed out of {} ({}).", one_line(&url), one_line(&account)),
+                Ok(false) => eprintln!("No tokens were kept for {} ({}).", one_line(&url), one_line(&account)),
+                Err(e) => return Err(format!("cannot remove the tokens: {e}")),
+            }
             Ok(())
         }
     }
@@ -302,7 +397,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("elicit: {}", printable(&message));
+            eprintln!("elicit: {}", one_line(&message));
             ExitCode::FAILURE
         }
     }

@@ -4,8 +4,12 @@
 //! and error texts. Printed as they are, control characters in them would drive the user's
 //! terminal: an escape sequence can conceal the URL shown for consent (`ESC [8m`), move the cursor
 //! to paint a fake one over it, or retitle the window, and a bidirectional override can make a
-//! host name read backwards. Every such character is shown as a visible `\u{..}` instead; line
-//! breaks and tabs stay, so ordinary multi-line text reads as before.
+//! host name read backwards. Every such character is shown as a visible `\u{..}` instead.
+//!
+//! Line breaks are the other way to mislead: a message whose second line reads `  host: bank.com`
+//! would stand where the consent screen shows the real host. So names, keys and titles are shown
+//! on one line ([`one_line`]: line breaks and tabs written out too), and every line of a longer
+//! text is shown behind a margin no line of ours starts with ([`indented`]).
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -13,7 +17,45 @@ use std::fmt::Write;
 /// Whether `c` would act on the terminal or on the text's direction rather than show.
 fn acts(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+        )
+}
+
+/// The margin every line of a server's longer text is shown behind.
+pub(crate) const MARGIN: &str = "  | ";
+
+/// `text` on one line: as [`printable`], and line breaks and tabs written out visibly too. For
+/// server names, keys, titles and other short texts that stand inside a line of ours.
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| acts(c) || c == '\n' || c == '\t') {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts(c) || c == '\n' || c == '\t' {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// `text` made [`printable`], every line of it behind [`MARGIN`]: however it is broken, no line
+/// of it can pass for one of ours.
+pub(crate) fn indented(text: &str) -> String {
+    let text = printable(text);
+    let mut shown = String::with_capacity(text.len() + 8);
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            shown.push('\n');
+        }
+        shown.push_str(MARGIN);
+        shown.push_str(line);
+    }
+    shown
 }
 
 /// `text` with every control and bidirectional-formatting character written out visibly.
@@ -66,6 +108,16 @@ mod tests {
         assert_eq!(printable("moc.elgoog\u{202E}"), "moc.elgoog\\u{202e}");
         assert_eq!(printable("a\rb\u{9b}c"), "a\\u{d}b\\u{9b}c");
         assert!(matches!(printable("two\nlines\tand € → ok"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn names_stay_on_one_line_and_every_line_of_a_message_is_indented() {
+        assert_eq!(one_line("shop\n  host: bank.example\tx"), "shop\\u{a}  host: bank.example\\u{9}x");
+        assert_eq!(one_line("a\u{2028}b\u{1b}"), "a\\u{2028}b\\u{1b}");
+        assert!(matches!(one_line("travel-server"), Cow::Borrowed(_)));
+        let shown = indented("Pay here.\n  host: bank.example\n\u{1b}[2Ahost: x");
+        assert_eq!(shown, "  | Pay here.\n  |   host: bank.example\n  | \\u{1b}[2Ahost: x");
+        assert!(shown.lines().all(|line| line.starts_with(MARGIN)), "{shown}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use elicit_runtime::wire::{ElicitAction, ElicitResult};
 use serde_json::{Map, Value};
 
 use crate::browser;
-use crate::printable::printable;
+use crate::printable::{indented, one_line};
 
 /// The answers-file key that answers whatever no other key names.
 const WILDCARD: &str = "*";
@@ -22,6 +22,8 @@ pub(crate) struct Scripted {
     wait: Duration,
     endpoint: String,
     tasks: crate::tasks::StatusLine,
+    /// Why the last request had no answer, until the driver takes it.
+    unpresented: Option<String>,
 }
 
 /// Reads and checks an answers file: a JSON object whose every value is an `ElicitResult`.
@@ -40,7 +42,7 @@ pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
 impl Scripted {
     /// A responder over checked answers.
     pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Scripted { answers, browser, wait, endpoint, tasks: Default::default() }
+        Scripted { answers, browser, wait, endpoint, tasks: Default::default(), unpresented: None }
     }
 
     fn answer(&self, key: &str) -> Option<ElicitResult> {
@@ -65,10 +67,10 @@ impl Scripted {
             let waited = pending.since.elapsed();
             if waited >= self.wait {
                 if pending.kind == PendingKind::Required {
-                    eprintln!("waited {} s for `{}`; calling again", waited.as_secs(), printable(ctx.key));
+                    eprintln!("waited {} s for `{}`; calling again", waited.as_secs(), one_line(ctx.key));
                     return PendingAction::Retry;
                 }
-                eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
+                eprintln!("gave up waiting for `{}` after {} s; cancelling", one_line(ctx.key), waited.as_secs());
                 return PendingAction::Cancel;
             }
             tokio::time::sleep((self.wait - waited).min(Duration::from_millis(500))).await;
@@ -83,11 +85,11 @@ impl Scripted {
 impl Responder for Scripted {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
         eprintln!(
-            "{} asks ({}) [{}]: {}",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "{} asks ({}) [{}]:\n{}",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         match self.answer(ctx.key) {
             Some(ElicitResult { action: ElicitAction::Accept, content }) => {
@@ -96,7 +98,7 @@ impl Responder for Scripted {
             }
             Some(other) => other,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
+                self.unpresented = Some("the answers file has no answer for it".to_owned());
                 ElicitResult::cancel()
             }
         }
@@ -104,21 +106,21 @@ impl Responder for Scripted {
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
         eprintln!(
-            "{} asks ({}) to open {}: {} [{}]",
-            printable(ctx.server),
-            printable(ctx.key),
+            "{} asks ({}) to open {} [{}]:\n{}",
+            one_line(ctx.server),
+            one_line(ctx.key),
             url.url,
-            printable(message),
-            printable(&self.endpoint)
+            one_line(&self.endpoint),
+            indented(message)
         );
         for warning in &url.warnings {
-            eprintln!("warning: {}", printable(&warning.to_string()));
+            eprintln!("warning: {}", one_line(&warning.to_string()));
         }
         let action = match self.answer(ctx.key) {
             Some(answer) => answer.action,
             None => {
-                eprintln!("note: the answers file has no answer for `{}`; answering cancel", printable(ctx.key));
-                ElicitAction::Cancel
+                self.unpresented = Some("the answers file has no answer for it".to_owned());
+                return ElicitAction::Cancel;
             }
         };
         if action != ElicitAction::Accept {
@@ -137,7 +139,7 @@ impl Responder for Scripted {
         }
         let waited = pending.since.elapsed();
         if waited >= self.wait {
-            eprintln!("gave up waiting for `{}` after {} s; cancelling", printable(ctx.key), waited.as_secs());
+            eprintln!("gave up waiting for `{}` after {} s; cancelling", one_line(ctx.key), waited.as_secs());
             return PendingAction::Cancel;
         }
         let delay = browser::backoff(pending.retries).min(self.wait - waited);
@@ -147,7 +149,11 @@ impl Responder for Scripted {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+        eprintln!("{} ({}): {}", one_line(ctx.server), one_line(ctx.key), one_line(text));
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 
     async fn task_waiting(&mut self, wait: elicit_runtime::client::TaskWait<'_>) -> elicit_runtime::client::TaskAction {

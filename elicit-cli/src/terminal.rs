@@ -20,7 +20,7 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::{Map, Number, Value};
 
 use crate::browser;
-use crate::printable::printable;
+use crate::printable::{indented, one_line};
 
 /// Renders input requests on the terminal.
 pub(crate) struct Terminal {
@@ -29,23 +29,31 @@ pub(crate) struct Terminal {
     ansi: bool,
     endpoint: String,
     tasks: crate::tasks::StatusLine,
+    /// Why the last request could not be shown, until the driver takes it.
+    unpresented: Option<String>,
 }
 
-/// The user dismissed a prompt (Escape, Ctrl-C, or no terminal).
-struct Dismissed;
+/// A prompt that ended without an answer.
+enum Dismissed {
+    /// The person dismissed it (Escape, Ctrl-C): their cancel.
+    ByPerson,
+    /// It could not be shown at all (no terminal): nobody answered.
+    NoPrompt(String),
+}
 
 fn dismissed(error: InquireError) -> Dismissed {
-    if !matches!(error, InquireError::OperationCanceled | InquireError::OperationInterrupted) {
-        eprintln!("cannot prompt: {error}");
+    match error {
+        InquireError::OperationCanceled | InquireError::OperationInterrupted => Dismissed::ByPerson,
+        InquireError::NotTTY => Dismissed::NoPrompt("there is no terminal to ask in (use --answers FILE)".to_owned()),
+        other => Dismissed::NoPrompt(format!("cannot prompt: {other}")),
     }
-    Dismissed
 }
 
 const NO_ANSWER: &str = "(no answer)";
 
 /// The field's name as the user sees it (every server text goes through [`printable`]).
 fn title(property: &Property) -> String {
-    printable(property.schema.title().unwrap_or(&property.name)).into_owned()
+    one_line(property.schema.title().unwrap_or(&property.name)).into_owned()
 }
 
 fn label(property: &Property) -> String {
@@ -55,7 +63,7 @@ fn label(property: &Property) -> String {
 
 /// Description plus the constraints the user must meet, as help under the prompt.
 fn help(property: &Property) -> String {
-    let mut parts: Vec<String> = property.schema.description().map(|d| printable(d).into_owned()).into_iter().collect();
+    let mut parts: Vec<String> = property.schema.description().map(|d| one_line(d).into_owned()).into_iter().collect();
     match &property.schema {
         PrimitiveSchema::String(s) => {
             match (s.min_length, s.max_length) {
@@ -102,7 +110,7 @@ fn help(property: &Property) -> String {
 /// A value as the user sees it; server defaults are server text too.
 fn display(value: &Value) -> String {
     match value {
-        Value::String(s) => printable(s).into_owned(),
+        Value::String(s) => one_line(s).into_owned(),
         Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
@@ -112,7 +120,7 @@ fn display(value: &Value) -> String {
 fn shown(property: &Property, value: &Value) -> String {
     let title_of = |options: &[elicit_runtime::schema::EnumOption], v: &Value| -> String {
         match v.as_str().and_then(|v| options.iter().find(|o| o.value == v)) {
-            Some(option) => printable(option.title.as_deref().unwrap_or(&option.value)).into_owned(),
+            Some(option) => one_line(option.title.as_deref().unwrap_or(&option.value)).into_owned(),
             None => display(v),
         }
     };
@@ -165,7 +173,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
             }
             Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
                 Ok(()) => Validation::Valid,
-                Err(reason) => Validation::Invalid(printable(&reason).into_owned().into()),
+                Err(reason) => Validation::Invalid(one_line(&reason).into_owned().into()),
             })
         })
         .prompt()
@@ -173,7 +181,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
     if answer.is_empty() && !prompt.required {
         return Ok(None);
     }
-    Ok(Some(to_value(&answer).map_err(|_| Dismissed)?))
+    Ok(Some(to_value(&answer).map_err(Dismissed::NoPrompt)?))
 }
 
 /// A required boolean: yes or no.
@@ -209,7 +217,7 @@ fn ask_yes_no_or_nothing(prompt: &FieldPrompt, current: Option<&Value>) -> Resul
 
 /// The title a choice is shown by.
 fn option_title(option: &EnumOption) -> String {
-    printable(option.title.as_deref().unwrap_or(&option.value)).into_owned()
+    one_line(option.title.as_deref().unwrap_or(&option.value)).into_owned()
 }
 
 /// One choice of a single-select (or no answer, when optional).
@@ -277,26 +285,36 @@ impl Terminal {
     /// A renderer opening pages with `browser` (or the system's opener) and waiting at most `wait`
     /// for a pending URL step.
     pub(crate) fn new(browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Terminal { browser, wait, ansi: std::io::stderr().is_terminal(), endpoint, tasks: Default::default() }
+        Terminal {
+            browser,
+            wait,
+            ansi: std::io::stderr().is_terminal(),
+            endpoint,
+            tasks: Default::default(),
+            unpresented: None,
+        }
     }
 
-    fn form_blocking(&self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
+    /// The person's answer to a form; `Err` when it could not be shown to them.
+    fn form_blocking(
+        &self,
+        ctx: AskContext<'_>,
+        message: &str,
+        schema: &RequestedSchema,
+    ) -> Result<ElicitResult, String> {
         eprintln!(
-            "\n{} asks for information ({}) [{}]:\n  {}\n",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "\n{} asks for information ({}) [{}]:\n{}\n",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         let start = Select::new("Answer this request?", vec!["Fill in the form", "Decline", "Cancel"]).prompt();
-        match start {
+        match start.map_err(dismissed) {
             Ok("Fill in the form") => {}
-            Ok("Decline") => return ElicitResult::decline(),
-            Ok(_) => return ElicitResult::cancel(),
-            Err(error) => {
-                let Dismissed = dismissed(error);
-                return ElicitResult::cancel();
-            }
+            Ok("Decline") => return Ok(ElicitResult::decline()),
+            Ok(_) | Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+            Err(Dismissed::NoPrompt(reason)) => return Err(reason),
         }
         // Defaults are pre-filled; the user edits from there.
         let mut content: Map<String, Value> = Map::new();
@@ -307,11 +325,12 @@ impl Terminal {
                     content.insert(property.name.to_string(), value);
                 }
                 Ok(None) => {}
-                Err(Dismissed) => return ElicitResult::cancel(),
+                Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+                Err(Dismissed::NoPrompt(reason)) => return Err(reason),
             }
         }
         loop {
-            eprintln!("\nYour answers for {}:", printable(ctx.server));
+            eprintln!("\nYour answers for {}:", one_line(ctx.server));
             for property in &schema.properties {
                 let shown =
                     content.get(property.name.as_ref()).map_or_else(|| NO_ANSWER.to_owned(), |v| shown(property, v));
@@ -319,16 +338,20 @@ impl Terminal {
             }
             let problems = validate(schema, &content).err();
             if let Some(errors) = &problems {
-                eprintln!("  to fix before sending: {}", printable(&errors.to_string()));
+                eprintln!("  to fix before sending: {}", one_line(&errors.to_string()));
             }
             let choice =
                 Select::new("Send these answers?", vec!["Send", "Change an answer", "Decline", "Cancel"]).prompt();
-            match choice {
-                Ok("Send") if problems.is_none() => return ElicitResult::accept(content),
+            match choice.map_err(dismissed) {
+                Ok("Send") if problems.is_none() => return Ok(ElicitResult::accept(content)),
                 Ok("Send") => eprintln!("Fix the answers above first."),
                 Ok("Change an answer") => {
                     let titles: Vec<String> = schema.properties.iter().map(title).collect();
-                    let Ok(picked) = Select::new("Which answer?", titles).raw_prompt() else { continue };
+                    let picked = match Select::new("Which answer?", titles).raw_prompt().map_err(dismissed) {
+                        Ok(picked) => picked,
+                        Err(Dismissed::ByPerson) => continue,
+                        Err(Dismissed::NoPrompt(reason)) => return Err(reason),
+                    };
                     let Some(property) = schema.properties.get(picked.index) else { continue };
                     match ask_field(property, content.get(property.name.as_ref())) {
                         Ok(Some(value)) => {
@@ -337,41 +360,39 @@ impl Terminal {
                         Ok(None) => {
                             content.remove(property.name.as_ref());
                         }
-                        Err(Dismissed) => {}
+                        Err(Dismissed::ByPerson) => {}
+                        Err(Dismissed::NoPrompt(reason)) => return Err(reason),
                     }
                 }
-                Ok("Decline") => return ElicitResult::decline(),
-                Ok(_) => return ElicitResult::cancel(),
-                Err(error) => {
-                    let Dismissed = dismissed(error);
-                    return ElicitResult::cancel();
-                }
+                Ok("Decline") => return Ok(ElicitResult::decline()),
+                Ok(_) | Err(Dismissed::ByPerson) => return Ok(ElicitResult::cancel()),
+                Err(Dismissed::NoPrompt(reason)) => return Err(reason),
             }
         }
     }
 
-    fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
+    /// The person's consent to open a page; `Err` when it could not be asked.
+    fn url_consent(&self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> Result<ElicitAction, String> {
         eprintln!(
-            "\n{} asks you to open a page ({}) [{}]:\n  {}\n",
-            printable(ctx.server),
-            printable(ctx.key),
-            printable(&self.endpoint),
-            printable(message)
+            "\n{} asks you to open a page ({}) [{}]:\n{}\n",
+            one_line(ctx.server),
+            one_line(ctx.key),
+            one_line(&self.endpoint),
+            indented(message)
         );
         eprintln!("  {}", browser::highlighted(url, self.ansi));
         eprintln!("  host: {}", url.host);
         for warning in &url.warnings {
-            eprintln!("  warning: {}", printable(&warning.to_string()));
+            eprintln!("  warning: {}", one_line(&warning.to_string()));
         }
         eprintln!();
-        match Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt() {
-            Ok("Open in browser") => ElicitAction::Accept,
-            Ok("Decline") => ElicitAction::Decline,
-            Ok(_) => ElicitAction::Cancel,
-            Err(error) => {
-                let Dismissed = dismissed(error);
-                ElicitAction::Cancel
-            }
+        let choice =
+            Select::new("Open this page in your browser?", vec!["Open in browser", "Decline", "Cancel"]).prompt();
+        match choice.map_err(dismissed) {
+            Ok("Open in browser") => Ok(ElicitAction::Accept),
+            Ok("Decline") => Ok(ElicitAction::Decline),
+            Ok(_) | Err(Dismissed::ByPerson) => Ok(ElicitAction::Cancel),
+            Err(Dismissed::NoPrompt(reason)) => Err(reason),
         }
     }
 }
@@ -431,7 +452,7 @@ impl Terminal {
             let retry = if required { "r to call again now, " } else { "" };
             eprintln!(
                 "\r\nWaiting for {} to report the page at {} done. Press {retry}o to open it again, c to cancel the call.",
-                printable(ctx.server),
+                one_line(ctx.server),
                 pending.url.host
             );
         }
@@ -475,11 +496,23 @@ impl Terminal {
 
 impl Responder for Terminal {
     async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult {
-        tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema))
+        match tokio::task::block_in_place(|| self.form_blocking(ctx, message, schema)) {
+            Ok(answer) => answer,
+            Err(reason) => {
+                self.unpresented = Some(reason);
+                ElicitResult::cancel()
+            }
+        }
     }
 
     async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction {
-        let action = tokio::task::block_in_place(|| self.url_consent(ctx, message, url));
+        let action = match tokio::task::block_in_place(|| self.url_consent(ctx, message, url)) {
+            Ok(action) => action,
+            Err(reason) => {
+                self.unpresented = Some(reason);
+                return ElicitAction::Cancel;
+            }
+        };
         if action != ElicitAction::Accept {
             return action;
         }
@@ -514,7 +547,7 @@ impl Responder for Terminal {
             let delay = browser::backoff(pending.retries).min(self.wait - waited);
             eprintln!(
                 "\r\n{} says the page at {} is not finished yet ({} s so far). Press r to retry now, o to open it again, c to cancel; retrying in {} s.",
-                printable(ctx.server),
+                one_line(ctx.server),
                 pending.url.host,
                 waited.as_secs(),
                 delay.as_secs()
@@ -536,7 +569,11 @@ impl Responder for Terminal {
     }
 
     fn notice(&mut self, ctx: AskContext<'_>, text: &str) {
-        eprintln!("{} ({}): {}", printable(ctx.server), printable(ctx.key), printable(text));
+        eprintln!("{} ({}): {}", one_line(ctx.server), one_line(ctx.key), one_line(text));
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        self.unpresented.take()
     }
 
     async fn task_waiting(&mut self, wait: elicit_runtime::client::TaskWait<'_>) -> elicit_runtime::client::TaskAction {

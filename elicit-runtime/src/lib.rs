@@ -60,6 +60,12 @@ pub mod field;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;
+/// The rmcp adapter's client half alone (feature `rmcp-client` without `rmcp`).
+#[cfg(all(feature = "rmcp-client", not(feature = "rmcp")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
+pub mod rmcp {
+    pub mod client;
+}
 pub mod schema;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]

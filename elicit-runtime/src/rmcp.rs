@@ -36,6 +36,9 @@ use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
 
 mod builder;
+#[cfg(feature = "rmcp-client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
+pub mod client;
 mod handler;
 mod http;
 mod own;

@@ -184,7 +184,7 @@ fn server_text_cannot_drive_the_terminal() {
         })
     });
     let sandbox = Sandbox::new();
-    let file = sandbox.answers(&json!({"pay": {"action": "decline"}}));
+    let file = sandbox.answers(&json!({"pay": {"action": "decline"}, "*": {"action": "accept", "content": {}}}));
     let run = elicit(&["call", "--url", &server.url(), TOOL, "--answers", &file], LIMIT).success();
     assert_no_terminal_controls(&run.stderr, &run);
     assert_no_terminal_controls(&run.stdout, &run);

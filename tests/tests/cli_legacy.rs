@@ -171,14 +171,14 @@ fn url_required_error_declined_or_cancelled_ends_the_run_without_retrying() {
 }
 
 #[test]
-fn a_missing_answer_is_cancel_on_the_legacy_wire_too() {
+fn a_missing_answer_ends_the_call_on_the_legacy_wire_too() {
     let sandbox = Sandbox::new();
     let answers = sandbox.answers(&json!({"some-other-key": {"action": "accept"}}));
     let stdio = ts_stdio(&[]);
-    elicit(&["call", "--stdio", &stdio, "profile", "--answers", &answers], LIMIT)
-        .success()
-        .stdout_has("profile: action=cancel")
-        .stderr_has("the answers file has no answer for `#1`; answering cancel");
+    let run = elicit(&["call", "--stdio", &stdio, "profile", "--answers", &answers], LIMIT)
+        .failure()
+        .stderr_has("cannot show input request `#1` to anyone: the answers file has no answer for it");
+    assert!(!run.stdout.contains("action="), "no answer was sent for the person:\n{run}");
 }
 
 #[test]

@@ -133,13 +133,13 @@ fn a_pending_page_is_waited_for_then_completes() {
 }
 
 #[test]
-fn a_key_missing_from_the_answers_file_is_cancelled_with_a_note() {
+fn a_key_missing_from_the_answers_file_ends_the_call_without_answering_for_the_person() {
     let server = TravelServer::start();
     let sandbox = Sandbox::new();
-    book_trip(&server, &sandbox, &json!({"payment": {"action": "accept"}}), Browser::Approve)
-        .success()
-        .stderr_has("the answers file has no answer for `trip`; answering cancel")
-        .stdout_has("Booking cancelled before any details were given.");
+    let run = book_trip(&server, &sandbox, &json!({"payment": {"action": "accept"}}), Browser::Approve)
+        .failure()
+        .stderr_has("cannot show input request `trip` to anyone: the answers file has no answer for it");
+    assert!(!run.stdout.contains("Booking cancelled"), "no cancel or decline was sent for the person:\n{run}");
 }
 
 #[test]

@@ -589,3 +589,41 @@ async fn an_error_from_the_server_ends_the_call() {
     assert!(matches!(error, DriveError::Call(CallError::Rpc { code: -32602, .. })), "{error:?}");
     assert_eq!(server.received().len(), 1);
 }
+
+/// A responder with nobody to ask: it says so instead of answering.
+struct Nobody;
+
+impl Responder for Nobody {
+    async fn form(&mut self, _ctx: AskContext<'_>, _message: &str, _schema: &RequestedSchema) -> ElicitResult {
+        ElicitResult::decline()
+    }
+
+    async fn url(&mut self, _ctx: AskContext<'_>, _message: &str, _url: &CheckedUrl) -> ElicitAction {
+        ElicitAction::Decline
+    }
+
+    async fn pending(&mut self, _ctx: AskContext<'_>, _pending: PendingUrl<'_>) -> PendingAction {
+        PendingAction::Cancel
+    }
+
+    fn unpresented(&mut self) -> Option<String> {
+        Some("no terminal".into())
+    }
+}
+
+#[tokio::test]
+async fn a_request_nobody_could_be_shown_ends_the_call_and_no_answer_is_sent() {
+    let driver = Driver::new(Capabilities::ELICITATION, json!({}), "fake");
+    for request in [name_form("F?"), url_request("https://pay.example.com/x")] {
+        let server =
+            FakeServer::sequence(vec![json!({"resultType": "input_required", "inputRequests": {"k": request}})]);
+        let error = driver.call(&mut server.caller(), &mut Nobody, "tools/call", tool_params("t")).await.unwrap_err();
+        assert!(
+            matches!(&error, DriveError::Unpresentable { key, reason } if key == "k" && reason == "no terminal"),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("nothing was answered"), "{error}");
+        // Only the first request: the decline the responder returned was never sent.
+        assert_eq!(server.received().len(), 1);
+    }
+}

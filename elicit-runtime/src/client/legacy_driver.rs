@@ -190,6 +190,7 @@ impl Driver {
                     return refuse(responder, undeclared("form-mode elicitation"));
                 }
                 let answer = responder.form(ctx, &message, &requested_schema).await;
+                super::unpresented(responder, key)?;
                 if answer.action == ElicitAction::Accept {
                     let empty = Map::new();
                     form::validate(&requested_schema, answer.content.as_ref().unwrap_or(&empty))
@@ -211,6 +212,7 @@ impl Driver {
                     }
                 };
                 let action = responder.url(ctx, &message, &checked).await;
+                super::unpresented(responder, &id)?;
                 if action == ElicitAction::Accept && !waiting.iter().any(|w| w.id == id) {
                     waiting.push(Waiting { id, url: checked, message, since: Instant::now(), retries: 0 });
                 }
@@ -264,7 +266,9 @@ impl Driver {
             let refuse = |reason: String| DriveError::Refused { key: required.elicitation_id.clone(), reason };
             let checked = check_url(&required.url).map_err(refuse)?;
             let ctx = AskContext { server: &self.server_name, key: &required.elicitation_id, round };
-            match responder.url(ctx, &required.message, &checked).await {
+            let action = responder.url(ctx, &required.message, &checked).await;
+            super::unpresented(responder, &required.elicitation_id)?;
+            match action {
                 ElicitAction::Accept => {}
                 ElicitAction::Decline => return Err(DriveError::Declined),
                 ElicitAction::Cancel => return Err(DriveError::Cancelled),

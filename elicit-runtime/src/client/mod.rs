@@ -15,9 +15,6 @@
 pub mod form;
 pub mod legacy;
 mod legacy_driver;
-#[cfg(feature = "rmcp-client")]
-#[cfg_attr(docsrs, doc(cfg(feature = "rmcp-client")))]
-pub mod rmcp_caller;
 mod tasks;
 mod url_check;
 
@@ -176,6 +173,24 @@ pub trait Responder {
         tokio::time::sleep(wait.next_poll).await;
         TaskAction::Poll
     }
+
+    /// Why the last [`form`](Responder::form) or [`url`](Responder::url) could not be put before
+    /// the person, if it could not (no terminal, no scripted answer for it, a kind of request this
+    /// responder cannot show). A responder that could not present a request returns any result
+    /// from `form`/`url` and the reason here: the driver then sends nothing and ends the call with
+    /// [`DriveError::Unpresentable`]. Nobody answers `decline` or `cancel` on the person's behalf.
+    /// Taking the reason clears it. The default: every request was presented.
+    fn unpresented(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// The reason `responder` could not present the request `key`, as the error that ends the call.
+pub(crate) fn unpresented<R: Responder>(responder: &mut R, key: &str) -> Result<(), DriveError> {
+    match responder.unpresented() {
+        Some(reason) => Err(DriveError::Unpresentable { key: key.to_owned(), reason }),
+        None => Ok(()),
+    }
 }
 
 /// Why a call did not complete.
@@ -214,6 +229,14 @@ pub enum DriveError {
     Declined,
     /// A call the server ran as a task did not end well (see [`TaskError`]).
     Task(TaskError),
+    /// The responder could not put an input request before the person (see
+    /// [`Responder::unpresented`]); nothing was answered on their behalf.
+    Unpresentable {
+        /// The input request's key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// URL steps the user consented to in one call: key -> (url, since, retries).
@@ -249,6 +272,9 @@ impl fmt::Display for DriveError {
             DriveError::Cancelled => write!(f, "cancelled"),
             DriveError::Declined => write!(f, "declined"),
             DriveError::Task(error) => write!(f, "{error}"),
+            DriveError::Unpresentable { key, reason } => {
+                write!(f, "cannot show input request `{}` to anyone: {reason}; nothing was answered", wire::clip(key))
+            }
         }
     }
 }
@@ -395,6 +421,7 @@ impl Driver {
                     ));
                 }
                 let answer = responder.form(ctx, &message, &requested_schema).await;
+                unpresented(responder, ctx.key)?;
                 if answer.action == ElicitAction::Accept {
                     let empty = Map::new();
                     form::validate(&requested_schema, answer.content.as_ref().unwrap_or(&empty))
@@ -426,6 +453,7 @@ impl Driver {
                     });
                 }
                 let action = responder.url(ctx, &message, &checked).await;
+                unpresented(responder, ctx.key)?;
                 if action == ElicitAction::Accept {
                     consented.insert(ctx.key.to_owned(), (url, Instant::now(), 0));
                 }

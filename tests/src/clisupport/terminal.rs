@@ -32,7 +32,13 @@ pub struct Terminal {
 impl Terminal {
     /// Starts `elicit ARGS` on a 200x50 pseudo-terminal (a fresh pty has no size).
     pub fn start(args: &[&str]) -> Terminal {
+        Terminal::start_with_env(args, &[])
+    }
+
+    /// Starts `elicit ARGS` as [`Terminal::start`] does, with `env` (name, value) set.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Terminal {
         let mut command = Command::new("sh");
+        command.envs(env.iter().copied());
         command
             .arg("-c")
             .arg("stty cols 200 rows 50 2>/dev/null; exec \"$0\" \"$@\"")

@@ -1,4 +1,4 @@
-//! A [`Caller`] on an rmcp client (feature `rmcp-client`): the driver's rounds sent through an
+//! A [`Caller`] on an rmcp client: the driver's rounds sent through an
 //! rmcp `Peer<RoleClient>`, each with its own `_meta`.
 //!
 //! rmcp overwrites the `_meta` of a request's params with the connection's own metadata, so the
@@ -6,7 +6,7 @@
 //! would be lost. [`RmcpCaller`] moves it into the request options, where rmcp keeps it.
 //!
 //! ```no_run
-//! use elicit_runtime::client::rmcp_caller::RmcpCaller;
+//! use elicit_runtime::rmcp::client::RmcpCaller;
 //! use elicit_runtime::client::{Driver, Responder};
 //! use elicit_runtime::wire::Capabilities;
 //! use rmcp::RoleClient;
@@ -31,8 +31,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 
-use super::legacy::LegacyCaller;
-use super::{CallError, Caller};
+use crate::client::legacy::LegacyCaller;
+use crate::client::{CallError, Caller};
 use crate::wire;
 
 /// Sends the driver's requests (`tools/call`, `prompts/get`, `resources/read`) through an rmcp
@@ -42,12 +42,13 @@ pub struct RmcpCaller {
     peer: Peer<RoleClient>,
     timeout: Option<Duration>,
     last_request: Option<RequestId>,
+    challenge: Option<String>,
 }
 
 impl RmcpCaller {
     /// A caller on `peer` (`running_service.peer().clone()`), with no time bound of its own.
     pub fn new(peer: Peer<RoleClient>) -> RmcpCaller {
-        RmcpCaller { peer, timeout: None, last_request: None }
+        RmcpCaller { peer, timeout: None, last_request: None, challenge: None }
     }
 
     /// Fails a request the server leaves unanswered for `timeout`.
@@ -64,6 +65,17 @@ impl RmcpCaller {
     /// The id of the last request sent, if any.
     pub fn last_request(&self) -> Option<&RequestId> {
         self.last_request.as_ref()
+    }
+
+    /// Takes the `WWW-Authenticate` challenge of the last request, when it failed on a 401 or 403
+    /// (the server wants authorization, or more scope).
+    pub fn take_challenge(&mut self) -> Option<String> {
+        self.challenge.take()
+    }
+
+    fn failed(&mut self, error: &ServiceError) -> CallError {
+        self.challenge = error.auth_challenge().map(str::to_owned);
+        to_call_error(error)
     }
 }
 
@@ -107,9 +119,16 @@ impl Caller for RmcpCaller {
             None => PeerRequestOptions::no_options(),
         };
         let options = options.with_meta(RequestMetaObject(MetaObject(meta)));
-        let handle = self.peer.send_request_with_option(request, options).await.map_err(|e| to_call_error(&e))?;
+        self.challenge = None;
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.failed(&error)),
+        };
         self.last_request = Some(handle.id.clone());
-        let result = handle.await_response().await.map_err(|e| to_call_error(&e))?;
+        let result = match handle.await_response().await {
+            Ok(result) => result,
+            Err(error) => return Err(self.failed(&error)),
+        };
         serde_json::to_value(&result).map_err(|e| CallError::Transport(format!("cannot read the result: {e}")))
     }
 }
