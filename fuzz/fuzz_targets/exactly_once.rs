@@ -221,7 +221,7 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
     let store = Arc::new(InProcessStore::new());
     let engine = Arc::new(
         Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring"))
-            .completion_store(store)
+            .store(store)
             .build(),
     );
     let mut world = World { engine, runs: Shared::default(), flows: Vec::new() };
@@ -246,7 +246,7 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 }
                 let page = u.choose(&history.pages)?.clone();
                 let approved = op == 1 || u.ratio(3u8, 4)?;
-                let _ = world.engine.completion_store().complete(&page, json!({"approved": approved}), None).await;
+                let _ = world.engine.url_completions().complete(&page, json!({"approved": approved}), None).await;
             }
             // Concurrent copies of a round of one state, each with its own answers.
             3 | 4 => {

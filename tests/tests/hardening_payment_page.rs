@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::{PaymentSummaries, PaymentSummary, payment_page_at};
-use elicit_runtime::server::{CompletionStore, InProcessStore};
+use elicit_runtime::server::{InProcessStore, UrlCompletions};
 use serde_json::json;
 
 use support::http::{Client, browser_submit, http_client};
@@ -77,7 +77,7 @@ async fn the_page_names_amount_and_trip_and_scopes_its_cookie() {
 }
 
 /// A fresh id of the engine's shape registered pending in `store`.
-async fn mint(store: &dyn CompletionStore) -> String {
+async fn mint(store: &dyn UrlCompletions) -> String {
     let id = support::base64url(&support::raw_key()[..16]);
     store.register(&id, Duration::from_secs(60), None).await.unwrap();
     id

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
-use elicit_runtime::server::{CompletionStore, RedisStore, UrlStatus};
+use elicit_runtime::server::{RedisStore, UrlCompletions, UrlStatus};
 use elicit_tests::process;
 use elicit_tests::redis::Redis;
 use serde_json::{Value, json};

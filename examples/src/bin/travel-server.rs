@@ -32,15 +32,15 @@ async fn run() -> std::io::Result<()> {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });
-    let engine = Engine::builder(AUDIENCE, keys.ring).completion_store(store).build();
+    let engine = Engine::builder(AUDIENCE, keys.ring).store(store).build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    let summaries = PaymentSummaries::new(engine.completion_store().clone());
-    let page = payment_page_at(engine.completion_store().clone(), keys.page_secrets, summaries.clone(), &public_url);
+    let summaries = PaymentSummaries::new(engine.url_completions().clone());
+    let page = payment_page_at(engine.url_completions().clone(), keys.page_secrets, summaries.clone(), &public_url);
     let mcp = server_with(engine, &public_url, summaries);
     match options.transport {
         Transport::Http(_) => {

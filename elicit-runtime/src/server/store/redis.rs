@@ -1,40 +1,32 @@
-//! [`RedisStore`]: URL-mode completion shared by every instance that talks to one Redis
+//! [`RedisStore`]: both store traits in Redis, shared by every instance that talks to one Redis
 //! (feature `redis`).
 //!
 //! Several server instances behind a load balancer seal `requestState` with the same key ring, so
-//! any of them can serve the next round of a flow. URL-mode completion is the one thing that
-//! cannot travel in the state: the payment page may be submitted to one instance while the
-//! client's retry lands on another. This store keeps those records in Redis.
+//! any of them can serve the next round of a flow. What cannot travel in the state lives here:
+//! URL-mode completion (the payment page may be submitted to one instance while the client's
+//! retry lands on another) and the flows' ledger.
 //!
 //! # Layout
 //!
-//! - One string key per step, `{prefix}:url:{id}`, created by [`CompletionStore::register`] (a
-//!   script: `SET … PX ttl` once the cap allows it). Its value is `pending`, or `done:` followed by the JSON the page recorded.
-//!   Redis expires it with the step; completion keeps the original expiry (`KEEPTTL`).
-//! - Two Lua scripts make the state changes atomic, so two instances cannot both win a race:
-//!   `complete` turns a `pending` record into `done:…` and publishes the id — and does nothing to a
-//!   record that is missing, expired or already done; `take` returns the record and deletes it in
-//!   the same step when it is done, so a completion is consumed at most once.
-//! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps. Each store
-//!   keeps one subscriber connection and wakes the local waiters of that id. One channel rather
-//!   than one per id: a retry waiting for its page costs no SUBSCRIBE round trip and no extra
-//!   connection, and every instance sees every id, which is cheap at completion rates.
-//!
-//! - One hash per flow with exactly-once records, `{prefix}:flow:{id}` (see `Flow::once`): a field
-//!   per slot and the flow's final answers, changed only by Lua scripts (claim, record, abandon,
-//!   finish), each extending the hash's expiry. Every key this store writes carries a TTL.
-//! - One sorted set, `{prefix}:live`, caps the live records ([`RedisStoreBuilder::max_records`]):
-//!   its members are the record keys above, scored by their expiry (ms of Redis' own `TIME`). Only
-//!   the scripts change it, so every instance on the prefix shares one count. A script about to
-//!   create a record first drops the members whose expiry passed (`ZREMRANGEBYSCORE`: each member
-//!   is dropped once, no scan), then refuses with a clear "full" error when the set holds the cap;
-//!   writing a record sets its score to its new expiry; `take` and `release` remove the member
-//!   with the record, `abandon` when the hash became empty. The set's own TTL is extended to the
-//!   longest record's, so it too expires.
+//! - One string key per step, `{prefix}:url:{id}`: `pending` (or `pending:` and its owner), or
+//!   `done:` followed by the JSON the page recorded. Redis expires it with the step; completion
+//!   keeps the original expiry (`KEEPTTL`). Registering a live id changes nothing.
+//! - One hash per flow, `{prefix}:flow:{id}`: a field per slot ([`Slot::name`]), `?TOKEN:UNTIL`
+//!   while claimed (`UNTIL`: the lease's end, ms of Redis' own `TIME`) or `=` and the JSON once
+//!   recorded, and `final` (the answers the flow finished with).
+//! - Every state change is one Lua script, so two instances cannot both win a race.
+//! - Caps: the sorted sets `{prefix}:live:url` and `{prefix}:live:flow` hold the live records of
+//!   each kind, scored by their expiry; `{prefix}:live:owner:{digest}` the steps one principal
+//!   owns. A script about to create a record drops the members whose expiry passed
+//!   (`ZREMRANGEBYSCORE`: each member once, no scan), then refuses with a clear error at the cap.
+//!   A principal's set at its cap is also cleared of steps already taken (at most the cap's
+//!   length of `EXISTS`). Every key this store writes carries a TTL.
+//! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps; each store
+//!   keeps one subscriber connection and wakes its local waiters of that id.
 //!
 //! # Waiting without losing a wake-up
 //!
-//! [`CompletionStore::take`] registers its interest locally and notes whether the subscriber is
+//! [`UrlCompletions::take`] registers its interest locally and notes whether the subscriber is
 //! live *before* it runs the `take` script; a completion published after that check reaches the
 //! waiter. When the subscriber is down (Redis restarting) the waiter polls every 100 ms instead,
 //! and when it comes back every waiter checks again, so completions made during the gap are seen.
@@ -42,11 +34,10 @@
 //! # Failures
 //!
 //! Every command is bounded (connect and answer timeouts, plus an overall bound per operation,
-//! 2 s by default) and an unreachable Redis is a [`StoreError`] naming the server, never a panic
-//! or an unbounded wait. The connection is re-established on the next command after Redis comes
-//! back. A command that failed because the connection had dropped is tried once more on a fresh
-//! connection; for `take` that is safe too — at worst a completion is lost and the engine starts
-//! the step again, never used twice.
+//! 2 s by default) and an unreachable Redis is a [`StoreError::Unavailable`] naming the server,
+//! never a panic or an unbounded wait. A command that failed because the connection had dropped
+//! is tried once more on a fresh connection: a claim retried so finds its own token and carries
+//! on; a `take` at worst loses a completion (the engine starts the step again), never uses it twice.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -55,7 +46,7 @@
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = RedisStore::builder("redis://127.0.0.1:6379").key_prefix("travel").connect().await?;
-//! let engine = Engine::builder("travel-server", KeyRing::generate()).completion_store(Arc::new(store)).build();
+//! let engine = Engine::builder("travel-server", KeyRing::generate()).store(Arc::new(store)).build();
 //! # let _ = engine;
 //! # Ok(())
 //! # }
@@ -65,21 +56,26 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError, Script};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::completion::{CompletionStore, DEFAULT_MAX_RECORDS, Finish, OnceClaim, StoreError, StoreFuture, UrlStatus};
+use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
+use super::{
+    Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+};
 
 /// The value of a registered, unfinished step.
 const PENDING: &str = "pending";
 /// The prefix of a finished step's value; the page's JSON follows.
 const DONE: &str = "done:";
-
 /// The prefix of the value of a registered, unfinished step owned by a principal, who follows.
 const PENDING_FOR: &str = "pending:";
 
@@ -107,86 +103,134 @@ end
 return value
 ";
 
-/// The live-record count, shared by every script that creates a record. KEYS[1] is the record,
-/// KEYS[2] the `{prefix}:live` sorted set (members: record keys, score: expiry in ms).
-/// `room(cap)`: whether KEYS[1] may be written; a record that exists already always may, a new one
-/// only while fewer than `cap` records are live (expired members are dropped first, each once).
-/// `track()`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL at least as long.
-const LIVE_LUA: &str = r"
+/// Shared by the scripts that create records. KEYS[1] is the record, KEYS[2] its kind's live set
+/// (members: record keys, score: expiry in ms).
+/// `room(set, cap)`: whether KEYS[1] may be written; a record that exists already always may, a
+/// new one only while fewer than `cap` members of `set` are live (expired ones dropped first).
+/// `quota(set, cap)`: the same for a principal's set, whose members may also have been taken.
+/// `track(set)`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL as long.
+/// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2].
+/// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value.
+const LIB_LUA: &str = r"
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function room(cap)
+local function room(set, cap)
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return true
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now_ms())
-  redis.call('ZREM', KEYS[2], KEYS[1])
-  return redis.call('ZCARD', KEYS[2]) < tonumber(cap)
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', now_ms())
+  redis.call('ZREM', set, KEYS[1])
+  return redis.call('ZCARD', set) < tonumber(cap)
 end
-local function track()
+local function quota(set, cap)
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', now_ms())
+  if redis.call('ZCARD', set) < tonumber(cap) then
+    return true
+  end
+  for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
+    if redis.call('EXISTS', member) == 0 then
+      redis.call('ZREM', set, member)
+    end
+  end
+  return redis.call('ZCARD', set) < tonumber(cap)
+end
+local function track(set)
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then
-    redis.call('ZADD', KEYS[2], now_ms() + ttl, KEYS[1])
-    if redis.call('PTTL', KEYS[2]) < ttl then
-      redis.call('PEXPIRE', KEYS[2], ttl)
+    redis.call('ZADD', set, now_ms() + ttl, KEYS[1])
+    if redis.call('PTTL', set) < ttl then
+      redis.call('PEXPIRE', set, ttl)
     end
   end
 end
+local function extend(ttl)
+  if redis.call('PTTL', KEYS[1]) < tonumber(ttl) then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+  track(KEYS[2])
+end
+local function holder(value)
+  local sep = string.find(value, ':', 2, true)
+  return string.sub(value, 2, sep - 1)
+end
+local function lease_end(value)
+  local sep = string.find(value, ':', 2, true)
+  return tonumber(string.sub(value, sep + 1))
+end
 ";
 
-/// Exactly-once records of one flow live in one hash, `{prefix}:flow:{id}`: a field per slot
-/// (`?` while claimed, `=` and the JSON once recorded) and `final` (the answers the flow finished
-/// with). Every script that writes it extends its expiry to at least ARGV[2] ms, never shortens it,
-/// and tracks it in the live set.
-const EXTEND_LUA: &str = "local function extend() if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end track() end\n";
-
-/// Creates a step's record, when there is room. KEYS[1] record, KEYS[2] live set; ARGV[1] the
-/// pending value, ARGV[2] ttl ms, ARGV[3] cap. Returns `F` when full, else `+`.
+/// Creates a step's record unless it is live, within the caps. KEYS[1] record, KEYS[2] URL live
+/// set, KEYS[3] the owner's set; ARGV[1] the pending value, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4]
+/// the per-principal cap or empty (no owner). Returns `+`, `F` (full) or `Q` (over the quota).
 const REGISTER_SCRIPT: &str = r"
-if not room(ARGV[3]) then
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return '+'
+end
+if not room(KEYS[2], ARGV[3]) then
   return 'F'
+end
+if ARGV[4] ~= '' and not quota(KEYS[3], ARGV[4]) then
+  return 'Q'
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-track()
+track(KEYS[2])
+if ARGV[4] ~= '' then
+  track(KEYS[3])
+end
 return '+'
 ";
 
-/// Claims a slot. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field, ARGV[2] ttl ms,
-/// ARGV[3] cap. Returns `=json` (recorded), `?` (claimed by another), `!` (the flow finished),
-/// `+` (claimed now), `F` (a new flow, and the store is full).
+/// Claims a slot. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot field, ARGV[2] ttl ms,
+/// ARGV[3] cap, ARGV[4] token, ARGV[5] lease ms. Returns `=json` (recorded), `?` (held by another
+/// token under a live lease), `!` (the flow finished), `+` (held by this token now), `F` (a new
+/// flow, and the store is full).
 const CLAIM_SCRIPT: &str = r"
+local now = now_ms()
 local value = redis.call('HGET', KEYS[1], ARGV[1])
-if value then
+if value and string.sub(value, 1, 1) == '=' then
+  extend(ARGV[2])
   return value
 end
-if redis.call('HEXISTS', KEYS[1], 'final') == 1 then
+if value then
+  if holder(value) ~= ARGV[4] and lease_end(value) > now then
+    extend(ARGV[2])
+    return '?'
+  end
+elseif redis.call('HEXISTS', KEYS[1], 'final') == 1 then
+  extend(ARGV[2])
   return '!'
-end
-if not room(ARGV[3]) then
+elseif not room(KEYS[2], ARGV[3]) then
   return 'F'
 end
-redis.call('HSET', KEYS[1], ARGV[1], '?')
-extend()
+redis.call('HSET', KEYS[1], ARGV[1], '?' .. ARGV[4] .. ':' .. (now + tonumber(ARGV[5])))
+extend(ARGV[2])
 return '+'
 ";
 
-/// Records a slot's value. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field, ARGV[2] ttl
-/// ms, ARGV[3] `=json`, ARGV[4] cap. Returns `+`, or `F` (the flow had expired, and the store is full).
+/// Records a slot's value under the token that holds it. KEYS[1] flow hash, KEYS[2] flow live
+/// set; ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] `=json`, ARGV[4] token. Returns `+`, or `L`
+/// (the claim is not this token's).
 const RECORD_SCRIPT: &str = r"
-if not room(ARGV[4]) then
-  return 'F'
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value == ARGV[3] then
+  extend(ARGV[2])
+  return '+'
+end
+if not value or string.sub(value, 1, 1) ~= '?' or holder(value) ~= ARGV[4] then
+  return 'L'
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-extend()
+extend(ARGV[2])
 return '+'
 ";
 
-/// Drops a claim that was never recorded. KEYS[1] flow hash, KEYS[2] live set; ARGV[1] slot field.
-/// A hash left empty is gone (Redis deletes it), and so is its member.
+/// Drops a claim held under a token. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot
+/// field, ARGV[2] token. A hash left empty is gone (Redis deletes it), and so is its member.
 const ABANDON_SCRIPT: &str = r"
-if redis.call('HGET', KEYS[1], ARGV[1]) == '?' then
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if value and string.sub(value, 1, 1) == '?' and holder(value) == ARGV[2] then
   redis.call('HDEL', KEYS[1], ARGV[1])
   if redis.call('EXISTS', KEYS[1]) == 0 then
     redis.call('ZREM', KEYS[2], KEYS[1])
@@ -195,30 +239,44 @@ end
 return 1
 ";
 
-/// Records the final answers unless the flow finished or claimed a slot the round did not see.
-/// KEYS[1] flow hash, KEYS[2] live set; ARGV[1] answers JSON, ARGV[2] ttl ms, ARGV[3] cap,
-/// ARGV[4..] the `o:` slots seen. Returns `R` (recorded), `C` (conflict), `A` and the answers it
-/// finished with, or `F` (a new flow, and the store is full).
+/// Records the final answers unless the flow finished or a slot the round did not see is
+/// recorded or held under a live lease. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1]
+/// answers JSON, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4..] the slots seen. Returns `R` (recorded),
+/// `C` (conflict), `A` and the answers it finished with, or `F` (a new flow, and the store is full).
 const FINISH_SCRIPT: &str = r"
 local already = redis.call('HGET', KEYS[1], 'final')
 if already then
+  extend(ARGV[2])
   return 'A' .. already
 end
+local now = now_ms()
 local seen = {}
 for i = 4, #ARGV do
   seen[ARGV[i]] = true
 end
-for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(field, 1, 2) == 'o:' and not seen[field] then
-    return 'C'
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, value = fields[i], fields[i + 1]
+  if field ~= 'final' and not seen[field] then
+    if string.sub(value, 1, 1) ~= '?' or lease_end(value) > now then
+      return 'C'
+    end
   end
 end
-if not room(ARGV[3]) then
+if not room(KEYS[2], ARGV[3]) then
   return 'F'
 end
 redis.call('HSET', KEYS[1], 'final', ARGV[1])
-extend()
+extend(ARGV[2])
 return 'R'
+";
+
+/// Extends a flow's record when it has one. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl.
+const EXTEND_SCRIPT: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  extend(ARGV[1])
+end
+return 1
 ";
 
 /// How often a waiter re-checks while the subscriber is down.
@@ -238,30 +296,50 @@ pub struct RedisStoreBuilder {
     url: String,
     prefix: String,
     command_timeout: Duration,
-    max_records: usize,
+    max_url_records: usize,
+    max_flow_records: usize,
+    max_url_records_per_principal: usize,
 }
 
 impl RedisStoreBuilder {
     /// Prefixes every key and the channel (default `elicit`), so several deployments can share one
-    /// Redis. Instances that must see each other's completions use the same prefix.
+    /// Redis. Instances that must see each other's records use the same prefix.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
     }
 
     /// The longest any one store operation may take before it fails with a [`StoreError`]
-    /// (default 2 s). Waiting in [`CompletionStore::take`] is bounded by its own timeout instead.
+    /// (default 2 s). Waiting in [`UrlCompletions::take`] is bounded by its own timeout instead.
     pub fn command_timeout(mut self, timeout: Duration) -> Self {
         self.command_timeout = timeout;
         self
     }
 
-    /// The most live records (URL-mode steps and flows with exactly-once records) the store holds
-    /// (default [`DEFAULT_MAX_RECORDS`]); a new one beyond it is refused with a "full" error until
-    /// some are taken or expire. The count lives in Redis: every instance on the same prefix shares
-    /// it, and they should agree on the cap.
-    pub fn max_records(mut self, max: usize) -> Self {
-        self.max_records = max;
+    /// Caps the live records of each kind at `max` (see the two setters below).
+    pub fn max_records(self, max: usize) -> Self {
+        self.max_url_records(max).max_flow_records(max)
+    }
+
+    /// The most live URL-mode steps (default [`DEFAULT_MAX_RECORDS`]); one more is refused with
+    /// [`StoreError::Full`] until some are taken or expire. The count lives in Redis: every
+    /// instance on the same prefix shares it, and they should agree on the cap.
+    pub fn max_url_records(mut self, max: usize) -> Self {
+        self.max_url_records = max;
+        self
+    }
+
+    /// The most live flow records (default [`DEFAULT_MAX_RECORDS`]); a flow's first record beyond
+    /// it is refused with [`StoreError::Full`].
+    pub fn max_flow_records(mut self, max: usize) -> Self {
+        self.max_flow_records = max;
+        self
+    }
+
+    /// The most live URL-mode steps one principal owns (default
+    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`]); one more is refused with [`StoreError::Quota`].
+    pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
+        self.max_url_records_per_principal = max;
         self
     }
 
@@ -272,8 +350,8 @@ impl RedisStoreBuilder {
     /// runtime, which the subscriber task is spawned on.
     pub async fn connect(self) -> Result<RedisStore, StoreError> {
         let endpoint = describe(&self.url)?;
-        let client = Client::open(self.url.as_str())
-            .map_err(|e| StoreError(format!("cannot use redis URL for {endpoint}: {e}")))?;
+        let unavailable = |detail: String| StoreError::Unavailable { store: endpoint.clone(), detail };
+        let client = Client::open(self.url.as_str()).map_err(|e| unavailable(format!("cannot use the URL: {e}")))?;
         let timeout = self.command_timeout;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(timeout.min(Duration::from_secs(1))))
@@ -283,25 +361,31 @@ impl RedisStoreBuilder {
             .set_number_of_retries(2)
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
-            .map_err(|e| StoreError(format!("{endpoint}: {e}")))?;
+        let connection =
+            ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(|e| unavailable(e.to_string()))?;
         let waiters = Arc::new(Waiters::default());
         let (live_tx, live) = watch::channel(false);
         let channel = format!("{}:url-completed", self.prefix);
         let subscriber = tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
+        let script = |body: &str| Script::new(&format!("{LIB_LUA}{body}"));
         let store = RedisStore {
             connection,
             complete_script: Script::new(COMPLETE_SCRIPT),
             take_script: Script::new(TAKE_SCRIPT),
-            register_script: Script::new(&format!("{LIVE_LUA}{REGISTER_SCRIPT}")),
-            key_prefix: format!("{}:url:", self.prefix),
+            register_script: script(REGISTER_SCRIPT),
+            claim_script: script(CLAIM_SCRIPT),
+            record_script: script(RECORD_SCRIPT),
+            abandon_script: script(ABANDON_SCRIPT),
+            finish_script: script(FINISH_SCRIPT),
+            extend_script: script(EXTEND_SCRIPT),
+            url_prefix: format!("{}:url:", self.prefix),
             flow_prefix: format!("{}:flow:", self.prefix),
-            live_key: format!("{}:live", self.prefix),
-            max_records: self.max_records.to_string(),
-            claim_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{CLAIM_SCRIPT}")),
-            record_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{RECORD_SCRIPT}")),
-            abandon_script: Script::new(ABANDON_SCRIPT),
-            finish_script: Script::new(&format!("{LIVE_LUA}{EXTEND_LUA}{FINISH_SCRIPT}")),
+            owner_prefix: format!("{}:live:owner:", self.prefix),
+            live_urls: format!("{}:live:url", self.prefix),
+            live_flows: format!("{}:live:flow", self.prefix),
+            max_url_records: self.max_url_records,
+            max_flow_records: self.max_flow_records,
+            max_url_records_per_principal: self.max_url_records_per_principal,
             channel,
             endpoint,
             timeout,
@@ -312,7 +396,7 @@ impl RedisStoreBuilder {
         let pong: String =
             store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
         if pong != "PONG" {
-            return Err(StoreError(format!("{} answered PING with {pong:?}", store.endpoint)));
+            return Err(store.invalid(format!("answered PING with {pong:?}")));
         }
         // Give the subscriber a moment so the first waiters need not poll; not an error if it is
         // slow, waiters poll until it is live.
@@ -322,23 +406,28 @@ impl RedisStoreBuilder {
     }
 }
 
-/// A [`CompletionStore`] in Redis, shared by every instance that connects to the same Redis with
-/// the same key prefix. The keys and scripts are described at the top of this module's source.
+/// [`UrlCompletions`] and [`FlowLedger`] in Redis, shared by every instance that connects to the
+/// same Redis with the same key prefix. The keys and scripts are described at the top of this
+/// module's source.
 pub struct RedisStore {
     connection: ConnectionManager,
     complete_script: Script,
     take_script: Script,
     register_script: Script,
-    key_prefix: String,
-    flow_prefix: String,
-    /// `{prefix}:live`: the live records, scored by expiry.
-    live_key: String,
-    /// The cap on live records, as the scripts take it.
-    max_records: String,
     claim_script: Script,
     record_script: Script,
     abandon_script: Script,
     finish_script: Script,
+    extend_script: Script,
+    url_prefix: String,
+    flow_prefix: String,
+    owner_prefix: String,
+    /// `{prefix}:live:url` and `{prefix}:live:flow`: the live records of each kind, by expiry.
+    live_urls: String,
+    live_flows: String,
+    max_url_records: usize,
+    max_flow_records: usize,
+    max_url_records_per_principal: usize,
     channel: String,
     /// `redis at HOST:PORT`, for messages (never the password).
     endpoint: String,
@@ -353,7 +442,7 @@ impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
             .field("endpoint", &self.endpoint)
-            .field("key_prefix", &self.key_prefix)
+            .field("url_prefix", &self.url_prefix)
             .field("subscribed", &*self.live.borrow())
             .field("subscriber_running", &!self.subscriber.0.is_finished())
             .finish_non_exhaustive()
@@ -367,7 +456,9 @@ impl RedisStore {
             url: url.into(),
             prefix: "elicit".to_owned(),
             command_timeout: Duration::from_secs(2),
-            max_records: DEFAULT_MAX_RECORDS,
+            max_url_records: DEFAULT_MAX_RECORDS,
+            max_flow_records: DEFAULT_MAX_RECORDS,
+            max_url_records_per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
         }
     }
 
@@ -376,8 +467,17 @@ impl RedisStore {
         RedisStore::builder(url).connect().await
     }
 
-    fn key(&self, id: &str) -> String {
-        format!("{}{id}", self.key_prefix)
+    fn url_key(&self, id: &str) -> String {
+        format!("{}{id}", self.url_prefix)
+    }
+
+    /// The set counting a principal's steps: named by a digest (principals can be long).
+    fn owner_key(&self, owner: &str) -> String {
+        format!("{}{}", self.owner_prefix, URL_SAFE_NO_PAD.encode(&Sha256::digest(owner.as_bytes())[..16]))
+    }
+
+    fn invalid(&self, detail: String) -> StoreError {
+        StoreError::Invalid { detail: format!("{}: {detail}", self.endpoint) }
     }
 
     /// Runs one operation under the overall bound, trying once more when the connection had
@@ -393,32 +493,34 @@ impl RedisStore {
                 other => other,
             }
         };
+        let unavailable = |detail: String| StoreError::Unavailable { store: self.endpoint.clone(), detail };
         match tokio::time::timeout(self.timeout, attempts).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(StoreError(format!("{}: {what} failed: {e}", self.endpoint))),
-            Err(_) => Err(StoreError(format!("{}: {what} got no answer within {:?}", self.endpoint, self.timeout))),
+            Ok(Err(e)) => Err(unavailable(format!("{what} failed: {e}"))),
+            Err(_) => Err(unavailable(format!("{what} got no answer within {:?}", self.timeout))),
         }
     }
 
     fn flow_key(&self, flow: &str) -> Result<String, StoreError> {
         if flow.len() > MAX_ID_LEN {
-            return Err(StoreError("a flow id is too long".to_owned()));
+            return Err(StoreError::Invalid { detail: "a flow id is too long".to_owned() });
         }
         Ok(format!("{}{flow}", self.flow_prefix))
     }
 
-    /// Runs one of the record scripts with these arguments (the live set is KEYS[2]); the answer
-    /// is a string.
-    async fn flow_script(
+    /// Runs one of the record scripts on `keys` with these arguments; the answer is a string.
+    async fn script(
         &self,
         what: &str,
         script: &Script,
-        key: &str,
+        keys: &[&str],
         args: &[&str],
     ) -> Result<Option<String>, StoreError> {
         self.run(what, |mut c| {
-            let mut invocation = script.key(key);
-            invocation.key(&self.live_key);
+            let mut invocation = script.prepare_invoke();
+            for key in keys {
+                invocation.key(*key);
+            }
             for arg in args {
                 invocation.arg(*arg);
             }
@@ -427,26 +529,26 @@ impl RedisStore {
         .await
     }
 
-    /// The refusal of a new record when the cap is reached; the same words as the in-process store.
-    fn full(&self) -> StoreError {
-        StoreError(format!("full: {} live records (the configured cap); try again later", self.max_records))
+    /// Runs a script on a flow's hash (and the flow live set).
+    async fn flow_script(
+        &self,
+        what: &str,
+        script: &Script,
+        flow: &str,
+        args: &[&str],
+    ) -> Result<Option<String>, StoreError> {
+        let hash = self.flow_key(flow)?;
+        self.script(what, script, &[&hash, &self.live_flows], args).await
     }
 
     fn json(&self, text: &str) -> Result<Value, StoreError> {
-        serde_json::from_str(text)
-            .map_err(|e| StoreError(format!("{}: an exactly-once record is not JSON: {e}", self.endpoint)))
+        serde_json::from_str(text).map_err(|e| self.invalid(format!("a ledger record is not JSON: {e}")))
     }
 
     /// One atomic `take` script run: consumes a done record.
     async fn take_now(&self, id: &str) -> Result<UrlStatus, StoreError> {
-        let key = self.key(id);
-        let value: Option<String> = self
-            .run("take", |mut c| {
-                let mut invocation = self.take_script.key(&key);
-                invocation.key(&self.live_key).arg(DONE);
-                async move { invocation.invoke_async(&mut c).await }
-            })
-            .await?;
+        let key = self.url_key(id);
+        let value = self.script("take", &self.take_script, &[&key, &self.live_urls], &[DONE]).await?;
         self.decode(value)
     }
 
@@ -457,24 +559,31 @@ impl RedisStore {
             Some(done) => match done.strip_prefix(DONE) {
                 Some(json) => serde_json::from_str(json)
                     .map(UrlStatus::Completed)
-                    .map_err(|e| StoreError(format!("{}: a completion record is not JSON: {e}", self.endpoint))),
-                None => Err(StoreError(format!("{}: an unexpected completion record", self.endpoint))),
+                    .map_err(|e| self.invalid(format!("a completion record is not JSON: {e}"))),
+                None => Err(self.invalid("an unexpected completion record".to_owned())),
             },
         }
     }
 }
 
-impl CompletionStore for RedisStore {
+impl UrlCompletions for RedisStore {
     fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
-        let key = self.key(id);
+        let key = self.url_key(id);
         let pending = owner.map_or_else(|| PENDING.to_owned(), |owner| format!("{PENDING_FOR}{owner}"));
+        let owner_key = self.owner_key(owner.unwrap_or_default());
+        let quota = owner.map_or_else(String::new, |_| self.max_url_records_per_principal.to_string());
         Box::pin(async move {
+            if id_too_long(&key) {
+                return Err(StoreError::Invalid { detail: "a URL-mode id is too long".to_owned() });
+            }
             // PX 0 is an error in Redis; `ttl_ms` gives a step at least a millisecond.
-            let args = [pending.as_str(), &ttl_ms(ttl), &self.max_records];
-            match self.flow_script("register", &self.register_script, &key, &args).await?.as_deref() {
+            let args = [pending.as_str(), &ttl_ms(ttl), &self.max_url_records.to_string(), &quota];
+            let keys = [key.as_str(), &self.live_urls, &owner_key];
+            match self.script("register", &self.register_script, &keys, &args).await?.as_deref() {
                 Some("+") => Ok(()),
-                Some("F") => Err(self.full()),
-                _ => Err(StoreError(format!("{}: an unexpected register answer", self.endpoint))),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Url, cap: self.max_url_records }),
+                Some("Q") => Err(StoreError::Quota { cap: self.max_url_records_per_principal }),
+                _ => Err(self.invalid("an unexpected register answer".to_owned())),
             }
         })
     }
@@ -483,11 +592,11 @@ impl CompletionStore for RedisStore {
         // `release` may not wait: the DEL runs on its own, bounded, and a failure only leaves the
         // record to its expiry. Outside a Tokio runtime there is nothing to run it on: same result.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let key = self.key(id);
+        let key = self.url_key(id);
         let mut connection = self.connection.clone();
         let timeout = self.timeout;
         let mut pipe = redis::pipe();
-        pipe.atomic().del(&key).ignore().zrem(&self.live_key, &key).ignore();
+        pipe.atomic().del(&key).ignore().zrem(&self.live_urls, &key).ignore();
         runtime.spawn(async move {
             let _ = tokio::time::timeout(timeout, pipe.query_async::<()>(&mut connection)).await;
         });
@@ -501,7 +610,7 @@ impl CompletionStore for RedisStore {
             if id.len() > MAX_ID_LEN {
                 return Ok(false);
             }
-            let key = self.key(&id);
+            let key = self.url_key(&id);
             let value = format!("{DONE}{outcome}");
             let done: i64 = self
                 .run("complete", |mut c| {
@@ -520,7 +629,7 @@ impl CompletionStore for RedisStore {
             if id.len() > MAX_ID_LEN {
                 return Ok(UrlStatus::Unknown);
             }
-            let key = self.key(&id);
+            let key = self.url_key(&id);
             let value: Option<String> = self
                 .run("status", |mut c| {
                     let key = key.clone();
@@ -560,54 +669,71 @@ impl CompletionStore for RedisStore {
             }
         })
     }
+}
 
-    fn claim_once(&self, flow: &str, key: &str, ttl: Duration) -> StoreFuture<'_, OnceClaim> {
-        let (flow, key) = (flow.to_owned(), key.to_owned());
+impl FlowLedger for RedisStore {
+    fn claim(
+        &self,
+        flow: &str,
+        slot: &Slot,
+        token: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
-            let hash = self.flow_key(&flow)?;
-            let answer =
-                self.flow_script("claim", &self.claim_script, &hash, &[&key, &ttl_ms(ttl), &self.max_records]).await?;
-            match answer.as_deref() {
-                Some("+") => Ok(OnceClaim::Run),
-                Some("F") => Err(self.full()),
-                Some("?") => Ok(OnceClaim::Busy),
-                Some("!") => Ok(OnceClaim::Finished),
+            let args = [field.as_str(), &ttl_ms(ttl), &self.max_flow_records.to_string(), &token, &ttl_ms(lease)];
+            match self.flow_script("claim", &self.claim_script, &flow, &args).await?.as_deref() {
+                Some("+") => Ok(Claim::Run),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("?") => Ok(Claim::Busy),
+                Some("!") => Ok(Claim::Finished),
                 Some(done) => match done.strip_prefix('=') {
-                    Some(json) => self.json(json).map(OnceClaim::Done),
-                    None => Err(StoreError(format!("{}: an unexpected exactly-once record", self.endpoint))),
+                    Some(json) => self.json(json).map(Claim::Done),
+                    None => Err(self.invalid("an unexpected ledger record".to_owned())),
                 },
-                None => Err(StoreError(format!("{}: the claim script answered nothing", self.endpoint))),
+                None => Err(self.invalid("the claim script answered nothing".to_owned())),
             }
         })
     }
 
-    fn record_once(&self, flow: &str, key: &str, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
-        let (flow, key) = (flow.to_owned(), key.to_owned());
+    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
-            let hash = self.flow_key(&flow)?;
             let value = format!("={value}");
-            match self
-                .flow_script("record", &self.record_script, &hash, &[&key, &ttl_ms(ttl), &value, &self.max_records])
-                .await?
-                .as_deref()
-            {
-                Some("F") => Err(self.full()),
-                _ => Ok(()),
+            let args = [field.as_str(), &ttl_ms(ttl), &value, &token];
+            match self.flow_script("record", &self.record_script, &flow, &args).await?.as_deref() {
+                Some("+") => Ok(()),
+                Some("L") => Err(StoreError::ClaimLost),
+                _ => Err(self.invalid("an unexpected record answer".to_owned())),
             }
         })
     }
 
-    fn abandon_once(&self, flow: &str, key: &str) -> StoreFuture<'_, ()> {
-        let (flow, key) = (flow.to_owned(), key.to_owned());
+    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
+        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        Box::pin(
+            async move { self.flow_script("abandon", &self.abandon_script, &flow, &[&field, &token]).await.map(drop) },
+        )
+    }
+
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        let flow = flow.to_owned();
+        let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         Box::pin(async move {
-            let hash = self.flow_key(&flow)?;
-            self.run("abandon", |mut c| {
-                let mut invocation = self.abandon_script.key(&hash);
-                invocation.key(&self.live_key).arg(&key);
-                async move { invocation.invoke_async::<i64>(&mut c).await }
-            })
-            .await
-            .map(drop)
+            let (answers, ttl, cap) = (answers.to_string(), ttl_ms(ttl), self.max_flow_records.to_string());
+            let mut args: Vec<&str> = vec![&answers, &ttl, &cap];
+            args.extend(seen.iter().map(String::as_str));
+            match self.flow_script("finish", &self.finish_script, &flow, &args).await?.as_deref() {
+                Some("R") => Ok(Finish::Recorded),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("C") => Ok(Finish::Conflict),
+                Some(already) => match already.strip_prefix('A') {
+                    Some(json) => self.json(json).map(Finish::Already),
+                    None => Err(self.invalid("an unexpected finish answer".to_owned())),
+                },
+                None => Err(self.invalid("the finish script answered nothing".to_owned())),
+            }
         })
     }
 
@@ -625,27 +751,15 @@ impl CompletionStore for RedisStore {
         })
     }
 
-    fn finish(&self, flow: &str, answers: Value, seen: &[String], ttl: Duration) -> StoreFuture<'_, Finish> {
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         let flow = flow.to_owned();
-        let seen = seen.to_vec();
-        Box::pin(async move {
-            let hash = self.flow_key(&flow)?;
-            let answers = answers.to_string();
-            let ttl = ttl_ms(ttl);
-            let mut args: Vec<&str> = vec![&answers, &ttl, &self.max_records];
-            args.extend(seen.iter().map(String::as_str));
-            match self.flow_script("finish", &self.finish_script, &hash, &args).await?.as_deref() {
-                Some("R") => Ok(Finish::Recorded),
-                Some("F") => Err(self.full()),
-                Some("C") => Ok(Finish::Conflict),
-                Some(already) => match already.strip_prefix('A') {
-                    Some(json) => self.json(json).map(Finish::Already),
-                    None => Err(StoreError(format!("{}: an unexpected finish answer", self.endpoint))),
-                },
-                None => Err(StoreError(format!("{}: the finish script answered nothing", self.endpoint))),
-            }
-        })
+        Box::pin(async move { self.flow_script("extend", &self.extend_script, &flow, &[&ttl_ms(ttl)]).await.map(drop) })
     }
+}
+
+/// Whether a record key is longer than an id of ours could make it.
+fn id_too_long(key: &str) -> bool {
+    key.len() > MAX_ID_LEN * 2
 }
 
 fn ttl_ms(ttl: Duration) -> String {
@@ -662,12 +776,12 @@ async fn subscription_changed(live: &mut watch::Receiver<bool>) {
 /// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
 fn describe(url: &str) -> Result<String, StoreError> {
     // Not echoed: the URL may carry a password.
-    let parsed = url::Url::parse(url).map_err(|e| StoreError(format!("the store URL is not a redis URL: {e}")))?;
+    let parsed = url::Url::parse(url)
+        .map_err(|e| StoreError::Invalid { detail: format!("the store URL is not a redis URL: {e}") })?;
     if parsed.scheme() != "redis" {
-        return Err(StoreError(format!(
-            "`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)",
-            parsed.scheme()
-        )));
+        return Err(StoreError::Invalid {
+            detail: format!("`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)", parsed.scheme()),
+        });
     }
     let host = parsed.host_str().unwrap_or("localhost");
     Ok(format!("redis at {host}:{}", parsed.port().unwrap_or(6379)))
@@ -783,7 +897,7 @@ mod tests {
     fn describes_the_endpoint_without_credentials() {
         assert_eq!(describe("redis://:secret@10.1.2.3:7000/2").unwrap(), "redis at 10.1.2.3:7000");
         assert_eq!(describe("redis://cache").unwrap(), "redis at cache:6379");
-        assert!(describe("rediss://cache:6380").unwrap_err().0.contains("TLS is not built in"));
+        assert!(describe("rediss://cache:6380").unwrap_err().to_string().contains("TLS is not built in"));
         assert!(describe("not a url").is_err());
     }
 
