@@ -311,6 +311,35 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
 }
 
 #[tokio::test]
+async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
+    let config = LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
+    // The first call waits for its page: it still holds the session's one permit.
+    let paying = h.spawn(pay);
+    let pushed = h.next().await;
+    let id = pushed.params.clone().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+    pushed.answer(json!({"action": "accept"}));
+    let error = finished(h.spawn(describe_person)).await.unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("too many calls") && error.message.contains("at most 1"), "{error}");
+    // Another session has its own cap.
+    let mut other = Harness::with(
+        LegacyVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() },
+    );
+    let task = other.spawn(describe_person);
+    other.next().await.answer(json!({"action": "decline"}));
+    assert_eq!(finished(task).await.unwrap(), "declined");
+    // The page completes, the first call ends, and its permit is back.
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
+    finished(paying).await.unwrap();
+    let task = h.spawn(describe_person);
+    h.next().await.answer(json!({"action": "cancel"}));
+    assert_eq!(finished(task).await.unwrap(), "cancelled");
+}
+
+#[tokio::test]
 async fn an_unanswered_ask_times_out() {
     let config = LiveConfig { ask_timeout: Duration::from_millis(20), ..LiveConfig::default() };
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
