@@ -392,15 +392,8 @@ impl UrlCompletions for InProcessStore {
 }
 
 impl FlowLedger for InProcessStore {
-    fn claim(
-        &self,
-        flow: &str,
-        slot: &Slot,
-        token: &ClaimToken,
-        lease: Duration,
-        ttl: Duration,
-    ) -> StoreFuture<'_, Claim> {
-        let (flow, name, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
+        let (flow, name, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
                 let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {

@@ -267,15 +267,8 @@ pub trait UrlCompletions: Send + Sync {
 
 /// The exactly-once bookkeeping of flows; the contract is in the [module documentation](self).
 pub trait FlowLedger: Send + Sync {
-    /// Claims `slot` of `flow` for `token`, for `lease`.
-    fn claim(
-        &self,
-        flow: &str,
-        slot: &Slot,
-        token: &ClaimToken,
-        lease: Duration,
-        ttl: Duration,
-    ) -> StoreFuture<'_, Claim>;
+    /// Claims the slot `at` of `flow` for the token `by`, for `lease`.
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim>;
 
     /// Records the value of a slot held under `token`.
     fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()>;

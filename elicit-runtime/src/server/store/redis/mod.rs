@@ -52,25 +52,25 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+mod wake;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError, Script};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tokio::sync::{Notify, watch};
-use tokio::task::JoinHandle;
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
 use super::{
     Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
+use wake::{AbortOnDrop, Waiters, subscribe_forever, subscription_changed};
 
 /// The value of a registered, unfinished step.
 const PENDING: &str = "pending";
@@ -82,26 +82,11 @@ const PENDING_FOR: &str = "pending:";
 /// Turns a pending record into a done one and announces its id, atomically.
 /// KEYS[1] record; ARGV[1] new value, ARGV[2] channel, ARGV[3] id, ARGV[4] the pending value of
 /// a step without owner, ARGV[5] that of a step owned by the completing principal.
-const COMPLETE_SCRIPT: &str = r"
-local value = redis.call('GET', KEYS[1])
-if value == ARGV[4] or value == ARGV[5] then
-  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
-  return 1
-end
-return 0
-";
+const COMPLETE_SCRIPT: &str = include_str!("complete.lua");
 
 /// Returns a record and deletes it in the same step when it is done: consumed at most once.
 /// KEYS[1] record, KEYS[2] live set; ARGV[1] the done prefix.
-const TAKE_SCRIPT: &str = r"
-local value = redis.call('GET', KEYS[1])
-if value and string.sub(value, 1, string.len(ARGV[1])) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], KEYS[1])
-end
-return value
-";
+const TAKE_SCRIPT: &str = include_str!("take.lua");
 
 /// Shared by the scripts that create records. KEYS[1] is the record, KEYS[2] its kind's live set
 /// (members: record keys, score: expiry in ms).
@@ -111,181 +96,39 @@ return value
 /// `track(set)`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL as long.
 /// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2].
 /// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value.
-const LIB_LUA: &str = r"
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function room(set, cap)
-  if redis.call('EXISTS', KEYS[1]) == 1 then
-    return true
-  end
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', now_ms())
-  redis.call('ZREM', set, KEYS[1])
-  return redis.call('ZCARD', set) < tonumber(cap)
-end
-local function quota(set, cap)
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', now_ms())
-  if redis.call('ZCARD', set) < tonumber(cap) then
-    return true
-  end
-  for _, member in ipairs(redis.call('ZRANGE', set, 0, -1)) do
-    if redis.call('EXISTS', member) == 0 then
-      redis.call('ZREM', set, member)
-    end
-  end
-  return redis.call('ZCARD', set) < tonumber(cap)
-end
-local function track(set)
-  local ttl = redis.call('PTTL', KEYS[1])
-  if ttl > 0 then
-    redis.call('ZADD', set, now_ms() + ttl, KEYS[1])
-    if redis.call('PTTL', set) < ttl then
-      redis.call('PEXPIRE', set, ttl)
-    end
-  end
-end
-local function extend(ttl)
-  if redis.call('PTTL', KEYS[1]) < tonumber(ttl) then
-    redis.call('PEXPIRE', KEYS[1], ttl)
-  end
-  track(KEYS[2])
-end
-local function holder(value)
-  local sep = string.find(value, ':', 2, true)
-  return string.sub(value, 2, sep - 1)
-end
-local function lease_end(value)
-  local sep = string.find(value, ':', 2, true)
-  return tonumber(string.sub(value, sep + 1))
-end
-";
+const LIB_LUA: &str = include_str!("lib.lua");
 
 /// Creates a step's record unless it is live, within the caps. KEYS[1] record, KEYS[2] URL live
 /// set, KEYS[3] the owner's set; ARGV[1] the pending value, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4]
 /// the per-principal cap or empty (no owner). Returns `+`, `F` (full) or `Q` (over the quota).
-const REGISTER_SCRIPT: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return '+'
-end
-if not room(KEYS[2], ARGV[3]) then
-  return 'F'
-end
-if ARGV[4] ~= '' and not quota(KEYS[3], ARGV[4]) then
-  return 'Q'
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-track(KEYS[2])
-if ARGV[4] ~= '' then
-  track(KEYS[3])
-end
-return '+'
-";
+const REGISTER_SCRIPT: &str = include_str!("register.lua");
 
 /// Claims a slot. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot field, ARGV[2] ttl ms,
 /// ARGV[3] cap, ARGV[4] token, ARGV[5] lease ms. Returns `=json` (recorded), `?` (held by another
 /// token under a live lease), `!` (the flow finished), `+` (held by this token now), `F` (a new
 /// flow, and the store is full).
-const CLAIM_SCRIPT: &str = r"
-local now = now_ms()
-local value = redis.call('HGET', KEYS[1], ARGV[1])
-if value and string.sub(value, 1, 1) == '=' then
-  extend(ARGV[2])
-  return value
-end
-if value then
-  if holder(value) ~= ARGV[4] and lease_end(value) > now then
-    extend(ARGV[2])
-    return '?'
-  end
-elseif redis.call('HEXISTS', KEYS[1], 'final') == 1 then
-  extend(ARGV[2])
-  return '!'
-elseif not room(KEYS[2], ARGV[3]) then
-  return 'F'
-end
-redis.call('HSET', KEYS[1], ARGV[1], '?' .. ARGV[4] .. ':' .. (now + tonumber(ARGV[5])))
-extend(ARGV[2])
-return '+'
-";
+const CLAIM_SCRIPT: &str = include_str!("claim.lua");
 
 /// Records a slot's value under the token that holds it. KEYS[1] flow hash, KEYS[2] flow live
 /// set; ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] `=json`, ARGV[4] token. Returns `+`, or `L`
 /// (the claim is not this token's).
-const RECORD_SCRIPT: &str = r"
-local value = redis.call('HGET', KEYS[1], ARGV[1])
-if value == ARGV[3] then
-  extend(ARGV[2])
-  return '+'
-end
-if not value or string.sub(value, 1, 1) ~= '?' or holder(value) ~= ARGV[4] then
-  return 'L'
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-extend(ARGV[2])
-return '+'
-";
+const RECORD_SCRIPT: &str = include_str!("record.lua");
 
 /// Drops a claim held under a token. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot
 /// field, ARGV[2] token. A hash left empty is gone (Redis deletes it), and so is its member.
-const ABANDON_SCRIPT: &str = r"
-local value = redis.call('HGET', KEYS[1], ARGV[1])
-if value and string.sub(value, 1, 1) == '?' and holder(value) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    redis.call('ZREM', KEYS[2], KEYS[1])
-  end
-end
-return 1
-";
+const ABANDON_SCRIPT: &str = include_str!("abandon.lua");
 
 /// Records the final answers unless the flow finished or a slot the round did not see is
 /// recorded or held under a live lease. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1]
 /// answers JSON, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4..] the slots seen. Returns `R` (recorded),
 /// `C` (conflict), `A` and the answers it finished with, or `F` (a new flow, and the store is full).
-const FINISH_SCRIPT: &str = r"
-local already = redis.call('HGET', KEYS[1], 'final')
-if already then
-  extend(ARGV[2])
-  return 'A' .. already
-end
-local now = now_ms()
-local seen = {}
-for i = 4, #ARGV do
-  seen[ARGV[i]] = true
-end
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local field, value = fields[i], fields[i + 1]
-  if field ~= 'final' and not seen[field] then
-    if string.sub(value, 1, 1) ~= '?' or lease_end(value) > now then
-      return 'C'
-    end
-  end
-end
-if not room(KEYS[2], ARGV[3]) then
-  return 'F'
-end
-redis.call('HSET', KEYS[1], 'final', ARGV[1])
-extend(ARGV[2])
-return 'R'
-";
+const FINISH_SCRIPT: &str = include_str!("finish.lua");
 
 /// Extends a flow's record when it has one. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl.
-const EXTEND_SCRIPT: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  extend(ARGV[1])
-end
-return 1
-";
+const EXTEND_SCRIPT: &str = include_str!("extend.lua");
 
 /// How often a waiter re-checks while the subscriber is down.
 const POLL_WHILE_UNSUBSCRIBED: Duration = Duration::from_millis(100);
-/// How often the subscriber pings Redis, so a silently dead connection is noticed.
-const SUBSCRIBER_PING: Duration = Duration::from_secs(5);
-/// The subscriber's reconnection backoff.
-const RESUBSCRIBE_MIN: Duration = Duration::from_millis(50);
-const RESUBSCRIBE_MAX: Duration = Duration::from_secs(2);
 /// Ids are minted by the engine (22 characters); anything much longer is not ours and is not
 /// sent to Redis as a key.
 const MAX_ID_LEN: usize = 256;
@@ -672,15 +515,8 @@ impl UrlCompletions for RedisStore {
 }
 
 impl FlowLedger for RedisStore {
-    fn claim(
-        &self,
-        flow: &str,
-        slot: &Slot,
-        token: &ClaimToken,
-        lease: Duration,
-        ttl: Duration,
-    ) -> StoreFuture<'_, Claim> {
-        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
+        let (flow, field, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
         Box::pin(async move {
             let args = [field.as_str(), &ttl_ms(ttl), &self.max_flow_records.to_string(), &token, &ttl_ms(lease)];
             match self.flow_script("claim", &self.claim_script, &flow, &args).await?.as_deref() {
@@ -766,13 +602,6 @@ fn ttl_ms(ttl: Duration) -> String {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1).to_string()
 }
 
-/// Resolves when the subscriber goes up or down; never, once the subscriber is gone.
-async fn subscription_changed(live: &mut watch::Receiver<bool>) {
-    if live.changed().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
 /// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
 fn describe(url: &str) -> Result<String, StoreError> {
     // Not echoed: the URL may carry a password.
@@ -785,107 +614,6 @@ fn describe(url: &str) -> Result<String, StoreError> {
     }
     let host = parsed.host_str().unwrap_or("localhost");
     Ok(format!("redis at {host}:{}", parsed.port().unwrap_or(6379)))
-}
-
-/// The retries waiting in `take` in this process, by step id.
-#[derive(Default)]
-struct Waiters {
-    by_id: Mutex<HashMap<String, (Arc<Notify>, usize)>>,
-}
-
-/// One waiter's registration; removes itself when dropped.
-struct Waiter<'a> {
-    waiters: &'a Waiters,
-    id: &'a str,
-    notify: Arc<Notify>,
-}
-
-impl Waiters {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Notify>, usize)>> {
-        // Only plain map updates happen under the lock; a poisoned lock holds a consistent map.
-        self.by_id.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn watch<'a>(&'a self, id: &'a str) -> Waiter<'a> {
-        let mut map = self.lock();
-        let entry = map.entry(id.to_owned()).or_insert_with(|| (Arc::new(Notify::new()), 0));
-        entry.1 += 1;
-        Waiter { waiters: self, id, notify: entry.0.clone() }
-    }
-
-    fn wake(&self, id: &str) {
-        if let Some((notify, _)) = self.lock().get(id) {
-            notify.notify_waiters();
-        }
-    }
-}
-
-impl Drop for Waiter<'_> {
-    fn drop(&mut self) {
-        let mut map = self.waiters.lock();
-        if let Some(entry) = map.get_mut(self.id) {
-            entry.1 -= 1;
-            if entry.1 == 0 {
-                map.remove(self.id);
-            }
-        }
-    }
-}
-
-/// Keeps one subscription to `channel` alive for the life of the store, waking local waiters
-/// for every id announced; `live` tells waiters whether they may rely on it.
-async fn subscribe_forever(
-    client: Client,
-    channel: String,
-    waiters: Arc<Waiters>,
-    live: watch::Sender<bool>,
-    timeout: Duration,
-) {
-    let mut backoff = RESUBSCRIBE_MIN;
-    loop {
-        let subscribed = tokio::time::timeout(timeout, async {
-            let mut pubsub = client.get_async_pubsub().await?;
-            pubsub.subscribe(&channel).await?;
-            Ok::<_, RedisError>(pubsub)
-        })
-        .await;
-        if let Ok(Ok(pubsub)) = subscribed {
-            backoff = RESUBSCRIBE_MIN;
-            let (mut sink, mut messages) = pubsub.split();
-            live.send_replace(true);
-            let mut ping = tokio::time::interval_at(Instant::now() + SUBSCRIBER_PING, SUBSCRIBER_PING);
-            loop {
-                tokio::select! {
-                    message = messages.next() => match message {
-                        Some(message) => {
-                            if let Ok(id) = message.get_payload::<String>() {
-                                waiters.wake(&id);
-                            }
-                        }
-                        None => break,
-                    },
-                    _ = ping.tick() => {
-                        let pong = tokio::time::timeout(timeout, sink.ping::<redis::Value>()).await;
-                        if !matches!(pong, Ok(Ok(_))) {
-                            break;
-                        }
-                    }
-                }
-            }
-            live.send_replace(false);
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(RESUBSCRIBE_MAX);
-    }
-}
-
-/// Stops the subscriber when the store goes away.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 #[cfg(test)]
