@@ -55,7 +55,7 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let reply = client.call("pay", json!({})).await;
     let (code, message, data) = reply.error();
     assert_eq!(code, -32603, "{}", reply.body);
-    assert_eq!(message, "this flow's bookkeeping is unavailable right now (store error); retry later");
+    assert_eq!(message, "this flow's records are unavailable right now (completion store error); retry later");
     assert!(data.is_none(), "{}", reply.body);
     let body = reply.body.to_string();
     for internal in ["redis", "127.0.0.1", &redis.port.to_string(), PASSWORD] {

@@ -197,7 +197,9 @@ impl From<FlowError> for EngineError {
                 let message = match error {
                     // A limit of the deployment: the client may act on it (finish or wait).
                     StoreError::Full { .. } | StoreError::Quota { .. } => error.to_string(),
-                    _ => "this flow's bookkeeping is unavailable right now (store error); retry later".to_owned(),
+                    _ => {
+                        "this flow's records are unavailable right now (completion store error); retry later".to_owned()
+                    }
                 };
                 EngineError { code: codes::INTERNAL_ERROR, message, data: None }
             }
