@@ -90,8 +90,8 @@ impl Flow {
     /// served by another instance — returns that value without running `compute` again.
     ///
     /// Concurrent calls race for an atomic claim in the ledger, made under a random owner token
-    /// with a lease ([`EngineConfig::claim_lease`], renewed while `compute` runs): the first runs
-    /// `compute`, the others wait (up to [`EngineConfig::once_wait`]) for its value and fail with
+    /// with a lease ([`EngineConfig::claim_lease`](super::EngineConfig::claim_lease), renewed while `compute` runs): the first runs
+    /// `compute`, the others wait (up to [`EngineConfig::once_wait`](super::EngineConfig::once_wait)) for its value and fail with
     /// a clear error when it does not come. An `Err` from `compute` is not recorded: the claim is
     /// abandoned and a retry runs it again; a round dropped half-way abandons it too, and a claim
     /// whose holder crashed is taken over once its lease has passed. Once the flow has finished (see [`Engine::run`](super::Engine::run)) nothing

@@ -7,45 +7,11 @@
 //!   a flow of several rounds records its finish; a replayed or forked state reads what the flow
 //!   did from here.
 //!
-//! Two implementations keep one contract (below), and one test suite runs against both:
+//! Two implementations keep one contract, and one test suite runs against both:
 //! [`InProcessStore`] (one process) and, with the `redis` feature, `RedisStore` (every instance
 //! that connects to the same Redis with the same prefix).
 //!
-//! # The contract
-//!
-//! URL completions:
-//! - `register(id, ttl, owner)` creates a pending step that lives `ttl`. Registering an id that
-//!   is live already changes nothing (a replay of a state before the step reuses its record).
-//!   New steps count against the store's caps; a step over a cap is refused with
-//!   [`StoreError::Full`] or [`StoreError::Quota`].
-//! - `complete(id, outcome, by)` turns a pending step into a completed one, once, and only for
-//!   its owner when it has one: `false` for an unknown, expired or completed step, or another
-//!   principal (or none) completing an owned one.
-//! - `take(id, wait)` waits up to `wait` for completion and consumes it: a completion is taken
-//!   exactly once. `status(id)` reads without consuming. `release(id)` forgets a step at once.
-//!
-//! Flow ledger, per flow id (minted by the engine, 128 random bits, sealed in the flow's state):
-//! - `claim(flow, slot, token, lease, ttl)`: [`Claim::Run`] when the slot is free, when its
-//!   claim's lease has passed (a crashed claimant heals), or when it is held under this very
-//!   `token` (a retried claim carries on; the lease is renewed); [`Claim::Done`] with the value
-//!   once recorded; [`Claim::Busy`] while another token holds a live lease; [`Claim::Finished`]
-//!   when the flow has finished and the slot holds no value.
-//! - `record(flow, slot, token, value, ttl)` stores the value of a slot held under `token` (or
-//!   already holding this very value: a retried record); any other case is
-//!   [`StoreError::ClaimLost`].
-//! - `abandon(flow, slot, token)` frees a slot held under `token`; anything else is left alone.
-//!   A flow record left with nothing in it is gone.
-//! - `finish(flow, answers, seen, ttl)`: [`Finish::Already`] with the answers the flow finished
-//!   with when it has; [`Finish::Conflict`] when a slot the round did not see is recorded or held
-//!   under a live lease; otherwise the answers are recorded, [`Finish::Recorded`].
-//! - `finished(flow)` reads the finish. `extend(flow, ttl)` makes the record live at least `ttl`
-//!   from now (nothing when there is none).
-//! - Every call but `finished` and `abandon` extends the flow's record to at least `ttl` from now,
-//!   never shortens it; a call that creates a record counts against the store's cap of flow
-//!   records.
-//!
-//! A store that cannot answer says so with [`StoreError::Unavailable`]; the engine then fails
-//! the round, it never skips a check.
+//! The contract both keep is written on [`Store`].
 
 mod memory;
 #[cfg(feature = "redis")]
@@ -220,7 +186,7 @@ pub enum Finish {
 }
 
 /// Out-of-band completion of URL-mode steps: what a page completing a step needs. The contract
-/// is in the [module documentation](self).
+/// is written on [`Store`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -265,7 +231,7 @@ pub trait UrlCompletions: Send + Sync {
     fn release(&self, id: &str);
 }
 
-/// The exactly-once bookkeeping of flows; the contract is in the [module documentation](self).
+/// The exactly-once bookkeeping of flows; the contract is written on [`Store`].
 pub trait FlowLedger: Send + Sync {
     /// Claims the slot `at` of `flow` for the token `by`, for `lease`.
     fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim>;
@@ -288,6 +254,42 @@ pub trait FlowLedger: Send + Sync {
 
 /// Both halves: what an engine is given ([`EngineBuilder::store`](super::EngineBuilder::store)).
 /// Implemented for every type with both.
+///
+/// # The contract
+///
+/// URL completions:
+/// - `register(id, ttl, owner)` creates a pending step that lives `ttl`. Registering an id that
+///   is live already changes nothing (a replay of a state before the step reuses its record).
+///   New steps count against the store's caps; a step over a cap is refused with
+///   [`StoreError::Full`] or [`StoreError::Quota`].
+/// - `complete(id, outcome, by)` turns a pending step into a completed one, once, and only for
+///   its owner when it has one: `false` for an unknown, expired or completed step, or another
+///   principal (or none) completing an owned one.
+/// - `take(id, wait)` waits up to `wait` for completion and consumes it: a completion is taken
+///   exactly once. `status(id)` reads without consuming. `release(id)` forgets a step at once.
+///
+/// Flow ledger, per flow id (minted by the engine, 128 random bits, sealed in the flow's state):
+/// - `claim(flow, slot, token, lease, ttl)`: [`Claim::Run`] when the slot is free, when its
+///   claim's lease has passed (a crashed claimant heals), or when it is held under this very
+///   `token` (a retried claim carries on; the lease is renewed); [`Claim::Done`] with the value
+///   once recorded; [`Claim::Busy`] while another token holds a live lease; [`Claim::Finished`]
+///   when the flow has finished and the slot holds no value.
+/// - `record(flow, slot, token, value, ttl)` stores the value of a slot held under `token` (or
+///   already holding this very value: a retried record); any other case is
+///   [`StoreError::ClaimLost`].
+/// - `abandon(flow, slot, token)` frees a slot held under `token`; anything else is left alone.
+///   A flow record left with nothing in it is gone.
+/// - `finish(flow, answers, seen, ttl)`: [`Finish::Already`] with the answers the flow finished
+///   with when it has; [`Finish::Conflict`] when a slot the round did not see is recorded or held
+///   under a live lease; otherwise the answers are recorded, [`Finish::Recorded`].
+/// - `finished(flow)` reads the finish. `extend(flow, ttl)` makes the record live at least `ttl`
+///   from now (nothing when there is none).
+/// - Every call but `finished` and `abandon` extends the flow's record to at least `ttl` from now,
+///   never shortens it; a call that creates a record counts against the store's cap of flow
+///   records.
+///
+/// A store that cannot answer says so with [`StoreError::Unavailable`]; the engine then fails
+/// the round, it never skips a check.
 pub trait Store: UrlCompletions + FlowLedger {}
 
 impl<T: UrlCompletions + FlowLedger + ?Sized> Store for T {}
