@@ -39,9 +39,15 @@ local function extend(ttl)
 end
 local function holder(value)
   local sep = string.find(value, ':', 2, true)
+  if not sep then
+    return ''
+  end
   return string.sub(value, 2, sep - 1)
 end
 local function lease_end(value)
   local sep = string.find(value, ':', 2, true)
-  return tonumber(string.sub(value, sep + 1))
+  if not sep then
+    return 0
+  end
+  return tonumber(string.sub(value, sep + 1)) or 0
 end

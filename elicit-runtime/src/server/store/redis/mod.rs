@@ -95,7 +95,8 @@ const TAKE_SCRIPT: &str = include_str!("take.lua");
 /// `quota(set, cap)`: the same for a principal's set, whose members may also have been taken.
 /// `track(set)`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL as long.
 /// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2].
-/// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value.
+/// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value (a claim
+/// written before claims had owners has neither: it is free).
 const LIB_LUA: &str = include_str!("lib.lua");
 
 /// Creates a step's record unless it is live, within the caps. KEYS[1] record, KEYS[2] URL live
