@@ -9,7 +9,8 @@
 //! - with `ELICIT_BENCH_REDIS` set to a `redis://` URL (scripts/bench.sh starts a redis-server on
 //!   127.0.0.1), the same on a `RedisStore` (`redis_store/*`, `redis_round/*`).
 //!
-//! Only public API that main had too, so the same file measures main's store and engine.
+//! The store is named by its traits (`Store`, `UrlCompletions`); against a version from before the
+//! flow ledger, read `CompletionStore` for `Store` and `completion_store` for `store`.
 
 #![allow(clippy::panic, reason = "a bench stops loudly when a round is not what it measures")]
 
