@@ -9,7 +9,8 @@
 //! - with `ELICIT_BENCH_REDIS` set to a `redis://` URL (scripts/bench.sh starts a redis-server on
 //!   127.0.0.1), the same on a `RedisStore` (`redis_store/*`, `redis_round/*`).
 //!
-//! Only public API that main had too, so the same file measures main's store and engine.
+//! The store is named by its traits (`Store`, `UrlCompletions`); against a version from before the
+//! flow ledger, read `CompletionStore` for `Store` and `completion_store` for `store`.
 
 #![allow(clippy::panic, reason = "a bench stops loudly when a round is not what it measures")]
 
@@ -20,9 +21,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{
-    Answer, CompletionStore, Engine, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request,
-};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request, Store};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
@@ -52,7 +51,7 @@ fn runtime() -> Runtime {
 const TTL: Duration = Duration::from_secs(3600);
 
 /// Fills `store` with `n` pending records, `parallel` registrations in flight at a time.
-fn fill(rt: &Runtime, store: &Arc<dyn CompletionStore>, n: usize, parallel: usize) {
+fn fill(rt: &Runtime, store: &Arc<dyn Store>, n: usize, parallel: usize) {
     rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for i in 0..n {
@@ -66,7 +65,7 @@ fn fill(rt: &Runtime, store: &Arc<dyn CompletionStore>, n: usize, parallel: usiz
     });
 }
 
-fn store_ops(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn CompletionStore>, n: usize) {
+fn store_ops(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Store>, n: usize) {
     let mut group = c.benchmark_group(group_name);
     group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
     let next = AtomicU64::new(0);
@@ -136,8 +135,8 @@ fn state(outcome: Outcome<String>) -> String {
     }
 }
 
-fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn CompletionStore>) {
-    let engine = Engine::builder("bench-once", KeyRing::generate()).completion_store(store).build();
+fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Store>) {
+    let engine = Engine::builder("bench-once", KeyRing::generate()).store(store).build();
     let who = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
     let sure = json!({"sure": {"action": "accept", "content": {"sure": true}}});
     let first = state(run(rt, &engine, None, None));
@@ -156,7 +155,7 @@ fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Comp
 fn bench(c: &mut Criterion) {
     let rt = runtime();
     let n = records();
-    let store: Arc<dyn CompletionStore> = Arc::new(InProcessStore::new());
+    let store: Arc<dyn Store> = Arc::new(InProcessStore::new());
     fill(&rt, &store, n, 1);
     store_ops(c, "store", &rt, store, n);
     rounds(c, "round", &rt, Arc::new(InProcessStore::new()));
@@ -164,7 +163,7 @@ fn bench(c: &mut Criterion) {
     if let Ok(url) = std::env::var("ELICIT_BENCH_REDIS") {
         let connect =
             || rt.block_on(RedisStore::builder(url.as_str()).key_prefix("bench").connect()).expect("redis connects");
-        let store: Arc<dyn CompletionStore> = Arc::new(connect());
+        let store: Arc<dyn Store> = Arc::new(connect());
         fill(&rt, &store, n, 256);
         store_ops(c, "redis_store", &rt, store, n);
         rounds(c, "redis_round", &rt, Arc::new(connect()));

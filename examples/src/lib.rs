@@ -9,7 +9,7 @@ use axum::serve::ListenerExt as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{CompletionStore, InProcessStore, RedisStore};
+use elicit_runtime::server::{InProcessStore, RedisStore, Store};
 use elicit_runtime::state::KeyRing;
 
 use crate::csrf::PageSecrets;
@@ -148,7 +148,7 @@ pub fn key_ring_from_env() -> Result<KeyRing, String> {
 
 /// The completion store named by `--store`: absent or `memory` is this process's own
 /// ([`InProcessStore`]); `redis://HOST:PORT` is a [`RedisStore`] shared by every instance using it.
-pub async fn completion_store(spec: Option<&str>) -> Result<Arc<dyn CompletionStore>, String> {
+pub async fn completion_store(spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
     match spec {
         None | Some("memory") => Ok(Arc::new(InProcessStore::new())),
         Some(url) if url.starts_with("redis://") => match RedisStore::connect(url).await {

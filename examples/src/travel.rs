@@ -353,7 +353,7 @@ fn plan_schema() -> Arc<JsonObject> {
 
 /// The travel server's MCP side; its payment summaries go to the engine's completion store.
 pub fn server(engine: Engine, public_url: &str) -> McpServer {
-    let summaries = PaymentSummaries::new(engine.completion_store().clone());
+    let summaries = PaymentSummaries::new(engine.url_completions().clone());
     server_with(engine, public_url, summaries)
 }
 

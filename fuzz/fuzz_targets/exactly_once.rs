@@ -1,26 +1,30 @@
-//! Exactly-once flows (issue 12): random sequences of rounds, replays of any state a flow was
-//! given (with any answers), concurrent duplicates of a round, and payment-page completions,
-//! through one engine and its in-process store.
+//! One outcome per flow: random sequences of rounds, forks (replays of any state a flow was given,
+//! with any answers), concurrent duplicates of a round, payment-page completions, time passing on
+//! an injected clock (claims' leases and states expire), and a store whose claims are answered
+//! late or whose replies are lost, through one engine and its in-process store.
 //!
 //! The handler books: `who` (form), `reference` (once), `payment` (URL), `confirm` (form), `charge`
 //! (once, only when confirmed). Each flow is its own call (its arguments name it), and counters
 //! count every run of each `once` computation per flow. Invariants, after every step:
 //! - no `once` computation of a flow ran twice;
-//! - every complete result of a flow that carries its reference is the same result (no replay,
-//!   copy or changed answer contradicts how the flow ended);
+//! - every complete result of a flow is the same result (no fork, copy or changed answer
+//!   contradicts how the flow ended);
 //! - a booked flow was charged once, a flow that ended unbooked was never charged;
-//! - errors are only `-32602` (the client's input) or `-32603` (a round racing the finish), and a
-//!   state the engine sealed is never refused.
+//! - errors are only `-32602` (the client's input) or `-32603` (a round racing the finish, a store
+//!   reply lost), and a state the engine sealed is refused only once it has expired.
 
 #![no_main]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use arbitrary::{Result, Unstructured};
 use elicit_runtime::Elicit;
 use elicit_runtime::server::{
-    Answer, Engine, EngineError, Flow, FlowError, InProcessStore, Outcome, Request, UrlAnswer,
+    Answer, Claim, ClaimToken, Clock, Engine, EngineConfig, EngineError, Finish, Flow, FlowError, FlowLedger,
+    InProcessStore, ManualClock, Outcome, Request, Slot, StoreError, StoreFuture, UrlAnswer, UrlCompletions, UrlStatus,
 };
 use elicit_runtime::state::KeyRing;
 use libfuzzer_sys::fuzz_target;
@@ -28,6 +32,69 @@ use serde_json::{Map, Value, json};
 
 const MAX_STEPS: usize = 24;
 const MAX_FLOWS: u64 = 3;
+const STATE_TTL: Duration = Duration::from_secs(30);
+const CLAIM_LEASE: Duration = Duration::from_secs(2);
+
+/// How the store answers claims: at once, late (before or after the claim lands), or not at all
+/// (the claim lands, its reply is lost).
+#[derive(Default)]
+struct Faulty {
+    inner: InProcessStore,
+    claims: AtomicU8,
+}
+
+impl UrlCompletions for Faulty {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
+        self.inner.register(id, ttl, owner)
+    }
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
+        self.inner.complete(id, outcome, by)
+    }
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        self.inner.status(id)
+    }
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        self.inner.take(id, timeout)
+    }
+    fn release(&self, id: &str) {
+        self.inner.release(id);
+    }
+}
+
+impl FlowLedger for Faulty {
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
+        let (flow, at, by) = (flow.to_owned(), at.clone(), by.clone());
+        Box::pin(async move {
+            let late = Duration::from_millis(5);
+            let mode = self.claims.load(Ordering::SeqCst);
+            if mode == 1 {
+                tokio::time::sleep(late).await;
+            }
+            let claimed = self.inner.claim(&flow, &at, &by, lease, ttl).await;
+            match mode {
+                2 => tokio::time::sleep(late).await,
+                3 => return Err(StoreError::Unavailable { store: "fuzz".into(), detail: "reply lost".into() }),
+                _ => {}
+            }
+            claimed
+        })
+    }
+    fn record(&self, flow: &str, at: &Slot, by: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        self.inner.record(flow, at, by, value, ttl)
+    }
+    fn abandon(&self, flow: &str, at: &Slot, by: &ClaimToken) -> StoreFuture<'_, ()> {
+        self.inner.abandon(flow, at, by)
+    }
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        self.inner.finish(flow, answers, seen, ttl)
+    }
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
+        self.inner.finished(flow)
+    }
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        self.inner.extend(flow, ttl)
+    }
+}
 
 /// Who books?
 #[derive(Elicit, Debug)]
@@ -93,10 +160,11 @@ async fn book(flow: Flow, runs: Shared) -> std::result::Result<String, FlowError
     }
 }
 
-/// One flow's history: every state it was given, the payment ids it was shown, how it ended.
+/// One flow's history: every state it was given (and when), the payment ids it was shown, how it
+/// ended.
 #[derive(Default)]
 struct History {
-    states: Vec<String>,
+    states: Vec<(String, SystemTime)>,
     pages: Vec<String>,
     ended: Option<String>,
 }
@@ -105,6 +173,8 @@ struct World {
     engine: Arc<Engine>,
     runs: Shared,
     flows: Vec<History>,
+    clock: ManualClock,
+    store: Arc<Faulty>,
 }
 
 fn meta() -> Map<String, Value> {
@@ -157,8 +227,15 @@ fn answers(u: &mut Unstructured<'_>) -> Result<Value> {
 }
 
 impl World {
-    /// Records what a round of `flow` produced, checking the invariants on it.
-    fn observe(&mut self, flow: u64, outcome: std::result::Result<Outcome<String>, EngineError>) {
+    /// Records what a round of `flow` (from a state sealed at `sealed`) produced, checking the
+    /// invariants on it.
+    fn observe(
+        &mut self,
+        flow: u64,
+        sealed: Option<SystemTime>,
+        outcome: std::result::Result<Outcome<String>, EngineError>,
+    ) {
+        let now = self.clock.now();
         let history = &mut self.flows[usize::try_from(flow).unwrap_or(0)];
         match outcome {
             Ok(Outcome::InputRequired(asked)) => {
@@ -171,24 +248,19 @@ impl World {
                     }
                 }
                 if let Some(state) = asked.request_state {
-                    history.states.push(state);
+                    history.states.push((state, now));
                 }
             }
-            Ok(Outcome::Complete(text)) => {
-                if text.contains(&format!("R{flow}-")) {
-                    match &history.ended {
-                        None => history.ended = Some(text),
-                        Some(ended) => assert_eq!(ended, &text, "flow {flow} ended twice, differently"),
-                    }
-                }
-            }
+            Ok(Outcome::Complete(text)) => match &history.ended {
+                None => history.ended = Some(text),
+                Some(ended) => assert_eq!(ended, &text, "flow {flow} ended twice, differently"),
+            },
             Err(error) => {
                 assert!(error.code == -32602 || error.code == -32603, "unexpected error {error:?}");
-                assert_ne!(
-                    error.message,
-                    elicit_runtime::state::INVALID_STATE_MESSAGE,
-                    "the engine refused its own state"
-                );
+                if error.message == elicit_runtime::state::INVALID_STATE_MESSAGE {
+                    let expired = sealed.is_some_and(|sealed| now + Duration::from_secs(1) > sealed + STATE_TTL);
+                    assert!(expired, "the engine refused its own state before it expired");
+                }
             }
         }
         let runs = lock(&self.runs);
@@ -218,22 +290,37 @@ fuzz_target!(|data: &[u8]| {
 });
 
 async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
-    let store = Arc::new(InProcessStore::new());
+    let clock = ManualClock::new();
+    let store =
+        Arc::new(Faulty { inner: InProcessStore::new().with_clock(Arc::new(clock.clone())), claims: AtomicU8::new(0) });
     let engine = Arc::new(
         Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring"))
-            .completion_store(store)
+            .store(store.clone())
+            .clock(Arc::new(clock.clone()))
+            .state_ttl(STATE_TTL)
+            .config(EngineConfig { claim_lease: CLAIM_LEASE, ..EngineConfig::default() })
             .build(),
     );
-    let mut world = World { engine, runs: Shared::default(), flows: Vec::new() };
+    let mut world = World { engine, runs: Shared::default(), flows: Vec::new(), clock, store };
     let steps = u.int_in_range(1usize..=MAX_STEPS)?;
     for _ in 0..steps {
-        let op = u.int_in_range(0u8..=9)?;
+        let op = u.int_in_range(0u8..=11)?;
         // A new flow when there is none yet or when asked to.
         if world.flows.is_empty() || (op == 0 && (world.flows.len() as u64) < MAX_FLOWS) {
             let flow = world.flows.len() as u64;
             world.flows.push(History::default());
             let outcome = round(world.engine.clone(), world.runs.clone(), flow, None, None).await;
-            world.observe(flow, outcome);
+            world.observe(flow, None, outcome);
+            continue;
+        }
+        // Time passes: leases, and sometimes states, expire.
+        if op == 10 {
+            world.clock.advance(Duration::from_secs(u.int_in_range(0u64..=20)?));
+            continue;
+        }
+        // The store's claims are answered at once, late, or their replies are lost.
+        if op == 11 {
+            world.store.claims.store(u.int_in_range(0u8..=3)?, Ordering::SeqCst);
             continue;
         }
         let flow = u.int_in_range(0..=world.flows.len() as u64 - 1)?;
@@ -246,14 +333,14 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 }
                 let page = u.choose(&history.pages)?.clone();
                 let approved = op == 1 || u.ratio(3u8, 4)?;
-                let _ = world.engine.completion_store().complete(&page, json!({"approved": approved}), None).await;
+                let _ = world.engine.url_completions().complete(&page, json!({"approved": approved}), None).await;
             }
             // Concurrent copies of a round of one state, each with its own answers.
             3 | 4 => {
                 if history.states.is_empty() {
                     continue;
                 }
-                let state = u.choose(&history.states)?.clone();
+                let (state, sealed) = u.choose(&history.states)?.clone();
                 let copies = u.int_in_range(2usize..=4)?;
                 let same = u.arbitrary::<bool>()?;
                 let first = answers(u)?;
@@ -270,7 +357,7 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 }
                 while let Some(outcome) = set.join_next().await {
                     if let Ok(outcome) = outcome {
-                        world.observe(flow, outcome);
+                        world.observe(flow, Some(sealed), outcome);
                     }
                 }
             }
@@ -279,14 +366,14 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
                 if history.states.is_empty() {
                     continue;
                 }
-                let state = if op <= 7 {
+                let (state, sealed) = if op <= 7 {
                     history.states[history.states.len() - 1].clone()
                 } else {
                     u.choose(&history.states)?.clone()
                 };
                 let responses = answers(u)?;
                 let outcome = round(world.engine.clone(), world.runs.clone(), flow, Some(responses), Some(state)).await;
-                world.observe(flow, outcome);
+                world.observe(flow, Some(sealed), outcome);
             }
         }
         world.check_endings();

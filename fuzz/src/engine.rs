@@ -179,7 +179,7 @@ pub fn pay(engine: &Engine, round: &Round) {
             && let Some(id) = url.strip_prefix(PAYMENT_PAGE)
         {
             // `false` when this step was completed in an earlier round and not yet consumed.
-            let _ = crate::block_on(engine.completion_store().complete(id, json!({"paid": true}), None));
+            let _ = crate::block_on(engine.url_completions().complete(id, json!({"paid": true}), None));
         }
     }
 }

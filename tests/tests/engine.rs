@@ -43,9 +43,11 @@ async fn malformed_input_responses_are_invalid_params() {
     let engine = engine();
     let call = Call::tool("greet");
     let state = asked(engine.run(&call.request(), greet).await).request_state.unwrap();
-    // Control: a well-formed answer completes.
+    // Control: a well-formed answer completes (another flow: a finished one answers every later
+    // round with its result).
+    let control = asked(engine.run(&call.request(), greet).await).request_state.unwrap();
     assert_eq!(
-        complete(engine.run(&call.retry(answer_who("Ada"), Some(&state)).request(), greet).await),
+        complete(engine.run(&call.retry(answer_who("Ada"), Some(&control)).request(), greet).await),
         "Hello, Ada!"
     );
 
@@ -154,18 +156,21 @@ async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_the
     assert!(message.contains("`age`") && !message.contains("`name`"), "only the failing field: {message}");
     assert_eq!(request_json(&third, "person")["params"]["requestedSchema"]["properties"]["name"]["default"], "Bo");
 
-    // A valid answer now completes...
-    let retry = call.retry(person("Bo", 33), third.request_state.as_deref());
-    assert_eq!(complete(engine.run(&retry.request(), ask_person).await), "Bo (33)");
-    // ...a third invalid one fails the request.
+    // A third invalid one fails the request...
     let retry = call.retry(person("Bo", 151), third.request_state.as_deref());
     let error = failed(engine.run(&retry.request(), ask_person).await);
     assert_eq!(error.code, -32602, "{error:?}");
     assert_ne!(error.message, INVALID_STATE_MESSAGE);
 
-    // The count lives in the state: starting over from round 1 allows two again.
+    // ...the count lives in the state: starting over from round 1 allows two again...
     let retry = call.retry(person("A", 200), first.request_state.as_deref());
     asked(engine.run(&retry.request(), ask_person).await);
+
+    // ...and a valid answer completes (the flow has finished: every later round gets this result).
+    let retry = call.retry(person("Bo", 33), third.request_state.as_deref());
+    assert_eq!(complete(engine.run(&retry.request(), ask_person).await), "Bo (33)");
+    let retry = call.retry(person("A", 200), first.request_state.as_deref());
+    assert_eq!(complete(engine.run(&retry.request(), ask_person).await), "Bo (33)");
 }
 
 #[tokio::test]
@@ -293,13 +298,14 @@ async fn asks_awaited_together_go_out_in_one_round() {
 
     let colour = json!({"action": "accept", "content": {"colour": "green"}});
     let person = json!({"action": "accept", "content": {"name": "Ada", "age": 36}});
-    // Both answered in one retry.
-    let both = call.retry(json!({"a": colour, "b": person}), round1.request_state.as_deref());
-    assert_eq!(complete(engine.run(&both.request(), handler).await), "green for Ada");
     // One answered: only the other is asked again, and the first is carried.
     let partial =
         asked(engine.run(&call.retry(json!({"a": colour}), round1.request_state.as_deref()).request(), handler).await);
     assert_eq!(keys(&partial), ["b"]);
     let rest = call.retry(json!({"b": person}), partial.request_state.as_deref());
     assert_eq!(complete(engine.run(&rest.request(), handler).await), "green for Ada");
+    // Both answered in one retry (of another flow).
+    let round1 = asked(engine.run(&call.request(), handler).await);
+    let both = call.retry(json!({"a": colour, "b": person}), round1.request_state.as_deref());
+    assert_eq!(complete(engine.run(&both.request(), handler).await), "green for Ada");
 }

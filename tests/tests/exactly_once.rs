@@ -103,7 +103,7 @@ async fn to_confirmation(engine: &Engine, runs: &Arc<Runs>, call: &Call) -> (Str
     assert_eq!(keys(&second), ["payment"]);
     let id = payment_id(&second);
     let s2 = second.request_state.clone().unwrap();
-    assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
+    assert!(engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
     let third = asked(
         engine.run(&call.retry(json!({"payment": {"action": "accept"}}), Some(&s2)).request(), handler(runs)).await,
     );
@@ -186,7 +186,7 @@ async fn the_payment_rounds_lost_response_is_recovered_not_paid_again() {
         assert_eq!(keys(&again), ["confirm"], "a retry of the payment round asked {:?}", keys(&again));
     }
     // The completion was consumed by this flow: the page's record is gone from the store.
-    assert_eq!(engine.completion_store().status(&id).await.unwrap(), elicit_runtime::server::UrlStatus::Unknown);
+    assert_eq!(engine.url_completions().status(&id).await.unwrap(), elicit_runtime::server::UrlStatus::Unknown);
     // Another flow cannot take it.
     let other = Call::tool("book");
     let (_, other_s2, _, _) = to_confirmation(&engine, &runs, &other).await;
@@ -247,7 +247,7 @@ async fn answers_for_keys_never_asked_are_ignored() {
         asked(engine.run(&call.retry(ahead.clone(), first.request_state.as_deref()).request(), handler(&runs)).await);
     assert_eq!(keys(&second), ["payment"], "an unasked answer was used");
     let id = payment_id(&second);
-    assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
+    assert!(engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
     // Nor kept for later: the confirmation is asked after the payment.
     let third = asked(
         engine
@@ -397,7 +397,7 @@ async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
     assert_eq!(keys(&second), ["who"]);
     // The page completes; the name comes, then the payment again (only keys the last round
     // asked are read): the flow finishes, booking once, with no wait on a claim left held.
-    assert!(engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
+    assert!(engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
     let third =
         asked(engine.run(&call.retry(who("Ada"), second.request_state.as_deref()).request(), handler.clone()).await);
     assert_eq!(keys(&third), ["payment"]);

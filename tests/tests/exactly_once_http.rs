@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use elicit_examples::loadgen::trip_answer;
 use elicit_examples::travel::{self, PaymentSummaries};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, CompletionStore, Engine, Flow, FlowError, InProcessStore, RedisStore};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, InProcessStore, RedisStore, Store};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
@@ -137,8 +137,8 @@ fn text(message: String) -> CallToolResult {
 }
 
 /// Serves one instance on loopback: `book_trip` of the travel example and `count`.
-async fn instance(keys: KeyRing, store: Arc<dyn CompletionStore>, runs: Arc<AtomicUsize>) -> String {
-    let engine = Engine::builder(travel::AUDIENCE, keys).completion_store(store.clone()).build();
+async fn instance(keys: KeyRing, store: Arc<dyn Store>, runs: Arc<AtomicUsize>) -> String {
+    let engine = Engine::builder(travel::AUDIENCE, keys).store(store.clone()).build();
     let summaries = PaymentSummaries::new(store);
     let public_url: Arc<str> = Arc::from("https://pay.example");
     let schema = || {
@@ -181,7 +181,7 @@ impl Pair {
 }
 
 /// `book_trip` through all its rounds, with every replay of acceptance a; returns the reference.
-async fn book_with_replays(pair: &Pair, page_store: &Arc<dyn CompletionStore>) -> String {
+async fn book_with_replays(pair: &Pair, page_store: &Arc<dyn Store>) -> String {
     let first = pair.at(0).call("book_trip", json!({})).await.asked();
     assert_eq!(first.keys(), ["trip"]);
     let second = pair.at(1).retry("book_trip", json!({}), trip(), Some(first.state())).await.asked();
@@ -260,7 +260,7 @@ async fn count_with_replays(pair: &Pair, runs: &AtomicUsize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_instance_in_process_store() {
     tokio::time::timeout(TEST_BOUND, async {
-        let store: Arc<dyn CompletionStore> = Arc::new(InProcessStore::new());
+        let store: Arc<dyn Store> = Arc::new(InProcessStore::new());
         let runs = Arc::new(AtomicUsize::new(0));
         let url = instance(KeyRing::generate(), store.clone(), runs.clone()).await;
         let pair = Pair::new(&[url.clone(), url]);
@@ -281,8 +281,7 @@ async fn two_instances_sharing_redis() {
         let keys = KeyRing::generate();
         let runs = Arc::new(AtomicUsize::new(0));
         let connect = || async {
-            Arc::new(RedisStore::builder(redis.url()).key_prefix("once").connect().await.unwrap())
-                as Arc<dyn CompletionStore>
+            Arc::new(RedisStore::builder(redis.url()).key_prefix("once").connect().await.unwrap()) as Arc<dyn Store>
         };
         let (a, b) = (connect().await, connect().await);
         let urls = [instance(keys.clone(), a.clone(), runs.clone()).await, instance(keys, b, runs.clone()).await];
@@ -299,45 +298,6 @@ async fn two_instances_sharing_redis() {
             let ttl: i64 = ttl[0].parse().unwrap();
             assert!(ttl > 0, "{key} has no TTL ({ttl})");
         }
-    })
-    .await
-    .expect("the test finished within its bound");
-}
-
-/// The exactly-once records of `RedisStore`, through two connections as two instances hold them:
-/// one claimant, waiters see it busy then its value, an abandoned claim runs again, a round that
-/// missed a slot cannot finish the flow, a finished flow runs nothing new.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_store_keeps_the_exactly_once_contract_across_instances() {
-    use elicit_runtime::server::{Finish, OnceClaim};
-
-    let Some(redis) = Redis::start() else { return };
-    tokio::time::timeout(TEST_BOUND, async {
-        let a = RedisStore::builder(redis.url()).key_prefix("contract").connect().await.unwrap();
-        let b = RedisStore::builder(redis.url()).key_prefix("contract").connect().await.unwrap();
-        let ttl = Duration::from_secs(60);
-        assert_eq!(a.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Run);
-        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Busy);
-        a.record_once("f", "o:a", json!({"ref": "A"}), ttl).await.unwrap();
-        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
-        assert_eq!(b.claim_once("f", "o:b", ttl).await.unwrap(), OnceClaim::Run);
-        b.abandon_once("f", "o:b").await.unwrap();
-        a.abandon_once("f", "o:a").await.unwrap();
-        assert_eq!(a.claim_once("f", "o:b", ttl).await.unwrap(), OnceClaim::Run);
-        assert_eq!(a.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
-        assert_eq!(b.finish("f", json!({"x": 1}), &["o:a".into()], ttl).await.unwrap(), Finish::Conflict);
-        a.record_once("f", "o:b", json!(2), ttl).await.unwrap();
-        assert_eq!(b.finished("f").await.unwrap(), None);
-        assert_eq!(b.finish("f", json!({"x": 1}), &["o:a".into(), "o:b".into()], ttl).await.unwrap(), Finish::Recorded);
-        assert_eq!(a.finished("f").await.unwrap(), Some(json!({"x": 1})));
-        assert_eq!(a.finish("f", json!({"x": 2}), &[], ttl).await.unwrap(), Finish::Already(json!({"x": 1})));
-        assert_eq!(a.claim_once("f", "o:c", ttl).await.unwrap(), OnceClaim::Finished);
-        assert_eq!(b.claim_once("f", "o:a", ttl).await.unwrap(), OnceClaim::Done(json!({"ref": "A"})));
-        // Another flow is apart; the flow's hash carries a TTL; a URL id never names it.
-        assert_eq!(b.claim_once("g", "o:a", ttl).await.unwrap(), OnceClaim::Run);
-        let ttl_ms: i64 = redis.command("PTTL contract:flow:f")[0].parse().unwrap();
-        assert!(ttl_ms > 0 && ttl_ms <= 60_000, "{ttl_ms}");
-        assert!(!a.complete("f", json!(null), None).await.unwrap());
     })
     .await
     .expect("the test finished within its bound");

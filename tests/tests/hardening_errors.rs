@@ -42,7 +42,7 @@ async fn pay(flow: Flow) -> Result<CallToolResult, FlowError> {
 async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let Some(mut redis) = redis() else { return };
     let store = RedisStore::connect(&redis.url()).await.unwrap();
-    let engine = Engine::builder("hardening-errors", KeyRing::generate()).completion_store(Arc::new(store)).build();
+    let engine = Engine::builder("hardening-errors", KeyRing::generate()).store(Arc::new(store)).build();
     let server = McpServer::builder("hardening-errors", "1.0.0", engine)
         .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
         .build();
@@ -55,7 +55,7 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let reply = client.call("pay", json!({})).await;
     let (code, message, data) = reply.error();
     assert_eq!(code, -32603, "{}", reply.body);
-    assert_eq!(message, "URL-mode elicitation is unavailable right now (completion store error)");
+    assert_eq!(message, "this flow's records are unavailable right now (completion store error); retry later");
     assert!(data.is_none(), "{}", reply.body);
     let body = reply.body.to_string();
     for internal in ["redis", "127.0.0.1", &redis.port.to_string(), PASSWORD] {

@@ -14,7 +14,7 @@ use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::{
     PaymentSummaries, PaymentSummary, payment_page_at, payment_page_with_logins, payment_url,
 };
-use elicit_runtime::server::{CompletionStore, InProcessStore, PageLogin, RedisStore};
+use elicit_runtime::server::{InProcessStore, PageLogin, RedisStore, UrlCompletions};
 use elicit_runtime::state::KeyRing;
 use elicit_tests::redis::Redis;
 use serde_json::json;
@@ -82,7 +82,7 @@ async fn the_page_names_amount_and_trip_and_scopes_its_cookie() {
 }
 
 /// A fresh id of the engine's shape registered pending in `store`.
-async fn mint(store: &dyn CompletionStore) -> String {
+async fn mint(store: &dyn UrlCompletions) -> String {
     let id = support::base64url(&support::raw_key()[..16]);
     store.register(&id, Duration::from_secs(60), None).await.unwrap();
     id
@@ -143,7 +143,7 @@ async fn a_store_failure_shows_a_generic_page() {
     let Some(mut redis) = Redis::start_or_skip("a_store_failure_shows_a_generic_page", Some(PASSWORD)) else {
         return;
     };
-    let store: Arc<dyn CompletionStore> =
+    let store: Arc<dyn UrlCompletions> =
         Arc::new(RedisStore::builder(redis.url()).command_timeout(Duration::from_millis(500)).connect().await.unwrap());
     let logins = PageLogin::new(KeyRing::generate(), store.clone());
     let summaries = PaymentSummaries::new(store.clone());

@@ -208,7 +208,7 @@ async fn url_consent_waits_for_the_page_then_notifies_completion() {
     pushed.answer(json!({"action": "accept"}));
     // Consent alone does not finish the step: no notification until the page records completion.
     assert!(h.notifications.try_recv().is_err());
-    assert!(h.engine.completion_store().complete(&id, json!({"approved": true}), None).await.unwrap());
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
     assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
     let (method, params) = h.notifications.recv().await.unwrap();
     assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
@@ -224,7 +224,7 @@ async fn url_decline_and_cancel_reach_the_handler_and_release_the_record() {
         let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
         pushed.answer(json!({"action": reply}));
         assert_eq!(finished(task).await.unwrap(), expected);
-        assert_eq!(h.engine.completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
+        assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
         assert_eq!(h.engine.live_stats(), LiveStats::default());
         assert!(h.notifications.try_recv().is_err(), "no completion notification for `{reply}`");
     }
@@ -311,6 +311,35 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
 }
 
 #[tokio::test]
+async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
+    let config = LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
+    // The first call waits for its page: it still holds the session's one permit.
+    let paying = h.spawn(pay);
+    let pushed = h.next().await;
+    let id = pushed.params.clone().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+    pushed.answer(json!({"action": "accept"}));
+    let error = finished(h.spawn(describe_person)).await.unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("too many calls") && error.message.contains("at most 1"), "{error}");
+    // Another session has its own cap.
+    let mut other = Harness::with(
+        LegacyVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() },
+    );
+    let task = other.spawn(describe_person);
+    other.next().await.answer(json!({"action": "decline"}));
+    assert_eq!(finished(task).await.unwrap(), "declined");
+    // The page completes, the first call ends, and its permit is back.
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
+    finished(paying).await.unwrap();
+    let task = h.spawn(describe_person);
+    h.next().await.answer(json!({"action": "cancel"}));
+    assert_eq!(finished(task).await.unwrap(), "cancelled");
+}
+
+#[tokio::test]
 async fn an_unanswered_ask_times_out() {
     let config = LiveConfig { ask_timeout: Duration::from_millis(20), ..LiveConfig::default() };
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
@@ -329,14 +358,14 @@ async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
     let pushed = h.next().await;
     let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
     assert_eq!(h.engine.live_stats(), LiveStats { tasks: 1, url_records: 1 });
-    assert_eq!(h.engine.completion_store().status(&id).await.unwrap(), UrlStatus::Pending);
+    assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Pending);
     // The transport drops the task when the client goes away (disconnect, cancel, session end).
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
     assert_eq!(h.engine.live_stats(), LiveStats::default());
-    assert_eq!(h.engine.completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
+    assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
     // The page can no longer complete the dropped step.
-    assert!(!h.engine.completion_store().complete(&id, json!(true), None).await.unwrap());
+    assert!(!h.engine.url_completions().complete(&id, json!(true), None).await.unwrap());
 
     // A client whose connection closes while it holds the request: the ask fails, nothing stays.
     let task = h.spawn(pay);

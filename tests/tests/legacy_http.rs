@@ -201,11 +201,11 @@ async fn delete_drops_the_parked_task_and_releases_its_record() {
     let ask = call.request("elicitation/create").await;
     let id = ask["params"]["elicitationId"].as_str().unwrap().to_owned();
     assert_eq!(server.engine().live_stats(), LiveStats { tasks: 1, url_records: 1 });
-    assert_eq!(server.engine().completion_store().status(&id).await.unwrap(), UrlStatus::Pending);
+    assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Pending);
     let status = session.delete().await;
     assert!((200..300).contains(&status), "DELETE answered {status}");
     drained(&server).await;
-    assert_eq!(server.engine().completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
+    assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
     // The session is gone: a request on its id is 404.
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
     assert_eq!(session.send(&ping).await, 404);
@@ -222,7 +222,7 @@ async fn cancelling_the_call_drops_the_task_and_the_session_goes_on() {
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}});
     assert_eq!(session.send(&cancel).await, 202);
     drained(&server).await;
-    assert_eq!(server.engine().completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
+    assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
 
     // The session still serves the next call.
     let mut call = session.call(8, "greet").await;

@@ -93,7 +93,7 @@ async fn end_of_input_drops_the_parked_task_and_releases_its_record() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(server.engine().live_stats(), LiveStats::default());
-    assert_eq!(server.engine().completion_store().status(&id).await.unwrap(), UrlStatus::Unknown);
+    assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,14 +14,14 @@ use std::time::Duration;
 use elicit_examples::ServerKeys;
 use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::payment_page;
-use elicit_runtime::server::{CompletionStore, InProcessStore, UrlStatus};
+use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
 use serde_json::json;
 
 use support::http::{Client, PageVisit, browser_get, post_form, visit_page};
 use support::process::ServerProcess;
 
 /// Serves the payment page on a loopback port of this process; returns its base URL.
-async fn serve(store: Arc<dyn CompletionStore>, secrets: PageSecrets) -> String {
+async fn serve(store: Arc<dyn UrlCompletions>, secrets: PageSecrets) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, payment_page(store, secrets)).await });
@@ -53,7 +53,7 @@ impl Page {
 
 /// A fresh id of the engine's shape (128 random bits, URL-safe) registered pending in `store`;
 /// returns it and its page URL under `base`.
-async fn mint(store: &dyn CompletionStore, base: &str) -> (String, String) {
+async fn mint(store: &dyn UrlCompletions, base: &str) -> (String, String) {
     let id = support::base64url(&support::raw_key()[..16]);
     assert_eq!(id.len(), 22);
     store.register(&id, Duration::from_secs(60), None).await.unwrap();
@@ -185,7 +185,7 @@ async fn a_replayed_decision_is_409_and_changes_nothing() {
 #[tokio::test]
 async fn instances_sharing_the_sealing_keys_accept_each_other_s_tokens() {
     let shared = support::key_b64();
-    let store: Arc<dyn CompletionStore> = Arc::new(InProcessStore::new());
+    let store: Arc<dyn UrlCompletions> = Arc::new(InProcessStore::new());
     let keys = |list: &str| ServerKeys::from_list(list).unwrap().page_secrets;
     let a = serve(store.clone(), keys(&shared)).await;
     let b = serve(store.clone(), keys(&shared)).await;

@@ -134,7 +134,8 @@ async fn a_resource_read_asks_a_form_then_completes() {
     assert_eq!(done.result()["ttlMs"], 0);
     assert_eq!(done.result()["cacheScope"], "private");
 
-    // Declining is an answer too.
+    // Declining is an answer too (in another read: the first one finished, and keeps its result).
+    let asked = read(&url, GREETING).await.asked();
     let declined = read_again(&url, GREETING, json!({"reader": {"action": "decline"}}), asked.state()).await;
     assert_eq!(contents(&declined).1, "Hello, stranger.");
 }

@@ -247,7 +247,9 @@ async fn rate_trip_asks_two_forms_in_one_round() {
     let done = client.retry("rate_trip", json!({}), responses, Some(asked.state())).await;
     assert_eq!(done.text(), "Thanks for 4 star(s) (smooth flight); we will write to ada@example.com.");
 
-    // One of the two declined, in the same single retry.
+    // One of the two declined, in the same single retry (of another call: the first one finished,
+    // and keeps its result).
+    let asked = client.call("rate_trip", json!({})).await.asked();
     let responses = json!({"rating": accept(json!({"stars": 2})), "contact": {"action": "decline"}});
     let done = client.retry("rate_trip", json!({}), responses, Some(asked.state())).await;
     assert_eq!(done.text(), "Thanks for 2 star(s) (no comment); we will not contact you.");

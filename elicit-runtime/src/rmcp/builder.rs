@@ -207,7 +207,7 @@ impl McpServerBuilder {
     /// middleware put in the request's extensions). Every `requestState` is bound to it, so a
     /// state minted for one principal is refused (`-32602`) for another, and so is every URL-mode
     /// step: the store completes it only for the same principal (see
-    /// [`CompletionStore::complete`](crate::server::CompletionStore::complete)).
+    /// [`UrlCompletions::complete`](crate::server::UrlCompletions::complete)).
     pub fn principal<F>(mut self, hook: F) -> Self
     where
         F: Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,

@@ -7,21 +7,24 @@
 //! Everything else — validation by the same parser, invalid answers asked again, URL mode's
 //! out-of-band completion — is the code path the replay model uses.
 //!
-//! Bounds: a [`LiveSession`] caps the asks outstanding on one connection, each ask has a timeout,
+//! Bounds: a [`LiveSession`] caps the asks outstanding on one connection and the calls running on
+//! it (each holds its permit for the whole task, URL-mode waits included), each ask has a timeout,
 //! and the wait for a URL-mode page is bounded ([`LiveConfig`]). Dropping the task (the client
 //! went away, cancelled the call, or ended the session) releases its URL-mode records;
 //! [`LiveStats`] counts tasks and records alive so a deployment (and the tests) can see nothing leaks.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::wire::{Capabilities, LegacyVersion};
+use super::store::Store;
+use super::{Flow, FlowError};
+use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, LegacyVersion, clip};
 
 /// A boxed future returned by [`LivePeer`] methods (the trait stays object-safe).
 pub type LiveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -49,6 +52,9 @@ pub struct LiveConfig {
     /// How long the handler waits, after URL-mode consent, for the page to record completion.
     /// Default 600 s.
     pub url_wait: Duration,
+    /// Calls run live at once on one session, each for its whole run (URL-mode waits included);
+    /// one more fails at once with a clear error. Default 32.
+    pub max_tasks_per_session: usize,
 }
 
 impl Default for LiveConfig {
@@ -57,6 +63,7 @@ impl Default for LiveConfig {
             max_outstanding_asks: 16,
             ask_timeout: Duration::from_secs(600),
             url_wait: Duration::from_secs(600),
+            max_tasks_per_session: 32,
         }
     }
 }
@@ -84,18 +91,29 @@ impl LiveSession {
     }
 }
 
-/// The cap on one connection's outstanding asks. Cheap to clone; clones share the cap.
+/// The caps of one connection: its outstanding asks, and its calls running live. Cheap to clone;
+/// clones share the caps.
 #[derive(Clone, Debug)]
-pub struct AskLimit(Arc<Semaphore>);
+pub struct AskLimit {
+    asks: Arc<Semaphore>,
+    pub(super) tasks: Arc<Semaphore>,
+    pub(super) max_tasks: usize,
+}
 
 impl AskLimit {
-    /// At most `max` asks outstanding at once.
+    /// At most `max` asks outstanding at once (and the default cap on running calls, see
+    /// [`LiveConfig::max_tasks_per_session`]).
     pub fn new(max: usize) -> Self {
-        AskLimit(Arc::new(Semaphore::new(max)))
+        AskLimit::with_tasks(max, LiveConfig::default().max_tasks_per_session)
+    }
+
+    /// At most `max_asks` asks outstanding and `max_tasks` calls running at once.
+    pub fn with_tasks(max_asks: usize, max_tasks: usize) -> Self {
+        AskLimit { asks: Arc::new(Semaphore::new(max_asks)), tasks: Arc::new(Semaphore::new(max_tasks)), max_tasks }
     }
 
     pub(super) fn try_take(&self) -> Option<OwnedSemaphorePermit> {
-        self.0.clone().try_acquire_owned().ok()
+        self.asks.clone().try_acquire_owned().ok()
     }
 }
 
@@ -139,5 +157,126 @@ pub(super) struct TaskGuard(Arc<LiveCounters>);
 impl Drop for TaskGuard {
     fn drop(&mut self) {
         self.0.tasks.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What a live flow needs beyond a replayed one: the `Live` executor's state. Dropped with the
+/// last clone of the flow, which is when the task is dropped: the URL-mode records it still holds
+/// are released then, and its permit on the session's task cap returns.
+pub(super) struct LiveLink {
+    session: LiveSession,
+    config: LiveConfig,
+    counters: Arc<LiveCounters>,
+    store: Arc<dyn Store>,
+    /// URL-mode ids minted and not yet consumed or released.
+    held: Mutex<Vec<String>>,
+    _task: OwnedSemaphorePermit,
+}
+
+impl LiveLink {
+    /// The link of one live task, or the error to answer when the session runs as many tasks as
+    /// it may.
+    pub(super) fn new(
+        session: LiveSession,
+        config: LiveConfig,
+        counters: Arc<LiveCounters>,
+        store: Arc<dyn Store>,
+    ) -> Result<Self, FlowError> {
+        let Ok(task) = session.limit.tasks.clone().try_acquire_owned() else {
+            return Err(FlowError::Failed(format!(
+                "too many calls are running on this session (at most {}); wait for one to finish",
+                session.limit.max_tasks
+            )));
+        };
+        Ok(LiveLink { session, config, counters, store, held: Mutex::new(Vec::new()), _task: task })
+    }
+
+    pub(super) fn capabilities(&self) -> Capabilities {
+        self.session.capabilities
+    }
+
+    pub(super) fn url_wait(&self) -> Duration {
+        self.config.url_wait
+    }
+
+    fn held(&self) -> MutexGuard<'_, Vec<String>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn hold(&self, id: &str) {
+        let mut held = self.held();
+        if !held.iter().any(|h| h == id) {
+            held.push(id.to_owned());
+            self.counters.record_added();
+        }
+    }
+
+    /// The record is gone from the store (consumed by `take`): stop holding it.
+    pub(super) fn consumed(&self, id: &str) {
+        let mut held = self.held();
+        if let Some(at) = held.iter().position(|h| h == id) {
+            held.swap_remove(at);
+            self.counters.record_gone();
+        }
+    }
+
+    /// Removes the record from the store and stops holding it.
+    pub(super) fn release(&self, id: &str) {
+        self.store.release(id);
+        self.consumed(id);
+    }
+
+    /// Sends `request` to the client and awaits its answer, bounded.
+    pub(super) async fn ask(
+        &self,
+        flow: &Flow,
+        key: &str,
+        request: &InputRequest,
+        elicitation_id: Option<&str>,
+    ) -> Result<Value, FlowError> {
+        let (method, params) =
+            self.session.version.request(request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
+        let Some(_permit) = self.session.limit.try_take() else {
+            return Err(flow.fail(FlowError::Failed(format!(
+                "too many requests to the client are outstanding on this session (at most {})",
+                self.config.max_outstanding_asks
+            ))));
+        };
+        match tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(reason)) => {
+                Err(flow.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))))
+            }
+            Err(_) => Err(flow.fail(FlowError::Failed(format!(
+                "the client did not answer `{}` within {:?}",
+                clip(key),
+                self.config.ask_timeout
+            )))),
+        }
+    }
+
+    /// Step `id` was completed and taken: tells the client (`notifications/elicitation/complete`).
+    pub(super) async fn completed(&self, id: &str) -> Result<(), FlowError> {
+        self.consumed(id);
+        self.session
+            .peer
+            .notify(ELICITATION_COMPLETE, json!({"elicitationId": id}))
+            .await
+            .map_err(|reason| FlowError::Failed(format!("could not tell the client the page was completed: {reason}")))
+    }
+
+    /// The page of `key` was not completed within the wait: its step `id` is released.
+    pub(super) fn url_timed_out(&self, key: &str, id: &str) -> FlowError {
+        self.release(id);
+        FlowError::Failed(format!("the page of `{}` was not completed within {:?}", clip(key), self.config.url_wait))
+    }
+}
+
+impl Drop for LiveLink {
+    fn drop(&mut self) {
+        for id in std::mem::take(&mut *self.held()) {
+            self.store.release(&id);
+            self.counters.record_gone();
+        }
     }
 }

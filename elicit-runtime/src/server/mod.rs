@@ -42,36 +42,43 @@
 //! # });
 //! ```
 
-mod completion;
+mod args;
+mod clock;
 mod context;
+mod exec;
 mod flow;
 mod live;
+mod once;
 mod page_login;
-#[cfg(feature = "redis")]
-mod redis_store;
+mod payload;
+mod round;
+mod store;
+mod url;
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-pub use completion::{
-    CompletionStore, DEFAULT_MAX_RECORDS, Finish, InProcessStore, OnceClaim, StoreError, StoreFuture, UrlStatus,
-};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::RequestHandle;
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
 pub use page_login::{PageLogin, PageLoginError};
+pub use store::{
+    Claim, ClaimToken, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, Finish, FlowLedger, InProcessStore,
+    RecordKind, Slot, Store, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+};
 #[cfg(feature = "redis")]
-pub use redis_store::{RedisStore, RedisStoreBuilder};
+pub use store::{RedisStore, RedisStoreBuilder};
 
-use crate::state::{Binding, INVALID_STATE_MESSAGE, KeyRing, StateSealer, digest_arguments};
-use crate::wire::{self, Capabilities, InputRequiredResult, codes};
-use flow::{FlowState, LiveLink, Suspension};
-use live::LiveCounters;
+use crate::state::{INVALID_STATE_MESSAGE, KeyRing, StateSealer};
+use crate::wire::{Capabilities, InputRequiredResult, codes};
+use exec::Executor;
+use flow::Shared;
+use live::{LiveCounters, LiveLink};
+use payload::Payload;
 
 /// One incoming request, as plain data: what any transport can hand the engine.
 #[derive(Debug, Clone, Copy)]
@@ -188,12 +195,15 @@ impl From<FlowError> for EngineError {
             FlowError::InvalidInput(message) => EngineError::invalid_params(message),
             // The detail names the store's host and what failed: the server's log, not the client's business.
             FlowError::Store(error) => {
-                tracing::error!(target: "elicit_runtime", %error, "URL-mode elicitation failed in the completion store");
-                EngineError {
-                    code: codes::INTERNAL_ERROR,
-                    message: "URL-mode elicitation is unavailable right now (completion store error)".to_owned(),
-                    data: None,
-                }
+                tracing::error!(target: "elicit_runtime", %error, "a store operation failed");
+                let message = match error {
+                    // A limit of the deployment: the client may act on it (finish or wait).
+                    StoreError::Full { .. } | StoreError::Quota { .. } => error.to_string(),
+                    _ => {
+                        "this flow's records are unavailable right now (completion store error); retry later".to_owned()
+                    }
+                };
+                EngineError { code: codes::INTERNAL_ERROR, message, data: None }
             }
             FlowError::Failed(message) => EngineError { code: codes::INTERNAL_ERROR, message, data: None },
         }
@@ -213,6 +223,9 @@ pub struct EngineConfig {
     /// How long a [`Flow::once`] waits for a concurrent round of the same flow that is running
     /// the same computation, before failing with a clear error.
     pub once_wait: Duration,
+    /// The lease of a claim in the flow ledger: renewed while its computation runs, and taken
+    /// over by another round once it passed (an instance that crashed mid-`once` heals).
+    pub claim_lease: Duration,
 }
 
 impl Default for EngineConfig {
@@ -222,6 +235,7 @@ impl Default for EngineConfig {
             url_wait: Duration::from_secs(2),
             url_ttl: Duration::from_secs(15 * 60),
             once_wait: Duration::from_secs(10),
+            claim_lease: Duration::from_secs(30),
         }
     }
 }
@@ -230,9 +244,10 @@ impl Default for EngineConfig {
 pub struct EngineBuilder {
     audience: String,
     sealer: StateSealer,
-    store: Arc<dyn CompletionStore>,
+    store: Option<Arc<dyn Store>>,
     config: EngineConfig,
     live: LiveConfig,
+    clock: Arc<dyn Clock>,
 }
 
 impl EngineBuilder {
@@ -242,9 +257,17 @@ impl EngineBuilder {
         self
     }
 
-    /// Uses this completion store for URL mode (default: [`InProcessStore`]).
-    pub fn completion_store(mut self, store: Arc<dyn CompletionStore>) -> Self {
-        self.store = store;
+    /// Uses this store for URL-mode completion and the flow ledger (default: an
+    /// [`InProcessStore`] on the engine's clock). Instances that share state keys must share it.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Reads the time from `clock` (default: the system's): state expiry, and the default
+    /// store's record expiry. For tests of expiry.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
         self
     }
 
@@ -268,13 +291,16 @@ impl EngineBuilder {
 
     /// The engine.
     pub fn build(self) -> Engine {
+        let clock = self.clock;
+        let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
         Engine {
             audience: self.audience,
             sealer: self.sealer,
-            store: self.store,
+            store,
             config: self.config,
             live: self.live,
             counters: Arc::default(),
+            clock,
         }
     }
 }
@@ -282,14 +308,15 @@ impl EngineBuilder {
 /// Runs handlers round by round, sealing what they need between rounds into `requestState`.
 ///
 /// An engine keeps nothing between rounds: any instance holding the same key ring can serve the
-/// next round (URL-mode completion excepted, which lives in the [`CompletionStore`]).
+/// next round; what must not be forked lives in the shared [`Store`].
 pub struct Engine {
     audience: String,
     sealer: StateSealer,
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn Store>,
     config: EngineConfig,
     live: LiveConfig,
     counters: Arc<LiveCounters>,
+    clock: Arc<dyn Clock>,
 }
 
 impl Engine {
@@ -299,16 +326,18 @@ impl Engine {
         EngineBuilder {
             audience: audience.into(),
             sealer: StateSealer::new(keys),
-            store: Arc::new(InProcessStore::new()),
+            store: None,
             config: EngineConfig::default(),
             live: LiveConfig::default(),
+            clock: Arc::new(SystemClock),
         }
     }
 
-    /// A new cap on one 2025-era connection's outstanding asks, sized by
-    /// [`LiveConfig::max_outstanding_asks`]: make one per connection and share it across its calls.
+    /// New caps for one 2025-era connection — its outstanding asks and its running calls, sized by
+    /// [`LiveConfig::max_outstanding_asks`] and [`LiveConfig::max_tasks_per_session`]: make one per
+    /// connection and share it across its calls.
     pub fn ask_limit(&self) -> AskLimit {
-        AskLimit::new(self.live.max_outstanding_asks)
+        AskLimit::with_tasks(self.live.max_outstanding_asks, self.live.max_tasks_per_session)
     }
 
     /// How many live tasks and URL-mode records this engine holds right now.
@@ -322,8 +351,9 @@ impl Engine {
     /// Errors are the JSON-RPC errors to send: `-32600` with `data.requiredCapabilities` when the
     /// handler needs a capability the session did not declare (this wire has no `-32021`),
     /// `-32602` for answers that kept failing validation or are malformed, `-32603` for a client
-    /// that did not answer in time, handler and store failures. Dropping the returned future drops
-    /// the task and releases the URL-mode records it holds.
+    /// that did not answer in time, the session running as many calls as it may, handler and store
+    /// failures. Dropping the returned future drops the task and releases the URL-mode records it
+    /// holds and its permit.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -377,16 +407,15 @@ impl Engine {
         Fut: Future<Output = Result<R, FlowError>>,
     {
         let _task = self.counters.task();
+        let link = LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone())
+            .map_err(EngineError::from)?;
         let flow = Flow::new(
             Capabilities::default(),
             request.arguments.cloned().unwrap_or(Value::Null),
-            FlowState::default(),
+            Payload::default(),
             Map::new(),
-            self.store.clone(),
-            self.config.clone(),
-            self.sealer.ttl(),
+            self.shared(Executor::Live(link)),
         )
-        .live(LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone()))
         .with_principal(request.principal);
         let finished = handler(flow.clone()).await;
         let fatal = flow.take_fatal();
@@ -404,158 +433,22 @@ impl Engine {
         }
     }
 
-    /// The completion store URL-mode pages record into.
-    pub fn completion_store(&self) -> &Arc<dyn CompletionStore> {
-        &self.store
+    /// The URL-mode half of the engine's store: what a page completing a step needs.
+    pub fn url_completions(&self) -> Arc<dyn UrlCompletions> {
+        self.store.clone()
     }
 
-    /// Runs one round of `handler` for `request`.
-    ///
-    /// Errors are the JSON-RPC errors to send: `-32602` for a bad `requestState` (one fixed
-    /// message whatever went wrong), malformed `inputResponses`, or answers too large to carry in
-    /// the next `requestState` (see [`EngineBuilder::max_state_len`]), `-32021` when the handler
-    /// needs an undeclared capability, `-32603` for handler and store failures.
-    ///
-    /// Exactly once per flow: every flow has a random id sealed in its state, [`Flow::once`]
-    /// records its values in the [`CompletionStore`] under that id, and a flow with effects (a
-    /// `once`, a completed URL-mode step) records the answers it finished with. Any later round of
-    /// a finished flow — the last state replayed, an earlier one, changed answers — is answered
-    /// from those answers, so it returns the same result; a round racing the finish with other
-    /// answers fails with `-32603` rather than contradict it. Answers for keys the previous round
-    /// did not ask are ignored. The precondition: instances that share keys share a store.
-    pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
-    where
-        F: FnOnce(Flow) -> Fut,
-        Fut: Future<Output = Result<R, FlowError>>,
-    {
-        let digest = digest_arguments(request.arguments);
-        let binding = Binding {
-            principal: request.principal,
-            method: request.method,
-            name: request.name,
-            arguments_digest: digest,
-            audience: &self.audience,
-        };
-        let mut state: FlowState = match request.request_state {
-            None => FlowState::default(),
-            Some(token) => {
-                let bytes =
-                    self.sealer.open(&binding, token, SystemTime::now()).map_err(|_| EngineError::invalid_state())?;
-                serde_json::from_slice(&bytes).map_err(|_| EngineError::invalid_state())?
-            }
-        };
-        let mut responses = wire::parse_input_responses(request.input_responses)
-            .map_err(|e| EngineError::invalid_params(e.to_string()))?
-            .cloned()
-            .unwrap_or_default();
-        // Only answers to what the last round asked count: an answer for a key the flow never
-        // asked is ignored, neither used by a later ask nor kept.
-        // (A first round has asked nothing: there the client may answer ahead, as the official
-        // conformance suite expects; only asks reached in that round can use such answers.)
-        let pending = std::mem::take(&mut state.pending);
-        if !state.flow.is_empty() {
-            responses.retain(|key, _| pending.contains(key));
-        }
-        // A flow that finished answers every later round — a replay of its last state, of an
-        // earlier one, with the same or changed answers — from the answers it finished with: the
-        // same result, never a second, contradicting one.
-        // With the store down, a state that carries no effect yet (no `once` value, no URL step)
-        // goes on without the check: form-only rounds keep working through an outage, and the
-        // first effect they reach fails on the store anyway.
-        let finished = if state.flow.is_empty() {
-            None
-        } else {
-            match self.store.finished(&state.flow).await {
-                Ok(finished) => finished,
-                Err(error) if !state.has_effects() => {
-                    tracing::warn!(target: "elicit_runtime", %error, "could not check whether a flow finished; its state has no effects yet");
-                    None
-                }
-                Err(error) => return Err(FlowError::Store(error).into()),
-            }
-        };
-        if let Some(answers) = finished {
-            // The answers sent are not used, but malformed ones are still refused as such.
-            if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
-                return Err(EngineError::invalid_params(format!(
-                    "inputResponses[{}]: an answer must be an object",
-                    wire::clip(key)
-                )));
-            }
-            state.answers = match answers {
-                Value::Object(answers) => answers,
-                _ => Map::new(),
-            };
-            responses.clear();
-        }
-        let flow = Flow::new(
-            Capabilities::from_meta(request.meta),
-            request.arguments.cloned().unwrap_or(Value::Null),
-            state,
-            responses,
-            self.store.clone(),
-            self.config.clone(),
-            self.sealer.ttl(),
-        )
-        .with_principal(request.principal);
-        let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
-        if let Some(fatal) = flow.take_fatal() {
-            return Err(fatal.into());
-        }
-        match finished {
-            // A flow of several rounds records how it finished (a one-round call has no state to
-            // replay: calling again is a new flow).
-            Some(Ok(result)) if let (Some(_), Some((id, answers, seen))) = (request.request_state, flow.finish_record()) => {
-                match self.store.finish(&id, answers.clone(), &seen, self.sealer.ttl()).await {
-                    Ok(Finish::Recorded) => Ok(Outcome::Complete(result)),
-                    Ok(Finish::Already(recorded)) if recorded == answers => Ok(Outcome::Complete(result)),
-                    Ok(Finish::Already(_) | Finish::Conflict) => Err(EngineError {
-                        code: codes::INTERNAL_ERROR,
-                        message: "another round of this flow finished it or changed it meanwhile: retry with the same requestState to get its result".to_owned(),
-                        data: None,
-                    }),
-                    Err(error) => Err(FlowError::Store(error).into()),
-                }
-            }
-            Some(result) => result.map(Outcome::Complete).map_err(EngineError::from),
-            None => {
-                let Suspension { requests, state } = flow.suspension();
-                let payload = serde_json::to_vec(&state).map_err(|e| EngineError {
-                    code: codes::INTERNAL_ERROR,
-                    message: format!("could not encode the flow state: {e}"),
-                    data: None,
-                })?;
-                // Sealing fails only when the token would pass the cap. The state carries the
-                // client's answers (a long free-text answer, or keys the form never asked for), so
-                // a client can make it too large: that is its invalid input, not a server failure.
-                let token = self.sealer.seal(&binding, &payload, SystemTime::now()).map_err(|_| {
-                    EngineError::invalid_params(format!(
-                        "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
-                        self.sealer.max_token_len()
-                    ))
-                })?;
-                Ok(Outcome::InputRequired(InputRequiredResult { input_requests: requests, request_state: Some(token) }))
-            }
-        }
+    /// What every flow of a round shares.
+    fn shared(&self, exec: Executor) -> Shared {
+        Shared { store: self.store.clone(), config: self.config.clone(), record_ttl: self.record_ttl(), exec }
+    }
+
+    /// How long ledger records live after each write: the states' lifetime, and a margin for the
+    /// drift between this instance's clock and a shared store's.
+    fn record_ttl(&self) -> Duration {
+        self.sealer.ttl() + RECORD_TTL_MARGIN
     }
 }
 
-/// Polls a handler until it finishes (`Some`) or waits on an unanswered ask (`None`).
-struct Suspendable<'f, Fut> {
-    handler: Pin<Box<Fut>>,
-    flow: &'f Flow,
-}
-
-impl<Fut: Future> Future for Suspendable<'_, Fut> {
-    type Output = Option<Fut::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.handler.as_mut().poll(cx) {
-            Poll::Ready(output) => Poll::Ready(Some(output)),
-            // An ask that has no answer registers its request and never completes; once the
-            // handler is parked on one, every ask it could reach in this round has been made.
-            Poll::Pending if self.flow.is_suspended() => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
+/// See [`Engine::record_ttl`].
+const RECORD_TTL_MARGIN: Duration = Duration::from_secs(60);

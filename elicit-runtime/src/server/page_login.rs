@@ -29,7 +29,7 @@
 //! use elicit_runtime::state::KeyRing;
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-//! let store: Arc<dyn CompletionStore> = Arc::new(InProcessStore::new());
+//! let store: Arc<dyn UrlCompletions> = Arc::new(InProcessStore::new());
 //! let logins = PageLogin::new(KeyRing::generate(), store.clone());
 //! // The engine registered step "Zm9vYmFyYmF6cXV4MTIzNDU" for alice; its URL carries a ticket.
 //! let step = "Zm9vYmFyYmF6cXV4MTIzNDU";
@@ -74,7 +74,7 @@ use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use serde_json::json;
 
-use super::completion::{CompletionStore, StoreError, UrlStatus};
+use super::store::{StoreError, UrlCompletions, UrlStatus};
 use crate::state::{Binding, KeyRing, StateErrorKind, StateSealer};
 
 /// The binding method of a sign-in ticket: no request has it, so no `requestState` opens as one.
@@ -142,7 +142,7 @@ impl std::error::Error for PageLoginError {
 pub struct PageLogin {
     tickets: StateSealer,
     sessions: StateSealer,
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn UrlCompletions>,
     redeem_wait: Duration,
 }
 
@@ -160,7 +160,7 @@ impl PageLogin {
     /// Sign-in links sealed with `ring` (the engine's own, or one of their own), consumed in
     /// `store` (the store the steps live in, shared by every instance serving the page). Tickets
     /// and sessions live 15 minutes, as a URL-mode step does by default.
-    pub fn new(ring: KeyRing, store: Arc<dyn CompletionStore>) -> PageLogin {
+    pub fn new(ring: KeyRing, store: Arc<dyn UrlCompletions>) -> PageLogin {
         let sealer = StateSealer::new(ring).with_max_token_len(MAX_TOKEN_LEN).with_ttl(DEFAULT_TTL);
         PageLogin { tickets: sealer.clone(), sessions: sealer, store, redeem_wait: DEFAULT_REDEEM_WAIT }
     }

@@ -133,7 +133,7 @@ async fn run() -> std::io::Result<()> {
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = format!("http://{}", listener.local_addr()?);
-    let store = engine.completion_store().clone();
+    let store = engine.url_completions().clone();
     let summaries = PaymentSummaries::new(store.clone());
     let page = payment_page_at(store, keys.page_secrets, summaries.clone(), &public_url);
     let desk = Desk {

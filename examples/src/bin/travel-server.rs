@@ -43,15 +43,15 @@ async fn run() -> std::io::Result<()> {
         }
         _ => None,
     };
-    let engine = Engine::builder(AUDIENCE, keys.ring).completion_store(store).build();
+    let engine = Engine::builder(AUDIENCE, keys.ring).store(store).build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    let summaries = PaymentSummaries::new(engine.completion_store().clone());
-    let page_store = engine.completion_store().clone();
+    let summaries = PaymentSummaries::new(engine.url_completions().clone());
+    let page_store = engine.url_completions().clone();
     let page = match &logins {
         Some(logins) => {
             payment_page_with_logins(page_store, keys.page_secrets, summaries.clone(), &public_url, logins.clone())

@@ -41,7 +41,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
-use elicit_runtime::server::{CompletionStore, PageLogin, PageLoginError, UrlStatus};
+use elicit_runtime::server::{PageLogin, PageLoginError, UrlCompletions, UrlStatus};
 use serde_json::json;
 
 use super::summaries::PaymentSummaries;
@@ -61,7 +61,7 @@ const SHOWN_ID_CHARS: usize = 8;
 
 #[derive(Clone)]
 struct PaymentPage {
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn UrlCompletions>,
     secrets: PageSecrets,
     summaries: PaymentSummaries,
     /// Served over HTTPS whatever the request says (the public base URL is `https`).
@@ -94,7 +94,7 @@ pub fn payment_url(public_url: &str, id: &str, logins: Option<&PageLogin>, princ
 /// page names a payment's amount and trip when the store holds its summary; see
 /// [`payment_page_at`] to share the summaries of this process's `book_trip` and to say the page
 /// is public over HTTPS.
-pub fn payment_page(store: Arc<dyn CompletionStore>, secrets: PageSecrets) -> axum::Router {
+pub fn payment_page(store: Arc<dyn UrlCompletions>, secrets: PageSecrets) -> axum::Router {
     let summaries = PaymentSummaries::new(store.clone());
     payment_page_at(store, secrets, summaries, "")
 }
@@ -102,7 +102,7 @@ pub fn payment_page(store: Arc<dyn CompletionStore>, secrets: PageSecrets) -> ax
 /// [`payment_page`], showing the summaries `book_trip` records in `summaries`, and served at
 /// `public_url`: when that is `https`, the nonce cookie is `Secure`.
 pub fn payment_page_at(
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn UrlCompletions>,
     secrets: PageSecrets,
     summaries: PaymentSummaries,
     public_url: &str,
@@ -115,7 +115,7 @@ pub fn payment_page_at(
 /// of the `book_trip` that builds them), and refuses a decision by a browser that is not signed
 /// in and presents no bearer token.
 pub fn payment_page_with_logins(
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn UrlCompletions>,
     secrets: PageSecrets,
     summaries: PaymentSummaries,
     public_url: &str,

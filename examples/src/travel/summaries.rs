@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use elicit_runtime::server::{CompletionStore, UrlStatus};
+use elicit_runtime::server::{UrlCompletions, UrlStatus};
 use serde::{Deserialize, Serialize};
 
 /// How long a summary is kept: as long as the engine's default URL-mode step.
@@ -34,7 +34,7 @@ pub struct PaymentSummary {
 /// (which shows them). Cheap to clone.
 #[derive(Clone)]
 pub struct PaymentSummaries {
-    store: Arc<dyn CompletionStore>,
+    store: Arc<dyn UrlCompletions>,
     local: Arc<Mutex<Local>>,
 }
 
@@ -63,7 +63,7 @@ impl Local {
 
 impl PaymentSummaries {
     /// Summaries kept here and in `store` (the store the payment steps live in).
-    pub fn new(store: Arc<dyn CompletionStore>) -> PaymentSummaries {
+    pub fn new(store: Arc<dyn UrlCompletions>) -> PaymentSummaries {
         PaymentSummaries { store, local: Arc::default() }
     }
 

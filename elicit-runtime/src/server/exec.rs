@@ -1,0 +1,127 @@
+//! The executor: how a flow's asks reach the client and its URL-mode waits happen. The one place
+//! where the ways of running a handler differ; nothing else in the engine asks which one runs.
+//!
+//! - `Replay` (2026-07-28, MRTR): the handler is re-run each round; an unanswered ask parks it and
+//!   becomes an input request of the round's result.
+//! - `Live` (2025-era sessions): the handler runs once; an ask is pushed to the client and awaited
+//!   (`live.rs`).
+//!
+//! A third way (a handler run inside a long-running task) is one more variant: its asks become the
+//! task's input requests, its URL waits last until the store says done.
+
+use super::live::LiveLink;
+use super::once::ClaimGuard;
+use super::store::{StoreError, UrlStatus};
+use super::{Flow, FlowError, UrlAnswer};
+use crate::wire::{Capabilities, InputRequest};
+
+/// How a flow runs.
+pub(super) enum Executor {
+    /// Re-run each round; asks are collected into the round's `inputRequests`.
+    Replay,
+    /// Run once on a 2025-era session; asks are pushed and awaited.
+    Live(LiveLink),
+}
+
+impl Executor {
+    /// The capabilities that replace the request's own (a session's, declared in `initialize`).
+    pub(super) fn capabilities(&self) -> Option<Capabilities> {
+        match self {
+            Executor::Replay => None,
+            Executor::Live(live) => Some(live.capabilities()),
+        }
+    }
+
+    /// Asks the client for `key` and returns its answer as sent. Replayed, the round ends here.
+    pub(super) async fn ask(
+        &self,
+        flow: &Flow,
+        key: &str,
+        request: InputRequest,
+        elicitation_id: Option<&str>,
+    ) -> Result<serde_json::Value, FlowError> {
+        match self {
+            Executor::Replay => flow.suspend(key, request).await,
+            Executor::Live(live) => live.ask(flow, key, &request, elicitation_id).await,
+        }
+    }
+
+    /// A URL-mode step was registered for this flow.
+    pub(super) fn url_minted(&self, id: &str) {
+        if let Executor::Live(live) = self {
+            live.hold(id);
+        }
+    }
+
+    /// A URL-mode step was declined or cancelled: a live task forgets it at once (a replayed
+    /// state may still be retried, so its record stays until it expires).
+    pub(super) fn url_released(&self, id: &str) {
+        if let Executor::Live(live) = self {
+            live.release(id);
+        }
+    }
+
+    /// A URL-mode step's record is gone from the store (taken, or expired).
+    pub(super) fn url_consumed(&self, id: &str) {
+        if let Executor::Live(live) = self {
+            live.consumed(id);
+        }
+    }
+
+    /// A URL-mode step was completed and taken: a live session is told so.
+    pub(super) async fn url_completed(&self, id: &str) -> Result<(), FlowError> {
+        match self {
+            Executor::Replay => Ok(()),
+            Executor::Live(live) => live.completed(id).await,
+        }
+    }
+
+    /// The page was not completed in time: asked again, or a live task's failure.
+    pub(super) async fn url_pending(
+        &self,
+        flow: &Flow,
+        key: &str,
+        id: &str,
+        request: InputRequest,
+    ) -> Result<UrlAnswer, FlowError> {
+        match self {
+            Executor::Replay => flow.suspend(key, request).await,
+            Executor::Live(live) => Err(flow.fail(live.url_timed_out(key, id))),
+        }
+    }
+
+    /// Takes the completion of step `id` under the slot claim `guard` holds, and records it there
+    /// (or abandons the claim when the step is not completed).
+    ///
+    /// Replayed, this runs on a task of its own: the round may be dropped while it waits (a
+    /// sibling ask suspended, or the request was cancelled), and the claim must not stay held, nor
+    /// a completion the store already handed over be lost before it is recorded. A live task keeps
+    /// it inline: its session is gone when it is dropped, and a detached wait could outlive it by
+    /// minutes; the guard abandons the claim then.
+    pub(super) async fn take_claimed(&self, flow: &Flow, guard: ClaimGuard, id: &str) -> Result<UrlStatus, FlowError> {
+        let store = flow.shared.store.clone();
+        let id = id.to_owned();
+        let wait = match self {
+            Executor::Replay => flow.config().url_wait,
+            Executor::Live(live) => live.url_wait(),
+        };
+        let settle = async move {
+            match store.take(&id, wait).await {
+                Ok(UrlStatus::Completed(value)) => {
+                    guard.record(value.clone()).await.map(|()| UrlStatus::Completed(value))
+                }
+                other => {
+                    guard.abandon().await;
+                    other
+                }
+            }
+        };
+        let settled: Result<UrlStatus, StoreError> = match (self, tokio::runtime::Handle::try_current()) {
+            (Executor::Replay, Ok(runtime)) => runtime.spawn(settle).await.map_err(|e| {
+                flow.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}")))
+            })?,
+            _ => settle.await,
+        };
+        settled.map_err(|e| flow.fail(FlowError::Store(e)))
+    }
+}

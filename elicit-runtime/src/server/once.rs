@@ -1,0 +1,240 @@
+//! [`Flow::once`], and the claims of ledger slots it and URL-mode steps share.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
+use super::{Flow, FlowError};
+use crate::wire::clip;
+
+/// What claiming a slot gave.
+pub(super) enum Claimed {
+    /// The slot's recorded value.
+    Done(Value),
+    /// This round holds the slot: record or abandon it through the guard.
+    Held(ClaimGuard),
+}
+
+/// A claim this round holds. Dropped without [`ClaimGuard::record`] or [`ClaimGuard::abandon`]
+/// (the round was dropped half-way, even while the claim itself was still on the wire), it
+/// abandons the claim with its token.
+pub(super) struct ClaimGuard {
+    store: Arc<dyn Store>,
+    flow: String,
+    slot: Slot,
+    token: Option<ClaimToken>,
+    ttl: Duration,
+}
+
+impl ClaimGuard {
+    fn token(&self) -> Result<&ClaimToken, StoreError> {
+        self.token.as_ref().ok_or(StoreError::ClaimLost)
+    }
+
+    /// Records the slot's value and lets the claim go.
+    pub(super) async fn record(mut self, value: Value) -> Result<(), StoreError> {
+        let recorded = self.store.record(&self.flow, &self.slot, self.token()?, value, self.ttl).await;
+        if !matches!(recorded, Err(StoreError::Unavailable { .. })) {
+            self.token = None;
+        }
+        recorded
+    }
+
+    /// Lets the claim go without a value; best effort (a failure leaves it to its lease).
+    pub(super) async fn abandon(mut self) {
+        let Some(token) = self.token.take() else { return };
+        if let Err(error) = self.store.abandon(&self.flow, &self.slot, &token).await {
+            tracing::warn!(target: "elicit_runtime", %error, "could not abandon an exactly-once claim");
+        }
+    }
+
+    /// Renews the lease (a claim by the same token carries on).
+    async fn renew(&self, lease: Duration) {
+        let Ok(token) = self.token() else { return };
+        match self.store.claim(&self.flow, &self.slot, token, lease, self.ttl).await {
+            Ok(Claim::Run) => {}
+            Ok(_) => tracing::warn!(target: "elicit_runtime", "an exactly-once claim was taken over while it ran"),
+            Err(error) => tracing::warn!(target: "elicit_runtime", %error, "could not renew an exactly-once claim"),
+        }
+    }
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        let Some(token) = self.token.take() else { return };
+        let (store, flow, slot) = (self.store.clone(), std::mem::take(&mut self.flow), self.slot.clone());
+        let mut release = Box::pin(async move {
+            let _ = store.abandon(&flow, &slot, &token).await;
+        });
+        // A store that answers at once (the in-process one) is released here, before the next
+        // round can find the slot still claimed; one that needs I/O finishes on the runtime.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if release.as_mut().poll(&mut cx).is_ready() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(release);
+        }
+    }
+}
+
+impl Flow {
+    /// Runs `compute` once per flow, whatever the client replays: its value is recorded in the
+    /// engine's [`FlowLedger`](super::FlowLedger) under (flow id, `key`) and every later call — in a later round,
+    /// a replay of an earlier or of the same state, a concurrent duplicate of the round, a round
+    /// served by another instance — returns that value without running `compute` again.
+    ///
+    /// Concurrent calls race for an atomic claim in the ledger, made under a random owner token
+    /// with a lease ([`EngineConfig::claim_lease`](super::EngineConfig::claim_lease), renewed while `compute` runs): the first runs
+    /// `compute`, the others wait (up to [`EngineConfig::once_wait`](super::EngineConfig::once_wait)) for its value and fail with
+    /// a clear error when it does not come. An `Err` from `compute` is not recorded: the claim is
+    /// abandoned and a retry runs it again; a round dropped half-way abandons it too, and a claim
+    /// whose holder crashed is taken over once its lease has passed. Once the flow has finished (see [`Engine::run`](super::Engine::run)) nothing
+    /// new runs in it.
+    ///
+    /// The one precondition: instances that share state keys share the store (the default
+    /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
+    /// one such as `RedisStore`). The records are extended whenever a state of the flow is sealed,
+    /// so they outlive every state that could replay them.
+    ///
+    /// ```
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
+    /// # use elicit_runtime::state::KeyRing;
+    /// # use elicit_runtime::Elicit;
+    /// # use serde_json::json;
+    /// # /// Who are you?
+    /// # #[derive(Elicit, Debug)]
+    /// # struct Name {
+    /// #     name: String,
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// # let engine = Engine::builder("doc-server", KeyRing::generate()).build();
+    /// # let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    /// # let request = Request::new("tools/call", "greet").meta(meta.as_object());
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// static BOOKINGS: AtomicUsize = AtomicUsize::new(0);
+    ///
+    /// let book = |flow: Flow| async move {
+    ///     // Runs in round 1 only; round 2 gets the recorded value back.
+    ///     let reference = flow.once("book", || async { Ok(format!("REF-{}", BOOKINGS.fetch_add(1, Ordering::SeqCst))) }).await?;
+    ///     let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok(String::new()) };
+    ///     Ok(format!("{reference} for {}", who.name))
+    /// };
+    /// let Outcome::InputRequired(asked) = engine.run(&request, book).await.unwrap() else { panic!() };
+    /// let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    /// let retry = request.clone().input_responses(Some(&answer)).request_state(asked.request_state.as_deref());
+    /// let Outcome::Complete(text) = engine.run(&retry, book).await.unwrap() else { panic!() };
+    /// assert_eq!(text, "REF-0 for Ada");
+    /// assert_eq!(BOOKINGS.load(Ordering::SeqCst), 1);
+    /// # });
+    /// ```
+    pub async fn once<V, F, Fut>(&self, key: &str, compute: F) -> Result<V, FlowError>
+    where
+        V: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<V, FlowError>>,
+    {
+        let slot = Slot::Once(key.to_owned());
+        let parse = |value: Value| {
+            serde_json::from_value(value).map_err(|e| {
+                self.fail(FlowError::Failed(format!("the value kept for `{}` no longer fits its type: {e}", clip(key))))
+            })
+        };
+        let known = self.lock().state.once.get(key).cloned();
+        if let Some(value) = known {
+            self.saw(slot);
+            return parse(value);
+        }
+        // From the claim to the record this is running work: the round is not suspended under it.
+        let _running = self.running();
+        let guard = match self.claim(&slot).await? {
+            Claimed::Done(value) => {
+                self.lock().state.once.insert(key.to_owned(), value.clone());
+                self.saw(slot);
+                return parse(value);
+            }
+            Claimed::Held(guard) => guard,
+        };
+        let computed = self.renewing(&guard, compute()).await;
+        let value = match computed {
+            Ok(value) => value,
+            Err(error) => {
+                guard.abandon().await;
+                return Err(error);
+            }
+        };
+        let json = match serde_json::to_value(&value) {
+            Ok(json) => json,
+            Err(e) => {
+                guard.abandon().await;
+                return Err(self.fail(FlowError::Failed(format!("cannot keep `{}`: {e}", clip(key)))));
+            }
+        };
+        guard.record(json.clone()).await.map_err(|e| self.fail(FlowError::Store(e)))?;
+        self.lock().state.once.insert(key.to_owned(), json);
+        self.saw(slot);
+        Ok(value)
+    }
+
+    /// Runs `work`, renewing the claim's lease while it runs.
+    async fn renewing<T>(&self, guard: &ClaimGuard, work: impl Future<Output = T>) -> T {
+        let lease = self.config().claim_lease;
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                () = tokio::time::sleep(lease / 3) => guard.renew(lease).await,
+            }
+        }
+    }
+
+    /// Claims `slot` of this flow under a fresh token: its recorded value, or the claim. Waits,
+    /// bounded, while another token holds it. Counted as running work while on the wire.
+    pub(super) async fn claim(&self, slot: &Slot) -> Result<Claimed, FlowError> {
+        let _running = self.running();
+        let (store, config) = (&self.shared.store, self.config());
+        let mut guard = ClaimGuard {
+            store: store.clone(),
+            flow: self.flow_id(),
+            slot: slot.clone(),
+            token: Some(ClaimToken::mint()),
+            ttl: self.shared.record_ttl,
+        };
+        let deadline = tokio::time::Instant::now() + config.once_wait;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let token = guard.token().map_err(|e| self.fail(FlowError::Store(e)))?;
+            let claim = store.claim(&guard.flow, slot, token, config.claim_lease, guard.ttl).await;
+            match claim.map_err(|e| self.fail(FlowError::Store(e)))? {
+                Claim::Run => return Ok(Claimed::Held(guard)),
+                Claim::Done(value) => {
+                    guard.token = None;
+                    return Ok(Claimed::Done(value));
+                }
+                Claim::Finished => {
+                    guard.token = None;
+                    return Err(self.fail(FlowError::Failed(
+                        "this flow has already finished: retry with the same requestState to get its result".to_owned(),
+                    )));
+                }
+                Claim::Busy if tokio::time::Instant::now() >= deadline => {
+                    guard.token = None;
+                    return Err(self.fail(FlowError::Failed(format!(
+                        "`{}` is still being run by another round of this flow; retry later",
+                        clip(slot.key())
+                    ))));
+                }
+                Claim::Busy => {
+                    tokio::time::sleep(pause.min(deadline.saturating_duration_since(tokio::time::Instant::now())))
+                        .await;
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+}

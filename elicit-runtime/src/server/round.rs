@@ -1,0 +1,194 @@
+//! [`Engine::run`]: one round of a replayed flow, in its phases — open the request, replay a
+//! finished flow, run the handler, then record the finish or seal the next state.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde_json::{Map, Value};
+
+use super::exec::Executor;
+use super::flow::{Flow, FlowError, Suspension};
+use super::payload::Payload;
+use super::store::Finish;
+use super::{Engine, EngineError, Outcome, Request};
+use crate::state::{Binding, digest_arguments};
+use crate::wire::{self, Capabilities, InputRequiredResult, codes};
+
+/// A request opened: its state and the answers this round may use.
+struct Opened {
+    payload: Payload,
+    responses: Map<String, Value>,
+    /// Whether the request carried a state: a round of a flow of several rounds, which a client
+    /// may replay, so its finish is recorded.
+    resumed: bool,
+}
+
+impl Engine {
+    /// Runs one round of `handler` for `request`.
+    ///
+    /// Errors are the JSON-RPC errors to send: `-32602` for a bad `requestState` (one fixed
+    /// message whatever went wrong), malformed `inputResponses`, or answers too large to carry in
+    /// the next `requestState` (see [`EngineBuilder::max_state_len`](super::EngineBuilder::max_state_len)),
+    /// `-32021` when the handler needs an undeclared capability, `-32603` for handler and store
+    /// failures.
+    ///
+    /// One outcome per flow: every flow has a random id sealed in its state, and its ledger in the
+    /// [`Store`](super::Store) keeps what it did — the values of [`Flow::once`], the completions
+    /// its URL-mode steps took, and the answers it finished with. Every round of a flow of several
+    /// rounds that completes records that finish; any later round — the last state replayed, an
+    /// earlier one, changed answers — is answered from those answers, so it returns the same
+    /// result. A round that would finish otherwise (a fork racing the finish, or one that did not
+    /// see an effect the flow had) fails with `-32603` rather than contradict it. Ledger records
+    /// are extended whenever a state is sealed, so they outlive every state that could replay
+    /// them; a store that cannot be reached fails the round. Answers for keys the previous round
+    /// did not ask are ignored. The precondition: instances that share keys share a store.
+    pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let digest = digest_arguments(request.arguments);
+        let binding = Binding {
+            principal: request.principal,
+            method: request.method,
+            name: request.name,
+            arguments_digest: digest,
+            audience: &self.audience,
+        };
+        let mut opened = self.open(request, &binding)?;
+        self.replay_finished(&mut opened).await?;
+        let flow = Flow::new(
+            Capabilities::from_meta(request.meta),
+            request.arguments.cloned().unwrap_or(Value::Null),
+            opened.payload,
+            opened.responses,
+            self.shared(Executor::Replay),
+        )
+        .with_principal(request.principal);
+        let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
+        if let Some(fatal) = flow.take_fatal() {
+            return Err(fatal.into());
+        }
+        match finished {
+            Some(Ok(result)) if opened.resumed => self.finish(&flow).await.map(|()| Outcome::Complete(result)),
+            // A one-round call has no state to replay: calling again is a new flow.
+            Some(result) => result.map(Outcome::Complete).map_err(EngineError::from),
+            None => self.seal(&binding, &flow, opened.resumed).await.map(Outcome::InputRequired),
+        }
+    }
+
+    /// Opens the request's state and keeps the answers this round may use.
+    fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
+        let mut payload = match request.request_state {
+            None => Payload::default(),
+            Some(token) => {
+                let bytes =
+                    self.sealer.open(binding, token, self.clock.now()).map_err(|_| EngineError::invalid_state())?;
+                Payload::decode(&bytes).ok_or_else(EngineError::invalid_state)?
+            }
+        };
+        let mut responses = wire::parse_input_responses(request.input_responses)
+            .map_err(|e| EngineError::invalid_params(e.to_string()))?
+            .cloned()
+            .unwrap_or_default();
+        // Only answers to what the last round asked count: an answer for a key the flow never
+        // asked is ignored, neither used by a later ask nor kept.
+        // (A first round has asked nothing: there the client may answer ahead, as the official
+        // conformance suite expects; only asks reached in that round can use such answers.)
+        let pending = std::mem::take(&mut payload.pending);
+        if !payload.flow.is_empty() {
+            responses.retain(|key, _| pending.contains(key));
+        }
+        Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses })
+    }
+
+    /// A flow that finished answers every later round from the answers it finished with: the
+    /// same result, never a second, contradicting one. The check is never skipped: a store that
+    /// cannot answer fails the round.
+    async fn replay_finished(&self, opened: &mut Opened) -> Result<(), EngineError> {
+        if !opened.resumed {
+            return Ok(());
+        }
+        let finished = self.store.finished(&opened.payload.flow).await.map_err(FlowError::Store)?;
+        let Some(answers) = finished else { return Ok(()) };
+        // The answers sent are not used, but malformed ones are still refused as such.
+        if let Some((key, _)) = opened.responses.iter().find(|(_, answer)| !answer.is_object()) {
+            return Err(EngineError::invalid_params(format!(
+                "inputResponses[{}]: an answer must be an object",
+                wire::clip(key)
+            )));
+        }
+        opened.payload.answers = match answers {
+            Value::Object(answers) => answers,
+            _ => Map::new(),
+        };
+        opened.responses.clear();
+        Ok(())
+    }
+
+    /// Records how the flow finished, or refuses a round that would contradict it.
+    async fn finish(&self, flow: &Flow) -> Result<(), EngineError> {
+        let report = flow.finish_report();
+        match self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await {
+            Ok(Finish::Recorded) => Ok(()),
+            Ok(Finish::Already(recorded)) if recorded == report.answers => Ok(()),
+            Ok(Finish::Already(_) | Finish::Conflict) => Err(EngineError {
+                code: codes::INTERNAL_ERROR,
+                message: "another round of this flow finished it or changed it meanwhile: retry with the same requestState to get its result".to_owned(),
+                data: None,
+            }),
+            Err(error) => Err(FlowError::Store(error).into()),
+        }
+    }
+
+    /// Seals the next state, and keeps the flow's ledger records at least as long as it lives.
+    async fn seal(
+        &self,
+        binding: &Binding<'_>,
+        flow: &Flow,
+        resumed: bool,
+    ) -> Result<InputRequiredResult, EngineError> {
+        let Suspension { requests, payload } = flow.suspension();
+        let bytes = payload.encode().map_err(|e| EngineError {
+            code: codes::INTERNAL_ERROR,
+            message: format!("could not encode the flow state: {e}"),
+            data: None,
+        })?;
+        // Sealing fails only when the token would pass the cap. The state carries the client's
+        // answers (a long free-text answer, or keys the form never asked for), so a client can
+        // make it too large: that is its invalid input, not a server failure.
+        let token = self.sealer.seal(binding, &bytes, self.clock.now()).map_err(|_| {
+            EngineError::invalid_params(format!(
+                "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
+                self.sealer.max_token_len()
+            ))
+        })?;
+        // A first round's flow id is known to no one else yet: it has a record only if this round
+        // wrote one, which already lives as long.
+        if resumed {
+            self.store.extend(&payload.flow, self.record_ttl()).await.map_err(FlowError::Store)?;
+        }
+        Ok(InputRequiredResult { input_requests: requests, request_state: Some(token) })
+    }
+}
+
+/// Polls a handler until it finishes (`Some`) or waits on an unanswered ask (`None`).
+struct Suspendable<'f, Fut> {
+    handler: Pin<Box<Fut>>,
+    flow: &'f Flow,
+}
+
+impl<Fut: Future> Future for Suspendable<'_, Fut> {
+    type Output = Option<Fut::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.handler.as_mut().poll(cx) {
+            Poll::Ready(output) => Poll::Ready(Some(output)),
+            // An ask that has no answer registers its request and never completes; once the
+            // handler is parked on one, every ask it could reach in this round has been made.
+            Poll::Pending if self.flow.is_suspended() => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

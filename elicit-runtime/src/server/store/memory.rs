@@ -1,0 +1,516 @@
+//! [`InProcessStore`]: both store traits in this process's memory.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::{
+    Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+};
+use crate::server::clock::{Clock, SystemClock};
+
+/// The default cap on live records of each kind (URL-mode steps, flows).
+pub const DEFAULT_MAX_RECORDS: usize = 1_000_000;
+
+/// The default cap on live URL-mode steps owned by one principal.
+pub const DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL: usize = 1_000;
+
+/// How many expired records one operation sweeps at most, besides the one it touches: expiry
+/// costs each operation O(log n) at worst, never a scan.
+const SWEEP_BUDGET: usize = 32;
+
+struct Record {
+    kind: Kind,
+    expires: SystemTime,
+    /// Breaks ties between equal deadlines in the index.
+    seq: u64,
+}
+
+enum Kind {
+    /// `owner`: the principal the step belongs to, if any; only they may complete it.
+    Url {
+        status: UrlStatus,
+        owner: Option<String>,
+        notify: Arc<Notify>,
+    },
+    Flow(FlowRecord),
+}
+
+enum Held {
+    Claimed { token: String, until: SystemTime },
+    Recorded(Value),
+}
+
+#[derive(Default)]
+struct FlowRecord {
+    slots: HashMap<String, Held>,
+    finished: Option<Value>,
+}
+
+/// The caps, as configured.
+#[derive(Clone, Copy)]
+struct Caps {
+    url: usize,
+    flow: usize,
+    per_principal: usize,
+}
+
+/// The records, the index of their deadlines and the counts the caps read; one lock for all.
+#[derive(Default)]
+struct Records {
+    map: HashMap<(RecordKind, String), Record>,
+    deadlines: BTreeMap<(SystemTime, u64), (RecordKind, String)>,
+    seq: u64,
+    urls: usize,
+    flows: usize,
+    /// Live URL-mode steps by owner.
+    owners: HashMap<String, usize>,
+}
+
+impl Records {
+    fn sweep(&mut self, now: SystemTime, budget: usize) {
+        for _ in 0..budget {
+            match self.deadlines.first_key_value() {
+                Some(((at, _), key)) if *at <= now => {
+                    let key = key.clone();
+                    self.remove(&key);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn live(&mut self, key: &(RecordKind, String), now: SystemTime) -> Option<&mut Record> {
+        self.map.get_mut(key).filter(|r| r.expires > now)
+    }
+
+    fn remove(&mut self, key: &(RecordKind, String)) -> Option<Record> {
+        let record = self.map.remove(key)?;
+        self.deadlines.remove(&(record.expires, record.seq));
+        match &record.kind {
+            Kind::Url { owner, .. } => {
+                self.urls -= 1;
+                if let Some(owner) = owner
+                    && let Some(count) = self.owners.get_mut(owner.as_str())
+                {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.owners.remove(owner.as_str());
+                    }
+                }
+            }
+            Kind::Flow(_) => self.flows -= 1,
+        }
+        Some(record)
+    }
+
+    /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
+    /// (amortised: each record is swept once), then the caps decide.
+    fn room(&mut self, kind: RecordKind, owner: Option<&str>, now: SystemTime, caps: Caps) -> Result<(), StoreError> {
+        let full = |records: &Records| match kind {
+            RecordKind::Url => records.urls >= caps.url,
+            RecordKind::Flow => records.flows >= caps.flow,
+        };
+        let over_quota = |records: &Records| {
+            owner.is_some_and(|o| records.owners.get(o).copied().unwrap_or(0) >= caps.per_principal)
+        };
+        if full(self) || over_quota(self) {
+            self.sweep(now, usize::MAX);
+        }
+        if full(self) {
+            let cap = if kind == RecordKind::Url { caps.url } else { caps.flow };
+            return Err(StoreError::Full { kind, cap });
+        }
+        if over_quota(self) {
+            return Err(StoreError::Quota { cap: caps.per_principal });
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, key: (RecordKind, String), kind: Kind, expires: SystemTime) {
+        self.remove(&key);
+        match &kind {
+            Kind::Url { owner, .. } => {
+                self.urls += 1;
+                if let Some(owner) = owner {
+                    *self.owners.entry(owner.clone()).or_default() += 1;
+                }
+            }
+            Kind::Flow(_) => self.flows += 1,
+        }
+        self.seq = self.seq.wrapping_add(1);
+        self.deadlines.insert((expires, self.seq), key.clone());
+        self.map.insert(key, Record { kind, expires, seq: self.seq });
+    }
+
+    /// Moves a record's deadline to `expires` if that is later.
+    fn extend(&mut self, key: &(RecordKind, String), expires: SystemTime) {
+        let Some(record) = self.map.get_mut(key) else { return };
+        if record.expires >= expires {
+            return;
+        }
+        self.deadlines.remove(&(record.expires, record.seq));
+        record.expires = expires;
+        self.deadlines.insert((expires, record.seq), key.clone());
+    }
+
+    /// The live record of `flow`, its life extended to at least `ttl` from now; created (within
+    /// the cap) when missing and `create` says so.
+    fn flow(
+        &mut self,
+        flow: &str,
+        ttl: Duration,
+        now: SystemTime,
+        caps: Caps,
+        create: bool,
+    ) -> Result<Option<&mut FlowRecord>, StoreError> {
+        let key = (RecordKind::Flow, flow.to_owned());
+        if self.live(&key, now).is_none() {
+            self.remove(&key);
+            if !create {
+                return Ok(None);
+            }
+            self.room(RecordKind::Flow, None, now, caps)?;
+            self.insert(key.clone(), Kind::Flow(FlowRecord::default()), now + ttl);
+        } else {
+            self.extend(&key, now + ttl);
+        }
+        Ok(match self.map.get_mut(&key).map(|r| &mut r.kind) {
+            Some(Kind::Flow(record)) => Some(record),
+            _ => None,
+        })
+    }
+}
+
+/// The embedded default store: URL-mode steps and flows' ledger records in this process's memory,
+/// with expiry and a wake-up so a retry waiting for completion returns as soon as the page is
+/// submitted.
+///
+/// Bounded and fast at scale: at most [`InProcessStore::with_max_url_records`] URL-mode steps,
+/// [`InProcessStore::with_max_url_records_per_principal`] of them per principal, and
+/// [`InProcessStore::with_max_flow_records`] flows' records (a new one over a cap is refused
+/// with a clear [`StoreError`]); expiry through an index of deadlines swept a few records per
+/// operation, so no operation scans the store.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let store = Arc::new(InProcessStore::new());
+/// store.register("pay-7", Duration::from_secs(60), None).await?;
+/// // A retry waits (here at most a minute) and wakes as soon as the page completes the step.
+/// let page = Arc::clone(&store);
+/// let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into(), None).await });
+/// let status = store.take("pay-7", Duration::from_secs(60)).await?;
+/// assert_eq!(status, UrlStatus::Completed("approved".into()));
+/// assert!(completed.await.unwrap()?);
+/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # }).unwrap();
+/// ```
+pub struct InProcessStore {
+    records: Mutex<Records>,
+    caps: Caps,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for InProcessStore {
+    fn default() -> Self {
+        InProcessStore {
+            records: Mutex::default(),
+            caps: Caps {
+                url: DEFAULT_MAX_RECORDS,
+                flow: DEFAULT_MAX_RECORDS,
+                per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+            },
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl InProcessStore {
+    /// An empty store with the default caps ([`DEFAULT_MAX_RECORDS`] of each kind,
+    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`] steps per principal).
+    pub fn new() -> Self {
+        InProcessStore::default()
+    }
+
+    /// Caps the live records of each kind at `max` (see the two setters below).
+    pub fn with_max_records(self, max: usize) -> Self {
+        self.with_max_url_records(max).with_max_flow_records(max)
+    }
+
+    /// Caps the live URL-mode steps: registering one more fails with [`StoreError::Full`] until
+    /// some are taken, released or expire.
+    pub fn with_max_url_records(mut self, max: usize) -> Self {
+        self.caps.url = max;
+        self
+    }
+
+    /// Caps the live flow records: a flow's first ledger record beyond it fails with
+    /// [`StoreError::Full`]. Flows that have their record carry on.
+    pub fn with_max_flow_records(mut self, max: usize) -> Self {
+        self.caps.flow = max;
+        self
+    }
+
+    /// Caps the live URL-mode steps one principal owns, so one client cannot fill the store for
+    /// everyone: one more fails with [`StoreError::Quota`]. Steps without an owner are counted
+    /// by the global cap only.
+    pub fn with_max_url_records_per_principal(mut self, max: usize) -> Self {
+        self.caps.per_principal = max;
+        self
+    }
+
+    /// Reads the time from `clock` (default: the system's), for tests of expiry.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How many records are held right now (live ones, and expired ones not swept yet).
+    pub fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+
+    /// Whether the store holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
+        // A poisoned lock only means another thread panicked mid-update of plain maps; the
+        // records themselves stay consistent, so keep serving.
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn with_records<T>(&self, f: impl FnOnce(&mut Records, SystemTime) -> T) -> T {
+        let mut records = self.lock();
+        let now = self.clock.now();
+        records.sweep(now, SWEEP_BUDGET);
+        f(&mut records, now)
+    }
+
+    /// Removes a completed record and returns it; another taker racing for it gets `Unknown`.
+    fn consume(&self, id: &str) -> UrlStatus {
+        let key = (RecordKind::Url, id.to_owned());
+        self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
+            Some(Kind::Url { status: UrlStatus::Completed(_), .. }) => match records.remove(&key).map(|r| r.kind) {
+                Some(Kind::Url { status, .. }) => status,
+                _ => UrlStatus::Unknown,
+            },
+            Some(Kind::Url { status, .. }) => status.clone(),
+            _ => UrlStatus::Unknown,
+        })
+    }
+
+    fn current(&self, id: &str) -> (UrlStatus, Option<Arc<Notify>>) {
+        let key = (RecordKind::Url, id.to_owned());
+        self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
+            Some(Kind::Url { status, notify, .. }) => (status.clone(), Some(notify.clone())),
+            _ => (UrlStatus::Unknown, None),
+        })
+    }
+}
+
+impl UrlCompletions for InProcessStore {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
+        let key = (RecordKind::Url, id.to_owned());
+        let owner = owner.map(str::to_owned);
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                if records.live(&key, now).is_some() {
+                    return Ok(());
+                }
+                records.room(RecordKind::Url, owner.as_deref(), now, self.caps)?;
+                let notify = Arc::new(Notify::new());
+                records.insert(key, Kind::Url { status: UrlStatus::Pending, owner, notify }, now + ttl);
+                Ok(())
+            })
+        })
+    }
+
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
+        let key = (RecordKind::Url, id.to_owned());
+        let by = by.map(str::to_owned);
+        Box::pin(async move {
+            Ok(self.with_records(|records, now| match records.live(&key, now).map(|r| &mut r.kind) {
+                Some(Kind::Url { status, owner, notify })
+                    if *status == UrlStatus::Pending
+                        && owner.as_ref().is_none_or(|owner| by.as_ref() == Some(owner)) =>
+                {
+                    *status = UrlStatus::Completed(outcome);
+                    notify.notify_waiters();
+                    true
+                }
+                _ => false,
+            }))
+        })
+    }
+
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move { Ok(self.current(&id).0) })
+    }
+
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let (status, notify) = self.current(&id);
+                if matches!(status, UrlStatus::Completed(_)) {
+                    return Ok(self.consume(&id));
+                }
+                let Some(notify) = notify.filter(|_| status == UrlStatus::Pending) else { return Ok(status) };
+                let notified = notify.notified();
+                tokio::pin!(notified);
+                // Register interest before re-checking, so a completion in between is not missed.
+                notified.as_mut().enable();
+                if self.current(&id).0 != UrlStatus::Pending {
+                    continue;
+                }
+                if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                    return Ok(match self.current(&id).0 {
+                        UrlStatus::Completed(_) => self.consume(&id),
+                        other => other,
+                    });
+                }
+            }
+        })
+    }
+
+    fn release(&self, id: &str) {
+        let key = (RecordKind::Url, id.to_owned());
+        self.with_records(|records, _| records.remove(&key));
+    }
+}
+
+impl FlowLedger for InProcessStore {
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
+        let (flow, name, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                    return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
+                };
+                let claim = Held::Claimed { token: token.clone(), until: now + lease };
+                Ok(match record.slots.get(&name) {
+                    Some(Held::Recorded(value)) => Claim::Done(value.clone()),
+                    Some(Held::Claimed { token: holder, until }) if *holder != token && *until > now => Claim::Busy,
+                    Some(Held::Claimed { .. }) => {
+                        record.slots.insert(name, claim);
+                        Claim::Run
+                    }
+                    None if record.finished.is_some() => Claim::Finished,
+                    None => {
+                        record.slots.insert(name, claim);
+                        Claim::Run
+                    }
+                })
+            })
+        })
+    }
+
+    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        let (flow, name, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                let record = records.flow(&flow, ttl, now, self.caps, false)?.ok_or(StoreError::ClaimLost)?;
+                match record.slots.get(&name) {
+                    Some(Held::Claimed { token: holder, .. }) if *holder == token => {}
+                    Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
+                    _ => return Err(StoreError::ClaimLost),
+                }
+                record.slots.insert(name, Held::Recorded(value));
+                Ok(())
+            })
+        })
+    }
+
+    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
+        let (key, name, token) = ((RecordKind::Flow, flow.to_owned()), slot.name(), token.as_str().to_owned());
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                let Some(Kind::Flow(record)) = records.live(&key, now).map(|r| &mut r.kind) else { return };
+                if matches!(record.slots.get(&name), Some(Held::Claimed { token: holder, .. }) if *holder == token) {
+                    record.slots.remove(&name);
+                }
+                if record.slots.is_empty() && record.finished.is_none() {
+                    records.remove(&key);
+                }
+            });
+            Ok(())
+        })
+    }
+
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        let flow = flow.to_owned();
+        let seen: Vec<String> = seen.iter().map(Slot::name).collect();
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                    return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
+                };
+                if let Some(already) = &record.finished {
+                    return Ok(Finish::Already(already.clone()));
+                }
+                let unseen = record.slots.iter().any(|(name, held)| {
+                    !seen.contains(name) && !matches!(held, Held::Claimed { until, .. } if *until <= now)
+                });
+                if unseen {
+                    return Ok(Finish::Conflict);
+                }
+                record.finished = Some(answers);
+                Ok(Finish::Recorded)
+            })
+        })
+    }
+
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
+        let key = (RecordKind::Flow, flow.to_owned());
+        Box::pin(async move {
+            Ok(self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
+                Some(Kind::Flow(record)) => record.finished.clone(),
+                _ => None,
+            }))
+        })
+    }
+
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        let flow = flow.to_owned();
+        Box::pin(
+            async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, false).map(drop)) },
+        )
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+    use crate::server::clock::ManualClock;
+
+    #[tokio::test]
+    async fn expired_records_are_swept_a_few_per_operation() {
+        let clock = ManualClock::new();
+        let store = InProcessStore::new().with_clock(Arc::new(clock.clone()));
+        for i in 0..200 {
+            store.register(&format!("old-{i}"), Duration::from_millis(1), None).await.unwrap();
+        }
+        clock.advance(Duration::from_millis(5));
+        store.register("new", Duration::from_secs(60), None).await.unwrap();
+        // One operation swept at most its budget, not everything.
+        assert_eq!(store.len(), 201 - SWEEP_BUDGET);
+        for _ in 0..10 {
+            store.status("new").await.unwrap();
+        }
+        assert_eq!(store.len(), 1, "every expired record is gone after a few operations");
+        assert_eq!(store.status("old-3").await.unwrap(), UrlStatus::Unknown);
+    }
+}

@@ -1,0 +1,302 @@
+//! What must not be forked lives here: the two narrow store traits and the types they speak.
+//!
+//! - [`UrlCompletions`]: out-of-band completion of URL-mode steps. A payment page needs this half
+//!   only: it completes the step its URL names.
+//! - [`FlowLedger`]: the exactly-once bookkeeping of flows. [`Flow::once`](super::Flow::once)
+//!   claims a [`Slot`] with an owner token and a lease, records its value, or abandons the claim;
+//!   a flow of several rounds records its finish; a replayed or forked state reads what the flow
+//!   did from here.
+//!
+//! Two implementations keep one contract, and one test suite runs against both:
+//! [`InProcessStore`] (one process) and, with the `redis` feature, `RedisStore` (every instance
+//! that connects to the same Redis with the same prefix).
+//!
+//! The contract both keep is written on [`Store`].
+
+mod memory;
+#[cfg(feature = "redis")]
+mod redis;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::OsRng;
+use chacha20poly1305::aead::rand_core::RngCore;
+use serde_json::Value;
+
+pub use memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore};
+#[cfg(feature = "redis")]
+pub use redis::{RedisStore, RedisStoreBuilder};
+
+/// A boxed future returned by the store traits' methods (the traits stay object-safe).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where an out-of-band step stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UrlStatus {
+    /// Registered, not finished yet.
+    Pending,
+    /// Finished; the value is what the page recorded (for example an approval decision).
+    Completed(Value),
+    /// Never registered, or expired.
+    Unknown,
+}
+
+/// The kinds of record a store holds, each under its own cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    /// A URL-mode step.
+    Url,
+    /// A flow's ledger record (its slots and its finish).
+    Flow,
+}
+
+impl fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RecordKind::Url => "URL-mode",
+            RecordKind::Flow => "flow",
+        })
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store could not be reached or did not answer in time.
+    Unavailable {
+        /// Which store (`redis at HOST:PORT`), never its credentials.
+        store: String,
+        /// What failed.
+        detail: String,
+    },
+    /// The store holds as many live records of this kind as it may (a limit of the deployment).
+    Full {
+        /// The kind of record refused.
+        kind: RecordKind,
+        /// The configured cap.
+        cap: usize,
+    },
+    /// One principal holds as many live URL-mode steps as one principal may.
+    Quota {
+        /// The configured cap per principal.
+        cap: usize,
+    },
+    /// A claim was no longer held by the token that recorded under it (its lease had passed and
+    /// another round took the slot over).
+    ClaimLost,
+    /// The store answered something this library did not write, or an id it will not accept.
+    Invalid {
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Unavailable { store, detail } => write!(f, "completion store: {store}: {detail}"),
+            StoreError::Full { kind, cap } => {
+                write!(f, "completion store: full: {cap} live {kind} records (the configured cap); try again later")
+            }
+            StoreError::Quota { cap } => write!(
+                f,
+                "completion store: this user holds {cap} pending URL-mode steps (the configured cap per principal); finish or let some expire first"
+            ),
+            StoreError::ClaimLost => {
+                f.write_str("completion store: the claim's lease passed and another round took the computation over")
+            }
+            StoreError::Invalid { detail } => write!(f, "completion store: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// A place in a flow's ledger: the value of a `once`, or the completion a URL-mode step took.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Slot {
+    /// The value of [`Flow::once`](super::Flow::once) under this key.
+    Once(String),
+    /// The completion the URL-mode step under this key took.
+    Url(String),
+}
+
+impl Slot {
+    /// The slot's name in a store: `o:` or `u:` followed by the key. Stable: records written under
+    /// it are read by later versions.
+    pub fn name(&self) -> String {
+        match self {
+            Slot::Once(key) => format!("o:{key}"),
+            Slot::Url(key) => format!("u:{key}"),
+        }
+    }
+
+    /// The key the handler gave.
+    pub fn key(&self) -> &str {
+        match self {
+            Slot::Once(key) | Slot::Url(key) => key,
+        }
+    }
+}
+
+/// The random owner of a claim: only it may record or abandon the slot.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClaimToken(String);
+
+impl ClaimToken {
+    /// 128 random bits.
+    pub fn mint() -> Self {
+        ClaimToken(mint_id())
+    }
+
+    /// The token as stores keep it (URL-safe, no `:`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What [`FlowLedger::claim`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// The caller holds the slot: run the computation, then record or abandon it.
+    Run,
+    /// Recorded earlier: the value, to reuse as-is.
+    Done(Value),
+    /// Another token holds the slot under a live lease.
+    Busy,
+    /// The flow has finished: nothing more may run in it.
+    Finished,
+}
+
+/// What [`FlowLedger::finish`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    /// The answers are recorded as the flow's final ones.
+    Recorded,
+    /// The flow had already finished, with these answers.
+    Already(Value),
+    /// Another round of the flow recorded or holds a slot this round did not see.
+    Conflict,
+}
+
+/// Out-of-band completion of URL-mode steps: what a page completing a step needs. The contract
+/// is written on [`Store`].
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let store = InProcessStore::new();
+/// store.register("step-1", Duration::from_secs(60), None).await?;
+/// assert_eq!(store.status("step-1").await?, UrlStatus::Pending);
+///
+/// assert!(store.complete("step-1", json!({"approved": true}), None).await?);
+/// // A page cannot complete a step twice, nor one that was never registered.
+/// assert!(!store.complete("step-1", json!({"approved": false}), None).await?);
+/// assert!(!store.complete("made-up", json!(null), None).await?);
+///
+/// // The completion is consumed by exactly one take.
+/// let taken = store.take("step-1", Duration::ZERO).await?;
+/// assert_eq!(taken, UrlStatus::Completed(json!({"approved": true})));
+/// assert_eq!(store.take("step-1", Duration::ZERO).await?, UrlStatus::Unknown);
+/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # }).unwrap();
+/// ```
+pub trait UrlCompletions: Send + Sync {
+    /// Registers `id` as pending for `ttl`, owned by `owner` (the principal of the flow that
+    /// minted it) when there is one; a live `id` keeps its record.
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()>;
+
+    /// Records completion of a pending id by `by` (the principal the page authenticated).
+    /// `false` when the id is unknown, expired or completed, or owned by someone other than `by`.
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool>;
+
+    /// The current status of `id`.
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus>;
+
+    /// Waits up to `timeout` for `id` to complete and consumes the completion; pending and
+    /// unknown steps are returned as they are.
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus>;
+
+    /// Forgets `id` now, without waiting (best effort: a failure leaves it to expire).
+    fn release(&self, id: &str);
+}
+
+/// The exactly-once bookkeeping of flows; the contract is written on [`Store`].
+pub trait FlowLedger: Send + Sync {
+    /// Claims the slot `at` of `flow` for the token `by`, for `lease`.
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim>;
+
+    /// Records the value of a slot held under `token`.
+    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()>;
+
+    /// Frees a slot held under `token` without a value.
+    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()>;
+
+    /// Records that `flow` finished with `answers`, having seen the slots `seen`.
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish>;
+
+    /// The answers `flow` finished with, if it has finished.
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>>;
+
+    /// Keeps `flow`'s record at least `ttl` from now.
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()>;
+}
+
+/// Both halves: what an engine is given ([`EngineBuilder::store`](super::EngineBuilder::store)).
+/// Implemented for every type with both.
+///
+/// # The contract
+///
+/// URL completions:
+/// - `register(id, ttl, owner)` creates a pending step that lives `ttl`. Registering an id that
+///   is live already changes nothing (a replay of a state before the step reuses its record).
+///   New steps count against the store's caps; a step over a cap is refused with
+///   [`StoreError::Full`] or [`StoreError::Quota`].
+/// - `complete(id, outcome, by)` turns a pending step into a completed one, once, and only for
+///   its owner when it has one: `false` for an unknown, expired or completed step, or another
+///   principal (or none) completing an owned one.
+/// - `take(id, wait)` waits up to `wait` for completion and consumes it: a completion is taken
+///   exactly once. `status(id)` reads without consuming. `release(id)` forgets a step at once.
+///
+/// Flow ledger, per flow id (minted by the engine, 128 random bits, sealed in the flow's state):
+/// - `claim(flow, slot, token, lease, ttl)`: [`Claim::Run`] when the slot is free, when its
+///   claim's lease has passed (a crashed claimant heals), or when it is held under this very
+///   `token` (a retried claim carries on; the lease is renewed); [`Claim::Done`] with the value
+///   once recorded; [`Claim::Busy`] while another token holds a live lease; [`Claim::Finished`]
+///   when the flow has finished and the slot holds no value.
+/// - `record(flow, slot, token, value, ttl)` stores the value of a slot held under `token` (or
+///   already holding this very value: a retried record); any other case is
+///   [`StoreError::ClaimLost`].
+/// - `abandon(flow, slot, token)` frees a slot held under `token`; anything else is left alone.
+///   A flow record left with nothing in it is gone.
+/// - `finish(flow, answers, seen, ttl)`: [`Finish::Already`] with the answers the flow finished
+///   with when it has; [`Finish::Conflict`] when a slot the round did not see is recorded or held
+///   under a live lease; otherwise the answers are recorded, [`Finish::Recorded`].
+/// - `finished(flow)` reads the finish. `extend(flow, ttl)` makes the record live at least `ttl`
+///   from now (nothing when there is none).
+/// - Every call but `finished` and `abandon` extends the flow's record to at least `ttl` from now,
+///   never shortens it; a call that creates a record counts against the store's cap of flow
+///   records.
+///
+/// A store that cannot answer says so with [`StoreError::Unavailable`]; the engine then fails
+/// the round, it never skips a check.
+pub trait Store: UrlCompletions + FlowLedger {}
+
+impl<T: UrlCompletions + FlowLedger + ?Sized> Store for T {}
+
+/// 128 random bits, URL-safe.
+pub(super) fn mint_id() -> String {
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}

@@ -1,0 +1,4 @@
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  extend(ARGV[1])
+end
+return 1

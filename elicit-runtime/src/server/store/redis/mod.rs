@@ -1,0 +1,645 @@
+//! [`RedisStore`]: both store traits in Redis, shared by every instance that talks to one Redis
+//! (feature `redis`).
+//!
+//! Several server instances behind a load balancer seal `requestState` with the same key ring, so
+//! any of them can serve the next round of a flow. What cannot travel in the state lives here:
+//! URL-mode completion (the payment page may be submitted to one instance while the client's
+//! retry lands on another) and the flows' ledger.
+//!
+//! # Layout
+//!
+//! - One string key per step, `{prefix}:url:{id}`: `pending` (or `pending:` and its owner), or
+//!   `done:` followed by the JSON the page recorded. Redis expires it with the step; completion
+//!   keeps the original expiry (`KEEPTTL`). Registering a live id changes nothing.
+//! - One hash per flow, `{prefix}:flow:{id}`: a field per slot ([`Slot::name`]), `?TOKEN:UNTIL`
+//!   while claimed (`UNTIL`: the lease's end, ms of Redis' own `TIME`) or `=` and the JSON once
+//!   recorded, and `final` (the answers the flow finished with).
+//! - Every state change is one Lua script, so two instances cannot both win a race.
+//! - Caps: the sorted sets `{prefix}:live:url` and `{prefix}:live:flow` hold the live records of
+//!   each kind, scored by their expiry; `{prefix}:live:owner:{digest}` the steps one principal
+//!   owns. A script about to create a record drops the members whose expiry passed
+//!   (`ZREMRANGEBYSCORE`: each member once, no scan), then refuses with a clear error at the cap.
+//!   A principal's set at its cap is also cleared of steps already taken (at most the cap's
+//!   length of `EXISTS`). Every key this store writes carries a TTL.
+//! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps; each store
+//!   keeps one subscriber connection and wakes its local waiters of that id.
+//!
+//! # Waiting without losing a wake-up
+//!
+//! [`UrlCompletions::take`] registers its interest locally and notes whether the subscriber is
+//! live *before* it runs the `take` script; a completion published after that check reaches the
+//! waiter. When the subscriber is down (Redis restarting) the waiter polls every 100 ms instead,
+//! and when it comes back every waiter checks again, so completions made during the gap are seen.
+//!
+//! # Failures
+//!
+//! Every command is bounded (connect and answer timeouts, plus an overall bound per operation,
+//! 2 s by default) and an unreachable Redis is a [`StoreError::Unavailable`] naming the server,
+//! never a panic or an unbounded wait. A command that failed because the connection had dropped
+//! is tried once more on a fresh connection: a claim retried so finds its own token and carries
+//! on; a `take` at worst loses a completion (the engine starts the step again), never uses it twice.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use elicit_runtime::server::{Engine, RedisStore};
+//! use elicit_runtime::state::KeyRing;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = RedisStore::builder("redis://127.0.0.1:6379").key_prefix("travel").connect().await?;
+//! let engine = Engine::builder("travel-server", KeyRing::generate()).store(Arc::new(store)).build();
+//! # let _ = engine;
+//! # Ok(())
+//! # }
+//! ```
+
+mod wake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, RedisError, Script};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
+use super::{
+    Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+};
+use wake::{AbortOnDrop, Waiters, subscribe_forever, subscription_changed};
+
+/// The value of a registered, unfinished step.
+const PENDING: &str = "pending";
+/// The prefix of a finished step's value; the page's JSON follows.
+const DONE: &str = "done:";
+/// The prefix of the value of a registered, unfinished step owned by a principal, who follows.
+const PENDING_FOR: &str = "pending:";
+
+/// Turns a pending record into a done one and announces its id, atomically.
+/// KEYS[1] record; ARGV[1] new value, ARGV[2] channel, ARGV[3] id, ARGV[4] the pending value of
+/// a step without owner, ARGV[5] that of a step owned by the completing principal.
+const COMPLETE_SCRIPT: &str = include_str!("complete.lua");
+
+/// Returns a record and deletes it in the same step when it is done: consumed at most once.
+/// KEYS[1] record, KEYS[2] live set; ARGV[1] the done prefix.
+const TAKE_SCRIPT: &str = include_str!("take.lua");
+
+/// Shared by the scripts that create records. KEYS[1] is the record, KEYS[2] its kind's live set
+/// (members: record keys, score: expiry in ms).
+/// `room(set, cap)`: whether KEYS[1] may be written; a record that exists already always may, a
+/// new one only while fewer than `cap` members of `set` are live (expired ones dropped first).
+/// `quota(set, cap)`: the same for a principal's set, whose members may also have been taken.
+/// `track(set)`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL as long.
+/// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2].
+/// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value (a claim
+/// written before claims had owners has neither: it is free).
+const LIB_LUA: &str = include_str!("lib.lua");
+
+/// Creates a step's record unless it is live, within the caps. KEYS[1] record, KEYS[2] URL live
+/// set, KEYS[3] the owner's set; ARGV[1] the pending value, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4]
+/// the per-principal cap or empty (no owner). Returns `+`, `F` (full) or `Q` (over the quota).
+const REGISTER_SCRIPT: &str = include_str!("register.lua");
+
+/// Claims a slot. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot field, ARGV[2] ttl ms,
+/// ARGV[3] cap, ARGV[4] token, ARGV[5] lease ms. Returns `=json` (recorded), `?` (held by another
+/// token under a live lease), `!` (the flow finished), `+` (held by this token now), `F` (a new
+/// flow, and the store is full).
+const CLAIM_SCRIPT: &str = include_str!("claim.lua");
+
+/// Records a slot's value under the token that holds it. KEYS[1] flow hash, KEYS[2] flow live
+/// set; ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] `=json`, ARGV[4] token. Returns `+`, or `L`
+/// (the claim is not this token's).
+const RECORD_SCRIPT: &str = include_str!("record.lua");
+
+/// Drops a claim held under a token. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot
+/// field, ARGV[2] token. A hash left empty is gone (Redis deletes it), and so is its member.
+const ABANDON_SCRIPT: &str = include_str!("abandon.lua");
+
+/// Records the final answers unless the flow finished or a slot the round did not see is
+/// recorded or held under a live lease. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1]
+/// answers JSON, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4..] the slots seen. Returns `R` (recorded),
+/// `C` (conflict), `A` and the answers it finished with, or `F` (a new flow, and the store is full).
+const FINISH_SCRIPT: &str = include_str!("finish.lua");
+
+/// Extends a flow's record when it has one. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl.
+const EXTEND_SCRIPT: &str = include_str!("extend.lua");
+
+/// How often a waiter re-checks while the subscriber is down.
+const POLL_WHILE_UNSUBSCRIBED: Duration = Duration::from_millis(100);
+/// Ids are minted by the engine (22 characters); anything much longer is not ours and is not
+/// sent to Redis as a key.
+const MAX_ID_LEN: usize = 256;
+
+/// Builds a [`RedisStore`].
+#[derive(Debug, Clone)]
+pub struct RedisStoreBuilder {
+    url: String,
+    prefix: String,
+    command_timeout: Duration,
+    max_url_records: usize,
+    max_flow_records: usize,
+    max_url_records_per_principal: usize,
+}
+
+impl RedisStoreBuilder {
+    /// Prefixes every key and the channel (default `elicit`), so several deployments can share one
+    /// Redis. Instances that must see each other's records use the same prefix.
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The longest any one store operation may take before it fails with a [`StoreError`]
+    /// (default 2 s). Waiting in [`UrlCompletions::take`] is bounded by its own timeout instead.
+    pub fn command_timeout(mut self, timeout: Duration) -> Self {
+        self.command_timeout = timeout;
+        self
+    }
+
+    /// Caps the live records of each kind at `max` (see the two setters below).
+    pub fn max_records(self, max: usize) -> Self {
+        self.max_url_records(max).max_flow_records(max)
+    }
+
+    /// The most live URL-mode steps (default [`DEFAULT_MAX_RECORDS`]); one more is refused with
+    /// [`StoreError::Full`] until some are taken or expire. The count lives in Redis: every
+    /// instance on the same prefix shares it, and they should agree on the cap.
+    pub fn max_url_records(mut self, max: usize) -> Self {
+        self.max_url_records = max;
+        self
+    }
+
+    /// The most live flow records (default [`DEFAULT_MAX_RECORDS`]); a flow's first record beyond
+    /// it is refused with [`StoreError::Full`].
+    pub fn max_flow_records(mut self, max: usize) -> Self {
+        self.max_flow_records = max;
+        self
+    }
+
+    /// The most live URL-mode steps one principal owns (default
+    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`]); one more is refused with [`StoreError::Quota`].
+    pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
+        self.max_url_records_per_principal = max;
+        self
+    }
+
+    /// Connects, checks that Redis answers, and starts the subscriber that wakes waiting retries.
+    ///
+    /// Fails with a [`StoreError`] when the URL is not a plain `redis://` URL (TLS is not built in)
+    /// or Redis does not answer a `PING` within the command timeout. Must run inside a Tokio
+    /// runtime, which the subscriber task is spawned on.
+    pub async fn connect(self) -> Result<RedisStore, StoreError> {
+        let endpoint = describe(&self.url)?;
+        let unavailable = |detail: String| StoreError::Unavailable { store: endpoint.clone(), detail };
+        let client = Client::open(self.url.as_str()).map_err(|e| unavailable(format!("cannot use the URL: {e}")))?;
+        let timeout = self.command_timeout;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout.min(Duration::from_secs(1))))
+            .set_response_timeout(Some(timeout))
+            // Few, short reconnection attempts: an outage must surface as an error within the
+            // command timeout, not after the crate's default backoff of several seconds.
+            .set_number_of_retries(2)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(500));
+        let connection =
+            ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(|e| unavailable(e.to_string()))?;
+        let waiters = Arc::new(Waiters::default());
+        let (live_tx, live) = watch::channel(false);
+        let channel = format!("{}:url-completed", self.prefix);
+        let subscriber = tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
+        let script = |body: &str| Script::new(&format!("{LIB_LUA}{body}"));
+        let store = RedisStore {
+            connection,
+            complete_script: Script::new(COMPLETE_SCRIPT),
+            take_script: Script::new(TAKE_SCRIPT),
+            register_script: script(REGISTER_SCRIPT),
+            claim_script: script(CLAIM_SCRIPT),
+            record_script: script(RECORD_SCRIPT),
+            abandon_script: script(ABANDON_SCRIPT),
+            finish_script: script(FINISH_SCRIPT),
+            extend_script: script(EXTEND_SCRIPT),
+            url_prefix: format!("{}:url:", self.prefix),
+            flow_prefix: format!("{}:flow:", self.prefix),
+            owner_prefix: format!("{}:live:owner:", self.prefix),
+            live_urls: format!("{}:live:url", self.prefix),
+            live_flows: format!("{}:live:flow", self.prefix),
+            max_url_records: self.max_url_records,
+            max_flow_records: self.max_flow_records,
+            max_url_records_per_principal: self.max_url_records_per_principal,
+            channel,
+            endpoint,
+            timeout,
+            waiters,
+            live,
+            subscriber: AbortOnDrop(subscriber),
+        };
+        let pong: String =
+            store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
+        if pong != "PONG" {
+            return Err(store.invalid(format!("answered PING with {pong:?}")));
+        }
+        // Give the subscriber a moment so the first waiters need not poll; not an error if it is
+        // slow, waiters poll until it is live.
+        let mut live = store.live.clone();
+        let _ = tokio::time::timeout(timeout, live.wait_for(|live| *live)).await;
+        Ok(store)
+    }
+}
+
+/// [`UrlCompletions`] and [`FlowLedger`] in Redis, shared by every instance that connects to the
+/// same Redis with the same key prefix. The keys and scripts are described at the top of this
+/// module's source.
+pub struct RedisStore {
+    connection: ConnectionManager,
+    complete_script: Script,
+    take_script: Script,
+    register_script: Script,
+    claim_script: Script,
+    record_script: Script,
+    abandon_script: Script,
+    finish_script: Script,
+    extend_script: Script,
+    url_prefix: String,
+    flow_prefix: String,
+    owner_prefix: String,
+    /// `{prefix}:live:url` and `{prefix}:live:flow`: the live records of each kind, by expiry.
+    live_urls: String,
+    live_flows: String,
+    max_url_records: usize,
+    max_flow_records: usize,
+    max_url_records_per_principal: usize,
+    channel: String,
+    /// `redis at HOST:PORT`, for messages (never the password).
+    endpoint: String,
+    timeout: Duration,
+    waiters: Arc<Waiters>,
+    /// Whether the subscriber is subscribed right now.
+    live: watch::Receiver<bool>,
+    subscriber: AbortOnDrop,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("endpoint", &self.endpoint)
+            .field("url_prefix", &self.url_prefix)
+            .field("subscribed", &*self.live.borrow())
+            .field("subscriber_running", &!self.subscriber.0.is_finished())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Starts building a store for `url` (`redis://[:password@]host[:port][/db]`).
+    pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
+        RedisStoreBuilder {
+            url: url.into(),
+            prefix: "elicit".to_owned(),
+            command_timeout: Duration::from_secs(2),
+            max_url_records: DEFAULT_MAX_RECORDS,
+            max_flow_records: DEFAULT_MAX_RECORDS,
+            max_url_records_per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+        }
+    }
+
+    /// Connects to `url` with the default prefix and timeouts; see [`RedisStoreBuilder::connect`].
+    pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
+        RedisStore::builder(url).connect().await
+    }
+
+    fn url_key(&self, id: &str) -> String {
+        format!("{}{id}", self.url_prefix)
+    }
+
+    /// The set counting a principal's steps: named by a digest (principals can be long).
+    fn owner_key(&self, owner: &str) -> String {
+        format!("{}{}", self.owner_prefix, URL_SAFE_NO_PAD.encode(&Sha256::digest(owner.as_bytes())[..16]))
+    }
+
+    fn invalid(&self, detail: String) -> StoreError {
+        StoreError::Invalid { detail: format!("{}: {detail}", self.endpoint) }
+    }
+
+    /// Runs one operation under the overall bound, trying once more when the connection had
+    /// dropped (the connection manager reconnects in between).
+    async fn run<T, F, Fut>(&self, what: &str, op: F) -> Result<T, StoreError>
+    where
+        F: Fn(ConnectionManager) -> Fut,
+        Fut: Future<Output = Result<T, RedisError>>,
+    {
+        let attempts = async {
+            match op(self.connection.clone()).await {
+                Err(e) if e.is_io_error() && !e.is_timeout() => op(self.connection.clone()).await,
+                other => other,
+            }
+        };
+        let unavailable = |detail: String| StoreError::Unavailable { store: self.endpoint.clone(), detail };
+        match tokio::time::timeout(self.timeout, attempts).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(unavailable(format!("{what} failed: {e}"))),
+            Err(_) => Err(unavailable(format!("{what} got no answer within {:?}", self.timeout))),
+        }
+    }
+
+    fn flow_key(&self, flow: &str) -> Result<String, StoreError> {
+        if flow.len() > MAX_ID_LEN {
+            return Err(StoreError::Invalid { detail: "a flow id is too long".to_owned() });
+        }
+        Ok(format!("{}{flow}", self.flow_prefix))
+    }
+
+    /// Runs one of the record scripts on `keys` with these arguments; the answer is a string.
+    async fn script(
+        &self,
+        what: &str,
+        script: &Script,
+        keys: &[&str],
+        args: &[&str],
+    ) -> Result<Option<String>, StoreError> {
+        self.run(what, |mut c| {
+            let mut invocation = script.prepare_invoke();
+            for key in keys {
+                invocation.key(*key);
+            }
+            for arg in args {
+                invocation.arg(*arg);
+            }
+            async move { invocation.invoke_async(&mut c).await }
+        })
+        .await
+    }
+
+    /// Runs a script on a flow's hash (and the flow live set).
+    async fn flow_script(
+        &self,
+        what: &str,
+        script: &Script,
+        flow: &str,
+        args: &[&str],
+    ) -> Result<Option<String>, StoreError> {
+        let hash = self.flow_key(flow)?;
+        self.script(what, script, &[&hash, &self.live_flows], args).await
+    }
+
+    fn json(&self, text: &str) -> Result<Value, StoreError> {
+        serde_json::from_str(text).map_err(|e| self.invalid(format!("a ledger record is not JSON: {e}")))
+    }
+
+    /// One atomic `take` script run: consumes a done record.
+    async fn take_now(&self, id: &str) -> Result<UrlStatus, StoreError> {
+        let key = self.url_key(id);
+        let value = self.script("take", &self.take_script, &[&key, &self.live_urls], &[DONE]).await?;
+        self.decode(value)
+    }
+
+    fn decode(&self, value: Option<String>) -> Result<UrlStatus, StoreError> {
+        match value.as_deref() {
+            None => Ok(UrlStatus::Unknown),
+            Some(pending) if pending == PENDING || pending.starts_with(PENDING_FOR) => Ok(UrlStatus::Pending),
+            Some(done) => match done.strip_prefix(DONE) {
+                Some(json) => serde_json::from_str(json)
+                    .map(UrlStatus::Completed)
+                    .map_err(|e| self.invalid(format!("a completion record is not JSON: {e}"))),
+                None => Err(self.invalid("an unexpected completion record".to_owned())),
+            },
+        }
+    }
+}
+
+impl UrlCompletions for RedisStore {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
+        let key = self.url_key(id);
+        let pending = owner.map_or_else(|| PENDING.to_owned(), |owner| format!("{PENDING_FOR}{owner}"));
+        let owner_key = self.owner_key(owner.unwrap_or_default());
+        let quota = owner.map_or_else(String::new, |_| self.max_url_records_per_principal.to_string());
+        Box::pin(async move {
+            if id_too_long(&key) {
+                return Err(StoreError::Invalid { detail: "a URL-mode id is too long".to_owned() });
+            }
+            // PX 0 is an error in Redis; `ttl_ms` gives a step at least a millisecond.
+            let args = [pending.as_str(), &ttl_ms(ttl), &self.max_url_records.to_string(), &quota];
+            let keys = [key.as_str(), &self.live_urls, &owner_key];
+            match self.script("register", &self.register_script, &keys, &args).await?.as_deref() {
+                Some("+") => Ok(()),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Url, cap: self.max_url_records }),
+                Some("Q") => Err(StoreError::Quota { cap: self.max_url_records_per_principal }),
+                _ => Err(self.invalid("an unexpected register answer".to_owned())),
+            }
+        })
+    }
+
+    fn release(&self, id: &str) {
+        // `release` may not wait: the DEL runs on its own, bounded, and a failure only leaves the
+        // record to its expiry. Outside a Tokio runtime there is nothing to run it on: same result.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let key = self.url_key(id);
+        let mut connection = self.connection.clone();
+        let timeout = self.timeout;
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(&key).ignore().zrem(&self.live_urls, &key).ignore();
+        runtime.spawn(async move {
+            let _ = tokio::time::timeout(timeout, pipe.query_async::<()>(&mut connection)).await;
+        });
+    }
+
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
+        let id = id.to_owned();
+        // Without a principal only an unowned step completes: ARGV[5] repeats ARGV[4].
+        let owned = by.map_or_else(|| PENDING.to_owned(), |by| format!("{PENDING_FOR}{by}"));
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(false);
+            }
+            let key = self.url_key(&id);
+            let value = format!("{DONE}{outcome}");
+            let done: i64 = self
+                .run("complete", |mut c| {
+                    let mut invocation = self.complete_script.key(&key);
+                    invocation.arg(&value).arg(&self.channel).arg(&id).arg(PENDING).arg(&owned);
+                    async move { invocation.invoke_async(&mut c).await }
+                })
+                .await?;
+            Ok(done == 1)
+        })
+    }
+
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(UrlStatus::Unknown);
+            }
+            let key = self.url_key(&id);
+            let value: Option<String> = self
+                .run("status", |mut c| {
+                    let key = key.clone();
+                    async move { redis::cmd("GET").arg(key).query_async(&mut c).await }
+                })
+                .await?;
+            self.decode(value)
+        })
+    }
+
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            if id.len() > MAX_ID_LEN {
+                return Ok(UrlStatus::Unknown);
+            }
+            let deadline = Instant::now() + timeout;
+            let mut live = self.live.clone();
+            loop {
+                // Interest first, then the check: a completion published after the check wakes us.
+                let waiter = self.waiters.watch(&id);
+                let notified = waiter.notify.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                let subscribed = *live.borrow_and_update();
+                let status = self.take_now(&id).await?;
+                let now = Instant::now();
+                if status != UrlStatus::Pending || now >= deadline {
+                    return Ok(status);
+                }
+                let until = if subscribed { deadline } else { deadline.min(now + POLL_WHILE_UNSUBSCRIBED) };
+                tokio::select! {
+                    () = &mut notified => {}
+                    () = subscription_changed(&mut live) => {}
+                    () = tokio::time::sleep_until(until) => {}
+                }
+            }
+        })
+    }
+}
+
+impl FlowLedger for RedisStore {
+    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
+        let (flow, field, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
+        Box::pin(async move {
+            let args = [field.as_str(), &ttl_ms(ttl), &self.max_flow_records.to_string(), &token, &ttl_ms(lease)];
+            match self.flow_script("claim", &self.claim_script, &flow, &args).await?.as_deref() {
+                Some("+") => Ok(Claim::Run),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("?") => Ok(Claim::Busy),
+                Some("!") => Ok(Claim::Finished),
+                Some(done) => match done.strip_prefix('=') {
+                    Some(json) => self.json(json).map(Claim::Done),
+                    None => Err(self.invalid("an unexpected ledger record".to_owned())),
+                },
+                None => Err(self.invalid("the claim script answered nothing".to_owned())),
+            }
+        })
+    }
+
+    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        Box::pin(async move {
+            let value = format!("={value}");
+            let args = [field.as_str(), &ttl_ms(ttl), &value, &token];
+            match self.flow_script("record", &self.record_script, &flow, &args).await?.as_deref() {
+                Some("+") => Ok(()),
+                Some("L") => Err(StoreError::ClaimLost),
+                _ => Err(self.invalid("an unexpected record answer".to_owned())),
+            }
+        })
+    }
+
+    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
+        let (flow, field, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        Box::pin(
+            async move { self.flow_script("abandon", &self.abandon_script, &flow, &[&field, &token]).await.map(drop) },
+        )
+    }
+
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        let flow = flow.to_owned();
+        let seen: Vec<String> = seen.iter().map(Slot::name).collect();
+        Box::pin(async move {
+            let (answers, ttl, cap) = (answers.to_string(), ttl_ms(ttl), self.max_flow_records.to_string());
+            let mut args: Vec<&str> = vec![&answers, &ttl, &cap];
+            args.extend(seen.iter().map(String::as_str));
+            match self.flow_script("finish", &self.finish_script, &flow, &args).await?.as_deref() {
+                Some("R") => Ok(Finish::Recorded),
+                Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("C") => Ok(Finish::Conflict),
+                Some(already) => match already.strip_prefix('A') {
+                    Some(json) => self.json(json).map(Finish::Already),
+                    None => Err(self.invalid("an unexpected finish answer".to_owned())),
+                },
+                None => Err(self.invalid("the finish script answered nothing".to_owned())),
+            }
+        })
+    }
+
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
+        let flow = flow.to_owned();
+        Box::pin(async move {
+            let hash = self.flow_key(&flow)?;
+            let value: Option<String> = self
+                .run("finished", |mut c| {
+                    let hash = hash.clone();
+                    async move { redis::cmd("HGET").arg(hash).arg("final").query_async(&mut c).await }
+                })
+                .await?;
+            value.as_deref().map(|json| self.json(json)).transpose()
+        })
+    }
+
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        let flow = flow.to_owned();
+        Box::pin(async move { self.flow_script("extend", &self.extend_script, &flow, &[&ttl_ms(ttl)]).await.map(drop) })
+    }
+}
+
+/// Whether a record key is longer than an id of ours could make it.
+fn id_too_long(key: &str) -> bool {
+    key.len() > MAX_ID_LEN * 2
+}
+
+fn ttl_ms(ttl: Duration) -> String {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1).to_string()
+}
+
+/// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
+fn describe(url: &str) -> Result<String, StoreError> {
+    // Not echoed: the URL may carry a password.
+    let parsed = url::Url::parse(url)
+        .map_err(|e| StoreError::Invalid { detail: format!("the store URL is not a redis URL: {e}") })?;
+    if parsed.scheme() != "redis" {
+        return Err(StoreError::Invalid {
+            detail: format!("`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)", parsed.scheme()),
+        });
+    }
+    let host = parsed.host_str().unwrap_or("localhost");
+    Ok(format!("redis at {host}:{}", parsed.port().unwrap_or(6379)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_the_endpoint_without_credentials() {
+        assert_eq!(describe("redis://:secret@10.1.2.3:7000/2").unwrap(), "redis at 10.1.2.3:7000");
+        assert_eq!(describe("redis://cache").unwrap(), "redis at cache:6379");
+        assert!(describe("rediss://cache:6380").unwrap_err().to_string().contains("TLS is not built in"));
+        assert!(describe("not a url").is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_is_a_bounded_store_error() {
+        // Port 1 on loopback: nothing listens there, the connection is refused at once.
+        let started = std::time::Instant::now();
+        let error = RedisStore::builder("redis://127.0.0.1:1")
+            .command_timeout(Duration::from_millis(500))
+            .connect()
+            .await
+            .unwrap_err();
+        assert!(error.to_string().starts_with("completion store: redis at 127.0.0.1:1: PING"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    }
+}
