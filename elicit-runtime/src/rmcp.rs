@@ -24,9 +24,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ProtocolVersion,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, Prompt, ProtocolVersion, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -45,7 +45,21 @@ mod uri_template;
 
 pub use builder::{TemplateError, TemplateMatch};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
-pub use own::{Elicitation, Principal, PrincipalHook, ToolCall, principal_of};
+pub use own::{ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
+
+/// The rmcp this adapter is built on (the pinned version), for servers that name its types
+/// through one dependency: `elicit_runtime::rmcp::rmcp::model::CallToolResult`.
+pub use ::rmcp;
+
+/// What a server that asks through the engine names in most files:
+/// `use elicit_runtime::rmcp::prelude::*;`.
+pub mod prelude {
+    pub use super::{Elicitation, McpServer, Parameters, PromptCall, ToolCall};
+    pub use crate::Elicit;
+    pub use crate::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
+    pub use crate::state::KeyRing;
+    pub use ::rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
+}
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type FlowHandler<R> = Arc<dyn Fn(Flow) -> BoxFuture<Result<R, FlowError>> + Send + Sync>;
@@ -72,8 +86,11 @@ type CompletionHandler = Arc<
         + Sync,
 >;
 
+/// What a tool handler's value became: rmcp's response, or the error rmcp made of it.
+type ToolResponse = Result<CallToolResponse, ErrorData>;
+
 enum ToolHandler {
-    Flow(FlowHandler<CallToolResult>),
+    Flow(FlowHandler<ToolResponse>),
     Raw(RawToolHandler),
 }
 

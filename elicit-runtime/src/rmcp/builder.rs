@@ -6,10 +6,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ::rmcp::RoleServer;
+use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
 
@@ -20,7 +20,7 @@ use super::uri_template::UriTemplate;
 use super::{
     DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
     RawPromptHandler, RawToolHandler, Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate,
-    TemplateHandler, ToolHandler,
+    TemplateHandler, ToolHandler, ToolResponse,
 };
 
 /// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
@@ -63,13 +63,19 @@ impl TemplateMatch {
 }
 
 impl McpServerBuilder {
-    /// Adds a tool whose handler runs under the engine.
-    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    /// Adds a tool whose handler runs under the engine. The handler returns anything rmcp turns
+    /// into a tool result (`String`, `CallToolResult`, `Json<T>`, ...); its own error becomes a
+    /// result with `isError: true` (see [`Elicitation::call_tool`]).
+    pub fn tool<T, F, Fut>(mut self, tool: Tool, handler: F) -> Self
     where
+        T: IntoCallToolResult + Send + 'static,
         F: Fn(Flow) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult, FlowError>> + Send + 'static,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
     {
-        let handler: FlowHandler<CallToolResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        let handler: FlowHandler<ToolResponse> = Arc::new(move |flow| {
+            let running = handler(flow);
+            Box::pin(async move { running.await.map(IntoCallToolResult::into_call_tool_result) })
+        });
         self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Flow(handler) });
         self
     }

@@ -77,8 +77,12 @@ impl LivePeer for RmcpPeer {
     }
 }
 
-pub(super) fn engine_error(error: EngineError) -> ErrorData {
-    ErrorData::new(ErrorCode(error.code), error.message, error.data)
+/// The JSON-RPC error the engine chose, as rmcp's error: `?` on an engine call in a handler of
+/// your own returns it.
+impl From<EngineError> for ErrorData {
+    fn from(error: EngineError) -> ErrorData {
+        ErrorData::new(ErrorCode(error.code), error.message, error.data)
+    }
 }
 
 /// Converts our input-required result into rmcp's typed one.
@@ -229,16 +233,8 @@ impl ServerHandler for McpServer {
             PromptHandler::Raw(handler) => return handler(request, ctx).await,
             PromptHandler::Flow(handler) => handler,
         };
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
-        let round = Request::new(wire::PROMPTS_GET, &request.name)
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref());
-        match self.run(round, &ctx, |flow| handler(flow)).await? {
-            Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
-            Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
-        }
+        // The same piece a server of your own calls (`PromptCall::run`).
+        self.connection.get_prompt(request, &ctx, |flow| handler(flow)).await
     }
 
     async fn list_resources(

@@ -194,6 +194,9 @@ impl From<FlowError> for EngineError {
                 }
             }
             FlowError::Failed(message) => EngineError { code: codes::INTERNAL_ERROR, message, data: None },
+            FlowError::Handler(error) => {
+                EngineError { code: codes::INTERNAL_ERROR, message: error.to_string(), data: None }
+            }
         }
     }
 }
