@@ -43,7 +43,7 @@ mod params;
 mod stdio;
 mod uri_template;
 
-pub use builder::{TemplateError, TemplateMatch};
+pub use builder::{BuildError, BuildProblem, TemplateError, TemplateMatch};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
 pub use own::{ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
 
@@ -54,7 +54,7 @@ pub use ::rmcp;
 /// What a server that asks through the engine names in most files:
 /// `use elicit_runtime::rmcp::prelude::*;`.
 pub mod prelude {
-    pub use super::{Elicitation, McpServer, Parameters, PromptCall, ToolCall};
+    pub use super::{Elicitation, McpServer, Parameters, PromptCall, SUPPORTED_PROTOCOL_VERSIONS, ToolCall};
     pub use crate::Elicit;
     pub use crate::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
     pub use crate::state::KeyRing;
@@ -141,9 +141,14 @@ struct HttpLimits {
     max_request_body: usize,
 }
 
-/// The protocol revisions served: 2026-07-28 statelessly, and the two 2025-era revisions whose
-/// clients open with `initialize` (anything older negotiates down to 2025-11-25's answer).
-const SUPPORTED: &[ProtocolVersion] =
+/// The protocol revisions the engine serves: 2026-07-28 statelessly, and the two 2025-era
+/// revisions whose clients open with `initialize` and are served live. Return it from your
+/// `ServerHandler::supported_protocol_versions` (`Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)`):
+/// rmcp's default list also offers 2025-03-26 and 2024-11-05, which the engine does not speak (a
+/// 2025-03-26 session would be answered as if it were 2026-07-28). With this list, a client that
+/// opens with an older revision is answered with a revision of this list, which it may accept or
+/// leave.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
 /// An rmcp server whose tools and prompts are engine handlers. Cheap to clone; clones share one
@@ -158,6 +163,8 @@ pub struct McpServer {
 /// Builds an [`McpServer`].
 pub struct McpServerBuilder {
     inner: Inner,
+    /// What `build` will refuse, found while registering.
+    problems: Vec<builder::BuildProblem>,
 }
 
 impl McpServer {

@@ -360,4 +360,5 @@ pub fn server_with(engine: Engine, public_url: &str, summaries: PaymentSummaries
             plan_trip,
         )
         .build()
+        .expect("three tools with distinct names")
 }

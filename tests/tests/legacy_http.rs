@@ -51,8 +51,11 @@ fn tool(name: &'static str) -> Tool {
 /// Serves a server with `greet` and `pay` on a loopback port; its `/mcp` URL and the server.
 async fn serve(live: LiveConfig) -> (String, McpServer) {
     let engine = Engine::builder("legacy-http", KeyRing::generate()).live_config(live).build();
-    let server =
-        McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay).build();
+    let server = McpServer::builder("legacy-http", "1.0.0", engine)
+        .tool(tool("greet"), greet)
+        .tool(tool("pay"), pay)
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let app = server.http_router(&[]);

@@ -46,7 +46,8 @@ fn start() -> (McpServer, Pipe) {
     let engine = Engine::builder("legacy-stdio", KeyRing::generate()).build();
     let server = McpServer::builder("legacy-stdio", "1.0.0", engine)
         .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
-        .build();
+        .build()
+        .unwrap();
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_end);
     let served = server.clone();

@@ -45,6 +45,79 @@ impl std::fmt::Display for TemplateError {
 
 impl std::error::Error for TemplateError {}
 
+/// One thing [`McpServerBuilder::build`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools with this name.
+    DuplicateTool(String),
+    /// Two prompts with this name.
+    DuplicatePrompt(String),
+    /// Two resources with this URI.
+    DuplicateResource(String),
+    /// Two resource templates with this URI template.
+    DuplicateTemplate(String),
+    /// A resource template that cannot be served.
+    Template(TemplateError),
+}
+
+impl std::fmt::Display for BuildProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildProblem::DuplicateTool(name) => write!(f, "tool `{name}` is registered more than once"),
+            BuildProblem::DuplicatePrompt(name) => write!(f, "prompt `{name}` is registered more than once"),
+            BuildProblem::DuplicateResource(uri) => write!(f, "resource `{uri}` is registered more than once"),
+            BuildProblem::DuplicateTemplate(uri) => {
+                write!(f, "resource template `{uri}` is registered more than once")
+            }
+            BuildProblem::Template(error) => error.fmt(f),
+        }
+    }
+}
+
+/// Why [`McpServerBuilder::build`] refused: every problem it found, in the order found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    problems: Vec<BuildProblem>,
+}
+
+impl BuildError {
+    /// Every problem found.
+    pub fn problems(&self) -> &[BuildProblem] {
+        &self.problems
+    }
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the MCP server cannot be built: ")?;
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            problem.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Each name of `names` seen before, once, as `problem(name)`.
+fn duplicates<'a>(
+    names: impl Iterator<Item = &'a str>,
+    problem: fn(String) -> BuildProblem,
+    problems: &mut Vec<BuildProblem>,
+) {
+    let mut seen = std::collections::HashSet::new();
+    let mut reported = std::collections::HashSet::new();
+    for name in names {
+        if !seen.insert(name) && reported.insert(name) {
+            problems.push(problem(name.to_owned()));
+        }
+    }
+}
+
 /// A URI read through a resource template: the URI and the value of each template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -150,26 +223,30 @@ impl McpServerBuilder {
     ///
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
     /// let server = McpServer::builder("shop", "1.0.0", engine)
-    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)?
-    ///     .build();
-    /// # Ok::<(), elicit_runtime::rmcp::TemplateError>(())
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)
+    ///     .build()?;
+    /// # Ok::<(), elicit_runtime::rmcp::BuildError>(())
     /// ```
     ///
-    /// # Errors
-    ///
-    /// [`TemplateError`] if the template is not level 1 (operators such as `{+path}`, lists such
-    /// as `{a,b}`, modifiers such as `{a*}`, a variable named twice, or unbalanced braces): the
-    /// matcher would not know what such a template matches.
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
+    /// A template that is not level 1 (operators such as `{+path}`, lists such as `{a,b}`,
+    /// modifiers such as `{a*}`, a variable named twice, or unbalanced braces) makes
+    /// [`McpServerBuilder::build`] fail with a [`TemplateError`]: the matcher would not know what
+    /// such a template matches.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
     {
-        let pattern = UriTemplate::parse(&template.uri_template)
-            .map_err(|reason| TemplateError { name: template.name.clone(), reason })?;
-        let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
-        self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
-        Ok(self)
+        match UriTemplate::parse(&template.uri_template) {
+            Ok(pattern) => {
+                let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
+                self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
+            }
+            Err(reason) => {
+                self.problems.push(BuildProblem::Template(TemplateError { name: template.name.clone(), reason }));
+            }
+        }
+        self
     }
 
     /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
@@ -194,7 +271,7 @@ impl McpServerBuilder {
     /// # use elicit_runtime::server::Engine;
     /// # use elicit_runtime::state::KeyRing;
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
-    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build().unwrap();
     /// ```
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.inner.http.allowed_origins.extend(origins.into_iter().map(Into::into));
@@ -229,9 +306,33 @@ impl McpServerBuilder {
     }
 
     /// The server.
-    pub fn build(self) -> McpServer {
-        let connection = self.inner.elicitation.for_connection();
-        McpServer { inner: Arc::new(self.inner), connection }
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] with every problem found at once: two tools, prompts, resources (same URI)
+    /// or resource templates (same URI template) registered under one name, and every template
+    /// [`McpServerBuilder::resource_template`] could not parse. A second registration would
+    /// otherwise be shadowed by the first without a word.
+    pub fn build(self) -> Result<McpServer, BuildError> {
+        let mut problems = self.problems;
+        let inner = self.inner;
+        duplicates(inner.tools.iter().map(|t| t.spec.name.as_ref()), BuildProblem::DuplicateTool, &mut problems);
+        duplicates(inner.prompts.iter().map(|p| p.prompt.name.as_str()), BuildProblem::DuplicatePrompt, &mut problems);
+        duplicates(
+            inner.resources.iter().map(|r| r.resource.uri.as_str()),
+            BuildProblem::DuplicateResource,
+            &mut problems,
+        );
+        duplicates(
+            inner.templates.iter().map(|t| t.template.uri_template.as_str()),
+            BuildProblem::DuplicateTemplate,
+            &mut problems,
+        );
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let connection = inner.elicitation.for_connection();
+        Ok(McpServer { inner: Arc::new(inner), connection })
     }
 }
 
@@ -250,6 +351,7 @@ impl McpServer {
                 completion: None,
                 http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
             },
+            problems: Vec::new(),
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::wire::{self, ElicitParams, InputRequest, InputRequiredResult};
 use super::http::refuse_marked;
 use super::own::responses_value;
 use super::uri_template;
-use super::{BoxFuture, McpServer, PromptHandler, SUPPORTED, TemplateMatch, ToolHandler};
+use super::{BoxFuture, McpServer, PromptHandler, SUPPORTED_PROTOCOL_VERSIONS, TemplateMatch, ToolHandler};
 
 impl McpServer {
     /// Runs one round of `handler` for `request`, with the `_meta` rmcp moved into `ctx`.
@@ -172,7 +172,7 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(SUPPORTED)
+        Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
     }
 
     async fn list_tools(
