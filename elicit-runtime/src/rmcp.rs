@@ -40,12 +40,14 @@ mod handler;
 mod http;
 mod own;
 mod params;
+mod sessions;
 mod stdio;
 mod uri_template;
 
 pub use builder::{BuildError, BuildProblem, TemplateError, TemplateMatch};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
 pub use own::{ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
+pub use sessions::{DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE};
 
 /// The rmcp this adapter is built on (the pinned version), for servers that name its types
 /// through one dependency: `elicit_runtime::rmcp::rmcp::model::CallToolResult`.
@@ -131,6 +133,7 @@ struct Inner {
     templates: Vec<RegisteredTemplate>,
     completion: Option<CompletionHandler>,
     http: HttpLimits,
+    sessions: sessions::SessionLimits,
 }
 
 /// What [`McpServer::http_router`] lets in, set on the builder.

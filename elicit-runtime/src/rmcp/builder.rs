@@ -16,6 +16,7 @@ use ::rmcp::service::RequestContext;
 use crate::server::{Engine, Flow, FlowError};
 
 use super::own::Elicitation;
+use super::sessions::SessionLimits;
 use super::uri_template::UriTemplate;
 use super::{
     DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
@@ -299,6 +300,36 @@ impl McpServerBuilder {
         self
     }
 
+    /// At most `sessions` 2025-era sessions open at once on [`McpServer::http_router`] (default
+    /// [`DEFAULT_MAX_SESSIONS`](super::DEFAULT_MAX_SESSIONS)). An `initialize` past the cap is
+    /// refused with HTTP 503 and a JSON-RPC error saying so; 2026-07-28 requests, which open no
+    /// session, are not counted.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.inner.sessions.max_sessions = sessions;
+        self
+    }
+
+    /// At most `sessions` 2025-era sessions open at once per client (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`](super::DEFAULT_MAX_SESSIONS_PER_CLIENT)). A client is
+    /// its authenticated [`Principal`](super::Principal) when your middleware put one in the
+    /// request, else its IP address when the router is served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`, else every client counts as one.
+    /// An `initialize` past the cap is refused with HTTP 429 and a JSON-RPC error saying so.
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.inner.sessions.max_per_client = sessions;
+        self
+    }
+
+    /// How long a 2025-era session may stay without any event before it is closed (default
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`](super::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
+    /// longest wait of the engine's [`LiveConfig`](crate::server::LiveConfig) (an ask, a URL
+    /// page) plus a few seconds: a session must outlive the asks parked in it, so a shorter
+    /// setting is raised to that.
+    pub fn session_keep_alive(mut self, keep_alive: std::time::Duration) -> Self {
+        self.inner.sessions.keep_alive = keep_alive;
+        self
+    }
+
     /// Instructions returned by `server/discover`.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.inner.instructions = Some(instructions.into());
@@ -350,6 +381,7 @@ impl McpServer {
                 templates: Vec::new(),
                 completion: None,
                 http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
+                sessions: SessionLimits::default(),
             },
             problems: Vec::new(),
         }

@@ -14,8 +14,11 @@ use ::rmcp::model::{
     ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
     ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
-use ::rmcp::model::{CustomNotification, CustomRequest, ServerNotification, ServerRequest};
-use ::rmcp::service::{Peer, RequestContext, ServiceError};
+use ::rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, CustomNotification, CustomRequest, RequestId,
+    ServerNotification, ServerRequest,
+};
+use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, ServiceError};
 use ::rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -50,7 +53,19 @@ impl LivePeer for RmcpPeer {
         // rmcp's typed elicitation always writes one.
         let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
         Box::pin(async move {
-            match self.0.send_request(request).await {
+            let sent = self.0.send_cancellable_request(request, PeerRequestOptions::no_options()).await;
+            let answered = match sent {
+                Ok(handle) => {
+                    // Dropped before the client answers (the ask timed out, the call was
+                    // cancelled or dropped): the client is told to stop asking its user.
+                    let guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
+                    let answered = handle.await_response().await;
+                    guard.disarm();
+                    answered
+                }
+                Err(error) => Err(error),
+            };
+            match answered {
                 Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
                 Err(ServiceError::McpError(error)) => Err(format!(
                     "the client answered with error {}: {}",
@@ -74,6 +89,38 @@ impl LivePeer for RmcpPeer {
                 "the connection to the client failed".to_owned()
             })
         })
+    }
+}
+
+/// Sends `notifications/cancelled` for a pushed request when dropped armed: the server stopped
+/// waiting for the answer.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleServer>>,
+    id: RequestId,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.peer = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the server stopped waiting for this answer".to_owned()),
+        );
+        let notification = ServerNotification::CancelledNotification(CancelledNotification::new(params));
+        // Dropping runs outside any task that could await: the notification goes on its own.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = peer.send_notification(notification).await {
+                    tracing::debug!(target: "elicit_runtime", %error, "notifications/cancelled could not be sent");
+                }
+            });
+        }
     }
 }
 

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use ::rmcp::RoleServer;
 use ::rmcp::model::ErrorData;
 use ::rmcp::service::RequestContext;
-use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
@@ -16,8 +15,8 @@ use serde_json::Value;
 
 use crate::wire::{INPUT_REQUESTS, RESULT_INPUT_REQUIRED, RESULT_TYPE};
 
-use super::McpServer;
 use super::params::malformed_params;
+use super::{McpServer, sessions};
 
 /// Browser origins always allowed: pages served from this machine, on any port.
 const LOOPBACK_ORIGINS: &[&str] = &[
@@ -36,6 +35,10 @@ impl McpServer {
     /// An axum router serving this server at `/mcp` over Streamable HTTP: 2026-07-28 requests
     /// statelessly (JSON answers), and 2025-era clients in sessions (`Mcp-Session-Id`, kept in
     /// this process: several instances need affinity on that header; `DELETE` ends one).
+    ///
+    /// A 2025-era session lives as long as its asks ([`McpServerBuilder::session_keep_alive`](super::McpServerBuilder::session_keep_alive)),
+    /// and sessions are capped overall and per client ([`McpServerBuilder::max_sessions`](super::McpServerBuilder::max_sessions),
+    /// [`McpServerBuilder::max_sessions_per_client`](super::McpServerBuilder::max_sessions_per_client)).
     ///
     /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
     /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`](super::McpServerBuilder::allowed_origins) names others (a request
@@ -59,13 +62,15 @@ impl McpServer {
             hosts.extend(allowed_hosts.iter().cloned());
             config = config.with_allowed_hosts(hosts);
         }
+        let keep_alive = sessions::keep_alive(self.inner.sessions.keep_alive, self.engine().live_config());
+        let manager = Arc::new(sessions::session_manager(keep_alive));
+        let caps = Arc::new(sessions::SessionCaps::new(self.inner.sessions.clone(), manager.clone()));
         let server = self.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(server.for_connection()),
-            Arc::new(LocalSessionManager::default()),
-            config.clone(),
-        );
-        wire_layer(axum::Router::new().nest_service("/mcp", service), &config)
+        let service = StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone());
+        let router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(middleware::from_fn_with_state(caps, sessions::cap_sessions));
+        wire_layer(router, &config)
     }
 }
 

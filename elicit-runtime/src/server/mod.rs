@@ -317,6 +317,12 @@ impl Engine {
         self.counters.snapshot()
     }
 
+    /// The bounds of 2025-era live sessions ([`EngineBuilder::live_config`]): a transport keeps a
+    /// session open at least as long as its longest wait.
+    pub fn live_config(&self) -> &LiveConfig {
+        &self.live
+    }
+
     /// Runs `handler` once, live, on a 2025-era session: every ask is sent through the session's
     /// peer and awaited (see [`LivePeer`]). The same handler serves [`Engine::run`].
     ///
