@@ -321,8 +321,8 @@ async fn sessions_are_capped_per_client_and_overall() {
     assert_eq!(status, 429, "{message}");
     assert!(message.contains("too many sessions open for this client (at most 2)"), "{message}");
     // 2026-07-28 requests open no session and pass.
-    assert_eq!(Client::new(&url).request("tools/list", json!({})).await.status, 200);
-    assert_eq!(first.delete().await, 200);
+    assert_eq!(Client::new(&url).call("greet", json!({})).await.asked().keys(), ["who"]);
+    assert_eq!(first.delete().await, 202);
     let _third = Session::open(&url, json!({})).await;
 
     let (url, _server) = serve_with(LiveConfig::default(), |builder| builder.max_sessions(1)).await;
