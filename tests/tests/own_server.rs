@@ -305,3 +305,35 @@ async fn an_older_revision_is_answered_with_one_the_engine_speaks() {
     let version = reply["result"]["protocolVersion"].as_str().unwrap_or_else(|| panic!("{reply}"));
     assert!(["2025-06-18", "2025-11-25"].contains(&version), "{reply}");
 }
+
+/// The official TypeScript SDK v1 client (a 2025-11-25 host) on `own-server` over Streamable HTTP
+/// with rmcp's default config: the form that completes `order`'s arguments and the URL step of
+/// `approve` (its own page, submitted as a browser does) are pushed to it and answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_v1_drives_forms_and_the_page() {
+    use elicit_tests::legacypeer::{Conversation, Sdk, Target};
+
+    let server = OwnServer::start();
+    let url = server.mcp_url();
+    let plan = json!({"tool": "order", "arguments": {}, "trip": {"item": "tea", "quantity": 2}});
+    let mut peer = Conversation::start(Sdk::TsV1, &plan, Target::Url(&url));
+    assert_eq!(peer.connected().await, "2025-11-25");
+    let form = peer.expect("form").await;
+    assert_eq!(form["properties"], json!(["item", "quantity"]), "{form}");
+    let (text, is_error) = peer.ending().await.unwrap_or_else(|error| panic!("{error}"));
+    assert!(!is_error && text.starts_with("Order #") && text.ends_with(": 2 × tea."), "{text}");
+
+    let plan = json!({"tool": "approve", "payment": "accept"});
+    let mut peer = Conversation::start(Sdk::TsV1, &plan, Target::Url(&url));
+    peer.connected().await;
+    let asked = peer.expect("url").await;
+    let page = asked["url"].as_str().unwrap();
+    assert!(page.ends_with(&format!("/pay/{}", asked["elicitationId"].as_str().unwrap())), "{asked}");
+    assert_eq!(support::http::browser_submit(page, "approve").await, 200);
+    let mut ending = peer.next().await;
+    if ending["event"] == "complete" {
+        ending = peer.next().await;
+    }
+    assert_eq!(ending["event"], "result", "{ending}");
+    assert_eq!(ending["result"]["content"][0]["text"], "Transfer approved.", "{ending}");
+}

@@ -1,12 +1,12 @@
-//! Streamable HTTP: the router of an [`McpServer`], and the layers that put right what rmcp
-//! gets wrong on the wire (mistyped Multi Round-Trip params, `elicitationId` on URL requests).
+//! Streamable HTTP: the layers that put right what rmcp gets wrong on the wire (mistyped Multi
+//! Round-Trip params, `elicitationId` on URL requests), around any router serving rmcp.
 
 use std::sync::Arc;
 
 use ::rmcp::RoleServer;
 use ::rmcp::model::ErrorData;
 use ::rmcp::service::RequestContext;
-use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use ::rmcp::transport::StreamableHttpServerConfig;
 use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
 use axum::middleware::{self, Next};
@@ -16,66 +16,12 @@ use serde_json::Value;
 use crate::wire::{INPUT_REQUESTS, RESULT_INPUT_REQUIRED, RESULT_TYPE};
 
 use super::params::malformed_params;
-use super::{McpServer, sessions};
-
-/// Browser origins always allowed: pages served from this machine, on any port.
-const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "http://127.0.0.1:*",
-    "https://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://[::1]:*",
-];
 
 /// The default bound on a request body.
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
-impl McpServer {
-    /// An axum router serving this server at `/mcp` over Streamable HTTP: 2026-07-28 requests
-    /// statelessly (JSON answers), and 2025-era clients in sessions (`Mcp-Session-Id`, kept in
-    /// this process: several instances need affinity on that header; `DELETE` ends one).
-    ///
-    /// A 2025-era session lives as long as its asks ([`McpServerBuilder::session_keep_alive`](super::McpServerBuilder::session_keep_alive)),
-    /// and sessions are capped overall and per client ([`McpServerBuilder::max_sessions`](super::McpServerBuilder::max_sessions),
-    /// [`McpServerBuilder::max_sessions_per_client`](super::McpServerBuilder::max_sessions_per_client)).
-    ///
-    /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
-    /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`](super::McpServerBuilder::allowed_origins) names others (a request
-    /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`](super::McpServerBuilder::max_request_body) are
-    /// refused (413) before they are parsed.
-    pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
-        // rmcp routes by era: an `initialize` opens a session whatever this setting says about
-        // 2026-07-28 requests, which are always stateless. `json_response` applies to those only;
-        // a session's call answers on an SSE stream, which is where its pushed requests go.
-        let mut config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(true)
-            .with_json_response(true)
-            .with_sse_keep_alive(None)
-            .with_allowed_origins(
-                LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).chain(self.inner.http.allowed_origins.iter().cloned()),
-            )
-            .enforce_origin_validation()
-            .with_max_request_body_bytes(self.inner.http.max_request_body);
-        if !allowed_hosts.is_empty() {
-            let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-            hosts.extend(allowed_hosts.iter().cloned());
-            config = config.with_allowed_hosts(hosts);
-        }
-        let keep_alive = sessions::keep_alive(self.inner.sessions.keep_alive, self.engine().live_config());
-        let manager = Arc::new(sessions::session_manager(keep_alive));
-        let caps = Arc::new(sessions::SessionCaps::new(self.inner.sessions.clone(), manager.clone()));
-        let server = self.clone();
-        let service = StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone());
-        let router = axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(middleware::from_fn_with_state(caps, sessions::cap_sessions));
-        wire_layer(router, &config)
-    }
-}
-
 /// Puts right, around a router serving rmcp's `StreamableHttpService` (yours or
-/// [`McpServer::http_router`]'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
+/// [`McpServer::http_router`](super::McpServer::http_router)'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
 /// whose `inputResponses`, `requestState` or `arguments` is mistyped is marked for `-32602`
 /// (answered by [`ToolCall`](super::ToolCall) and [`Elicitation::call_tool`](super::Elicitation::call_tool),
 /// where rmcp alone would refuse it as undecodable), and URL-mode input requests lose the

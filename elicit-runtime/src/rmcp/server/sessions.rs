@@ -18,7 +18,7 @@ use axum::http::{Method, Request as HttpRequest, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::Principal;
+use super::super::Principal;
 use crate::server::LiveConfig;
 use crate::wire::codes;
 

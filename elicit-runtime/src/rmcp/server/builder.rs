@@ -15,7 +15,7 @@ use ::rmcp::service::RequestContext;
 
 use crate::server::{Engine, Flow, FlowError};
 
-use super::own::Elicitation;
+use super::super::extract::Elicitation;
 use super::sessions::SessionLimits;
 use super::uri_template::UriTemplate;
 use super::{

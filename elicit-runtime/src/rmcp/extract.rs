@@ -10,7 +10,6 @@
 //! on stdio.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -19,18 +18,17 @@ use ::rmcp::handler::server::common::FromContextPart;
 use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::handler::server::tool::ToolCallContext;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ProgressNotificationParam,
+    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult,
 };
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::handler::{RmcpPeer, input_required};
+use super::convert::{handler_error_result, input_required, responses_value};
 use super::http::refuse_marked;
+use super::peer::{RmcpPeer, RmcpRequest};
 use crate::Elicit;
-use crate::server::{
-    Answer, AskLimit, Engine, Flow, FlowError, LiveFuture, LiveSession, Outcome, Request, RequestHandle,
-};
+use crate::server::{Answer, AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request, RequestHandle};
 use crate::wire::{self, LegacyVersion};
 
 /// The code rmcp's peers use for a request cancelled before it finished.
@@ -232,22 +230,6 @@ impl Elicitation {
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
         Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
     }
-}
-
-/// A handler's own error as a tool result the model reads: `isError`, the error and its causes.
-fn handler_error_result(error: &(dyn std::error::Error + 'static)) -> CallToolResult {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-pub(super) fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
-    responses.map(|r| Value::Object(r.into_iter().collect()))
 }
 
 /// A `tools/call` as the engine needs it: the extractor for a `#[tool]` that asks through a
@@ -497,37 +479,5 @@ impl<T: Elicit + 'static> schemars::JsonSchema for Parameters<T> {
 
     fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::__private::json_schema_of::<T>()
-    }
-}
-
-/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`].
-struct RmcpRequest(RequestContext<RoleServer>);
-
-impl RequestHandle for RmcpRequest {
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> LiveFuture<'_, Result<(), String>> {
-        Box::pin(async move {
-            // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
-            let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
-            let mut params = ProgressNotificationParam::new(token, progress);
-            params.total = total;
-            params.message = message;
-            self.0.peer.notify_progress(params).await.map_err(|error| {
-                tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
-                "the connection to the client failed".to_owned()
-            })
-        })
-    }
-
-    fn is_cancelled(&self) -> bool {
-        self.0.ct.is_cancelled()
-    }
-
-    fn cancelled(&self) -> LiveFuture<'_, ()> {
-        Box::pin(self.0.ct.cancelled())
     }
 }
