@@ -324,7 +324,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
 ///
 /// ```no_run
 /// use elicit_runtime::rmcp::prelude::*;
-/// use elicit_runtime::rmcp::rmcp::model::{GetPromptRequestParams, GetPromptResponse, GetPromptResult, PromptMessage, PromptMessageRole};
+/// use elicit_runtime::rmcp::rmcp::model::{GetPromptRequestParams, GetPromptResponse, GetPromptResult, PromptMessage, Role};
 /// use elicit_runtime::rmcp::rmcp::service::RequestContext;
 /// use elicit_runtime::rmcp::rmcp::{RoleServer, ServerHandler};
 ///
@@ -352,7 +352,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
 ///                     Answer::Declined | Answer::Cancelled => "anything".to_owned(),
 ///                 };
 ///                 let text = format!("Write a haiku about {topic}.");
-///                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(PromptMessageRole::User, text)]))
+///                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]))
 ///             })
 ///             .await
 ///     }
