@@ -331,3 +331,21 @@ async fn sessions_are_capped_per_client_and_overall() {
     assert_eq!(status, 503, "{message}");
     assert!(message.contains("too many sessions open on this server (at most 1)"), "{message}");
 }
+
+/// A session that ends (here with `DELETE`) while a call waits on a pushed ask fails the call
+/// with an error, on the call's own stream, which then ends: nothing is left open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_fails_its_open_calls() {
+    let (url, server) = serve(LiveConfig::default()).await;
+    let session = Session::open(&url, json!({})).await;
+    let mut call = session.call(1, "greet").await;
+    call.request("elicitation/create").await;
+    let status = session.delete().await;
+    assert!((200..300).contains(&status), "DELETE answered {status}");
+    let ending = call.next().await.expect("an error for the call");
+    assert_eq!(ending["id"], 1, "{ending}");
+    assert_eq!(ending["error"]["message"], "the session ended before this call finished", "{ending}");
+    // `next` fails the test if the stream stays open (bounded).
+    assert_eq!(call.next().await, None);
+    drained(&server).await;
+}

@@ -177,6 +177,8 @@ pub(super) async fn mark_malformed_params(
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return too_large();
     };
+    // A call on a 2025-era session: its answer comes on the SSE stream of this response.
+    let session_call = if parts.headers.contains_key("mcp-session-id") { request_id(&bytes) } else { None };
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -185,7 +187,97 @@ pub(super) async fn mark_malformed_params(
         }
         None => Body::from(bytes),
     };
-    next.run(HttpRequest::from_parts(parts, body)).await
+    let response = next.run(HttpRequest::from_parts(parts, body)).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    match session_call {
+        Some(id) if is_sse => {
+            let (parts, body) = response.into_parts();
+            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
+        }
+        _ => response,
+    }
+}
+
+/// The id of a JSON-RPC request (not a response, not a notification) in `bytes`.
+fn request_id(bytes: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    head.method.and(head.id)
+}
+
+/// The SSE stream of a call on a 2025-era session, passed on as it comes; when it ends without
+/// the call's answer (the session ended under it: `DELETE`, its keep-alive, the server closing
+/// it), an error for the call is added, so the client's call fails instead of waiting for an
+/// answer that will not come.
+fn answered_or_failed(
+    body: Body,
+    id: Value,
+) -> impl futures_util::Stream<Item = Result<axum::body::Bytes, axum::Error>> + Send {
+    struct Call {
+        inner: axum::body::BodyDataStream,
+        id: Value,
+        /// Bytes of an unfinished line.
+        partial: Vec<u8>,
+        answered: bool,
+        ended: bool,
+    }
+    let call = Call { inner: body.into_data_stream(), id, partial: Vec::new(), answered: false, ended: false };
+    futures_util::stream::unfold(call, |mut call| async move {
+        use futures_util::StreamExt as _;
+        if call.ended {
+            return None;
+        }
+        match call.inner.next().await {
+            Some(Ok(chunk)) => {
+                if !call.answered {
+                    call.partial.extend_from_slice(&chunk);
+                    let complete = call.partial.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+                    call.answered = call.partial[..complete]
+                        .split(|b| *b == b'\n')
+                        .filter_map(|line| line.strip_prefix(b"data:"))
+                        .any(|data| answers(data, &call.id));
+                    call.partial.drain(..complete);
+                    if call.partial.len() > MAX_REWRITE_BODY {
+                        // A line this long is no answer rmcp writes; stop looking.
+                        call.answered = true;
+                    }
+                }
+                Some((Ok(chunk), call))
+            }
+            Some(Err(error)) => {
+                call.ended = true;
+                Some((Err(error), call))
+            }
+            None if call.answered => None,
+            None => {
+                call.ended = true;
+                let error = serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": {
+                    "code": crate::wire::codes::INTERNAL_ERROR,
+                    "message": "the session ended before this call finished"}});
+                Some((Ok(axum::body::Bytes::from(format!("data: {error}\n\n"))), call))
+            }
+        }
+    })
+}
+
+/// Whether an SSE `data:` payload is the answer (result or error) to request `id`.
+fn answers(data: &[u8], id: &Value) -> bool {
+    let needle = b"\"id\"";
+    if !data.windows(needle.len()).any(|w| w == needle) {
+        return false;
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(data.trim_ascii()) else { return false };
+    message.get("method").is_none()
+        && message.get("id") == Some(id)
+        && (message.get("result").is_some() || message.get("error").is_some())
 }
 
 /// The `-32602` for a request [`mark_malformed_params`] marked.
