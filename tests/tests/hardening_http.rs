@@ -106,6 +106,10 @@ async fn request_bodies_are_bounded_before_any_parse() {
     let mistyped = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}, "inputResponses": 5}));
     assert_eq!(post(&url, &[], mistyped.to_string()).await.0, 413);
     assert_eq!(calls.load(Ordering::SeqCst), before);
+    // A foreign Host or Origin is refused before the body is read: 403, not 413.
+    let large = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}})).to_string();
+    assert_eq!(post(&url, &[("Origin", "https://evil.example")], large.clone()).await.0, 403);
+    assert_eq!(post(&url, &[("Host", "evil.example")], large).await.0, 403);
     // Under the bound, served.
     let small = call(json!({"name": "count", "arguments": {"pad": "x".repeat(8 * 1024)}})).to_string();
     let (status, body) = post(&url, &[], small).await;
