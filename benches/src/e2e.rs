@@ -67,6 +67,7 @@ pub fn bench_server() -> McpServer {
         .tool(tool(FLOW_TOOL, "Asks for a name with one form, then greets it"), ask_name)
         .tool(tool(PLAIN_TOOL, "Answers at once"), plain)
         .build()
+        .expect("two tools with distinct names")
 }
 
 /// What one load run exercises.

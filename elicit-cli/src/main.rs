@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use elicit_runtime::client::{Driver, Responder};
+use elicit_runtime::client::{CallError, DriveError, Driver, Responder};
 use elicit_runtime::rmcp::client::auth::{OAuth, TokenStore};
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::wire::{self, Capabilities};
@@ -326,8 +326,20 @@ async fn drive<R: Responder>(
     method: &str,
     params: Map<String, Value>,
 ) -> Result<Value, String> {
-    client.call_with(driver, responder, method, params).await.map_err(|e| e.to_string())
+    client.call_with(driver, responder, method, params).await.map_err(|error| match error {
+        // The server's whole message (the library's `Display` clips it for logs), bounded; it is
+        // neutralised where it is printed.
+        DriveError::Call(CallError::Rpc { code, message, .. }) => {
+            let end = message.char_indices().nth(MAX_SERVER_MESSAGE).map_or(message.len(), |(at, _)| at);
+            let more = if end < message.len() { "…" } else { "" };
+            format!("server error {code}: {}{more}", &message[..end])
+        }
+        other => other.to_string(),
+    })
 }
+
+/// The most characters of a server's error message shown.
+const MAX_SERVER_MESSAGE: usize = 2000;
 
 fn print_result(result: &Value, json: bool) {
     if json {

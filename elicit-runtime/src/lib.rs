@@ -73,6 +73,9 @@ pub mod server;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod state;
+#[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
+pub mod testing;
 pub mod wire;
 
 use serde_json::{Map, Value};

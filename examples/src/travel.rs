@@ -384,4 +384,5 @@ pub fn server_with_logins(
             plan_trip,
         )
         .build()
+        .expect("three tools with distinct names")
 }

@@ -4,7 +4,10 @@
 //
 // Usage: node ts_v1_client.mjs PLAN (--http URL | --stdio COMMAND [ARGS...])
 //   PLAN is JSON: {"caps": "form+url" | "form", "trip": {...} | "decline" | "cancel",
-//                  "payment": "accept" | "decline" | "cancel", "confirm": true | false}
+//                  "payment": "accept" | "decline" | "cancel", "confirm": true | false,
+//                  "tool": NAME (default "book_trip"), "arguments": {...} (default {})}
+//   A form is answered with `trip` as its content (or declined/cancelled), a confirmation form
+//   with `confirm`; so any server's form tools can be driven, not only travel-server's.
 // Every event is one JSON line on stdout, for the test to read and act on:
 //   {"event":"form","message":...}                  a form was pushed (answered from PLAN)
 //   {"event":"url","url":...,"elicitationId":...}   a URL step was pushed; the test opens the page
@@ -61,7 +64,8 @@ try {
   await client.connect(transport);
   emit({ event: 'connected', protocolVersion: negotiated, sessionId: transport.sessionId ?? null });
   // A person takes their time: no request timeout shorter than the test's own bound.
-  const result = await client.callTool({ name: 'book_trip', arguments: {} }, undefined, { timeout: 120000 });
+  const call = { name: plan.tool ?? 'book_trip', arguments: plan.arguments ?? {} };
+  const result = await client.callTool(call, undefined, { timeout: 120000 });
   emit({ event: 'result', result });
 } catch (error) {
   emit({ event: 'error', code: error.code ?? null, message: String(error.message ?? error) });

@@ -151,7 +151,8 @@ async fn instance(keys: KeyRing, store: Arc<dyn Store>, runs: Arc<AtomicUsize>) 
             travel::book_trip(flow, public_url.clone(), summaries.clone())
         })
         .tool(Tool::new("count", "count", schema()), move |flow| count(flow, runs.clone()))
-        .build();
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let app = server.http_router(&[]);

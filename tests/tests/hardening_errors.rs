@@ -45,7 +45,8 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     let engine = Engine::builder("hardening-errors", KeyRing::generate()).store(Arc::new(store)).build();
     let server = McpServer::builder("hardening-errors", "1.0.0", engine)
         .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
-        .build();
+        .build()
+        .unwrap();
     let url = support::serve(server).await;
     let client = Client::new(&url);
     // With the store up, the URL step is asked.

@@ -62,7 +62,7 @@ async fn post(url: &str, extra: &[(&str, &str)], body: String) -> (u16, String) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn origin_is_validated_by_default_and_configurable() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let url = serve(builder(&calls).build()).await;
+    let url = serve(builder(&calls).build().unwrap()).await;
     let good = call(json!({"name": "count", "arguments": {}})).to_string();
     // No Origin (not a browser): allowed, as the spec says.
     assert_eq!(post(&url, &[], good.clone()).await.0, 200);
@@ -87,7 +87,7 @@ async fn origin_is_validated_by_default_and_configurable() {
     assert_eq!(post(&url, &legacy_local, initialize.to_string()).await.0, 200);
 
     // Configured origins are allowed besides loopback; others still are not.
-    let url = serve(builder(&calls).allowed_origins(["https://app.example"]).build()).await;
+    let url = serve(builder(&calls).allowed_origins(["https://app.example"]).build().unwrap()).await;
     assert_eq!(post(&url, &[("Origin", "https://app.example")], good.clone()).await.0, 200);
     assert_eq!(post(&url, &[("Origin", "http://localhost:5173")], good.clone()).await.0, 200);
     assert_eq!(post(&url, &[("Origin", "https://other.example")], good).await.0, 403);
@@ -96,7 +96,7 @@ async fn origin_is_validated_by_default_and_configurable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_bodies_are_bounded_before_any_parse() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let url = serve(builder(&calls).max_request_body(16 * 1024).build()).await;
+    let url = serve(builder(&calls).max_request_body(16 * 1024).build().unwrap()).await;
     let before = calls.load(Ordering::SeqCst);
     // Well-formed but too large, and too large and not JSON at all: both 413.
     let padded = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}})).to_string();
@@ -106,6 +106,10 @@ async fn request_bodies_are_bounded_before_any_parse() {
     let mistyped = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}, "inputResponses": 5}));
     assert_eq!(post(&url, &[], mistyped.to_string()).await.0, 413);
     assert_eq!(calls.load(Ordering::SeqCst), before);
+    // A foreign Host or Origin is refused before the body is read: 403, not 413.
+    let large = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}})).to_string();
+    assert_eq!(post(&url, &[("Origin", "https://evil.example")], large.clone()).await.0, 403);
+    assert_eq!(post(&url, &[("Host", "evil.example")], large).await.0, 403);
     // Under the bound, served.
     let small = call(json!({"name": "count", "arguments": {"pad": "x".repeat(8 * 1024)}})).to_string();
     let (status, body) = post(&url, &[], small).await;
@@ -116,7 +120,7 @@ async fn request_bodies_are_bounded_before_any_parse() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mistyped_params_are_checked_after_host_origin_and_header_checks() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let url = serve(builder(&calls).build()).await;
+    let url = serve(builder(&calls).build().unwrap()).await;
     let mistyped = call(json!({"name": "count", "arguments": {}, "inputResponses": 5})).to_string();
     let before = calls.load(Ordering::SeqCst);
     // A foreign Host: rmcp's DNS-rebinding check answers 403, not our -32602.

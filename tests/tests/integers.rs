@@ -47,6 +47,7 @@ fn server() -> McpServer {
     McpServer::builder("integers", "1.0.0", engine)
         .tool(Tool::new("wide", "Asks for wide integers", Arc::new(JsonObject::new())), wide)
         .build()
+        .unwrap()
 }
 
 /// The schema asked for: integer bounds clamped to the interoperable range.

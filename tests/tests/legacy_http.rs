@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::Elicit;
-use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError, LiveConfig, LiveStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -50,12 +50,20 @@ fn tool(name: &'static str) -> Tool {
 
 /// Serves a server with `greet` and `pay` on a loopback port; its `/mcp` URL and the server.
 async fn serve(live: LiveConfig) -> (String, McpServer) {
+    serve_with(live, |builder| builder).await
+}
+
+/// As [`serve`], with more settings; clients are told apart by address.
+async fn serve_with(
+    live: LiveConfig,
+    settings: impl FnOnce(McpServerBuilder) -> McpServerBuilder,
+) -> (String, McpServer) {
     let engine = Engine::builder("legacy-http", KeyRing::generate()).live_config(live).build();
-    let server =
-        McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay).build();
+    let builder = McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay);
+    let server = settings(builder).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
+    let app = server.http_router(&[]).into_make_service_with_connect_info::<std::net::SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, server)
 }
@@ -269,4 +277,75 @@ async fn sessions_do_not_mix() {
     let reply = modern.call("greet", json!({})).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.asked().keys(), ["who"]);
+}
+
+/// A session lives as long as its asks: with a keep-alive setting shorter than the engine's ask
+/// timeout, a user who answers after the setting has passed still reaches the call (rmcp alone
+/// would have closed the idle session, answering the late reply 404 and leaving the call's stream
+/// open).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_after_the_keep_alive_setting_still_reaches_the_call() {
+    let live =
+        LiveConfig { ask_timeout: Duration::from_secs(20), url_wait: Duration::from_secs(1), ..LiveConfig::default() };
+    let (url, server) = serve_with(live, |builder| builder.session_keep_alive(Duration::from_millis(500))).await;
+    let session = Session::open(&url, json!({})).await;
+    let mut call = session.call(1, "greet").await;
+    let ask = call.request("elicitation/create").await;
+    // The user takes longer than the keep-alive setting to fill the form.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(session.send(&reply).await, 202);
+    let result = call.next().await.expect("the call's result");
+    assert_eq!(result["result"]["content"][0]["text"], "Hello, Ada!", "{result}");
+    drained(&server).await;
+}
+
+/// Sessions are capped per client and overall; a refused `initialize` says why, and a client
+/// that ends a session may open another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_per_client_and_overall() {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy-http-test", "version": "1.0.0"}}});
+    let refused = async |url: &str| {
+        let response = post(&http_client(), url, None, &init).send().await.unwrap();
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.unwrap();
+        (status, body["error"]["message"].as_str().unwrap_or_default().to_owned())
+    };
+
+    let (url, _server) = serve_with(LiveConfig::default(), |builder| builder.max_sessions_per_client(2)).await;
+    let first = Session::open(&url, json!({})).await;
+    let _second = Session::open(&url, json!({})).await;
+    let (status, message) = refused(&url).await;
+    assert_eq!(status, 429, "{message}");
+    assert!(message.contains("too many sessions open for this client (at most 2)"), "{message}");
+    // 2026-07-28 requests open no session and pass.
+    assert_eq!(Client::new(&url).call("greet", json!({})).await.asked().keys(), ["who"]);
+    assert_eq!(first.delete().await, 202);
+    let _third = Session::open(&url, json!({})).await;
+
+    let (url, _server) = serve_with(LiveConfig::default(), |builder| builder.max_sessions(1)).await;
+    let _only = Session::open(&url, json!({})).await;
+    let (status, message) = refused(&url).await;
+    assert_eq!(status, 503, "{message}");
+    assert!(message.contains("too many sessions open on this server (at most 1)"), "{message}");
+}
+
+/// A session that ends (here with `DELETE`) while a call waits on a pushed ask fails the call
+/// with an error, on the call's own stream, which then ends: nothing is left open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_fails_its_open_calls() {
+    let (url, server) = serve(LiveConfig::default()).await;
+    let session = Session::open(&url, json!({})).await;
+    let mut call = session.call(1, "greet").await;
+    call.request("elicitation/create").await;
+    let status = session.delete().await;
+    assert!((200..300).contains(&status), "DELETE answered {status}");
+    let ending = call.next().await.expect("an error for the call");
+    assert_eq!(ending["id"], 1, "{ending}");
+    assert_eq!(ending["error"]["message"], "the session ended before this call finished", "{ending}");
+    // `next` fails the test if the stream stays open (bounded).
+    assert_eq!(call.next().await, None);
+    drained(&server).await;
 }

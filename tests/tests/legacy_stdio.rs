@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Engine, Flow, FlowError, LiveStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Engine, Flow, FlowError, LiveConfig, LiveStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -43,10 +43,15 @@ impl Pipe {
 }
 
 fn start() -> (McpServer, Pipe) {
-    let engine = Engine::builder("legacy-stdio", KeyRing::generate()).build();
+    start_with(LiveConfig::default())
+}
+
+fn start_with(live: LiveConfig) -> (McpServer, Pipe) {
+    let engine = Engine::builder("legacy-stdio", KeyRing::generate()).live_config(live).build();
     let server = McpServer::builder("legacy-stdio", "1.0.0", engine)
         .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
-        .build();
+        .build()
+        .unwrap();
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_end);
     let served = server.clone();
@@ -112,4 +117,34 @@ async fn a_2025_06_18_session_gets_form_only_and_old_versions_negotiate_down() {
     let (_server, mut pipe) = start();
     let answer = open(&mut pipe, "2024-11-05", json!({})).await;
     assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+}
+
+/// A pushed ask the server stops waiting for (its timeout passed) is withdrawn: the client gets
+/// `notifications/cancelled` for that request, so it can close the form it shows, and the call
+/// ends with an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_that_times_out_is_cancelled_at_the_client() {
+    let (_server, mut pipe) = start_with(LiveConfig {
+        url_wait: Duration::from_millis(300),
+        ask_timeout: Duration::from_millis(300),
+        ..LiveConfig::default()
+    });
+    open(&mut pipe, "2025-11-25", json!({"url": {}})).await;
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}))
+        .await;
+    let ask = pipe.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let (mut cancelled, mut ended) = (None, None);
+    while cancelled.is_none() || ended.is_none() {
+        let message = pipe.next().await;
+        if message["method"] == "notifications/cancelled" {
+            cancelled = Some(message);
+        } else if message["id"] == 1 {
+            ended = Some(message);
+        }
+    }
+    let cancelled = cancelled.unwrap();
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let ended = ended.unwrap();
+    assert!(ended.get("error").is_some(), "{ended}");
 }

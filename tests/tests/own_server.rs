@@ -1,7 +1,8 @@
 //! The engine in an rmcp server of one's own (`own-server`: a `#[tool_router]`, a `ServerHandler`
 //! written by hand, no `McpServer`): the real `elicit` binary drives its plain tool and its tools
 //! that ask by form and by URL, to accept, decline and cancel, over HTTP (both eras) and stdio;
-//! and the wire layer puts rmcp right on that server too (no `elicitationId`, `-32602`).
+//! and the wire layer puts rmcp right on that server too (no `elicitationId`, `-32602`), on
+//! rmcp's default SSE answers; a `#[tool]`'s arguments are completed by a form.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -108,7 +109,7 @@ fn the_cli_lists_and_calls_the_plain_tool() {
     let run = elicit(&["tools", "--url", &server.mcp_url()], LIMIT).success();
     let mut names: Vec<&str> = run.stdout.lines().filter_map(|l| l.split('\t').next()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["approve", "count", "greet", "ping"], "{run}");
+    assert_eq!(names, ["approve", "count", "greet", "order", "ping"], "{run}");
     elicit(&["call", "--url", &server.mcp_url(), "ping"], LIMIT).success().stdout_has("pong");
 }
 
@@ -213,4 +214,127 @@ async fn progress_and_cancellation_reach_the_handler_over_stdio() {
     let seen = next().await;
     assert_eq!(seen["method"], json!("notifications/progress"), "{seen}");
     assert_eq!(seen["params"]["message"], json!("cancelled"), "the handler saw the cancellation: {seen}");
+}
+
+/// A tool whose arguments a form completes (`Parameters<Order>`): rmcp lists `Order`'s schema as
+/// its `inputSchema` and lets incomplete arguments through to the handler, which asks for
+/// exactly what is missing; complete arguments finish at once, and the effect after the ask
+/// (an order number, in `once`) is the same on a replay of the last round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_completed_by_a_form_on_a_tool_router() {
+    let server = OwnServer::start();
+    let client = Client::new(&server.mcp_url());
+    let listed = client.request("tools/list", json!({})).await;
+    let order = listed.result()["tools"].as_array().unwrap().iter().find(|t| t["name"] == "order").unwrap().clone();
+    let schema = &order["inputSchema"];
+    assert_eq!(schema["type"], "object", "{order}");
+    let mut properties: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    properties.sort_unstable();
+    assert_eq!(properties, ["item", "quantity"], "{order}");
+    assert_eq!(schema["properties"]["quantity"]["default"], 1, "{order}");
+
+    // Complete arguments (`quantity` takes its default): no form.
+    let done = client.call("order", json!({"item": "tea"})).await.text();
+    assert!(done.starts_with("Order #") && done.ends_with(": 1 × tea."), "{done}");
+
+    // An invalid quantity and no item: one form, asking for exactly those two.
+    let asked = client.call("order", json!({"quantity": 12})).await.asked();
+    assert_eq!(asked.keys(), ["arguments"]);
+    let mut fields: Vec<&str> = asked.params("arguments")["requestedSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(fields, ["item", "quantity"]);
+    let responses = json!({"arguments": {"action": "accept", "content": {"item": "cake", "quantity": 2}}});
+    let first = client.retry("order", json!({"quantity": 12}), responses.clone(), Some(asked.state())).await.text();
+    assert!(first.starts_with("Order #") && first.ends_with(": 2 × cake."), "{first}");
+    let again = client.retry("order", json!({"quantity": 12}), responses, Some(asked.state())).await.text();
+    assert_eq!(again, first, "a replay ran the order's effect again");
+}
+
+/// rmcp's default `StreamableHttpServerConfig` answers 2026-07-28 calls as SSE streams: read raw,
+/// the stream of a URL ask carries no `elicitationId`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_asks_on_sse_streams_carry_no_elicitation_id() {
+    let server = OwnServer::start();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "approve", "arguments": {}, "_meta": meta}});
+    let response = support::http::http_client()
+        .post(server.mcp_url())
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "approve")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let content_type = response.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap().to_owned();
+    let raw = response.text().await.unwrap();
+    assert!(content_type.starts_with("text/event-stream"), "{content_type}: {raw}");
+    assert!(raw.contains("\"input_required\"") && raw.contains("\"mode\":\"url\""), "{raw}");
+    assert!(!raw.contains("elicitationId"), "{raw}");
+}
+
+/// A client that opens with 2025-03-26 (a revision the engine does not speak) is answered with
+/// a 2025 revision the server does speak, never served as if it were 2026-07-28.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_revision_is_answered_with_one_the_engine_speaks() {
+    let server = OwnServer::start();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "old", "version": "1"}}});
+    let response = support::http::http_client()
+        .post(server.mcp_url())
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let raw = response.text().await.unwrap();
+    let reply = elicit_tests::mcp::sse_message(raw.as_bytes(), 1)
+        .or_else(|| serde_json::from_str(&raw).ok())
+        .unwrap_or_else(|| panic!("no reply: {raw}"));
+    let version = reply["result"]["protocolVersion"].as_str().unwrap_or_else(|| panic!("{reply}"));
+    assert!(["2025-06-18", "2025-11-25"].contains(&version), "{reply}");
+}
+
+/// The official TypeScript SDK v1 client (a 2025-11-25 host) on `own-server` over Streamable HTTP
+/// with rmcp's default config: the form that completes `order`'s arguments and the URL step of
+/// `approve` (its own page, submitted as a browser does) are pushed to it and answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_v1_drives_forms_and_the_page() {
+    use elicit_tests::legacypeer::{Conversation, Sdk, Target};
+
+    let server = OwnServer::start();
+    let url = server.mcp_url();
+    let plan = json!({"tool": "order", "arguments": {"quantity": 2}, "trip": {"item": "tea"}});
+    let mut peer = Conversation::start(Sdk::TsV1, &plan, Target::Url(&url));
+    assert_eq!(peer.connected().await, "2025-11-25");
+    let form = peer.expect("form").await;
+    // Only the missing argument is asked; the valid one the call carried is kept.
+    assert_eq!(form["properties"], json!(["item"]), "{form}");
+    let (text, is_error) = peer.ending().await.unwrap_or_else(|error| panic!("{error}"));
+    assert!(!is_error && text.starts_with("Order #") && text.ends_with(": 2 × tea."), "{text}");
+
+    let plan = json!({"tool": "approve", "payment": "accept"});
+    let mut peer = Conversation::start(Sdk::TsV1, &plan, Target::Url(&url));
+    peer.connected().await;
+    let asked = peer.expect("url").await;
+    let page = asked["url"].as_str().unwrap();
+    assert!(page.ends_with(&format!("/pay/{}", asked["elicitationId"].as_str().unwrap())), "{asked}");
+    assert_eq!(support::http::browser_submit(page, "approve").await, 200);
+    let mut ending = peer.next().await;
+    if ending["event"] == "complete" {
+        ending = peer.next().await;
+    }
+    assert_eq!(ending["event"], "result", "{ending}");
+    assert_eq!(ending["result"]["content"][0]["text"], "Transfer approved.", "{ending}");
 }

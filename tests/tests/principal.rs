@@ -257,7 +257,8 @@ async fn a_builder_hook_names_the_principal() {
             parts.headers.get("x-user")?.to_str().ok().map(str::to_owned)
         })
         .tool(Tool::new("who", "Says who you are", Arc::new(JsonObject::new())), who)
-        .build();
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, server.http_router(&[])).await });

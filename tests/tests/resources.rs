@@ -53,8 +53,8 @@ async fn resource_server() -> String {
     let server = McpServer::builder("resources-test", "0.1.0", engine)
         .resource(Resource::new(GREETING, "greeting").with_mime_type("text/plain"), greeting)
         .resource_template(ResourceTemplate::new(ITEMS, "items"), item)
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     serve(server).await
 }
 
@@ -196,7 +196,8 @@ async fn lists_and_capabilities_follow_what_is_registered() {
         .tool(Tool::new("noop", "Does nothing", schema), |_flow| async {
             Ok(rmcp::model::CallToolResult::success(vec![]))
         })
-        .build();
+        .build()
+        .unwrap();
     let url = serve(tools_only).await;
     let discovered = Client::new(&url).request("server/discover", json!({})).await;
     assert!(discovered.result()["capabilities"].get("resources").is_none());

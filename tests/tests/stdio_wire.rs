@@ -40,7 +40,8 @@ impl Pipe {
         let engine = Engine::builder("stdio-wire", KeyRing::generate()).build();
         let server = McpServer::builder("stdio-wire", "1.2.3", engine)
             .tool(Tool::new("pay", "Pays on a page", Arc::new(JsonObject::new())), pay)
-            .build();
+            .build()
+            .unwrap();
         let (client, server_end) = tokio::io::duplex(64 * 1024);
         let (read, write) = tokio::io::split(server_end);
         tokio::spawn(server.serve_io(read, write));

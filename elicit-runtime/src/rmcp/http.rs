@@ -1,13 +1,12 @@
-//! Streamable HTTP: the router of an [`McpServer`], and the layers that put right what rmcp
-//! gets wrong on the wire (mistyped Multi Round-Trip params, `elicitationId` on URL requests).
+//! Streamable HTTP: the layers that put right what rmcp gets wrong on the wire (mistyped Multi
+//! Round-Trip params, `elicitationId` on URL requests), around any router serving rmcp.
 
 use std::sync::Arc;
 
 use ::rmcp::RoleServer;
 use ::rmcp::model::ErrorData;
 use ::rmcp::service::RequestContext;
-use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use ::rmcp::transport::StreamableHttpServerConfig;
 use axum::body::{Body, HttpBody as _};
 use axum::http::{Request as HttpRequest, header};
 use axum::middleware::{self, Next};
@@ -16,85 +15,132 @@ use serde_json::Value;
 
 use crate::wire::{INPUT_REQUESTS, RESULT_INPUT_REQUIRED, RESULT_TYPE};
 
-use super::McpServer;
 use super::params::malformed_params;
-
-/// Browser origins always allowed: pages served from this machine, on any port.
-const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "http://127.0.0.1:*",
-    "https://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://[::1]:*",
-];
 
 /// The default bound on a request body.
 pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
-impl McpServer {
-    /// An axum router serving this server at `/mcp` over Streamable HTTP: 2026-07-28 requests
-    /// statelessly (JSON answers), and 2025-era clients in sessions (`Mcp-Session-Id`, kept in
-    /// this process: several instances need affinity on that header; `DELETE` ends one).
-    ///
-    /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
-    /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`](super::McpServerBuilder::allowed_origins) names others (a request
-    /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`](super::McpServerBuilder::max_request_body) are
-    /// refused (413) before they are parsed.
-    pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
-        // rmcp routes by era: an `initialize` opens a session whatever this setting says about
-        // 2026-07-28 requests, which are always stateless. `json_response` applies to those only;
-        // a session's call answers on an SSE stream, which is where its pushed requests go.
-        let mut config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(true)
-            .with_json_response(true)
-            .with_sse_keep_alive(None)
-            .with_allowed_origins(
-                LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).chain(self.inner.http.allowed_origins.iter().cloned()),
-            )
-            .enforce_origin_validation()
-            .with_max_request_body_bytes(self.inner.http.max_request_body);
-        if !allowed_hosts.is_empty() {
-            let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-            hosts.extend(allowed_hosts.iter().cloned());
-            config = config.with_allowed_hosts(hosts);
-        }
-        let server = self.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(server.for_connection()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        wire_layer(axum::Router::new().nest_service("/mcp", service), self.inner.http.max_request_body)
-    }
-}
-
 /// Puts right, around a router serving rmcp's `StreamableHttpService` (yours or
-/// [`McpServer::http_router`]'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
+/// [`McpServer::http_router`](super::McpServer::http_router)'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
 /// whose `inputResponses`, `requestState` or `arguments` is mistyped is marked for `-32602`
 /// (answered by [`ToolCall`](super::ToolCall) and [`Elicitation::call_tool`](super::Elicitation::call_tool),
 /// where rmcp alone would refuse it as undecodable), and URL-mode input requests lose the
-/// `elicitationId` member that revision 2026-07-28 removed. Bodies larger than
-/// `max_request_body` bytes are refused (413) unread ([`DEFAULT_MAX_REQUEST_BODY`] is a sane
-/// bound).
+/// `elicitationId` member that revision 2026-07-28 removed, in JSON answers and on SSE streams
+/// alike.
+///
+/// Pass the `config` your `StreamableHttpService` runs with: its `allowed_hosts` and
+/// `allowed_origins` are checked before the layer reads a body (a request rmcp would refuse with
+/// 403 is handed to rmcp unread, to refuse), and its `max_request_body_bytes` bounds what the
+/// layer reads (413 beyond).
 ///
 /// ```no_run
 /// # use std::sync::Arc;
 /// # use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 /// # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 /// # fn demo<S: rmcp::ServerHandler + Clone>(my_server: S) -> axum::Router {
-/// let service = StreamableHttpService::new(
-///     move || Ok(my_server.clone()),
-///     Arc::new(LocalSessionManager::default()),
-///     StreamableHttpServerConfig::default().with_json_response(true),
-/// );
-/// elicit_runtime::rmcp::wire_layer(axum::Router::new().nest_service("/mcp", service), elicit_runtime::rmcp::DEFAULT_MAX_REQUEST_BODY)
+/// let config = StreamableHttpServerConfig::default()
+///     // Browsers on other sites must not reach a local server (DNS rebinding): only pages of
+///     // this machine, on any port, may send an `Origin`; requests without one pass.
+///     .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+///     .enforce_origin_validation();
+/// let service =
+///     StreamableHttpService::new(move || Ok(my_server.clone()), Arc::new(LocalSessionManager::default()), config.clone());
+/// elicit_runtime::rmcp::wire_layer(axum::Router::new().nest_service("/mcp", service), &config)
 /// # }
 /// ```
-pub fn wire_layer(router: axum::Router, max_request_body: usize) -> axum::Router {
+pub fn wire_layer(router: axum::Router, config: &StreamableHttpServerConfig) -> axum::Router {
+    let gate = Arc::new(Gate {
+        allowed_hosts: config.allowed_hosts.clone(),
+        allowed_origins: config.allowed_origins.clone(),
+        max_body: config.max_request_body_bytes,
+    });
     router
         .layer(middleware::from_fn(strip_legacy_fields))
-        .layer(middleware::from_fn_with_state(max_request_body, mark_malformed_params))
+        .layer(middleware::from_fn_with_state(gate, mark_malformed_params))
+}
+
+/// What rmcp lets in, checked before a body is read.
+#[derive(Debug)]
+pub(super) struct Gate {
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    max_body: usize,
+}
+
+impl Gate {
+    /// `true` when rmcp's `Host` and `Origin` checks surely pass. Anything else (a host or
+    /// origin not on the lists, a header that does not parse) is left to rmcp, unread.
+    fn lets_in(&self, parts: &axum::http::request::Parts) -> bool {
+        self.host_allowed(parts) && self.origin_allowed(parts)
+    }
+
+    fn host_allowed(&self, parts: &axum::http::request::Parts) -> bool {
+        if self.allowed_hosts.is_empty() {
+            return true;
+        }
+        let authority = match parts.headers.get(header::HOST) {
+            Some(host) => host.to_str().ok().and_then(|h| axum::http::uri::Authority::try_from(h).ok()),
+            None => parts.uri.authority().cloned(),
+        };
+        let Some(authority) = authority else { return false };
+        let host = normalize_host(authority.host());
+        self.allowed_hosts.iter().any(|allowed| {
+            let allowed = allowed.trim();
+            match axum::http::uri::Authority::try_from(allowed) {
+                Ok(a) => {
+                    normalize_host(a.host()) == host && a.port_u16().is_none_or(|p| authority.port_u16() == Some(p))
+                }
+                Err(_) => normalize_host(allowed) == host,
+            }
+        })
+    }
+
+    fn origin_allowed(&self, parts: &axum::http::request::Parts) -> bool {
+        let Some(origin) = parts.headers.get(header::ORIGIN) else { return true };
+        if self.allowed_origins.is_empty() {
+            // Whether rmcp checks then depends on a setting it keeps private: let it decide.
+            return false;
+        }
+        let Some(origin) = origin.to_str().ok().and_then(parse_origin) else { return false };
+        self.allowed_origins.iter().any(|allowed| {
+            let allowed = allowed.trim();
+            let (base, any_port) = match allowed.strip_suffix(":*") {
+                Some(base) => (base, true),
+                None => (allowed, false),
+            };
+            let Some(allowed) = parse_origin(base) else { return false };
+            match (&allowed, &origin) {
+                (None, None) => true,
+                (Some((a_scheme, a_host, a_port)), Some((scheme, host, port))) => {
+                    let default = match scheme.as_str() {
+                        "http" => Some(80),
+                        "https" => Some(443),
+                        _ => None,
+                    };
+                    a_scheme == scheme
+                        && a_host == host
+                        && (any_port || a_port.is_none_or(|a| port.or(default) == Some(a)))
+                }
+                _ => false,
+            }
+        })
+    }
+}
+
+/// A serialised origin: `None` for `null`, else scheme, host and port.
+#[allow(clippy::option_option, reason = "absent (unparsable) and the `null` origin are different answers")]
+fn parse_origin(value: &str) -> Option<Option<(String, String, Option<u16>)>> {
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("null") {
+        return Some(None);
+    }
+    let uri = axum::http::Uri::try_from(value).ok()?;
+    let authority = uri.authority()?;
+    Some(Some((uri.scheme_str()?.to_ascii_lowercase(), normalize_host(authority.host()), authority.port_u16())))
+}
+
+fn normalize_host(host: &str) -> String {
+    host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
 }
 
 /// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
@@ -104,19 +150,25 @@ struct MalformedParams(&'static str);
 
 /// rmcp decodes request parameters into typed structs, so a wrongly typed `inputResponses`,
 /// `requestState` or `arguments` never reaches the engine: rmcp refuses the body as undecodable.
-/// The protocol calls that invalid params (`-32602`, HTTP 200). This layer reads the body (at most
-/// `max_body` bytes, 413 beyond, before anything parses it); when its parameters are mistyped it
+/// The protocol calls that invalid params (`-32602`, HTTP 200). A request whose `Host` or `Origin`
+/// rmcp would refuse is passed on unread, for rmcp to refuse; otherwise this layer reads the body
+/// (at most the configured bytes, 413 beyond, before anything parses it); when its parameters are mistyped it
 /// drops the mistyped members and marks the request, so rmcp still runs every check of its own
 /// (`Host`, `Origin`, `Accept`, `Content-Type`, the protocol headers) in its own order and only
 /// then hands the request to the handler, which answers `-32602` without running anything
 /// ([`refuse_marked`]). `inputResponses: null` is refused too: the member is optional, not nullable.
 pub(super) async fn mark_malformed_params(
-    axum::extract::State(max_body): axum::extract::State<usize>,
+    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
     request: HttpRequest<Body>,
     next: Next,
 ) -> Response {
     let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     let (mut parts, body) = request.into_parts();
+    if !gate.lets_in(&parts) {
+        // rmcp refuses it (403 or 400) before reading anything; so is nothing read here.
+        return next.run(HttpRequest::from_parts(parts, body)).await;
+    }
+    let max_body = gate.max_body;
     let announced =
         parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > max_body as u64) {
@@ -125,6 +177,8 @@ pub(super) async fn mark_malformed_params(
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return too_large();
     };
+    // A call on a 2025-era session: its answer comes on the SSE stream of this response.
+    let session_call = if parts.headers.contains_key("mcp-session-id") { request_id(&bytes) } else { None };
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -133,7 +187,97 @@ pub(super) async fn mark_malformed_params(
         }
         None => Body::from(bytes),
     };
-    next.run(HttpRequest::from_parts(parts, body)).await
+    let response = next.run(HttpRequest::from_parts(parts, body)).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    match session_call {
+        Some(id) if is_sse => {
+            let (parts, body) = response.into_parts();
+            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
+        }
+        _ => response,
+    }
+}
+
+/// The id of a JSON-RPC request (not a response, not a notification) in `bytes`.
+fn request_id(bytes: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    head.method.and(head.id)
+}
+
+/// The SSE stream of a call on a 2025-era session, passed on as it comes; when it ends without
+/// the call's answer (the session ended under it: `DELETE`, its keep-alive, the server closing
+/// it), an error for the call is added, so the client's call fails instead of waiting for an
+/// answer that will not come.
+fn answered_or_failed(
+    body: Body,
+    id: Value,
+) -> impl futures_util::Stream<Item = Result<axum::body::Bytes, axum::Error>> + Send {
+    struct Call {
+        inner: axum::body::BodyDataStream,
+        id: Value,
+        /// Bytes of an unfinished line.
+        partial: Vec<u8>,
+        answered: bool,
+        ended: bool,
+    }
+    let call = Call { inner: body.into_data_stream(), id, partial: Vec::new(), answered: false, ended: false };
+    futures_util::stream::unfold(call, |mut call| async move {
+        use futures_util::StreamExt as _;
+        if call.ended {
+            return None;
+        }
+        match call.inner.next().await {
+            Some(Ok(chunk)) => {
+                if !call.answered {
+                    call.partial.extend_from_slice(&chunk);
+                    let complete = call.partial.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+                    call.answered = call.partial[..complete]
+                        .split(|b| *b == b'\n')
+                        .filter_map(|line| line.strip_prefix(b"data:"))
+                        .any(|data| answers(data, &call.id));
+                    call.partial.drain(..complete);
+                    if call.partial.len() > MAX_REWRITE_BODY {
+                        // A line this long is no answer rmcp writes; stop looking.
+                        call.answered = true;
+                    }
+                }
+                Some((Ok(chunk), call))
+            }
+            Some(Err(error)) => {
+                call.ended = true;
+                Some((Err(error), call))
+            }
+            None if call.answered => None,
+            None => {
+                call.ended = true;
+                let error = serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": {
+                    "code": crate::wire::codes::INTERNAL_ERROR,
+                    "message": "the session ended before this call finished"}});
+                Some((Ok(axum::body::Bytes::from(format!("data: {error}\n\n"))), call))
+            }
+        }
+    })
+}
+
+/// Whether an SSE `data:` payload is the answer (result or error) to request `id`.
+fn answers(data: &[u8], id: &Value) -> bool {
+    let needle = b"\"id\"";
+    if !data.windows(needle.len()).any(|w| w == needle) {
+        return false;
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(data.trim_ascii()) else { return false };
+    message.get("method").is_none()
+        && message.get("id") == Some(id)
+        && (message.get("result").is_some() || message.get("error").is_some())
 }
 
 /// The `-32602` for a request [`mark_malformed_params`] marked.
@@ -150,16 +294,17 @@ pub(super) fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), Erro
 const MAX_REWRITE_BODY: usize = 4 * 1024 * 1024;
 
 /// rmcp serialises URL-mode elicitations with `elicitationId`, a member that revision 2026-07-28
-/// removed. This layer drops it from JSON `input_required` responses, so what goes on the wire is
-/// exactly the revision's shape.
+/// removed. This layer drops it from `input_required` responses, so what goes on the wire is
+/// exactly the revision's shape: JSON bodies (`json_response(true)`) and the events of SSE
+/// streams (rmcp's default), whatever else the server's `StreamableHttpServerConfig` says.
 pub(super) async fn strip_legacy_fields(request: HttpRequest<Body>, next: Next) -> Response {
     let response = next.run(request).await;
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !is_json {
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if content_type.starts_with("text/event-stream") {
+        let (parts, body) = response.into_parts();
+        return Response::from_parts(parts, Body::from_stream(sse_stripped(body)));
+    }
+    if !content_type.starts_with("application/json") {
         return response;
     }
     // Only bodies of a known, bounded length are buffered; anything else passes untouched. The
@@ -195,6 +340,71 @@ pub(super) async fn strip_legacy_fields(request: HttpRequest<Body>, next: Next) 
     Response::from_parts(parts, body)
 }
 
+/// An SSE body with [`rewrite_input_required`] applied to each `data:` line, passed on line by
+/// line as it arrives (a pushed request, a keep-alive, the priming event are never held back).
+/// rmcp writes each JSON-RPC message on one `data:` line; a line longer than
+/// [`MAX_REWRITE_BODY`] passes untouched.
+fn sse_stripped(body: Body) -> impl futures_util::Stream<Item = Result<axum::body::Bytes, axum::Error>> + Send {
+    struct Lines {
+        inner: axum::body::BodyDataStream,
+        buffer: Vec<u8>,
+        ended: bool,
+    }
+    let lines = Lines { inner: body.into_data_stream(), buffer: Vec::new(), ended: false };
+    futures_util::stream::unfold(lines, |mut lines| async move {
+        use futures_util::StreamExt as _;
+        loop {
+            if let Some(last) = lines.buffer.iter().rposition(|b| *b == b'\n') {
+                let rest = lines.buffer.split_off(last + 1);
+                let complete = std::mem::replace(&mut lines.buffer, rest);
+                return Some((Ok(axum::body::Bytes::from(strip_sse_lines(complete))), lines));
+            }
+            if lines.buffer.len() > MAX_REWRITE_BODY || (lines.ended && !lines.buffer.is_empty()) {
+                let passed = std::mem::take(&mut lines.buffer);
+                return Some((Ok(axum::body::Bytes::from(passed)), lines));
+            }
+            if lines.ended {
+                return None;
+            }
+            match lines.inner.next().await {
+                Some(Ok(chunk)) => lines.buffer.extend_from_slice(&chunk),
+                Some(Err(error)) => {
+                    lines.ended = true;
+                    lines.buffer.clear();
+                    return Some((Err(error), lines));
+                }
+                None => lines.ended = true,
+            }
+        }
+    })
+}
+
+/// Complete SSE lines (each ending in `\n`), each `data:` line put right.
+fn strip_sse_lines(lines: Vec<u8>) -> Vec<u8> {
+    let needle = b"elicitationId";
+    if !lines.windows(needle.len()).any(|w| w == needle) {
+        return lines;
+    }
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines.split_inclusive(|b| *b == b'\n') {
+        let rewritten = line.strip_prefix(b"data:").and_then(|data| {
+            let ending = if data.ends_with(b"\r\n") { 2 } else { 1 };
+            let payload = &data[..data.len() - ending];
+            let payload = payload.strip_prefix(b" ").unwrap_or(payload);
+            rewrite_input_required(payload).map(|json| (json, &data[data.len() - ending..]))
+        });
+        match rewritten {
+            Some((json, ending)) => {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(&json);
+                out.extend_from_slice(ending);
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
 pub(super) fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
     // Cheap pre-check: most responses are not input-required results.
     let needle = b"elicitationId";
@@ -212,4 +422,37 @@ pub(super) fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
         }
     }
     serde_json::to_vec(&message).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use futures_util::StreamExt as _;
+    use serde_json::json;
+
+    use super::*;
+
+    /// An `input_required` result on an SSE stream loses `elicitationId`, however the stream is cut
+    /// into chunks; every other line passes byte for byte.
+    #[tokio::test]
+    async fn sse_events_lose_elicitation_id_whatever_the_chunks() {
+        let result = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {
+            "pay": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://p.example/1", "elicitationId": ""}}}}});
+        let pushed = json!({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {"mode": "url", "elicitationId": "x"}});
+        let stream = format!("id: 0\nretry: 3000\ndata: \n\ndata: {pushed}\n\ndata: {result}\r\n\n: ping\n\n");
+        for chunk in [1, 7, 64, stream.len()] {
+            let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                stream.as_bytes().chunks(chunk).map(|c| Ok(c.to_vec())).collect();
+            let body = Body::from_stream(futures_util::stream::iter(chunks));
+            let out: Vec<u8> = sse_stripped(body).map(|c| c.unwrap().to_vec()).collect::<Vec<_>>().await.concat();
+            let out = String::from_utf8(out).unwrap();
+            let expected = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {
+                "pay": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://p.example/1"}}}}});
+            assert_eq!(
+                out,
+                format!("id: 0\nretry: 3000\ndata: \n\ndata: {pushed}\n\ndata: {expected}\r\n\n: ping\n\n"),
+                "chunks of {chunk}"
+            );
+        }
+    }
 }

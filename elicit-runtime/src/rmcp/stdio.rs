@@ -9,6 +9,7 @@
 use std::io;
 use std::sync::Arc;
 
+use ::rmcp::{ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
@@ -134,6 +135,36 @@ fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     let mut out = serde_json::to_vec(&message).ok()?;
     out.push(b'\n');
     Some(out)
+}
+
+/// Serves any rmcp `ServerHandler` (yours, or an [`McpServer`](super::McpServer)) over a byte stream of
+/// newline-delimited JSON-RPC until `read` ends, with the wire fixes [`wire_layer`](super::wire_layer) makes on
+/// HTTP: a Multi Round-Trip request with mistyped params is answered `-32602` (rmcp would say
+/// "method not found"), URL-mode input requests lose `elicitationId`, and every 2026-07-28
+/// result carries the server's `Implementation` under `_meta["io.modelcontextprotocol/serverInfo"]`.
+/// `serve_io_with(server, tokio::io::stdin(), tokio::io::stdout())` serves stdio.
+///
+/// # Errors
+///
+/// An I/O error of the stream, or rmcp's failure to start the session.
+pub async fn serve_io_with<S, R, W>(service: S, read: R, write: W) -> std::io::Result<()>
+where
+    S: ServerHandler,
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    // rmcp is served on one end of a pipe; `stdio::pump` carries the lines between the stream
+    // and the other end, with the fixes the HTTP layers make.
+    let (rmcp_end, pump_end) = pipe();
+    let server_info = serde_json::to_value(service.get_info().server_info).unwrap_or(Value::Null);
+    let served = async move {
+        let running = service.serve(rmcp_end).await.map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok::<_, std::io::Error>(())
+    };
+    let pumped = pump(read, write, tokio::io::split(pump_end), server_info);
+    let (served, pumped) = tokio::join!(served, pumped);
+    served.and(pumped)
 }
 
 #[cfg(test)]

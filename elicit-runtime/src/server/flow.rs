@@ -40,8 +40,16 @@ pub enum UrlAnswer {
     Cancelled,
 }
 
-/// Why an ask could not produce an answer.
-#[derive(Debug, Clone, PartialEq)]
+/// Why a handler could not finish: an ask that could not produce an answer, or the handler's own
+/// error.
+///
+/// `?` converts any `std::error::Error + Send + Sync + 'static` into [`FlowError::Handler`], so a
+/// handler mixes asks and its own fallible work without `map_err`. That blanket conversion is why
+/// `FlowError` does not implement `std::error::Error` itself (as `anyhow::Error` does not): the
+/// two impls would overlap. [`FlowError::source`] gives the cause, and a `FlowError` converts into
+/// `Box<dyn Error + Send + Sync>` where an error trait object is wanted.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum FlowError {
     /// The client did not declare the capability the ask needs. Handle it (for example fall back
     /// to another mode), or let it propagate: the request then fails with `-32021` and
@@ -54,8 +62,43 @@ pub enum FlowError {
     InvalidInput(String),
     /// The store failed (`-32603`).
     Store(StoreError),
-    /// The handler failed for its own reasons (`-32603`).
+    /// The engine could not run the flow (`-32603`).
     Failed(String),
+    /// The handler's own error, kept whole. The engine answers it `-32603`; the rmcp adapter makes
+    /// it a tool result with `isError: true`, the model's to read.
+    Handler(Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl FlowError {
+    /// The handler's own error from anything that converts into a boxed error (a `String`, a
+    /// `&str`, any error type).
+    pub fn handler(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> FlowError {
+        FlowError::Handler(Arc::from(error.into()))
+    }
+
+    /// The underlying cause: the handler's error, or the store's.
+    pub fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FlowError::Handler(error) => Some(&**error),
+            FlowError::Store(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for FlowError {
+    /// Handler errors are equal only when they are the same error (one `Arc`).
+    fn eq(&self, other: &FlowError) -> bool {
+        match (self, other) {
+            (FlowError::Unsupported { required: a }, FlowError::Unsupported { required: b }) => a == b,
+            (FlowError::InvalidInput(a), FlowError::InvalidInput(b)) | (FlowError::Failed(a), FlowError::Failed(b)) => {
+                a == b
+            }
+            (FlowError::Store(a), FlowError::Store(b)) => a == b,
+            (FlowError::Handler(a), FlowError::Handler(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for FlowError {
@@ -64,11 +107,44 @@ impl std::fmt::Display for FlowError {
             FlowError::Unsupported { required } => write!(f, "client capability not declared: {required}"),
             FlowError::InvalidInput(message) | FlowError::Failed(message) => f.write_str(message),
             FlowError::Store(error) => write!(f, "{error}"),
+            FlowError::Handler(error) => write!(f, "{error}"),
         }
     }
 }
 
-impl std::error::Error for FlowError {}
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for FlowError {
+    fn from(error: E) -> FlowError {
+        FlowError::Handler(Arc::new(error))
+    }
+}
+
+/// A `FlowError` as an error trait object, for `?` in code that returns one.
+#[derive(Debug)]
+struct FlowFailure(FlowError);
+
+impl std::fmt::Display for FlowFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for FlowFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl From<FlowError> for Box<dyn std::error::Error + Send + Sync> {
+    fn from(error: FlowError) -> Self {
+        Box::new(FlowFailure(error))
+    }
+}
+
+impl From<FlowError> for Box<dyn std::error::Error> {
+    fn from(error: FlowError) -> Self {
+        Box::new(FlowFailure(error))
+    }
+}
 
 /// What a suspended round sends: the input requests and the payload to seal.
 pub(super) struct Suspension {

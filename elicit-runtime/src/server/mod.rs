@@ -206,6 +206,9 @@ impl From<FlowError> for EngineError {
                 EngineError { code: codes::INTERNAL_ERROR, message, data: None }
             }
             FlowError::Failed(message) => EngineError { code: codes::INTERNAL_ERROR, message, data: None },
+            FlowError::Handler(error) => {
+                EngineError { code: codes::INTERNAL_ERROR, message: error.to_string(), data: None }
+            }
         }
     }
 }
@@ -343,6 +346,12 @@ impl Engine {
     /// How many live tasks and URL-mode records this engine holds right now.
     pub fn live_stats(&self) -> LiveStats {
         self.counters.snapshot()
+    }
+
+    /// The bounds of 2025-era live sessions ([`EngineBuilder::live_config`]): a transport keeps a
+    /// session open at least as long as its longest wait.
+    pub fn live_config(&self) -> &LiveConfig {
+        &self.live
     }
 
     /// Runs `handler` once, live, on a 2025-era session: every ask is sent through the session's

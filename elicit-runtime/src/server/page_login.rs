@@ -15,7 +15,7 @@
 //!    `SameSite` cookie scoped to the step's page, and redirects to the page without the ticket
 //!    (so it is neither bookmarked nor sent on). Each later request names its user by
 //!    [`PageLogin::session_principal`], and the page records the decision under that identity: the
-//!    `by` of [`CompletionStore::complete`], which refuses anyone but the step's owner.
+//!    `by` of [`UrlCompletions::complete`](super::UrlCompletions::complete), which refuses anyone but the step's owner.
 //!
 //! The page, not this type, decides what an unsigned browser may do; a server with users should
 //! refuse an anonymous decision. API clients that present the server's own credentials (a bearer
@@ -25,7 +25,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
-//! use elicit_runtime::server::{CompletionStore, InProcessStore, PageLogin, PageLoginError};
+//! use elicit_runtime::server::{InProcessStore, PageLogin, PageLoginError, UrlCompletions};
 //! use elicit_runtime::state::KeyRing;
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
 use elicit_runtime::Elicit;
-use elicit_runtime::rmcp::{McpServer, TemplateError, TemplateMatch};
+use elicit_runtime::rmcp::{BuildError, McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::wire::ElicitResult;
 use rmcp::RoleServer;
@@ -489,8 +489,8 @@ fn level_rank(level: LoggingLevel) -> u8 {
     }
 }
 
-fn build(engine: Engine) -> Result<McpServer, TemplateError> {
-    Ok(McpServer::builder("elicit-conformance-server", env!("CARGO_PKG_VERSION"), engine)
+fn build(engine: Engine) -> Result<McpServer, BuildError> {
+    McpServer::builder("elicit-conformance-server", env!("CARGO_PKG_VERSION"), engine)
         .tool(tool("test_input_required_result_elicitation", "Asks for your name, then greets you"), elicitation)
         .tool(tool("test_input_required_result_sampling", "Asks the client's model for a completion"), sampling)
         .tool(tool("test_input_required_result_list_roots", "Asks the client for its roots"), roots)
@@ -632,9 +632,9 @@ fn build(engine: Engine) -> Result<McpServer, TemplateError> {
                 .with_description("JSON data for an id")
                 .with_mime_type("application/json"),
             template_data,
-        )?
+        )
         .completion(complete)
-        .build())
+        .build()
 }
 
 #[tokio::main]

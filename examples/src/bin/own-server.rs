@@ -1,31 +1,32 @@
 //! An rmcp server of its own — a `#[tool_router]` and a `ServerHandler` written here, no
 //! `McpServer` — whose tools mix a plain one (`ping`) with ones that ask through the engine: by
-//! form (`greet`) and by URL (`approve`, on the travel showcase's payment page, served by this
-//! same process).
+//! form (`greet`), by a form completing the tool's own arguments (`order`, with a `once`), and by
+//! URL (`approve`, on an approval page this same process serves). It uses only the public API of
+//! `elicit-runtime` and rmcp, as a server of yours would: every setting is explained where it is
+//! made.
 //!
 //! ```text
 //! own-server --listen 127.0.0.1:8080            # MCP at http://127.0.0.1:8080/mcp, page at /pay/{id}
 //! own-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
 //! ```
-//! Sealing keys come from `ELICIT_STATE_KEYS`, as for travel-server.
+//! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys, the first
+//! seals); without it, a random key that no other process shares.
 
 use std::borrow::Cow;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use elicit_examples::travel::{PaymentSummaries, PaymentSummary, payment_page_at};
-use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args};
-use elicit_runtime::Elicit;
-use elicit_runtime::rmcp::{DEFAULT_MAX_REQUEST_BODY, Elicitation, ToolCall, serve_io_with, wire_layer};
-use elicit_runtime::server::{Answer, Engine, FlowError, UrlAnswer};
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
-};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use serde_json::Value;
+use axum::extract::{Form, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use elicit_runtime::rmcp::prelude::*;
+use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
+use elicit_runtime::rmcp::rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
+use elicit_runtime::rmcp::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use elicit_runtime::rmcp::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use elicit_runtime::rmcp::{serve_io_with, wire_layer};
+use serde_json::{Value, json};
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";
 
@@ -37,17 +38,24 @@ struct Name {
     name: String,
 }
 
+/// What would you like?
+#[derive(Elicit)]
+struct Order {
+    /// What to order
+    #[elicit(min_length = 1, max_length = 40)]
+    item: String,
+    /// How many
+    #[elicit(minimum = 1, maximum = 9, default = 1)]
+    quantity: u8,
+}
+
 /// The server: its own state, its own router, and the engine it asks through.
 #[derive(Clone)]
 struct Desk {
     elicitation: Elicitation,
+    /// Where the approval page is reached, for the URLs the `approve` tool sends.
     public_url: Arc<str>,
-    summaries: PaymentSummaries,
     tool_router: ToolRouter<Desk>,
-}
-
-fn text(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(message.into())])
 }
 
 #[tool_router]
@@ -58,15 +66,32 @@ impl Desk {
         "pong".to_owned()
     }
 
-    /// Asks by form.
+    /// Asks by form. The handler returns a `String`; rmcp makes it the tool's text result.
     #[tool(description = "Asks your name, then greets you")]
     async fn greet(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
         call.run(&self.elicitation, |flow| async move {
             Ok(match flow.form::<Name>("name").await? {
-                Answer::Accepted(Name { name }) => text(format!("Hello, {name}!")),
-                Answer::Declined => text("You declined to give your name."),
-                Answer::Cancelled => text("Greeting cancelled."),
+                Answer::Accepted(Name { name }) => format!("Hello, {name}!"),
+                Answer::Declined => "You declined to give your name.".to_owned(),
+                Answer::Cancelled => "Greeting cancelled.".to_owned(),
             })
+        })
+        .await
+    }
+
+    /// Arguments completed by a form: `Parameters<Order>` gives the tool `Order`'s schema as its
+    /// `inputSchema` and lets incomplete arguments through (rmcp's own `Parameters` would refuse
+    /// them before the handler runs); `complete` asks only for what is missing or invalid.
+    #[tool(description = "Orders an item; asks for whatever the arguments leave out")]
+    async fn order(&self, call: ToolCall, order: Parameters<Order>) -> Result<CallToolResponse, ErrorData> {
+        call.run(&self.elicitation, |flow| async move {
+            let Answer::Accepted(order) = order.complete(&flow).await? else {
+                return Ok("Nothing ordered.".to_owned());
+            };
+            // A side effect after an ask runs inside `once`: on 2026-07-28 the handler is replayed
+            // from the top every round, and a client may replay any round it was given.
+            let number = flow.once("order-number", || async { Ok(order_number()?) }).await?;
+            Ok(format!("Order {number}: {} × {}.", order.quantity, order.item))
         })
         .await
     }
@@ -78,39 +103,45 @@ impl Desk {
             for step in 1..=3 {
                 flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}")))
                     .await
-                    .map_err(FlowError::Failed)?;
+                    .map_err(FlowError::handler)?;
             }
             flow.cancelled().await;
             // The client is gone from this call; the notification tells a test the handler saw it.
-            flow.progress(4.0, None, Some("cancelled")).await.map_err(FlowError::Failed)?;
-            Ok(text("cancelled"))
+            flow.progress(4.0, None, Some("cancelled")).await.map_err(FlowError::handler)?;
+            Ok("cancelled".to_owned())
         })
         .await
     }
 
-    /// Asks by URL: the approval happens on a page of this server.
+    /// Asks by URL: the approval happens on a page of this server (see `approval_page`). The
+    /// engine mints the step's id; the handler builds the page's URL from it.
     #[tool(description = "Sends you to a page to approve a transfer of €42.00")]
     async fn approve(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
-        let (public_url, summaries) = (self.public_url.clone(), self.summaries.clone());
+        let public_url = self.public_url.clone();
         call.run(&self.elicitation, |flow| async move {
-            let summary = PaymentSummary { amount: "€42.00".into(), trip: "a transfer to the desk".into() };
             let answer = flow
-                .url("approval", "Approve the transfer of €42.00 on our page.", |id| {
-                    summaries.record(id, summary);
-                    format!("{public_url}/pay/{id}")
-                })
+                .url("approval", "Approve the transfer of €42.00 on our page.", |id| format!("{public_url}/pay/{id}"))
                 .await?;
-            Ok(match answer {
+            let text = match answer {
                 UrlAnswer::Completed(outcome) if outcome.get("approved") == Some(&Value::Bool(true)) => {
-                    text("Transfer approved.")
+                    "Transfer approved."
                 }
-                UrlAnswer::Completed(_) => text("Transfer denied on the page."),
-                UrlAnswer::Declined => text("You declined to open the page."),
-                UrlAnswer::Cancelled => text("Transfer cancelled."),
-            })
+                UrlAnswer::Completed(_) => "Transfer denied on the page.",
+                UrlAnswer::Declined => "You declined to open the page.",
+                UrlAnswer::Cancelled => "Transfer cancelled.",
+            };
+            Ok(text.to_owned())
         })
         .await
     }
+}
+
+/// An order number, from the system's randomness (which may fail: `?` makes it the tool's
+/// `isError` result).
+fn order_number() -> Result<String, std::io::Error> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(format!("#{:08X}", u32::from_be_bytes(bytes)))
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -120,48 +151,151 @@ impl ServerHandler for Desk {
             .with_server_info(Implementation::new("own-server", env!("CARGO_PKG_VERSION")))
     }
 
+    /// The revisions the engine speaks. rmcp's default also offers 2025-03-26 and 2024-11-05,
+    /// which the engine would serve as 2026-07-28; with this list such a client is answered with
+    /// a 2025 revision it may accept or leave.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Owned(vec![ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28])
+        Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
     }
 }
 
-async fn run() -> std::io::Result<()> {
-    elicit_examples::init_log();
-    let options = parse_args(std::env::args().skip(1), USAGE, &["page-listen"]).unwrap_or_else(|e| exit_usage(&e));
-    let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
-    let engine = Engine::builder("own-server", keys.ring).build();
-    let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
-    let listener = tokio::net::TcpListener::bind(http_addr).await?;
-    let public_url = format!("http://{}", listener.local_addr()?);
-    let store = engine.url_completions().clone();
-    let summaries = PaymentSummaries::new(store.clone());
-    let page = payment_page_at(store, keys.page_secrets, summaries.clone(), &public_url);
-    let desk = Desk {
-        elicitation: Elicitation::new(engine),
-        public_url: Arc::from(public_url.as_str()),
-        summaries,
-        tool_router: Desk::tool_router(),
+/// The approval page: what any URL-mode step needs from a page of yours. It shows what is
+/// asked, and on the user's decision records the step's outcome in the engine's completion
+/// store with `complete(id, outcome, by)`; the engine, waiting on the same store, resumes the
+/// flow. `by` is the principal the page authenticated (none here: a real page identifies its
+/// user, and the store refuses a step minted for another principal). The form carries a random
+/// token also set as a cookie, so another site cannot post a decision on the user's behalf.
+fn approval_page(elicitation: Elicitation) -> axum::Router {
+    axum::Router::new()
+        .route("/pay/{id}", axum::routing::get(show))
+        .route("/pay/{id}/{decision}", axum::routing::post(decide))
+        .with_state(elicitation)
+}
+
+async fn show(Path(id): Path<String>) -> Response {
+    let Ok(token) = order_number() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "no randomness for the form token").into_response();
     };
-    match options.transport {
-        Transport::Http(_) => {
+    let token = token.trim_start_matches('#').to_owned();
+    let id = escape(&id);
+    let page = format!(
+        "<!doctype html><title>Approve</title><p>Approve the transfer of €42.00?</p>\
+         <form method=post action=\"/pay/{id}/approve\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>Approve</button></form>\
+         <form method=post action=\"/pay/{id}/deny\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>Deny</button></form>"
+    );
+    let cookie = format!("pay_nonce={token}; Path=/pay; HttpOnly; SameSite=Strict");
+    ([(header::SET_COOKIE, cookie)], Html(page)).into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct Decision {
+    csrf: String,
+}
+
+async fn decide(
+    State(elicitation): State<Elicitation>,
+    Path((id, decision)): Path<(String, String)>,
+    headers: HeaderMap,
+    Form(form): Form<Decision>,
+) -> Response {
+    let cookie = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';'));
+    let nonce = cookie.filter_map(|c| c.trim().strip_prefix("pay_nonce=")).next();
+    if nonce != Some(form.csrf.as_str()) || form.csrf.is_empty() {
+        return (StatusCode::FORBIDDEN, "the form was not sent from this page").into_response();
+    }
+    let approved = match decision.as_str() {
+        "approve" => true,
+        "deny" => false,
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    match elicitation.engine().url_completions().complete(&id, json!({ "approved": approved }), None).await {
+        Ok(true) => Html("Recorded: you can return to your client.").into_response(),
+        Ok(false) => (StatusCode::NOT_FOUND, "this step is unknown, expired or already decided").into_response(),
+        // The store's detail (its host, what failed) is for the log, not the page.
+        Err(error) => {
+            eprintln!("own-server: the completion store failed: {error}");
+            (StatusCode::SERVICE_UNAVAILABLE, "try again later").into_response()
+        }
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The transport and addresses from the command line.
+enum Listen {
+    Http(SocketAddr),
+    Stdio(SocketAddr),
+}
+
+fn parse_args() -> Result<Listen, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let addr = |value: Option<&String>| -> Result<SocketAddr, String> {
+        value.ok_or_else(|| USAGE.to_owned())?.parse().map_err(|e| format!("{USAGE}: {e}"))
+    };
+    match args.first().map(String::as_str) {
+        Some("--listen") if args.len() == 2 => Ok(Listen::Http(addr(args.get(1))?)),
+        Some("--stdio") if args.len() == 1 => Ok(Listen::Stdio(SocketAddr::from(([127, 0, 0, 1], 0)))),
+        Some("--stdio") if args.len() == 3 && args[1] == "--page-listen" => Ok(Listen::Stdio(addr(args.get(2))?)),
+        _ => Err(USAGE.to_owned()),
+    }
+}
+
+/// The sealing keys: every instance that may see a flow's rounds shares them.
+fn keys() -> Result<KeyRing, String> {
+    match std::env::var("ELICIT_STATE_KEYS") {
+        Ok(list) if !list.trim().is_empty() => {
+            KeyRing::from_base64_list(&list).map_err(|e| format!("ELICIT_STATE_KEYS: {e}"))
+        }
+        _ => {
+            eprintln!("warning: ELICIT_STATE_KEYS is not set; sealing with a random key no other process shares");
+            Ok(KeyRing::generate())
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let listen = parse_args()?;
+    // The engine's name is the audience sealed into every `requestState`: a state minted by
+    // another server is refused.
+    let engine = Engine::builder("own-server", keys()?).build();
+    let elicitation = Elicitation::new(engine);
+    let page_addr = match listen {
+        Listen::Http(addr) | Listen::Stdio(addr) => addr,
+    };
+    let listener = tokio::net::TcpListener::bind(page_addr).await.map_err(|e| e.to_string())?;
+    let public_url = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
+    // The page shares the engine (its completion store) with the tools.
+    let page = approval_page(elicitation.clone());
+    let desk = Desk { elicitation, public_url: Arc::from(public_url.as_str()), tool_router: Desk::tool_router() };
+    match listen {
+        Listen::Http(_) => {
+            // rmcp's defaults, but for the Origin check. They answer 2026-07-28 calls as SSE
+            // streams (the wire layer puts those right too), keep 2025-era sessions for clients
+            // that open with `initialize` (their pushed asks travel on the call's SSE stream),
+            // accept only loopback `Host`s (name yours for a real deployment) and bodies up to
+            // 4 MiB. The Origin check is not on by default: a page on another site must not
+            // reach a local server through the user's browser (DNS rebinding), so only pages of
+            // this machine may send an `Origin`; requests without one (not from a browser) pass.
             let config = StreamableHttpServerConfig::default()
-                .with_json_response(true)
-                .with_sse_keep_alive(None)
-                .with_max_request_body_bytes(DEFAULT_MAX_REQUEST_BODY);
+                .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+                .enforce_origin_validation();
             let service = StreamableHttpService::new(
+                // Each connection gets its own cap on outstanding 2025-era asks.
                 move || Ok(Desk { elicitation: desk.elicitation.for_connection(), ..desk.clone() }),
                 Arc::new(LocalSessionManager::default()),
-                config,
+                config.clone(),
             );
-            let app =
-                wire_layer(axum::Router::new().nest_service("/mcp", service), DEFAULT_MAX_REQUEST_BODY).merge(page);
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            axum::serve(listener, app).await
+            // The wire layer reads the same config (hosts, origins, body bound).
+            let app = wire_layer(axum::Router::new().nest_service("/mcp", service), &config).merge(page);
+            eprintln!("listening on {public_url}/mcp");
+            axum::serve(listener, app).await.map_err(|e| e.to_string())
         }
-        Transport::Stdio => {
+        Listen::Stdio(_) => {
             eprintln!("payment page at {public_url}/pay/{{id}}");
             tokio::spawn(async move { axum::serve(listener, page).await });
-            serve_io_with(desk, tokio::io::stdin(), tokio::io::stdout()).await
+            serve_io_with(desk, tokio::io::stdin(), tokio::io::stdout()).await.map_err(|e| e.to_string())
         }
     }
 }
@@ -170,6 +304,6 @@ async fn run() -> std::io::Result<()> {
 async fn main() {
     if let Err(error) = run().await {
         eprintln!("own-server: {error}");
-        std::process::exit(1);
+        std::process::exit(2);
     }
 }

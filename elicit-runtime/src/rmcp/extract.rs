@@ -9,22 +9,26 @@
 //! one layer: [`wire_layer`](super::wire_layer) on HTTP, [`serve_io_with`](super::serve_io_with)
 //! on stdio.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
 use ::rmcp::RoleServer;
 use ::rmcp::handler::server::common::FromContextPart;
+use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::handler::server::tool::ToolCallContext;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ErrorData, ProgressNotificationParam,
+    CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult,
 };
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::handler::{RmcpPeer, engine_error, input_required};
+use super::convert::{handler_error_result, input_required, responses_value};
 use super::http::refuse_marked;
-use crate::server::{AskLimit, Engine, Flow, FlowError, LiveFuture, LiveSession, Outcome, Request, RequestHandle};
+use super::peer::{RmcpPeer, RmcpRequest};
+use crate::Elicit;
+use crate::server::{Answer, AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request, RequestHandle};
 use crate::wire::{self, LegacyVersion};
 
 /// The code rmcp's peers use for a request cancelled before it finished.
@@ -126,31 +130,38 @@ impl Elicitation {
             // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
             // dropped connection cancel the call's token: the task is dropped with its records.
             return tokio::select! {
-                result = live => result.map(Outcome::Complete).map_err(engine_error),
+                result = live => result.map(Outcome::Complete).map_err(ErrorData::from),
                 () = ctx.ct.cancelled() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
             };
         }
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let request = request.meta(Some(meta));
-        self.engine.run(&request, handler).await.map_err(engine_error)
+        self.engine.run(&request, handler).await.map_err(ErrorData::from)
     }
 
     /// Runs one round of the tool `handler` for an rmcp `tools/call`, answering with rmcp's
     /// complete or input-required result: what a `call_tool` of your own `ServerHandler` returns.
     ///
+    /// The handler returns anything rmcp turns into a tool result (`String`, `CallToolResult`,
+    /// `Json<T>`, ...). Its own error ([`FlowError::Handler`], what `?` makes of any error type)
+    /// becomes a tool result with `isError: true` carrying the error's message and causes, for the
+    /// model to read; the engine's errors (an undeclared capability, invalid input, the store)
+    /// stay JSON-RPC errors.
+    ///
     /// # Errors
     ///
     /// `-32602` for mistyped Multi Round-Trip params (marked by [`wire_layer`](super::wire_layer))
     /// or a state the engine refuses; the engine's other errors as it chose them.
-    pub async fn call_tool<F, Fut>(
+    pub async fn call_tool<T, F, Fut>(
         &self,
         request: CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
         handler: F,
     ) -> Result<CallToolResponse, ErrorData>
     where
+        T: IntoCallToolResult,
         F: FnOnce(Flow) -> Fut,
-        Fut: Future<Output = Result<CallToolResult, FlowError>>,
+        Fut: Future<Output = Result<T, FlowError>>,
     {
         refuse_marked(ctx)?;
         let arguments = request.arguments.map(Value::Object);
@@ -159,7 +170,51 @@ impl Elicitation {
             .arguments(arguments.as_ref())
             .input_responses(responses.as_ref())
             .request_state(request.request_state.as_deref());
-        tool_response(self.run(round, ctx, handler).await?)
+        let handler = |flow: Flow| {
+            let running = handler(flow);
+            async move {
+                match running.await {
+                    Ok(value) => Ok(Ok(value)),
+                    Err(FlowError::Handler(error)) => Ok(Err(error)),
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        match self.run(round, ctx, handler).await? {
+            Outcome::Complete(Ok(value)) => value.into_call_tool_result(),
+            Outcome::Complete(Err(error)) => Ok(CallToolResponse::Complete(handler_error_result(&*error))),
+            Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
+        }
+    }
+
+    /// Runs one round of the prompt `handler` for an rmcp `prompts/get`, answering with rmcp's
+    /// complete or input-required result: what a `get_prompt` of your own `ServerHandler`
+    /// returns. A handler's own error is answered `-32603` (a prompt result has no `isError`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::call_tool`].
+    pub async fn get_prompt<F, Fut>(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: &RequestContext<RoleServer>,
+        handler: F,
+    ) -> Result<GetPromptResponse, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<GetPromptResult, FlowError>>,
+    {
+        refuse_marked(ctx)?;
+        let arguments = request.arguments.map(Value::Object);
+        let responses = responses_value(request.input_responses);
+        let round = Request::new(wire::PROMPTS_GET, &request.name)
+            .arguments(arguments.as_ref())
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        match self.run(round, ctx, handler).await? {
+            Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
+            Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
+        }
     }
 
     /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
@@ -175,18 +230,6 @@ impl Elicitation {
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
         Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
     }
-}
-
-/// A tool's outcome as rmcp's `tools/call` response.
-pub(super) fn tool_response(outcome: Outcome<CallToolResult>) -> Result<CallToolResponse, ErrorData> {
-    match outcome {
-        Outcome::Complete(result) => Ok(CallToolResponse::Complete(result)),
-        Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
-    }
-}
-
-pub(super) fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
-    responses.map(|r| Value::Object(r.into_iter().collect()))
 }
 
 /// A `tools/call` as the engine needs it: the extractor for a `#[tool]` that asks through a
@@ -253,10 +296,11 @@ impl ToolCall {
     /// # Errors
     ///
     /// As [`Elicitation::call_tool`].
-    pub async fn run<F, Fut>(self, elicitation: &Elicitation, handler: F) -> Result<CallToolResponse, ErrorData>
+    pub async fn run<T, F, Fut>(self, elicitation: &Elicitation, handler: F) -> Result<CallToolResponse, ErrorData>
     where
+        T: IntoCallToolResult,
         F: FnOnce(Flow) -> Fut,
-        Fut: Future<Output = Result<CallToolResult, FlowError>>,
+        Fut: Future<Output = Result<T, FlowError>>,
     {
         elicitation.call_tool(self.request, &self.ctx, handler).await
     }
@@ -272,34 +316,168 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for ToolCall {
     }
 }
 
-/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`].
-struct RmcpRequest(RequestContext<RoleServer>);
+/// A `prompts/get` as the engine needs it, beside [`ToolCall`]: built in a `get_prompt` of your
+/// own `ServerHandler` from the request and context rmcp hands it, then [`PromptCall::run`].
+///
+/// rmcp's `#[prompt_router]` passes a prompt neither `inputResponses` nor `requestState`, so a
+/// prompt that asks on 2026-07-28 is served from `get_prompt` itself rather than from the router:
+///
+/// ```no_run
+/// use elicit_runtime::rmcp::prelude::*;
+/// use elicit_runtime::rmcp::rmcp::model::{GetPromptRequestParams, GetPromptResponse, GetPromptResult, PromptMessage, Role};
+/// use elicit_runtime::rmcp::rmcp::service::RequestContext;
+/// use elicit_runtime::rmcp::rmcp::{RoleServer, ServerHandler};
+///
+/// /// Which topic?
+/// #[derive(Elicit)]
+/// struct Topic {
+///     topic: String,
+/// }
+///
+/// #[derive(Clone)]
+/// struct Prompts {
+///     elicitation: Elicitation,
+/// }
+///
+/// impl ServerHandler for Prompts {
+///     async fn get_prompt(
+///         &self,
+///         request: GetPromptRequestParams,
+///         ctx: RequestContext<RoleServer>,
+///     ) -> Result<GetPromptResponse, ErrorData> {
+///         PromptCall::new(request, ctx)
+///             .run(&self.elicitation, |flow| async move {
+///                 let topic = match flow.form::<Topic>("topic").await? {
+///                     Answer::Accepted(Topic { topic }) => topic,
+///                     Answer::Declined | Answer::Cancelled => "anything".to_owned(),
+///                 };
+///                 let text = format!("Write a haiku about {topic}.");
+///                 Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]))
+///             })
+///             .await
+///     }
+/// }
+/// ```
+#[derive(Debug)]
+pub struct PromptCall {
+    request: GetPromptRequestParams,
+    ctx: RequestContext<RoleServer>,
+}
 
-impl RequestHandle for RmcpRequest {
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> LiveFuture<'_, Result<(), String>> {
-        Box::pin(async move {
-            // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
-            let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
-            let mut params = ProgressNotificationParam::new(token, progress);
-            params.total = total;
-            params.message = message;
-            self.0.peer.notify_progress(params).await.map_err(|error| {
-                tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
-                "the connection to the client failed".to_owned()
-            })
-        })
+impl PromptCall {
+    /// The call rmcp handed to `get_prompt`.
+    pub fn new(request: GetPromptRequestParams, ctx: RequestContext<RoleServer>) -> PromptCall {
+        PromptCall { request, ctx }
     }
 
-    fn is_cancelled(&self) -> bool {
-        self.0.ct.is_cancelled()
+    /// The name of the prompt asked for.
+    pub fn name(&self) -> &str {
+        &self.request.name
     }
 
-    fn cancelled(&self) -> LiveFuture<'_, ()> {
-        Box::pin(self.0.ct.cancelled())
+    /// The request context of the call (its `_meta`, peer, extensions, cancellation token).
+    pub fn context(&self) -> &RequestContext<RoleServer> {
+        &self.ctx
+    }
+
+    /// Runs one round of `handler` on `elicitation`'s engine.
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::get_prompt`].
+    pub async fn run<F, Fut>(self, elicitation: &Elicitation, handler: F) -> Result<GetPromptResponse, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<GetPromptResult, FlowError>>,
+    {
+        elicitation.get_prompt(self.request, &self.ctx, handler).await
+    }
+}
+
+/// The input request key under which [`Parameters::complete`] asks for missing arguments.
+pub const ARGUMENTS_KEY: &str = "arguments";
+
+/// A `#[tool]`'s arguments as `T`, completed by a form when the model left some out or sent
+/// invalid ones: the extractor to use instead of rmcp's `Parameters<T>` in a tool that asks.
+///
+/// rmcp's `Parameters<T>` decodes the arguments before the handler runs, so incomplete arguments
+/// are refused and the form never appears. This one decodes nothing when extracted; the
+/// arguments stay in the call, and [`Parameters::complete`] reads them through the engine
+/// ([`Flow::complete_args`]): complete and valid, they are the answer at once; otherwise a form
+/// asks for exactly the missing or invalid fields. Its name is `Parameters` on purpose: rmcp's
+/// `#[tool]` macro takes a tool's `inputSchema` from the argument whose type is named
+/// `Parameters`, so the tool advertises `T`'s `requestedSchema` with no `input_schema = ..`.
+///
+/// ```no_run
+/// use elicit_runtime::rmcp::prelude::*;
+/// use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
+/// use elicit_runtime::rmcp::rmcp::{tool, tool_handler, tool_router, ServerHandler};
+///
+/// /// Where to?
+/// #[derive(Elicit)]
+/// struct Trip {
+///     /// Destination city
+///     to: String,
+///     #[elicit(minimum = 1, maximum = 9, default = 1)]
+///     travellers: u8,
+/// }
+///
+/// #[derive(Clone)]
+/// struct Agency {
+///     elicitation: Elicitation,
+///     tool_router: ToolRouter<Agency>,
+/// }
+///
+/// #[tool_router]
+/// impl Agency {
+///     #[tool(description = "Books a trip; asks for whatever the arguments leave out")]
+///     async fn book(&self, call: ToolCall, trip: Parameters<Trip>) -> Result<CallToolResponse, ErrorData> {
+///         call.run(&self.elicitation, |flow| async move {
+///             Ok(match trip.complete(&flow).await? {
+///                 Answer::Accepted(trip) => format!("Booked {} to {}", trip.travellers, trip.to),
+///                 Answer::Declined | Answer::Cancelled => "No booking made.".to_owned(),
+///             })
+///         })
+///         .await
+///     }
+/// }
+///
+/// #[tool_handler(router = self.tool_router)]
+/// impl ServerHandler for Agency {}
+/// ```
+pub struct Parameters<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> std::fmt::Debug for Parameters<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Parameters<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T: Elicit> Parameters<T> {
+    /// The call's arguments as `T`, asking under [`ARGUMENTS_KEY`] for whatever is missing or
+    /// invalid.
+    ///
+    /// # Errors
+    ///
+    /// As [`Flow::complete_args`].
+    pub async fn complete(&self, flow: &Flow) -> Result<Answer<T>, FlowError> {
+        flow.complete_args::<T>(ARGUMENTS_KEY).await
+    }
+}
+
+impl<S, T> FromContextPart<ToolCallContext<'_, S>> for Parameters<T> {
+    fn from_context_part(_context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        Ok(Parameters(std::marker::PhantomData))
+    }
+}
+
+/// The tool's `inputSchema`: `T`'s `requestedSchema`, which the engine completes against.
+impl<T: Elicit + 'static> schemars::JsonSchema for Parameters<T> {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Owned(std::any::type_name::<T>().rsplit("::").next().unwrap_or("Parameters").to_owned())
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::__private::json_schema_of::<T>()
     }
 }

@@ -6,21 +6,22 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ::rmcp::RoleServer;
+use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
 
 use crate::server::{Engine, Flow, FlowError};
 
-use super::own::Elicitation;
+use super::super::extract::Elicitation;
+use super::sessions::SessionLimits;
 use super::uri_template::UriTemplate;
 use super::{
     DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
     RawPromptHandler, RawToolHandler, Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate,
-    TemplateHandler, ToolHandler,
+    TemplateHandler, ToolHandler, ToolResponse,
 };
 
 /// A resource template [`McpServerBuilder::resource_template`] cannot serve: not RFC 6570 level 1.
@@ -45,6 +46,79 @@ impl std::fmt::Display for TemplateError {
 
 impl std::error::Error for TemplateError {}
 
+/// One thing [`McpServerBuilder::build`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildProblem {
+    /// Two tools with this name.
+    DuplicateTool(String),
+    /// Two prompts with this name.
+    DuplicatePrompt(String),
+    /// Two resources with this URI.
+    DuplicateResource(String),
+    /// Two resource templates with this URI template.
+    DuplicateTemplate(String),
+    /// A resource template that cannot be served.
+    Template(TemplateError),
+}
+
+impl std::fmt::Display for BuildProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildProblem::DuplicateTool(name) => write!(f, "tool `{name}` is registered more than once"),
+            BuildProblem::DuplicatePrompt(name) => write!(f, "prompt `{name}` is registered more than once"),
+            BuildProblem::DuplicateResource(uri) => write!(f, "resource `{uri}` is registered more than once"),
+            BuildProblem::DuplicateTemplate(uri) => {
+                write!(f, "resource template `{uri}` is registered more than once")
+            }
+            BuildProblem::Template(error) => error.fmt(f),
+        }
+    }
+}
+
+/// Why [`McpServerBuilder::build`] refused: every problem it found, in the order found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    problems: Vec<BuildProblem>,
+}
+
+impl BuildError {
+    /// Every problem found.
+    pub fn problems(&self) -> &[BuildProblem] {
+        &self.problems
+    }
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the MCP server cannot be built: ")?;
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            problem.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Each name of `names` seen before, once, as `problem(name)`.
+fn duplicates<'a>(
+    names: impl Iterator<Item = &'a str>,
+    problem: fn(String) -> BuildProblem,
+    problems: &mut Vec<BuildProblem>,
+) {
+    let mut seen = std::collections::HashSet::new();
+    let mut reported = std::collections::HashSet::new();
+    for name in names {
+        if !seen.insert(name) && reported.insert(name) {
+            problems.push(problem(name.to_owned()));
+        }
+    }
+}
+
 /// A URI read through a resource template: the URI and the value of each template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -63,13 +137,19 @@ impl TemplateMatch {
 }
 
 impl McpServerBuilder {
-    /// Adds a tool whose handler runs under the engine.
-    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    /// Adds a tool whose handler runs under the engine. The handler returns anything rmcp turns
+    /// into a tool result (`String`, `CallToolResult`, `Json<T>`, ...); its own error becomes a
+    /// result with `isError: true` (see [`Elicitation::call_tool`]).
+    pub fn tool<T, F, Fut>(mut self, tool: Tool, handler: F) -> Self
     where
+        T: IntoCallToolResult + Send + 'static,
         F: Fn(Flow) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult, FlowError>> + Send + 'static,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
     {
-        let handler: FlowHandler<CallToolResult> = Arc::new(move |flow| Box::pin(handler(flow)));
+        let handler: FlowHandler<ToolResponse> = Arc::new(move |flow| {
+            let running = handler(flow);
+            Box::pin(async move { running.await.map(IntoCallToolResult::into_call_tool_result) })
+        });
         self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Flow(handler) });
         self
     }
@@ -144,26 +224,30 @@ impl McpServerBuilder {
     ///
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
     /// let server = McpServer::builder("shop", "1.0.0", engine)
-    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)?
-    ///     .build();
-    /// # Ok::<(), elicit_runtime::rmcp::TemplateError>(())
+    ///     .resource_template(ResourceTemplate::new("shop://items/{id}", "items").with_mime_type("text/plain"), item)
+    ///     .build()?;
+    /// # Ok::<(), elicit_runtime::rmcp::BuildError>(())
     /// ```
     ///
-    /// # Errors
-    ///
-    /// [`TemplateError`] if the template is not level 1 (operators such as `{+path}`, lists such
-    /// as `{a,b}`, modifiers such as `{a*}`, a variable named twice, or unbalanced braces): the
-    /// matcher would not know what such a template matches.
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
+    /// A template that is not level 1 (operators such as `{+path}`, lists such as `{a,b}`,
+    /// modifiers such as `{a*}`, a variable named twice, or unbalanced braces) makes
+    /// [`McpServerBuilder::build`] fail with a [`TemplateError`]: the matcher would not know what
+    /// such a template matches.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(TemplateMatch, Flow) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, FlowError>> + Send + 'static,
     {
-        let pattern = UriTemplate::parse(&template.uri_template)
-            .map_err(|reason| TemplateError { name: template.name.clone(), reason })?;
-        let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
-        self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
-        Ok(self)
+        match UriTemplate::parse(&template.uri_template) {
+            Ok(pattern) => {
+                let handler: TemplateHandler = Arc::new(move |matched, flow| Box::pin(handler(matched, flow)));
+                self.inner.templates.push(RegisteredTemplate { template, pattern, handler });
+            }
+            Err(reason) => {
+                self.problems.push(BuildProblem::Template(TemplateError { name: template.name.clone(), reason }));
+            }
+        }
+        self
     }
 
     /// Answers `completion/complete` with `handler` and advertises the `completions` capability.
@@ -188,7 +272,7 @@ impl McpServerBuilder {
     /// # use elicit_runtime::server::Engine;
     /// # use elicit_runtime::state::KeyRing;
     /// let engine = Engine::builder("shop", KeyRing::generate()).build();
-    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build();
+    /// let server = McpServer::builder("shop", "1.0.0", engine).allowed_origins(["https://app.example.com"]).build().unwrap();
     /// ```
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.inner.http.allowed_origins.extend(origins.into_iter().map(Into::into));
@@ -216,6 +300,36 @@ impl McpServerBuilder {
         self
     }
 
+    /// At most `sessions` 2025-era sessions open at once on [`McpServer::http_router`] (default
+    /// [`DEFAULT_MAX_SESSIONS`](super::DEFAULT_MAX_SESSIONS)). An `initialize` past the cap is
+    /// refused with HTTP 503 and a JSON-RPC error saying so; 2026-07-28 requests, which open no
+    /// session, are not counted.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.inner.sessions.max_sessions = sessions;
+        self
+    }
+
+    /// At most `sessions` 2025-era sessions open at once per client (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`](super::DEFAULT_MAX_SESSIONS_PER_CLIENT)). A client is
+    /// its authenticated [`Principal`](super::Principal) when your middleware put one in the
+    /// request, else its IP address when the router is served with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`, else every client counts as one.
+    /// An `initialize` past the cap is refused with HTTP 429 and a JSON-RPC error saying so.
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.inner.sessions.max_per_client = sessions;
+        self
+    }
+
+    /// How long a 2025-era session may stay without any event before it is closed (default
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`](super::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
+    /// longest wait of the engine's [`LiveConfig`](crate::server::LiveConfig) (an ask, a URL
+    /// page) plus a few seconds: a session must outlive the asks parked in it, so a shorter
+    /// setting is raised to that.
+    pub fn session_keep_alive(mut self, keep_alive: std::time::Duration) -> Self {
+        self.inner.sessions.keep_alive = keep_alive;
+        self
+    }
+
     /// Instructions returned by `server/discover`.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.inner.instructions = Some(instructions.into());
@@ -223,9 +337,33 @@ impl McpServerBuilder {
     }
 
     /// The server.
-    pub fn build(self) -> McpServer {
-        let connection = self.inner.elicitation.for_connection();
-        McpServer { inner: Arc::new(self.inner), connection }
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] with every problem found at once: two tools, prompts, resources (same URI)
+    /// or resource templates (same URI template) registered under one name, and every template
+    /// [`McpServerBuilder::resource_template`] could not parse. A second registration would
+    /// otherwise be shadowed by the first without a word.
+    pub fn build(self) -> Result<McpServer, BuildError> {
+        let mut problems = self.problems;
+        let inner = self.inner;
+        duplicates(inner.tools.iter().map(|t| t.spec.name.as_ref()), BuildProblem::DuplicateTool, &mut problems);
+        duplicates(inner.prompts.iter().map(|p| p.prompt.name.as_str()), BuildProblem::DuplicatePrompt, &mut problems);
+        duplicates(
+            inner.resources.iter().map(|r| r.resource.uri.as_str()),
+            BuildProblem::DuplicateResource,
+            &mut problems,
+        );
+        duplicates(
+            inner.templates.iter().map(|t| t.template.uri_template.as_str()),
+            BuildProblem::DuplicateTemplate,
+            &mut problems,
+        );
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let connection = inner.elicitation.for_connection();
+        Ok(McpServer { inner: Arc::new(inner), connection })
     }
 }
 
@@ -243,7 +381,9 @@ impl McpServer {
                 templates: Vec::new(),
                 completion: None,
                 http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
+                sessions: SessionLimits::default(),
             },
+            problems: Vec::new(),
         }
     }
 }

@@ -1,0 +1,125 @@
+//! The peer a handler talks to: a 2025-era client's pushed requests and notifications, and a
+//! request's progress and cancellation, over rmcp.
+
+use ::rmcp::RoleServer;
+use ::rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, CustomNotification, CustomRequest, ProgressNotificationParam,
+    RequestId, ServerNotification, ServerRequest,
+};
+use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, ServiceError};
+use serde_json::Value;
+
+use crate::server::{LiveFuture, LivePeer, RequestHandle};
+
+/// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
+/// so rmcp routes each request onto that call's stream.
+pub(super) struct RmcpPeer(pub(super) Peer<RoleServer>);
+
+impl LivePeer for RmcpPeer {
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+        // A custom request carries exactly the revision's params (no `mode` on 2025-06-18);
+        // rmcp's typed elicitation always writes one.
+        let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
+        Box::pin(async move {
+            let sent = self.0.send_cancellable_request(request, PeerRequestOptions::no_options()).await;
+            let answered = match sent {
+                Ok(handle) => {
+                    // Dropped before the client answers (the ask timed out, the call was
+                    // cancelled or dropped): the client is told to stop asking its user.
+                    let guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
+                    let answered = handle.await_response().await;
+                    guard.disarm();
+                    answered
+                }
+                Err(error) => Err(error),
+            };
+            match answered {
+                Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
+                Err(ServiceError::McpError(error)) => Err(format!(
+                    "the client answered with error {}: {}",
+                    error.code.0,
+                    crate::wire::clip(&error.message)
+                )),
+                // Transport detail is for the server's log; the handler's error reaches the client.
+                Err(error) => {
+                    tracing::warn!(target: "elicit_runtime", %error, method, "a request to a 2025-era client failed in transport");
+                    Err("the connection to the client failed".to_owned())
+                }
+            }
+        })
+    }
+
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
+        let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
+        Box::pin(async move {
+            self.0.send_notification(notification).await.map_err(|error| {
+                tracing::warn!(target: "elicit_runtime", %error, method, "a notification to a 2025-era client failed in transport");
+                "the connection to the client failed".to_owned()
+            })
+        })
+    }
+}
+
+/// Sends `notifications/cancelled` for a pushed request when dropped armed: the server stopped
+/// waiting for the answer.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleServer>>,
+    id: RequestId,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.peer = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the server stopped waiting for this answer".to_owned()),
+        );
+        let notification = ServerNotification::CancelledNotification(CancelledNotification::new(params));
+        // Dropping runs outside any task that could await: the notification goes on its own.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = peer.send_notification(notification).await {
+                    tracing::debug!(target: "elicit_runtime", %error, "notifications/cancelled could not be sent");
+                }
+            });
+        }
+    }
+}
+
+/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`].
+pub(super) struct RmcpRequest(pub(super) RequestContext<RoleServer>);
+
+impl RequestHandle for RmcpRequest {
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> LiveFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
+            let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
+            let mut params = ProgressNotificationParam::new(token, progress);
+            params.total = total;
+            params.message = message;
+            self.0.peer.notify_progress(params).await.map_err(|error| {
+                tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
+                "the connection to the client failed".to_owned()
+            })
+        })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.0.ct.is_cancelled()
+    }
+
+    fn cancelled(&self) -> LiveFuture<'_, ()> {
+        Box::pin(self.0.ct.cancelled())
+    }
+}

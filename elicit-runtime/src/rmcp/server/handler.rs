@@ -1,0 +1,197 @@
+//! The rmcp `ServerHandler` of an [`McpServer`]: each request run on the engine (statelessly, or
+//! live in a 2025-era session), and the engine's outcomes converted to rmcp's results.
+
+use std::borrow::Cow;
+
+use ::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams, CompleteResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult, ListResourceTemplatesRequestMethod,
+    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams,
+    ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+};
+use ::rmcp::service::RequestContext;
+use ::rmcp::{RoleServer, ServerHandler};
+
+use crate::server::{Flow, FlowError, Outcome, Request};
+use crate::wire;
+
+use super::super::SUPPORTED_PROTOCOL_VERSIONS;
+use super::super::convert::{input_required, responses_value};
+use super::super::http::refuse_marked;
+use super::uri_template;
+use super::{BoxFuture, McpServer, PromptHandler, TemplateMatch, ToolHandler};
+
+impl McpServer {
+    /// Runs one round of `handler` for `request`, with the `_meta` rmcp moved into `ctx`.
+    async fn run<R>(
+        &self,
+        request: Request<'_>,
+        ctx: &RequestContext<RoleServer>,
+        handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
+    ) -> Result<Outcome<R>, ErrorData> {
+        self.connection.run(request, ctx, handler).await
+    }
+}
+
+/// SEP-2164: an unknown URI is invalid params (not an empty `contents`), naming the URI.
+fn resource_not_found(uri: &str) -> ErrorData {
+    let data = (uri.len() <= uri_template::MAX_URI_LEN).then(|| serde_json::json!({ "uri": uri }));
+    ErrorData::invalid_params("Resource not found", data)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let inner = &self.inner;
+        let mut capabilities = ServerCapabilities::default();
+        if !inner.tools.is_empty() {
+            capabilities.tools = Some(ToolsCapability::default());
+        }
+        if !inner.prompts.is_empty() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        if self.has_resources() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        if inner.completion.is_some() {
+            capabilities.completions = Some(JsonObject::new());
+        }
+        let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
+        match &self.inner.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.iter().map(|t| t.spec.clone()).collect()))
+    }
+
+    /// rmcp checks a `tools/call`'s `Mcp-Param-*` headers against the input schema found here.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.spec.name == name).map(|t| t.spec.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        refuse_marked(&ctx)?;
+        let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
+            // Not -32601: on HTTP that code means "no such method" (404).
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", crate::wire::clip(&request.name)),
+                None,
+            ));
+        };
+        let handler = match &tool.handler {
+            ToolHandler::Raw(handler) => return handler(request, ctx).await,
+            ToolHandler::Flow(handler) => handler,
+        };
+        // The same piece a server of your own calls (`ToolCall::run`).
+        self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(self.inner.prompts.iter().map(|p| p.prompt.clone()).collect()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        refuse_marked(&ctx)?;
+        let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt `{}`", crate::wire::clip(&request.name)),
+                None,
+            ));
+        };
+        let handler = match &prompt.handler {
+            PromptHandler::Raw(handler) => return handler(request, ctx).await,
+            PromptHandler::Flow(handler) => handler,
+        };
+        // The same piece a server of your own calls (`PromptCall::run`).
+        self.connection.get_prompt(request, &ctx, |flow| handler(flow)).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        Ok(ListResourcesResult::with_all_items(self.inner.resources.iter().map(|r| r.resource.clone()).collect()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ListResourceTemplatesRequestMethod>());
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.inner.templates.iter().map(|t| t.template.clone()).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        refuse_marked(&ctx)?;
+        if !self.has_resources() {
+            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+        }
+        let uri = request.uri.as_str();
+        let responses = responses_value(request.input_responses);
+        let round = Request::new(wire::RESOURCES_READ, uri)
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref());
+        // A registered resource wins over a template that also matches its URI.
+        let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
+            self.run(round, &ctx, |flow| (resource.handler)(flow)).await?
+        } else if let Some((template, variables)) =
+            self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
+        {
+            let matched = TemplateMatch { uri: uri.to_owned(), variables };
+            self.run(round, &ctx, |flow| (template.handler)(matched, flow)).await?
+        } else {
+            return Err(resource_not_found(uri));
+        };
+        match outcome {
+            Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
+            Outcome::InputRequired(result) => Ok(ReadResourceResponse::InputRequired(input_required(&result)?)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        match &self.inner.completion {
+            Some(handler) => handler(request, ctx).await,
+            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
+        }
+    }
+}

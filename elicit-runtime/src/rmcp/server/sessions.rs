@@ -1,0 +1,179 @@
+//! 2025-era sessions on HTTP: how long rmcp keeps one, and how many one client may hold.
+//!
+//! rmcp's `LocalSessionManager` closes a session after a stretch without events (five minutes by
+//! default), while a pushed ask or a URL wait may park a call far longer without any: the
+//! session's keep-alive is derived from the engine's live timeouts here. And a session costs
+//! memory for as long as it lives, so the number of sessions is capped, overall and per client
+//! (its authenticated principal, else its address).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Method, Request as HttpRequest, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::super::Principal;
+use crate::server::LiveConfig;
+use crate::wire::codes;
+
+/// The default cap on 2025-era sessions open at once.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// The default cap on 2025-era sessions one client (principal, else address) holds at once.
+pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 32;
+/// The default keep-alive of an idle session (rmcp's), raised to cover the live waits.
+pub const DEFAULT_SESSION_KEEP_ALIVE: Duration = Duration::from_secs(300);
+/// Beyond the longest live wait, before an idle session is closed: the wait's own timeout
+/// answers the call (an event) before the session could count as idle.
+const KEEP_ALIVE_GRACE: Duration = Duration::from_secs(5);
+
+/// The session settings of an [`McpServer`](super::McpServer)'s HTTP endpoint.
+#[derive(Debug, Clone)]
+pub(super) struct SessionLimits {
+    pub(super) max_sessions: usize,
+    pub(super) max_per_client: usize,
+    pub(super) keep_alive: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            keep_alive: DEFAULT_SESSION_KEEP_ALIVE,
+        }
+    }
+}
+
+/// How long an idle session lives: the setting, but never less than the longest time a live
+/// call may wait without an event (an ask, a URL page) plus a grace.
+pub(super) fn keep_alive(setting: Duration, live: &LiveConfig) -> Duration {
+    setting.max(live.ask_timeout.max(live.url_wait).saturating_add(KEEP_ALIVE_GRACE))
+}
+
+/// rmcp's in-process session manager with the keep-alive above.
+pub(super) fn session_manager(keep_alive: Duration) -> LocalSessionManager {
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(keep_alive);
+    manager
+}
+
+/// The sessions each client opened, counted against the caps.
+pub(super) struct SessionCaps {
+    limits: SessionLimits,
+    manager: Arc<LocalSessionManager>,
+    clients: Mutex<HashMap<String, Client>>,
+}
+
+#[derive(Default)]
+struct Client {
+    /// Sessions this client opened (some may have ended since: pruned on the next open).
+    sessions: Vec<String>,
+    /// Opens in flight.
+    opening: usize,
+}
+
+impl SessionCaps {
+    pub(super) fn new(limits: SessionLimits, manager: Arc<LocalSessionManager>) -> SessionCaps {
+        SessionCaps { limits, manager, clients: Mutex::new(HashMap::new()) }
+    }
+}
+
+/// The client a request counts against: its principal, else its address, else one shared bucket.
+fn client_key(request: &HttpRequest<Body>) -> String {
+    if let Some(Principal(principal)) = request.extensions().get::<Principal>() {
+        return format!("principal:{principal}");
+    }
+    match request.extensions().get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(address)) => format!("address:{}", address.ip()),
+        None => "unknown".to_owned(),
+    }
+}
+
+/// Releases an open in flight, and records the session it opened.
+struct Opening<'a> {
+    caps: &'a SessionCaps,
+    key: String,
+}
+
+impl Opening<'_> {
+    fn opened(self, session: Option<String>) {
+        let mut clients = self.caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let (Some(client), Some(session)) = (clients.get_mut(&self.key), session) {
+            client.sessions.push(session);
+        }
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        let mut clients = self.caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = clients.get_mut(&self.key) {
+            client.opening = client.opening.saturating_sub(1);
+            if client.opening == 0 && client.sessions.is_empty() {
+                clients.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Refuses a request that would open a session past a cap. A request opens a session when it
+/// is a `POST` without `Mcp-Session-Id` and without the `Mcp-Method` header every 2026-07-28
+/// request carries (rmcp refuses a 2026-07-28 request without it): a 2025-era `initialize`.
+pub(super) async fn cap_sessions(
+    axum::extract::State(caps): axum::extract::State<Arc<SessionCaps>>,
+    request: HttpRequest<Body>,
+    next: Next,
+) -> Response {
+    let opens = request.method() == Method::POST
+        && !request.headers().contains_key("mcp-session-id")
+        && !request.headers().contains_key("mcp-method");
+    if !opens {
+        return next.run(request).await;
+    }
+    let key = client_key(&request);
+    let refused = {
+        let live = caps.manager.sessions.read().await;
+        let mut clients = caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        for client in clients.values_mut() {
+            client.sessions.retain(|id| live.contains_key(id.as_str()));
+        }
+        clients.retain(|_, client| client.opening > 0 || !client.sessions.is_empty());
+        let opening: usize = clients.values().map(|c| c.opening).sum();
+        let client = clients.entry(key.clone()).or_default();
+        if live.len() + opening >= caps.limits.max_sessions {
+            Some((
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "too many sessions open on this server (at most {}); try again later",
+                    caps.limits.max_sessions
+                ),
+            ))
+        } else if client.sessions.len() + client.opening >= caps.limits.max_per_client {
+            Some((
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many sessions open for this client (at most {}); end one with an HTTP DELETE of its Mcp-Session-Id, or let it expire",
+                    caps.limits.max_per_client
+                ),
+            ))
+        } else {
+            client.opening += 1;
+            None
+        }
+    };
+    if let Some((status, message)) = refused {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": message}});
+        return (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+    }
+    let opening = Opening { caps: &caps, key };
+    let response = next.run(request).await;
+    let session = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    opening.opened(session);
+    response
+}

@@ -1,0 +1,368 @@
+//! Helpers for your own test suite: catch in an ordinary test what no ordinary client shows.
+//!
+//! On 2026-07-28 the engine re-runs a handler from the top every round, and a client may send any
+//! `requestState` it was given again, as often as it likes. Work written outside
+//! [`Flow::once`](crate::server::Flow::once) runs again on each of those rounds — a charge after
+//! the first form runs once per later round — but a well-behaved client never replays, so a test
+//! that only drives the flow forward never sees it. [`ReplayCheck`] drives a handler through every
+//! round, then replays each state it was given, and fails when a replay answers differently or
+//! runs counted work again.
+
+use std::fmt;
+use std::future::Future;
+
+use serde_json::{Map, Value};
+
+use crate::server::{Engine, Flow, FlowError, Outcome, Request};
+use crate::wire::{ElicitParams, InputRequest, InputRequiredResult};
+
+/// How many rounds a flow may take before the check gives up on it.
+pub const MAX_ROUNDS: usize = 32;
+
+/// Drives a handler through every round, then replays each round's state, as a hostile client
+/// may: a replay must answer what that round answered (or, once the flow has finished, what the
+/// flow finished with), and must not run counted work again.
+///
+/// Work is counted by a probe you give ([`ReplayCheck::effects`]): typically a counter your test
+/// double increments (charges made, mails sent). After the forward run, no replay may move it;
+/// work in [`Flow::once`](crate::server::Flow::once) is recorded and not run again, so it passes.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// use elicit_runtime::server::{Answer, Engine, Flow, FlowError, Request};
+/// use elicit_runtime::state::KeyRing;
+/// use elicit_runtime::testing::ReplayCheck;
+/// use elicit_runtime::Elicit;
+/// use serde_json::json;
+///
+/// /// How many?
+/// #[derive(Elicit)]
+/// struct Count {
+///     count: u32,
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let engine = Engine::builder("shop", KeyRing::generate()).build();
+/// let charges = Arc::new(AtomicU64::new(0));
+/// let handler = |flow: Flow| {
+///     let charges = charges.clone();
+///     async move {
+///         let Answer::Accepted(Count { count }) = flow.form::<Count>("count").await? else {
+///             return Ok("nothing".to_owned());
+///         };
+///         // Inside `once`: charged once per flow, however often a round is replayed.
+///         flow.once("charge", || async { Ok(charges.fetch_add(1, Ordering::SeqCst)) }).await?;
+///         let _confirmed = flow.form::<Count>("again").await?;
+///         Ok(format!("charged for {count}"))
+///     }
+/// };
+/// let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+/// let request = Request::new("tools/call", "buy").meta(meta.as_object());
+/// ReplayCheck::new(&engine, request)
+///     .effects(|| charges.load(Ordering::SeqCst))
+///     .run(handler, async |_key, _request| json!({"action": "accept", "content": {"count": 2}}))
+///     .await
+///     .unwrap();
+/// # });
+/// ```
+pub struct ReplayCheck<'a, 'r> {
+    engine: &'a Engine,
+    request: Request<'r>,
+    effects: Option<Box<dyn Fn() -> u64 + 'a>>,
+}
+
+impl fmt::Debug for ReplayCheck<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplayCheck").field("request", &self.request).finish_non_exhaustive()
+    }
+}
+
+/// What a replay did that a flow must not do.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ReplayFailure {
+    /// The flow was still asking after [`MAX_ROUNDS`] rounds.
+    TooManyRounds,
+    /// A round of the forward run failed; the error the engine answered.
+    Engine {
+        /// The round, counted from 1.
+        round: usize,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// Its message.
+        message: String,
+    },
+    /// Replaying a round answered something else than that round did, and else than the flow's
+    /// result.
+    Diverged {
+        /// The round replayed, counted from 1.
+        round: usize,
+        /// What the round answered the first time (`Debug` of the outcome).
+        first: String,
+        /// What the replay answered.
+        replayed: String,
+    },
+    /// Replaying a round ran counted work again: work outside `once`.
+    RanAgain {
+        /// The round replayed, counted from 1.
+        round: usize,
+        /// The probe after the forward run.
+        before: u64,
+        /// The probe after the replay.
+        after: u64,
+    },
+}
+
+impl fmt::Display for ReplayFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayFailure::TooManyRounds => write!(f, "the flow was still asking after {MAX_ROUNDS} rounds"),
+            ReplayFailure::Engine { round, code, message } => {
+                write!(f, "round {round} failed with JSON-RPC error {code}: {message}")
+            }
+            ReplayFailure::Diverged { round, first, replayed } => {
+                write!(f, "replaying round {round} answered {replayed}, where the round answered {first}")
+            }
+            ReplayFailure::RanAgain { round, before, after } => write!(
+                f,
+                "replaying round {round} ran counted work again ({before} before, {after} after): \
+                 work a replay must not repeat belongs in `Flow::once`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplayFailure {}
+
+/// One round of the forward run: what was sent, and what came back.
+struct Round<R> {
+    state: Option<String>,
+    responses: Option<Value>,
+    outcome: Outcome<R>,
+}
+
+impl<'a, 'r> ReplayCheck<'a, 'r> {
+    /// A check of the flow `request` starts (its method, name, arguments, `_meta`, principal) on
+    /// `engine`. Any `inputResponses` or `requestState` in `request` are ignored.
+    pub fn new(engine: &'a Engine, request: Request<'r>) -> Self {
+        ReplayCheck { engine, request, effects: None }
+    }
+
+    /// Counts the work that must happen at most once (charges, mails, writes): no replay may
+    /// change what `probe` returns.
+    pub fn effects(mut self, probe: impl Fn() -> u64 + 'a) -> Self {
+        self.effects = Some(Box::new(probe));
+        self
+    }
+
+    /// Runs `handler` forward, answering every input request with `answer(key, request)` (a
+    /// response as a client sends it in `inputResponses`, such as
+    /// `{"action": "accept", "content": {..}}`; for a URL-mode ask, complete the step in the
+    /// engine's store before answering), then replays every round. Returns the flow's result.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ReplayFailure`] found.
+    pub async fn run<R, F, Fut>(
+        self,
+        handler: F,
+        mut answer: impl AsyncFnMut(&str, &InputRequest) -> Value,
+    ) -> Result<R, ReplayFailure>
+    where
+        R: fmt::Debug + PartialEq,
+        F: Fn(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let mut rounds: Vec<Round<R>> = Vec::new();
+        let mut state: Option<String> = None;
+        let mut responses: Option<Value> = None;
+        loop {
+            if rounds.len() == MAX_ROUNDS {
+                return Err(ReplayFailure::TooManyRounds);
+            }
+            let outcome = self.round(&handler, state.as_deref(), responses.as_ref(), rounds.len() + 1).await?;
+            let asked = match &outcome {
+                Outcome::Complete(_) => None,
+                Outcome::InputRequired(asked) => Some(asked.clone()),
+            };
+            rounds.push(Round { state: state.take(), responses: responses.take(), outcome });
+            let Some(asked) = asked else { break };
+            let mut answers = Map::new();
+            for (key, request) in &asked.input_requests {
+                answers.insert(key.clone(), answer(key, request).await);
+            }
+            state = asked.request_state;
+            responses = Some(Value::Object(answers));
+        }
+        let before = self.effects.as_ref().map(|probe| probe());
+        let Some(Round { outcome: Outcome::Complete(last), .. }) = rounds.last() else {
+            return Err(ReplayFailure::TooManyRounds);
+        };
+        for (index, round) in rounds.iter().enumerate() {
+            let number = index + 1;
+            let replayed = self.round(&handler, round.state.as_deref(), round.responses.as_ref(), number).await;
+            let same = match (&replayed, &round.outcome) {
+                (Ok(Outcome::Complete(again)), _) => again == last,
+                (Ok(Outcome::InputRequired(again)), Outcome::InputRequired(first)) => same_asks(again, first),
+                _ => false,
+            };
+            if !same {
+                return Err(ReplayFailure::Diverged {
+                    round: number,
+                    first: format!("{:?}", round.outcome),
+                    replayed: match replayed {
+                        Ok(outcome) => format!("{outcome:?}"),
+                        Err(failure) => failure.to_string(),
+                    },
+                });
+            }
+            if let (Some(probe), Some(before)) = (&self.effects, before) {
+                let after = probe();
+                if after != before {
+                    return Err(ReplayFailure::RanAgain { round: number, before, after });
+                }
+            }
+        }
+        let Some(Round { outcome: Outcome::Complete(last), .. }) = rounds.pop() else {
+            return Err(ReplayFailure::TooManyRounds);
+        };
+        Ok(last)
+    }
+
+    async fn round<R, F, Fut>(
+        &self,
+        handler: &F,
+        state: Option<&str>,
+        responses: Option<&Value>,
+        number: usize,
+    ) -> Result<Outcome<R>, ReplayFailure>
+    where
+        F: Fn(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let request = self.request.input_responses(responses).request_state(state);
+        self.engine.run(&request, handler).await.map_err(|error| ReplayFailure::Engine {
+            round: number,
+            code: error.code,
+            message: error.message,
+        })
+    }
+}
+
+/// The same asks: the same keys, methods and forms. A URL step minted again may carry a new
+/// page address, so only its message counts.
+fn same_asks(again: &InputRequiredResult, first: &InputRequiredResult) -> bool {
+    again.input_requests.len() == first.input_requests.len()
+        && again.input_requests.iter().zip(&first.input_requests).all(|((k1, r1), (k2, r2))| {
+            k1 == k2
+                && match (r1, r2) {
+                    (
+                        InputRequest::Elicit(ElicitParams::Url { message: m1, .. }),
+                        InputRequest::Elicit(ElicitParams::Url { message: m2, .. }),
+                    ) => m1 == m2,
+                    _ => r1 == r2,
+                }
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::Elicit;
+    use crate::server::Answer;
+    use crate::state::KeyRing;
+
+    /// A number.
+    struct Number {
+        n: u32,
+    }
+
+    impl Elicit for Number {
+        const MESSAGE: &'static str = "A number";
+
+        fn requested_schema() -> &'static crate::RequestedSchema {
+            static SCHEMA: std::sync::OnceLock<crate::RequestedSchema> = std::sync::OnceLock::new();
+            SCHEMA.get_or_init(|| {
+                crate::RequestedSchema::new(vec![crate::schema::Property::required(
+                    "n",
+                    crate::schema::PrimitiveSchema::Number(crate::schema::NumberSchema {
+                        integer: true,
+                        ..Default::default()
+                    }),
+                )])
+            })
+        }
+
+        fn from_content(content: &Map<String, Value>) -> Result<Self, crate::ContentErrors> {
+            let n = content.get("n").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+            n.map(|n| Number { n }).ok_or_else(|| {
+                let mut errors = crate::ContentErrors::default();
+                errors.push("n", "must be a number");
+                errors
+            })
+        }
+
+        fn to_content(&self) -> Map<String, Value> {
+            json!({"n": self.n}).as_object().cloned().unwrap_or_default()
+        }
+    }
+
+    /// Asks twice, charging in between: inside `once`, or not.
+    async fn check(in_once: bool) -> Result<String, ReplayFailure> {
+        let engine = Engine::builder("replay-check", KeyRing::generate()).build();
+        let charges = Arc::new(AtomicU64::new(0));
+        let handler = |flow: Flow| {
+            let charges = charges.clone();
+            async move {
+                let Answer::Accepted(first) = flow.form::<Number>("first").await? else {
+                    return Ok("declined".to_owned());
+                };
+                if in_once {
+                    flow.once("charge", || async { Ok(charges.fetch_add(1, Ordering::SeqCst)) }).await?;
+                } else {
+                    charges.fetch_add(1, Ordering::SeqCst);
+                }
+                let Answer::Accepted(second) = flow.form::<Number>("second").await? else {
+                    return Ok("declined".to_owned());
+                };
+                Ok(format!("{} then {}", first.n, second.n))
+            }
+        };
+        let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let request = Request::new("tools/call", "charge").meta(meta.as_object());
+        let mut asked = Vec::new();
+        let result = ReplayCheck::new(&engine, request)
+            .effects(|| charges.load(Ordering::SeqCst))
+            .run(handler, async |key, _request| {
+                asked.push(key.to_owned());
+                json!({"action": "accept", "content": {"n": asked.len()}})
+            })
+            .await;
+        assert_eq!(asked, ["first", "second"]);
+        result
+    }
+
+    #[tokio::test]
+    async fn work_outside_once_is_caught_by_a_replay() {
+        match check(false).await {
+            Err(ReplayFailure::RanAgain { round, before, after }) => {
+                assert!(round >= 2, "round {round}");
+                assert!(after > before);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn work_inside_once_passes() {
+        assert_eq!(check(true).await.unwrap(), "1 then 2");
+    }
+}
