@@ -153,6 +153,11 @@ pub enum Outcome<R> {
     InputRequired(InputRequiredResult),
 }
 
+/// The message of the `-32603` a round gets when it would finish its flow otherwise than the flow
+/// already went (a fork of an earlier state, or one racing the real last round): one outcome per
+/// flow. Retrying with the same `requestState` returns the recorded result.
+pub const FLOW_CONFLICT: &str = "another round of this flow finished it or changed it meanwhile: retry with the same requestState to get its result";
+
 /// A JSON-RPC error to send instead of a result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineError {

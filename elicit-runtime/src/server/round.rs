@@ -133,11 +133,9 @@ impl Engine {
         match self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await {
             Ok(Finish::Recorded) => Ok(()),
             Ok(Finish::Already(recorded)) if recorded == report.answers => Ok(()),
-            Ok(Finish::Already(_) | Finish::Conflict) => Err(EngineError {
-                code: codes::INTERNAL_ERROR,
-                message: "another round of this flow finished it or changed it meanwhile: retry with the same requestState to get its result".to_owned(),
-                data: None,
-            }),
+            Ok(Finish::Already(_) | Finish::Conflict) => {
+                Err(EngineError { code: codes::INTERNAL_ERROR, message: super::FLOW_CONFLICT.to_owned(), data: None })
+            }
             Err(error) => Err(FlowError::Store(error).into()),
         }
     }
