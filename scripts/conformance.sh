@@ -38,7 +38,7 @@ run() {
 for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
 run server-stateless
 
-# ---- 2025-era server scenarios (issue 10): the same fixture, clients opening with `initialize` ----
+# ---- 2025-era server scenarios: the same fixture, clients opening with `initialize` ----
 # Each runs at the revision(s) the suite defines it for; any FAILURE fails the run.
 legacy_scenarios=(
   "2025-06-18 server-initialize" "2025-06-18 ping" "2025-06-18 tools-call-elicitation" "2025-06-18 tools-call-sampling"
@@ -88,7 +88,7 @@ for name in "${client_scenarios[@]}"; do
   fi
 done
 
-# ---- 2025-era client scenarios (issue 11): elicit against the suite's 2025-11-25 fixtures ----
+# ---- 2025-era client scenarios: elicit against the suite's 2025-11-25 fixtures ----
 # Twice: following MCP_CONFORMANCE_PROTOCOL_VERSION as the suite asks, and with it unset, so the
 # probe alone (server/discover, then initialize) must find the era against each fixture.
 legacy_client=(initialize tools_call elicitation-sep1034-client-defaults)
