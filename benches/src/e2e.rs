@@ -19,7 +19,7 @@ use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
-use elicit_tests::mcp::McpHttp;
+use elicit_test_support::mcp::McpHttp;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
@@ -93,7 +93,7 @@ impl Mode {
     }
 }
 
-/// A plain MCP client over HTTP (the workspace's one, `elicit_tests::mcp`): one JSON-RPC request
+/// A plain MCP client over HTTP (the workspace's one, `elicit_test_support::mcp`): one JSON-RPC request
 /// per POST.
 #[derive(Clone, Debug)]
 pub struct Client {

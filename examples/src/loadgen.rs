@@ -20,13 +20,13 @@ use elicit_runtime::Elicit;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
-use elicit_tests::mcp::{McpHttp, form_and_url, with_meta};
-use elicit_tests::payment;
+use elicit_test_support::mcp::{McpHttp, form_and_url, with_meta};
+use elicit_test_support::payment;
 
 use crate::travel::{Trip, price};
 
 /// The protocol revision spoken.
-pub use elicit_tests::mcp::PROTOCOL_VERSION;
+pub use elicit_test_support::mcp::PROTOCOL_VERSION;
 
 /// The names of the four requests of a flow, in order, as reported.
 pub const STEPS: [&str; 4] = ["call", "trip form", "payment", "confirm"];
@@ -34,7 +34,7 @@ pub const STEPS: [&str; 4] = ["call", "trip form", "payment", "confirm"];
 /// How often a flow may be asked for the payment again (the page not seen yet) before it fails.
 const MAX_PAYMENT_RETRIES: u32 = 5;
 
-/// A plain MCP client over HTTP (the workspace's one, `elicit_tests::mcp`): one JSON-RPC request
+/// A plain MCP client over HTTP (the workspace's one, `elicit_test_support::mcp`): one JSON-RPC request
 /// per POST, capabilities in every request's `_meta` (form and URL elicitation).
 #[derive(Clone, Debug)]
 pub struct McpClient {
@@ -86,7 +86,7 @@ impl McpClient {
     }
 
     /// Submits a payment page the way a browser does when its Approve button is clicked (see
-    /// `elicit_tests::payment`).
+    /// `elicit_test_support::payment`).
     pub async fn approve_payment(&self, page_url: &str) -> Result<(), String> {
         let http = self.mcp.http();
         let visit = payment::visit_page(http, page_url.trim_end_matches('/')).await?;

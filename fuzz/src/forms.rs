@@ -1,6 +1,6 @@
 //! Derived forms: one with every required field kind and the small contact form the engine handler
 //! asks for; the form with every optional kind and the selects are the tests' own
-//! (`elicit_tests::forms`).
+//! (`elicit_test_support::forms`).
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use elicit_runtime::{Elicit, Email};
 use url::Url;
 
-pub use elicit_tests::forms::{Cabin, Colour, Extra, Optionals};
+pub use elicit_test_support::forms::{Cabin, Colour, Extra, Optionals};
 
 /// Every field kind, required, with constraints and defaults.
 #[derive(Elicit, Debug, Clone, PartialEq)]

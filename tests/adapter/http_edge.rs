@@ -1,0 +1,158 @@
+//! The HTTP edge of the rmcp adapter. `Origin` is validated by default on
+//! `/mcp` (loopback origins allowed, others configurable, a request without `Origin` passes), for
+//! both eras; request bodies are bounded before anything parses them (413, configurable); and the
+//! mistyped-params check answers only once rmcp's `Host`, `Origin` and header checks have passed.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
+use elicit_runtime::server::{Engine, Flow, FlowError};
+use elicit_runtime::state::KeyRing;
+use elicit_test_support::server::serve;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde_json::{Value, json};
+
+/// A server whose tool `count` counts its runs in `calls`.
+fn builder(calls: &Arc<AtomicUsize>) -> McpServerBuilder {
+    let engine = Engine::builder("hardening-http", KeyRing::generate()).build();
+    let calls = calls.clone();
+    let count = move |_flow: Flow| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, FlowError>(CallToolResult::success(vec![ContentBlock::text("counted")])) }
+    };
+    McpServer::builder("hardening-http", "1.0.0", engine)
+        .tool(Tool::new("count", "test", Arc::new(JsonObject::new())), count)
+}
+
+fn call(params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+}
+
+/// POSTs `body` with the headers revision 2026-07-28 asks for, plus `extra` (which override).
+async fn post(url: &str, extra: &[(&str, &str)], body: String) -> (u16, String) {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "count"),
+    ];
+    for (name, value) in extra {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name, value));
+    }
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let mut request = client.post(url).body(body);
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origin_is_validated_by_default_and_configurable() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(builder(&calls).build().unwrap()).await;
+    let good = call(json!({"name": "count", "arguments": {}})).to_string();
+    // No Origin (not a browser): allowed, as the spec says.
+    assert_eq!(post(&url, &[], good.clone()).await.0, 200);
+    // Loopback origins, any port: allowed.
+    for origin in ["http://localhost:5173", "http://127.0.0.1:8080", "http://[::1]:3000"] {
+        assert_eq!(post(&url, &[("Origin", origin)], good.clone()).await.0, 200, "{origin}");
+    }
+    // Any other origin, `null` and garbage: 403, before the handler runs.
+    let before = calls.load(Ordering::SeqCst);
+    for origin in ["http://evil.example", "https://localhost.evil.example", "null", "not an origin"] {
+        assert_eq!(post(&url, &[("Origin", origin)], good.clone()).await.0, 403, "{origin}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), before, "a refused request must not run the handler");
+    // The 2025 era's `initialize` is checked the same way.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let legacy =
+        [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://evil.example")];
+    assert_eq!(post(&url, &legacy, initialize.to_string()).await.0, 403);
+    let legacy_local =
+        [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "initialize"), ("Origin", "http://localhost:1")];
+    assert_eq!(post(&url, &legacy_local, initialize.to_string()).await.0, 200);
+
+    // Configured origins are allowed besides loopback; others still are not.
+    let url = serve(builder(&calls).allowed_origins(["https://app.example"]).build().unwrap()).await;
+    assert_eq!(post(&url, &[("Origin", "https://app.example")], good.clone()).await.0, 200);
+    assert_eq!(post(&url, &[("Origin", "http://localhost:5173")], good.clone()).await.0, 200);
+    assert_eq!(post(&url, &[("Origin", "https://other.example")], good).await.0, 403);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_bodies_are_bounded_before_any_parse() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(builder(&calls).max_request_body(16 * 1024).build().unwrap()).await;
+    let before = calls.load(Ordering::SeqCst);
+    // Well-formed but too large, and too large and not JSON at all: both 413.
+    let padded = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}})).to_string();
+    assert_eq!(post(&url, &[], padded).await.0, 413);
+    assert_eq!(post(&url, &[], "[".repeat(64 * 1024)).await.0, 413);
+    // Mistyped params too large: the size decides, not the parameter check.
+    let mistyped = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}, "inputResponses": 5}));
+    assert_eq!(post(&url, &[], mistyped.to_string()).await.0, 413);
+    assert_eq!(calls.load(Ordering::SeqCst), before);
+    // A foreign Host or Origin is refused before the body is read: 403, not 413.
+    let large = call(json!({"name": "count", "arguments": {"pad": "x".repeat(32 * 1024)}})).to_string();
+    assert_eq!(post(&url, &[("Origin", "https://evil.example")], large.clone()).await.0, 403);
+    assert_eq!(post(&url, &[("Host", "evil.example")], large).await.0, 403);
+    // Under the bound, served.
+    let small = call(json!({"name": "count", "arguments": {"pad": "x".repeat(8 * 1024)}})).to_string();
+    let (status, body) = post(&url, &[], small).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("counted"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistyped_params_are_checked_after_host_origin_and_header_checks() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let url = serve(builder(&calls).build().unwrap()).await;
+    let mistyped = call(json!({"name": "count", "arguments": {}, "inputResponses": 5})).to_string();
+    let before = calls.load(Ordering::SeqCst);
+    // A foreign Host: rmcp's DNS-rebinding check answers 403, not our -32602.
+    let (status, body) = post(&url, &[("Host", "evil.example")], mistyped.clone()).await;
+    assert_eq!(status, 403, "{body}");
+    // A foreign Origin: 403.
+    let (status, body) = post(&url, &[("Origin", "http://evil.example")], mistyped.clone()).await;
+    assert_eq!(status, 403, "{body}");
+    // An `Mcp-Name` header contradicting the body: rmcp's header check answers (400).
+    let (status, body) = post(&url, &[("Mcp-Name", "other")], mistyped.clone()).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(!body.contains("`inputResponses` must be an object"), "{body}");
+    // A wrong Accept: 406.
+    assert_eq!(post(&url, &[("Accept", "text/html")], mistyped.clone()).await.0, 406);
+    // Everything else right: -32602 with the reason, HTTP 200, and the handler never ran.
+    let (status, body) = post(&url, &[], mistyped).await;
+    assert_eq!(status, 200, "{body}");
+    let reply: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["id"], json!(7), "{reply}");
+    assert_eq!(reply["error"]["code"], json!(-32602), "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("`inputResponses` must be an object"), "{message}");
+    for (params, expected) in [
+        (json!({"name": "count", "arguments": {}, "inputResponses": null}), "`inputResponses` must be an object"),
+        (json!({"name": "count", "arguments": {}, "requestState": 5}), "`requestState` must be the string"),
+        (json!({"name": "count", "arguments": 5}), "`arguments` must be an object"),
+    ] {
+        let (status, body) = post(&url, &[], call(params.clone()).to_string()).await;
+        assert_eq!(status, 200, "{params}: {body}");
+        let reply: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(reply["error"]["code"], json!(-32602), "{params}: {reply}");
+        assert!(reply["error"]["message"].as_str().unwrap().starts_with(expected), "{params}: {reply}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), before, "a mistyped request must not run the handler");
+}

@@ -1,0 +1,237 @@
+//! The flow ledger through the engine: a claim answered late by the store while a sibling ask
+//! suspends, `once` after a chain of forks that outlives the first records, a replayed URL step
+//! that reuses its record, and the per-principal quota a client meets when it mints steps.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+use elicit_test_support::redis::Redis;
+use elicit_test_support::server;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use elicit_runtime::server::{
+    Answer, Claim, ClaimToken, Engine, EngineConfig, Finish, Flow, FlowError, FlowLedger, InProcessStore, ManualClock,
+    RedisStore, Slot, Store, StoreFuture, UrlAnswer, UrlCompletions, UrlStatus,
+};
+use elicit_runtime::state::KeyRing;
+use serde_json::{Value, json};
+
+use server::engine::{Call, Name, answer_who, asked, complete, failed, keys, request_json};
+
+/// A store whose claims are answered late: the claim reaches the real store `delay` after it was
+/// made (`before`) or its reply comes back `delay` after the real store answered (after).
+struct LateClaims<S> {
+    inner: S,
+    delay: Duration,
+    before: bool,
+}
+
+impl<S: Store> UrlCompletions for LateClaims<S> {
+    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
+        self.inner.register(id, ttl, owner)
+    }
+    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
+        self.inner.complete(id, outcome, by)
+    }
+    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
+        self.inner.status(id)
+    }
+    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
+        self.inner.take(id, timeout)
+    }
+    fn release(&self, id: &str) {
+        self.inner.release(id);
+    }
+}
+
+impl<S: Store> FlowLedger for LateClaims<S> {
+    fn claim(
+        &self,
+        flow: &str,
+        slot: &Slot,
+        token: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, slot, token) = (flow.to_owned(), slot.clone(), token.clone());
+        Box::pin(async move {
+            if self.before {
+                tokio::time::sleep(self.delay).await;
+            }
+            let claimed = self.inner.claim(&flow, &slot, &token, lease, ttl).await;
+            if !self.before {
+                tokio::time::sleep(self.delay).await;
+            }
+            claimed
+        })
+    }
+    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
+        self.inner.record(flow, slot, token, value, ttl)
+    }
+    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
+        self.inner.abandon(flow, slot, token)
+    }
+    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        self.inner.finish(flow, answers, seen, ttl)
+    }
+    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
+        self.inner.finished(flow)
+    }
+    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
+        self.inner.extend(flow, ttl)
+    }
+}
+
+/// A form and a `once` awaited together: the form suspends the round at once, while the claim is
+/// still with the store.
+async fn form_and_once(flow: Flow, runs: Arc<AtomicUsize>) -> Result<String, FlowError> {
+    let (who, charge) = tokio::join!(
+        flow.form::<Name>("who"),
+        flow.once("charge", || async { Ok(runs.fetch_add(1, Ordering::SeqCst) + 1) })
+    );
+    let charge: usize = charge?;
+    Ok(match who? {
+        Answer::Accepted(who) => format!("{} charged (#{charge})", who.name),
+        _ => "no name".to_owned(),
+    })
+}
+
+async fn a_late_claim_is_waited_for(store: Arc<dyn Store>) {
+    let engine = Engine::builder("ledger", KeyRing::generate())
+        .store(store)
+        .config(EngineConfig { once_wait: Duration::from_secs(2), ..EngineConfig::default() })
+        .build();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let handler = |flow| form_and_once(flow, runs.clone());
+    let call = Call::tool("charge");
+    let first = asked(engine.run(&call.request(), handler).await);
+    assert_eq!(keys(&first), ["who"]);
+    // The claim in flight was running work: the round waited for it and the computation.
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the round was suspended under its claim");
+    let done =
+        complete(engine.run(&call.retry(answer_who("Ada"), first.request_state.as_deref()).request(), handler).await);
+    assert_eq!(done, "Ada charged (#1)");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_answered_late_while_a_sibling_ask_suspends_leaves_nothing_held() {
+    for before in [false, true] {
+        let late = LateClaims { inner: InProcessStore::new(), delay: Duration::from_millis(50), before };
+        a_late_claim_is_waited_for(Arc::new(late)).await;
+    }
+    let test = "a_claim_answered_late_while_a_sibling_ask_suspends_leaves_nothing_held";
+    let Some(redis) = Redis::start_or_skip(test, None) else { return };
+    for before in [false, true] {
+        let inner = RedisStore::builder(redis.url()).key_prefix(format!("late-{before}")).connect().await.unwrap();
+        a_late_claim_is_waited_for(Arc::new(LateClaims { inner, delay: Duration::from_millis(50), before })).await;
+    }
+}
+
+/// Book it?
+#[derive(elicit_runtime::Elicit, Debug, Clone, PartialEq)]
+struct Confirm {
+    /// Tick to book
+    confirm: bool,
+}
+
+#[tokio::test]
+async fn once_after_a_chain_of_forks_finds_the_record_of_the_first_run() {
+    let clock = ManualClock::new();
+    let store = Arc::new(InProcessStore::new().with_clock(Arc::new(clock.clone())));
+    let state_ttl = Duration::from_secs(4);
+    let engine = Engine::builder("ledger", KeyRing::generate())
+        .state_ttl(state_ttl)
+        .clock(Arc::new(clock.clone()))
+        .store(store)
+        .build();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let handler = |flow: Flow| {
+        let runs = runs.clone();
+        async move {
+            let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok("no name".to_owned()) };
+            let charge = flow.once("charge", || async { Ok(runs.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+            let Answer::Accepted(Confirm { confirm: true }) = flow.form::<Confirm>("confirm").await? else {
+                return Ok(format!("not booked (charge #{charge})"));
+            };
+            Ok(format!("booked for {} (charge #{charge})", who.name))
+        }
+    };
+    let call = Call::tool("book");
+    let first = asked(engine.run(&call.request(), handler).await);
+    // The branch that charges, then is abandoned at its confirmation.
+    let charged =
+        asked(engine.run(&call.retry(answer_who("Ada"), first.request_state.as_deref()).request(), handler).await);
+    assert_eq!(keys(&charged), ["confirm"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // The first state, replayed without its answer just before it expires, again and again: each
+    // round seals a fresh state of the same flow, long after the charge was recorded.
+    let mut state = first.request_state.clone().unwrap();
+    for _ in 0..30 {
+        clock.advance(state_ttl - Duration::from_secs(1));
+        let again = asked(engine.run(&call.retry(json!({}), Some(&state)).request(), handler).await);
+        assert_eq!(keys(&again), ["who"]);
+        state = again.request_state.unwrap();
+    }
+    clock.advance(state_ttl - Duration::from_secs(1));
+    let forked = asked(engine.run(&call.retry(answer_who("Ada"), Some(&state)).request(), handler).await);
+    assert_eq!(keys(&forked), ["confirm"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the charge ran again after its record expired");
+    let confirm = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let done = complete(engine.run(&call.retry(confirm, forked.request_state.as_deref()).request(), handler).await);
+    assert_eq!(done, "booked for Ada (charge #1)");
+}
+
+async fn pay(flow: Flow) -> Result<String, FlowError> {
+    let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok("no name".to_owned()) };
+    Ok(match flow.url("payment", "Pay", |id| format!("https://pay.example/{id}")).await? {
+        UrlAnswer::Completed(outcome) => format!("{} paid: {outcome}", who.name),
+        _ => "not paid".to_owned(),
+    })
+}
+
+fn step_id(asked: &elicit_runtime::wire::InputRequiredResult) -> String {
+    let url = request_json(asked, "payment")["params"]["url"].as_str().unwrap().to_owned();
+    url.rsplit('/').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_replay_before_the_url_step_reuses_its_record_and_a_principal_has_a_quota() {
+    let store = Arc::new(InProcessStore::new().with_max_url_records_per_principal(2));
+    let engine = Engine::builder("ledger", KeyRing::generate()).store(store.clone()).build();
+    let call = Call::tool("pay").principal(Some("mallory"));
+    let first = asked(engine.run(&call.request(), pay).await);
+    let retry = call.retry(answer_who("Ada"), first.request_state.as_deref());
+    let ids: Vec<String> = futures_ids(&engine, &retry).await;
+    assert!(ids.iter().all(|id| *id == ids[0]), "each replay minted a step: {ids:?}");
+    assert_eq!(store.len(), 1, "one step registered, whatever the replays");
+
+    // A second flow: a second step. A third: over the principal's quota, a clear error.
+    let second = asked(engine.run(&call.request(), pay).await);
+    asked(engine.run(&call.retry(answer_who("Ada"), second.request_state.as_deref()).request(), pay).await);
+    let third = asked(engine.run(&call.request(), pay).await);
+    let error = failed(engine.run(&call.retry(answer_who("Ada"), third.request_state.as_deref()).request(), pay).await);
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("per principal"), "{error:?}");
+    // Someone else is not refused.
+    let alice = Call::tool("pay").principal(Some("alice"));
+    let hers = asked(engine.run(&alice.request(), pay).await);
+    let step = asked(engine.run(&alice.retry(answer_who("Alice"), hers.request_state.as_deref()).request(), pay).await);
+    assert_eq!(keys(&step), ["payment"]);
+    // A completed step still completes the flow that replayed its state.
+    assert!(engine.url_completions().complete(&ids[0], json!({"ok": true}), Some("mallory")).await.unwrap());
+    let paid = asked(engine.run(&retry.request(), pay).await);
+    let consent = call.retry(json!({"payment": {"action": "accept"}}), paid.request_state.as_deref());
+    assert_eq!(complete(engine.run(&consent.request(), pay).await), r#"Ada paid: {"ok":true}"#);
+}
+
+/// The step ids of three replays of the same state.
+async fn futures_ids(engine: &Engine, retry: &Call) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(step_id(&asked(engine.run(&retry.request(), pay).await)));
+    }
+    ids
+}

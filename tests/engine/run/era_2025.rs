@@ -1,0 +1,428 @@
+//! The engine on a 2025-era session ([`Engine::run_live`]). The
+//! handler runs once as a live task; every ask is a request pushed through a [`LivePeer`]. Here
+//! the peer is the test itself, answering each pushed request the way a client would, so each
+//! test sees exactly what went out and decides what comes back.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use elicit_runtime::Elicit;
+use elicit_runtime::server::{
+    Answer, Engine, EngineError, Flow, FlowError, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats, Request,
+    UrlAnswer, UrlStatus,
+};
+use elicit_runtime::state::KeyRing;
+use elicit_runtime::wire::{Capabilities, LegacyVersion};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// Tell us about yourself.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+struct Person {
+    /// Your name
+    #[elicit(min_length = 2)]
+    name: String,
+    /// Your age
+    #[elicit(minimum = 0, maximum = 150)]
+    age: u8,
+}
+
+/// Pick a colour.
+#[derive(Elicit, Debug, Clone, PartialEq)]
+struct Colour {
+    colour: String,
+}
+
+/// A request the engine pushed, waiting for the test's answer.
+struct Pushed {
+    method: &'static str,
+    params: Option<Value>,
+    reply: oneshot::Sender<Result<Value, String>>,
+}
+
+impl Pushed {
+    fn answer(self, result: Value) {
+        let _ = self.reply.send(Ok(result));
+    }
+}
+
+/// The client end as the test drives it.
+struct Client {
+    requests: mpsc::UnboundedSender<Pushed>,
+    notifications: mpsc::UnboundedSender<(&'static str, Value)>,
+}
+
+impl LivePeer for Client {
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.requests.send(Pushed { method, params, reply });
+        Box::pin(async move {
+            sent.map_err(|_| "the client went away".to_owned())?;
+            answer.await.unwrap_or_else(|_| Err("the client went away".to_owned()))
+        })
+    }
+
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
+        let sent = self.notifications.send((method, params)).map_err(|_| "the client went away".to_owned());
+        Box::pin(async move { sent })
+    }
+}
+
+struct Harness {
+    engine: Arc<Engine>,
+    session: LiveSession,
+    requests: mpsc::UnboundedReceiver<Pushed>,
+    notifications: mpsc::UnboundedReceiver<(&'static str, Value)>,
+}
+
+impl Harness {
+    fn new(version: LegacyVersion, declared: Value) -> Self {
+        Self::with(version, declared, LiveConfig::default())
+    }
+
+    fn with(version: LegacyVersion, declared: Value, config: LiveConfig) -> Self {
+        let engine = Arc::new(Engine::builder("legacy-engine-tests", KeyRing::generate()).live_config(config).build());
+        let (requests, requests_rx) = mpsc::unbounded_channel();
+        let (notifications, notifications_rx) = mpsc::unbounded_channel();
+        let capabilities = version.capabilities(declared.as_object());
+        let session =
+            LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit());
+        Harness { engine, session, requests: requests_rx, notifications: notifications_rx }
+    }
+
+    /// Runs `handler` live as its own task.
+    fn spawn<R, F, Fut>(&self, handler: F) -> tokio::task::JoinHandle<Result<R, EngineError>>
+    where
+        R: Send + 'static,
+        F: FnOnce(Flow) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<R, FlowError>> + Send,
+    {
+        let engine = self.engine.clone();
+        let session = self.session.clone();
+        tokio::spawn(async move { engine.run_live(&Request::new("tools/call", "t"), &session, handler).await })
+    }
+
+    /// The next pushed request; a handler that never sends one fails the test instead of hanging it.
+    async fn next(&mut self) -> Pushed {
+        tokio::time::timeout(Duration::from_secs(30), self.requests.recv())
+            .await
+            .expect("the engine pushed no request")
+            .expect("the engine dropped the client")
+    }
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+async fn finished<R>(task: tokio::task::JoinHandle<Result<R, EngineError>>) -> Result<R, EngineError> {
+    tokio::time::timeout(Duration::from_secs(30), task).await.expect("the live task did not finish").unwrap()
+}
+
+async fn describe_person(flow: Flow) -> Result<String, FlowError> {
+    Ok(match flow.form::<Person>("person").await? {
+        Answer::Accepted(p) => format!("{} is {}", p.name, p.age),
+        Answer::Declined => "declined".to_owned(),
+        Answer::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+#[tokio::test]
+async fn form_answers_of_every_kind_reach_the_handler() {
+    for (version, mode) in [(LegacyVersion::V2025_06_18, None), (LegacyVersion::V2025_11_25, Some("form"))] {
+        for (reply, expected) in [
+            (accept(json!({"name": "Ada", "age": 36})), "Ada is 36"),
+            (json!({"action": "decline"}), "declined"),
+            (json!({"action": "cancel"}), "cancelled"),
+        ] {
+            let mut h = Harness::new(version, json!({"elicitation": {}}));
+            let task = h.spawn(describe_person);
+            let pushed = h.next().await;
+            assert_eq!(pushed.method, "elicitation/create");
+            let params = pushed.params.clone().unwrap();
+            assert_eq!(params.get("mode").and_then(Value::as_str), mode, "{version:?}");
+            assert_eq!(params["requestedSchema"], Person::requested_schema().to_json());
+            assert_eq!(params["message"], Person::MESSAGE);
+            pushed.answer(reply);
+            assert_eq!(finished(task).await.unwrap(), expected);
+            assert_eq!(h.engine.live_stats(), LiveStats::default());
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_users_values() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
+    let task = h.spawn(describe_person);
+    h.next().await.answer(accept(json!({"name": "A", "age": 36})));
+    let again = h.next().await;
+    let params = again.params.clone().unwrap();
+    let message = params["message"].as_str().unwrap();
+    assert!(message.starts_with(Person::MESSAGE) && message.contains("name"), "{message}");
+    assert_eq!(params["requestedSchema"]["properties"]["name"]["default"], "A");
+    assert_eq!(params["requestedSchema"]["properties"]["age"]["default"], 36);
+    again.answer(accept(json!({"name": "Ada", "age": 36})));
+    assert_eq!(finished(task).await.unwrap(), "Ada is 36");
+
+    // The same limit as on the replay path: the fourth invalid answer fails the call.
+    let task = h.spawn(describe_person);
+    for _ in 0..4 {
+        h.next().await.answer(accept(json!({"name": "A", "age": 200})));
+    }
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains("failed validation 4 times"), "{error}");
+}
+
+#[tokio::test]
+async fn a_malformed_answer_is_a_clear_error() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let task = h.spawn(describe_person);
+    h.next().await.answer(json!({"action": "maybe"}));
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(error.message.contains("person"), "{error}");
+}
+
+async fn pay(flow: Flow) -> Result<String, FlowError> {
+    Ok(match flow.url("pay", "Pay on our page", |id| format!("https://pay.example/{id}")).await? {
+        UrlAnswer::Completed(value) => format!("paid: {value}"),
+        UrlAnswer::Declined => "declined".to_owned(),
+        UrlAnswer::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+#[tokio::test]
+async fn url_consent_waits_for_the_page_then_notifies_completion() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
+    let task = h.spawn(pay);
+    let pushed = h.next().await;
+    let params = pushed.params.clone().unwrap();
+    assert_eq!(params["mode"], "url");
+    let id = params["elicitationId"].as_str().unwrap().to_owned();
+    assert_eq!(params["url"], format!("https://pay.example/{id}"));
+    assert_eq!(h.engine.live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    pushed.answer(json!({"action": "accept"}));
+    // Consent alone does not finish the step: no notification until the page records completion.
+    assert!(h.notifications.try_recv().is_err());
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
+    assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
+    let (method, params) = h.notifications.recv().await.unwrap();
+    assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
+async fn url_decline_and_cancel_reach_the_handler_and_release_the_record() {
+    for (reply, expected) in [("decline", "declined"), ("cancel", "cancelled")] {
+        let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}));
+        let task = h.spawn(pay);
+        let pushed = h.next().await;
+        let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+        pushed.answer(json!({"action": reply}));
+        assert_eq!(finished(task).await.unwrap(), expected);
+        assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
+        assert_eq!(h.engine.live_stats(), LiveStats::default());
+        assert!(h.notifications.try_recv().is_err(), "no completion notification for `{reply}`");
+    }
+}
+
+#[tokio::test]
+async fn a_page_not_completed_in_time_is_a_bounded_error() {
+    let config = LiveConfig { url_wait: Duration::from_millis(20), ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
+    let task = h.spawn(pay);
+    h.next().await.answer(json!({"action": "accept"}));
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("not completed"), "{error}");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
+async fn sampling_and_roots_are_pushed_requests() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"sampling": {}, "roots": {}}));
+    let task = h.spawn(|flow: Flow| async move {
+        let sampled = flow.sampling("s", json!({"messages": [], "maxTokens": 5})).await?;
+        let roots = flow.roots("r").await?;
+        Ok((sampled, roots))
+    });
+    let pushed = h.next().await;
+    assert_eq!(
+        (pushed.method, pushed.params.clone()),
+        ("sampling/createMessage", Some(json!({"messages": [], "maxTokens": 5})))
+    );
+    let sample = json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"});
+    pushed.answer(sample.clone());
+    let pushed = h.next().await;
+    assert_eq!((pushed.method, pushed.params.clone()), ("roots/list", None));
+    pushed.answer(json!({"roots": []}));
+    assert_eq!(finished(task).await.unwrap(), (sample, json!({"roots": []})));
+}
+
+#[tokio::test]
+async fn asks_joined_together_go_out_together() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let task = h.spawn(|flow: Flow| async move {
+        let (person, colour) = tokio::join!(flow.form::<Person>("person"), flow.form::<Colour>("colour"));
+        match (person?, colour?) {
+            (Answer::Accepted(p), Answer::Accepted(c)) => Ok(format!("{} likes {}", p.name, c.colour)),
+            _ => Ok("no".to_owned()),
+        }
+    });
+    // Both requests are out before either is answered: sequential asks would hang here (bounded).
+    let first = h.next().await;
+    let second = h.next().await;
+    let (person, colour) = if first.params.as_ref().unwrap()["requestedSchema"]["properties"].get("name").is_some() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    colour.answer(accept(json!({"colour": "teal"})));
+    person.answer(accept(json!({"name": "Ada", "age": 36})));
+    assert_eq!(finished(task).await.unwrap(), "Ada likes teal");
+}
+
+#[tokio::test]
+async fn the_cap_on_outstanding_asks_is_per_session() {
+    let config = LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let task = h.spawn(|flow: Flow| async move {
+        let (person, colour) = tokio::join!(flow.form::<Person>("person"), flow.form::<Colour>("colour"));
+        person?;
+        colour?;
+        Ok(())
+    });
+    h.next().await.answer(accept(json!({"name": "Ada", "age": 36})));
+    let error = finished(task).await.unwrap_err();
+    assert!(error.message.contains("at most 1"), "{error}");
+    // Another session of the same engine has its own cap.
+    let mut other = Harness::with(
+        LegacyVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() },
+    );
+    let task = other.spawn(describe_person);
+    other.next().await.answer(json!({"action": "decline"}));
+    assert_eq!(finished(task).await.unwrap(), "declined");
+}
+
+#[tokio::test]
+async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
+    let config = LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
+    // The first call waits for its page: it still holds the session's one permit.
+    let paying = h.spawn(pay);
+    let pushed = h.next().await;
+    let id = pushed.params.clone().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+    pushed.answer(json!({"action": "accept"}));
+    let error = finished(h.spawn(describe_person)).await.unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("too many calls") && error.message.contains("at most 1"), "{error}");
+    // Another session has its own cap.
+    let mut other = Harness::with(
+        LegacyVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() },
+    );
+    let task = other.spawn(describe_person);
+    other.next().await.answer(json!({"action": "decline"}));
+    assert_eq!(finished(task).await.unwrap(), "declined");
+    // The page completes, the first call ends, and its permit is back.
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
+    finished(paying).await.unwrap();
+    let task = h.spawn(describe_person);
+    h.next().await.answer(json!({"action": "cancel"}));
+    assert_eq!(finished(task).await.unwrap(), "cancelled");
+}
+
+#[tokio::test]
+async fn an_unanswered_ask_times_out() {
+    let config = LiveConfig { ask_timeout: Duration::from_millis(20), ..LiveConfig::default() };
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let task = h.spawn(describe_person);
+    let _unanswered = h.next().await;
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32603);
+    assert!(error.message.contains("did not answer"), "{error}");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
+async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
+    let task = h.spawn(pay);
+    let pushed = h.next().await;
+    let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+    assert_eq!(h.engine.live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Pending);
+    // The transport drops the task when the client goes away (disconnect, cancel, session end).
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
+    // The page can no longer complete the dropped step.
+    assert!(!h.engine.url_completions().complete(&id, json!(true), None).await.unwrap());
+
+    // A client whose connection closes while it holds the request: the ask fails, nothing stays.
+    let task = h.spawn(pay);
+    drop(h.next().await);
+    let error = finished(task).await.unwrap_err();
+    assert!(error.message.contains("went away"), "{error}");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
+async fn capabilities_are_gated_per_session() {
+    // Form only: the URL ask is `Unsupported` for the handler to handle...
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let task = h.spawn(|flow: Flow| async move {
+        Ok(match flow.url("pay", "Pay", |id| id.to_owned()).await {
+            Err(FlowError::Unsupported { required }) => format!("fallback: {required}"),
+            other => format!("unexpected: {other:?}"),
+        })
+    });
+    assert_eq!(finished(task).await.unwrap(), r#"fallback: {"elicitation":{"url":{}}}"#);
+    // ...or, propagated, -32600 with the required capabilities (there is no -32021 on this wire).
+    let task = h.spawn(pay);
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32600);
+    assert_eq!(error.data, Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})));
+    assert!(h.requests.try_recv().is_err(), "nothing was pushed for an undeclared mode");
+
+    // 2025-06-18 has no URL mode whatever the client writes; sampling needs its declaration too.
+    let h = Harness::new(LegacyVersion::V2025_06_18, json!({"elicitation": {"url": {}}}));
+    let error = finished(h.spawn(pay)).await.unwrap_err();
+    assert_eq!(error.code, -32600);
+    let error = finished(h.spawn(|flow: Flow| async move { flow.sampling("s", json!({})).await })).await.unwrap_err();
+    assert_eq!(error.data, Some(json!({"requiredCapabilities": {"sampling": {}}})));
+
+    // No elicitation at all: a form is refused.
+    let h = Harness::new(LegacyVersion::V2025_11_25, json!({}));
+    assert_eq!(finished(h.spawn(describe_person)).await.unwrap_err().code, -32600);
+    assert_eq!(Capabilities::default(), LegacyVersion::V2025_11_25.capabilities(None));
+}
+
+#[tokio::test]
+async fn once_runs_once() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let task = h.spawn(move |flow: Flow| async move {
+        let ticket = flow
+            .once("ticket", || async {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok(7u32)
+            })
+            .await?;
+        let answer = describe_person(flow.clone()).await?;
+        let again = flow.once("ticket", || async { Ok(8u32) }).await?;
+        Ok(format!("{ticket} {again} {answer}"))
+    });
+    h.next().await.answer(accept(json!({"name": "Ada", "age": 36})));
+    assert_eq!(finished(task).await.unwrap(), "7 7 Ada is 36");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

@@ -1,0 +1,14 @@
+//! Several `travel-server` instances: sharing sealing keys, sharing one Redis completion store (in
+//! each era), the store contract both stores keep, and exactly-once across instances. Each test
+//! that needs Redis starts its own `redis-server`.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
+
+mod exactly_once;
+mod shared_keys;
+/// Two instances sharing one Redis serve each other's rounds and payment pages, in each era.
+mod shared_store {
+    mod era_2025;
+    mod era_2026;
+}
+mod store_contract;

@@ -1,0 +1,301 @@
+//! The store contract (`elicit_runtime::server` store module docs), one suite run against both
+//! stores: the in-process one (time moved by a manual clock) and `RedisStore` on a real
+//! redis-server (time passes; every wait is bounded and polls for its condition). Two connections
+//! to the same Redis act as two instances.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+
+use elicit_test_support::redis::Redis;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use elicit_runtime::server::{
+    Claim, ClaimToken, Finish, InProcessStore, ManualClock, RecordKind, RedisStore, Slot, Store, StoreError, UrlStatus,
+};
+use serde_json::json;
+
+const LONG: Duration = Duration::from_secs(60);
+/// A lease or TTL that the test lets pass.
+const SHORT: Duration = Duration::from_millis(200);
+
+/// The caps a test wants.
+#[derive(Clone, Copy)]
+struct Caps {
+    urls: usize,
+    flows: usize,
+    per_principal: usize,
+}
+
+const ROOMY: Caps = Caps { urls: 1000, flows: 1000, per_principal: 1000 };
+
+/// One of the two stores, and how time passes for it.
+enum Backend {
+    Memory(ManualClock),
+    Redis(Redis, String),
+}
+
+impl Backend {
+    /// Two handles on one store (two instances, for Redis).
+    async fn stores(&self, caps: Caps) -> (Arc<dyn Store>, Arc<dyn Store>) {
+        match self {
+            Backend::Memory(clock) => {
+                let store: Arc<dyn Store> = Arc::new(
+                    InProcessStore::new()
+                        .with_clock(Arc::new(clock.clone()))
+                        .with_max_url_records(caps.urls)
+                        .with_max_flow_records(caps.flows)
+                        .with_max_url_records_per_principal(caps.per_principal),
+                );
+                (store.clone(), store)
+            }
+            Backend::Redis(redis, prefix) => {
+                let connect = || async {
+                    let store = RedisStore::builder(redis.url())
+                        .key_prefix(prefix.as_str())
+                        .max_url_records(caps.urls)
+                        .max_flow_records(caps.flows)
+                        .max_url_records_per_principal(caps.per_principal)
+                        .connect()
+                        .await
+                        .unwrap();
+                    Arc::new(store) as Arc<dyn Store>
+                };
+                (connect().await, connect().await)
+            }
+        }
+    }
+
+    /// Lets `by` pass, then waits (bounded) until `condition` holds.
+    async fn after<F, Fut>(&self, by: Duration, condition: F)
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        match self {
+            Backend::Memory(clock) => {
+                clock.advance(by);
+                assert!(condition().await, "not so once the time passed");
+            }
+            Backend::Redis(..) => {
+                let deadline = tokio::time::Instant::now() + by + Duration::from_secs(10);
+                while !condition().await {
+                    assert!(tokio::time::Instant::now() < deadline, "not so within the bound");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    }
+}
+
+/// Runs `check` against the in-process store, then against Redis (skipped without redis-server).
+async fn both<F, Fut>(test: &str, check: F)
+where
+    F: Fn(Backend) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    check(Backend::Memory(ManualClock::new())).await;
+    if let Some(redis) = Redis::start_or_skip(test, None) {
+        tokio::time::timeout(Duration::from_secs(60), check(Backend::Redis(redis, test.to_owned())))
+            .await
+            .expect("the Redis half finished within its bound");
+    }
+}
+
+fn once(key: &str) -> Slot {
+    Slot::Once(key.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_completes_once_for_its_owner_and_is_taken_once() {
+    both("a_step_completes_once_for_its_owner_and_is_taken_once", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        a.register("s1", LONG, None).await.unwrap();
+        assert_eq!(b.status("s1").await.unwrap(), UrlStatus::Pending);
+        assert_eq!(b.take("s1", Duration::ZERO).await.unwrap(), UrlStatus::Pending);
+        assert!(b.complete("s1", json!({"approved": true}), None).await.unwrap());
+        assert!(!a.complete("s1", json!({"approved": false}), None).await.unwrap(), "completed twice");
+        // Registering a live id again changes nothing: the completion stays.
+        a.register("s1", LONG, None).await.unwrap();
+        assert_eq!(a.take("s1", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
+        assert_eq!(b.take("s1", Duration::ZERO).await.unwrap(), UrlStatus::Unknown, "taken twice");
+        assert!(!b.complete("never-minted", json!(null), None).await.unwrap());
+        assert_eq!(b.status("never-minted").await.unwrap(), UrlStatus::Unknown);
+
+        a.register("owned", LONG, Some("alice")).await.unwrap();
+        assert!(!b.complete("owned", json!(true), Some("bob")).await.unwrap(), "completed by another user");
+        assert!(!b.complete("owned", json!(true), None).await.unwrap(), "completed anonymously");
+        assert!(b.complete("owned", json!(true), Some("alice")).await.unwrap());
+
+        a.register("released", LONG, None).await.unwrap();
+        a.release("released");
+        on.after(Duration::ZERO, || async { b.status("released").await.unwrap() == UrlStatus::Unknown }).await;
+        assert!(!b.complete("released", json!(null), None).await.unwrap());
+
+        a.register("brief", SHORT, None).await.unwrap();
+        on.after(SHORT, || async { b.status("brief").await.unwrap() == UrlStatus::Unknown }).await;
+        assert!(!b.complete("brief", json!(null), None).await.unwrap(), "an expired step completed");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_take_wakes_on_the_other_instances_completion() {
+    both("a_waiting_take_wakes_on_the_other_instances_completion", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        a.register("w", LONG, None).await.unwrap();
+        let waiter = tokio::spawn({
+            let b = b.clone();
+            async move { b.take("w", Duration::from_secs(30)).await }
+        });
+        while a.status("w").await.unwrap() == UrlStatus::Pending && !waiter.is_finished() {
+            assert!(a.complete("w", json!(1), None).await.unwrap());
+        }
+        assert_eq!(waiter.await.unwrap().unwrap(), UrlStatus::Completed(json!(1)));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_belongs_to_its_token_until_recorded_abandoned_or_its_lease_passes() {
+    both("a_claim_belongs_to_its_token_until_recorded_abandoned_or_its_lease_passes", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        let (mine, theirs) = (ClaimToken::mint(), ClaimToken::mint());
+        assert_ne!(mine, theirs);
+        assert_eq!(a.claim("f", &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
+        // A retried claim (its reply lost) finds its own token and carries on.
+        assert_eq!(b.claim("f", &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        // Only the token records or abandons.
+        assert_eq!(b.record("f", &once("x"), &theirs, json!(1), LONG).await, Err(StoreError::ClaimLost));
+        b.abandon("f", &once("x"), &theirs).await.unwrap();
+        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
+        a.record("f", &once("x"), &mine, json!({"ref": "A"}), LONG).await.unwrap();
+        // A retried record of the same value is fine; the slot is done for everyone.
+        b.record("f", &once("x"), &mine, json!({"ref": "A"}), LONG).await.unwrap();
+        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        a.abandon("f", &once("x"), &mine).await.unwrap();
+        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+
+        // Abandoned: the next claimant runs it.
+        assert_eq!(a.claim("f", &once("y"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        a.abandon("f", &once("y"), &mine).await.unwrap();
+        assert_eq!(b.claim("f", &once("y"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
+
+        // A claimant that crashed: its lease passes and another round takes the slot over; the
+        // crashed one can no longer record.
+        assert_eq!(a.claim("f", &once("z"), &mine, SHORT, LONG).await.unwrap(), Claim::Run);
+        let fresh = ClaimToken::mint();
+        on.after(SHORT, || async { b.claim("f", &once("z"), &fresh, LONG, LONG).await.unwrap() == Claim::Run }).await;
+        assert_eq!(a.record("f", &once("z"), &mine, json!(1), LONG).await, Err(StoreError::ClaimLost));
+        b.record("f", &once("z"), &fresh, json!(2), LONG).await.unwrap();
+        assert_eq!(a.claim("f", &once("z"), &mine, LONG, LONG).await.unwrap(), Claim::Done(json!(2)));
+
+        // Flows are apart, and a URL id never names a flow record.
+        assert_eq!(a.claim("g", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
+        assert!(!a.complete("f", json!(null), None).await.unwrap());
+        assert_eq!(a.status("f").await.unwrap(), UrlStatus::Unknown);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
+    both("a_flow_finishes_once_and_only_having_seen_every_slot", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        let token = ClaimToken::mint();
+        let (x, paid) = (once("x"), Slot::Url("payment".into()));
+        assert_eq!(a.finished("f").await.unwrap(), None);
+        assert_eq!(a.claim("f", &x, &token, LONG, LONG).await.unwrap(), Claim::Run);
+        // A slot held under a live lease, or recorded, that the round did not see: a conflict.
+        assert_eq!(b.finish("f", json!({"a": 1}), &[], LONG).await.unwrap(), Finish::Conflict);
+        a.record("f", &x, &token, json!("X"), LONG).await.unwrap();
+        assert_eq!(a.claim("f", &paid, &token, LONG, LONG).await.unwrap(), Claim::Run);
+        a.record("f", &paid, &token, json!({"approved": true}), LONG).await.unwrap();
+        assert_eq!(b.finish("f", json!({"a": 1}), std::slice::from_ref(&x), LONG).await.unwrap(), Finish::Conflict);
+        assert_eq!(b.finished("f").await.unwrap(), None);
+        assert_eq!(b.finish("f", json!({"a": 1}), &[x.clone(), paid.clone()], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.finished("f").await.unwrap(), Some(json!({"a": 1})));
+        assert_eq!(
+            a.finish("f", json!({"a": 2}), &[x.clone(), paid], LONG).await.unwrap(),
+            Finish::Already(json!({"a": 1}))
+        );
+        // Finished: recorded slots are still read, nothing new runs.
+        assert_eq!(b.claim("f", &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!("X")));
+        assert_eq!(b.claim("f", &once("new"), &token, LONG, LONG).await.unwrap(), Claim::Finished);
+
+        // A flow with nothing recorded finishes too; a claim whose lease passed is no conflict.
+        assert_eq!(a.finish("plain", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.claim("crashed", &x, &token, SHORT, LONG).await.unwrap(), Claim::Run);
+        on.after(SHORT, || async {
+            b.finish("crashed", json!({"b": 1}), &[], LONG).await.unwrap() == Finish::Recorded
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone() {
+    both("records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone", |on| async move {
+        let (a, b) = on.stores(Caps { flows: 1, ..ROOMY }).await;
+        let token = ClaimToken::mint();
+        // Extending a flow without a record creates none: the one room is still free.
+        a.extend("nothing", LONG).await.unwrap();
+        assert_eq!(a.claim("f", &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        // An abandon that empties the record removes it: its room is free again.
+        a.abandon("f", &once("x"), &token).await.unwrap();
+        assert_eq!(b.claim("g", &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        b.record("g", &once("x"), &token, json!(1), SHORT).await.unwrap();
+        // Extended, the record outlives its first TTL...
+        a.extend("g", LONG).await.unwrap();
+        let other = ClaimToken::mint();
+        on.after(SHORT * 2, || async { true }).await;
+        assert_eq!(a.claim("g", &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
+        // ...and a shorter TTL never shortens it.
+        b.record("g", &once("x"), &token, json!(1), SHORT).await.unwrap();
+        on.after(SHORT * 2, || async { true }).await;
+        assert_eq!(a.claim("g", &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
+    both("each_kind_of_record_has_its_cap_and_each_principal_its_quota", |on| async move {
+        let (a, b) = on.stores(Caps { urls: 4, flows: 2, per_principal: 2 }).await;
+        let token = ClaimToken::mint();
+        a.register("m1", LONG, Some("mallory")).await.unwrap();
+        b.register("m2", LONG, Some("mallory")).await.unwrap();
+        // One principal at its quota: refused, with the quota named; others are not.
+        match a.register("m3", LONG, Some("mallory")).await {
+            Err(error @ StoreError::Quota { cap: 2 }) => {
+                assert!(error.to_string().contains("per principal"), "{error}")
+            }
+            other => panic!("expected the quota, got {other:?}"),
+        }
+        b.register("a1", LONG, Some("alice")).await.unwrap();
+        b.register("anonymous", LONG, None).await.unwrap();
+        // The URL cap is reached: anyone is refused, flows are not.
+        match b.register("a2", LONG, Some("alice")).await {
+            Err(error @ StoreError::Full { kind: RecordKind::Url, cap: 4 }) => {
+                assert!(error.to_string().contains("full"), "{error}")
+            }
+            other => panic!("expected the URL cap, got {other:?}"),
+        }
+        assert_eq!(a.claim("f1", &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.finish("f2", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert!(matches!(
+            a.claim("f3", &once("x"), &token, LONG, LONG).await,
+            Err(StoreError::Full { kind: RecordKind::Flow, cap: 2 })
+        ));
+        // A flow that has its record is not refused.
+        assert_eq!(a.claim("f1", &once("y"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        // A step taken frees its room and its owner's quota.
+        assert!(a.complete("m1", json!(1), Some("mallory")).await.unwrap());
+        assert_eq!(b.take("m1", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!(1)));
+        a.register("m3", LONG, Some("mallory")).await.unwrap();
+        assert!(b.register("m4", LONG, Some("mallory")).await.is_err());
+    })
+    .await;
+}

@@ -1,0 +1,38 @@
+//! What the tests, benchmarks, load generator and fuzz targets share: finding the workspace and its
+//! target folder, building the workspace's binaries with a time bound, and starting a server
+//! process that is waited for through its `listening on http://ADDR/mcp` line and killed on drop
+//! ([`process`]); the one JSON-RPC-over-HTTP client ([`mcp`]); the payment-page submitter
+//! ([`payment`]); the representative form types ([`forms`]); and the showcase's booking references
+//! ([`mod@reference`]).
+//!
+//! The behaviour tests' own helpers live here too (feature `harness`, on by default), so that each
+//! dependent takes what it uses and nothing is compiled as dead code: [`server`] (keys, a real
+//! `travel-server`, the schema-checking MCP client, the engine driver), [`cli`] (the `elicit`
+//! binary, a sandbox, a mock server, a pseudo-terminal), [`spec`] (the protocol's schema and
+//! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`), and
+//! [`peers`] (the official SDK peers). The loadgen and the benchmarks take
+//! `default-features = false, features = ["net"]`; the fuzz targets no features (the forms and the
+//! process helpers only).
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking, with the reason")]
+
+#[allow(missing_docs, reason = "a field's doc comment becomes its form's description; most need none")]
+pub mod forms;
+#[cfg(feature = "net")]
+pub mod mcp;
+#[cfg(feature = "net")]
+pub mod payment;
+pub mod process;
+pub mod reference;
+pub mod rng;
+
+#[cfg(feature = "harness")]
+pub mod cli;
+#[cfg(feature = "harness")]
+pub mod peers;
+#[cfg(feature = "harness")]
+pub mod redis;
+#[cfg(feature = "harness")]
+pub mod server;
+#[cfg(feature = "harness")]
+pub mod spec;
