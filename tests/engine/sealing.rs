@@ -6,7 +6,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use elicit_test_support::server;
+use elicit_test_support::{server, wait};
 
 use std::time::Duration;
 
@@ -35,6 +35,12 @@ async fn first_state(engine: &Engine, call: &Call) -> String {
 async fn assert_opens(engine: &Engine, call: &Call, state: &str) {
     let retry = call.retry(answer_who("Ada"), Some(state));
     assert_eq!(complete(engine.run(&retry.request(), greet).await), "Hello, Ada!");
+}
+
+/// Whether the retry of `call` answering Ada with `state` is refused (as anything but complete).
+async fn refuses(engine: &Engine, call: &Call, state: &str) -> bool {
+    let retry = call.retry(answer_who("Ada"), Some(state));
+    engine.run(&retry.request(), greet).await.is_err()
 }
 
 /// The retry of `call` answering Ada with `state` is refused with the one invalid-state error.
@@ -153,13 +159,13 @@ async fn garbage_and_empty_states_are_refused() {
 #[tokio::test]
 async fn expired_state_is_refused() {
     let keys = [server::raw_key()];
-    // Expiry has one-second resolution: a state sealed with a 1 s lifetime is dead once the next
-    // whole second has begun, which sleeping 1.1 s guarantees.
+    // Expiry has one-second resolution: a state sealed with a 1 s lifetime dies once the next
+    // whole second has begun. The engine reads the system clock, so wait (bounded) until it does.
     let short = Engine::builder(AUDIENCE, ring(&keys)).state_ttl(Duration::from_secs(1)).build();
     let call = Call::tool("greet");
     let state = first_state(&short, &call).await;
     let fresh = first_state(&engine(&keys), &call).await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    wait::until_async(Duration::from_secs(10), "the 1 s state to expire", || refuses(&short, &call, &state)).await;
     refused(&short, &call, &state, "expired").await;
     // The expiry travels inside the token: an opener with a long lifetime refuses it as well.
     refused(&engine(&keys), &call, &state, "expired, opened by a long-lived engine").await;

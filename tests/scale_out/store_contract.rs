@@ -6,6 +6,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
 use elicit_test_support::redis::Redis;
+use elicit_test_support::wait;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -144,14 +145,13 @@ async fn a_waiting_take_wakes_on_the_other_instances_completion() {
     both("a_waiting_take_wakes_on_the_other_instances_completion", |on| async move {
         let (a, b) = on.stores(ROOMY).await;
         a.register("w", LONG, None).await.unwrap();
-        let waiter = tokio::spawn({
-            let b = b.clone();
-            async move { b.take("w", Duration::from_secs(30)).await }
-        });
-        while a.status("w").await.unwrap() == UrlStatus::Pending && !waiter.is_finished() {
-            assert!(a.complete("w", json!(1), None).await.unwrap());
-        }
-        assert_eq!(waiter.await.unwrap().unwrap(), UrlStatus::Completed(json!(1)));
+        // The take would wait an hour on its own: only the completion's wake-up ends it within
+        // the bound. Its first look is taken before the completion, so it is waiting by then.
+        let mut waiter = b.take("w", Duration::from_secs(3600));
+        assert!(wait::first_look(&mut waiter).await, "the step was pending, yet the take did not wait");
+        assert!(a.complete("w", json!(1), None).await.unwrap());
+        let taken = wait::finished(Duration::from_secs(30), "the waiting take to be woken", waiter).await;
+        assert_eq!(taken.unwrap(), UrlStatus::Completed(json!(1)));
     })
     .await;
 }

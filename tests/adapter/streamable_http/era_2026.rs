@@ -190,9 +190,7 @@ async fn url_step_accepted_before_the_page_is_submitted_is_asked_again() {
 
     // Consent only: the page is not submitted yet, so after the engine's bounded wait the same
     // URL elicitation comes back under the same key, with a fresh state.
-    let started = std::time::Instant::now();
     let again = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await.asked();
-    assert!(started.elapsed() >= std::time::Duration::from_millis(1500), "the engine waits for the page first");
     assert_eq!(again.keys(), ["payment"]);
     assert_eq!(again.params("payment"), payment.params("payment"), "the same URL elicitation");
     assert_ne!(again.state(), payment.state(), "a fresh requestState");

@@ -9,8 +9,8 @@
 //! dependent takes what it uses and nothing is compiled as dead code: [`server`] (keys, a real
 //! `travel-server`, the schema-checking MCP client, the engine driver), [`cli`] (the `elicit`
 //! binary, a sandbox, a mock server, a pseudo-terminal), [`spec`] (the protocol's schema and
-//! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`), and
-//! [`peers`] (the official SDK peers). The loadgen and the benchmarks take
+//! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`),
+//! [`peers`] (the official SDK peers), and [`wait`] (bounded waits for a condition). The loadgen and the benchmarks take
 //! `default-features = false, features = ["net"]`; the fuzz targets no features (the forms and the
 //! process helpers only).
 
@@ -36,3 +36,5 @@ pub mod redis;
 pub mod server;
 #[cfg(feature = "harness")]
 pub mod spec;
+#[cfg(feature = "harness")]
+pub mod wait;
