@@ -7,8 +7,8 @@
 
 use elicit_test_support::{cli, process};
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use cli::{Run, Sandbox};
 use serde_json::json;
@@ -34,25 +34,7 @@ fn protected_server() -> process::Listening {
 
 /// Runs `elicit ARGS` with `env` set, no standard input, and a time bound.
 fn elicit_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let started = Instant::now();
-    let mut command = Command::new(&cli::bins().elicit);
-    command.args(args).env_remove("RUST_LOG").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let child = command.spawn().unwrap();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    while !waiter.is_finished() {
-        assert!(started.elapsed() < LIMIT, "elicit {args:?} ran over {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = waiter.join().unwrap().unwrap();
-    Run {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        elapsed: started.elapsed(),
-    }
+    cli::elicit_with_env(args, env, LIMIT)
 }
 
 /// Panics if any secret shows anywhere in the run's output.

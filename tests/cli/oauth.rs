@@ -124,28 +124,7 @@ fn token_files(config: &Path) -> Vec<PathBuf> {
 
 /// Runs `elicit ARGS` with `ELICIT_CONFIG_DIR=config`, no standard input, within [`LIMIT`].
 fn elicit_in(config: &Path, args: &[&str]) -> Run {
-    let started = Instant::now();
-    let child = Command::new(&cli::bins().elicit)
-        .args(args)
-        .env("ELICIT_CONFIG_DIR", config)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    while !waiter.is_finished() {
-        assert!(started.elapsed() < LIMIT, "elicit {args:?} ran over {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = waiter.join().unwrap().unwrap();
-    Run {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        elapsed: started.elapsed(),
-    }
+    cli::elicit_with_env(args, &[("ELICIT_CONFIG_DIR", &config.to_string_lossy())], LIMIT)
 }
 
 #[test]

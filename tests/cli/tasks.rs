@@ -7,20 +7,17 @@
 
 #![allow(clippy::panic, reason = "a test reports a failure by panicking, with the offending output")]
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, mpsc};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use elicit_test_support::cli::terminal::{ENTER, Terminal};
 use elicit_test_support::cli::{Run, Sandbox, elicit};
-use elicit_test_support::peers::servers::peer_log;
-use elicit_test_support::process::workspace_dir;
+use elicit_test_support::peers::servers::{HttpPeer, peer_log};
 
 /// The fastmcp-tasks server, killed (and reaped) when dropped.
 struct TaskPeer {
-    child: Child,
+    /// The server process, killed when the peer is dropped.
+    _peer: HttpPeer,
     url: String,
     /// One peer at a time: a Python server starting takes seconds of CPU, and the tests share
     /// the machine.
@@ -37,44 +34,8 @@ impl TaskPeer {
     /// With `log`, the server appends what its `sleepy` tool did there (`ELICIT_PEER_LOG`).
     fn start_logging(log: Option<&std::path::Path>) -> TaskPeer {
         let turn = TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let python = workspace_dir().join(".tools/peers/py-tasks/bin/python");
-        assert!(python.is_file(), "{} is missing: run scripts/install-peers.sh", python.display());
-        let script: PathBuf = workspace_dir().join("tests/peers/fastmcp_tasks_server.py");
-        let mut command = Command::new(python);
-        if let Some(log) = log {
-            command.env("ELICIT_PEER_LOG", log);
-        }
-        let mut child = command
-            .arg(script)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the fastmcp-tasks server");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening ") {
-                    let _ = tx.send(url.trim().to_owned());
-                }
-            }
-        });
-        match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(url) => TaskPeer { child, url, _turn: turn },
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the fastmcp-tasks server did not print its address within 120 s");
-            }
-        }
-    }
-}
-
-impl Drop for TaskPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let peer = HttpPeer::fastmcp_tasks(log);
+        TaskPeer { url: peer.url().to_owned(), _peer: peer, _turn: turn }
     }
 }
 

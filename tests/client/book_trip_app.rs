@@ -6,9 +6,8 @@
 
 use elicit_test_support::cli;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use elicit_test_support::process;
 
@@ -22,30 +21,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 fn book(server: &TravelServer, sandbox: &Sandbox, browser: Browser, protocol: &str) -> (bool, String, String) {
     cli::bins();
     let script = sandbox.browser(browser);
-    let mut child = Command::new(process::debug_bin("book-trip-app"))
-        .args(["--url", &server.mcp_url(), "--browser", &script, "--protocol", protocol])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("book-trip-app did not finish within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    (status.success(), stdout, stderr)
+    let mut command = Command::new(process::debug_bin("book-trip-app"));
+    command.args(["--url", &server.mcp_url(), "--browser", &script, "--protocol", protocol]);
+    let run = cli::run(command, "book-trip-app", LIMIT);
+    (run.status.success(), run.stdout, run.stderr)
 }
 
 /// Books a trip speaking `protocol`, and checks the whole flow ran.

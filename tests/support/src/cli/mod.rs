@@ -249,19 +249,31 @@ fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 /// Runs `elicit ARGS` with no standard input and waits at most `limit`; a run over the limit is
 /// killed and fails the test.
 pub fn elicit(args: &[&str], limit: Duration) -> Run {
+    elicit_with_env(args, &[], limit)
+}
+
+/// [`elicit`] with `env` set for the run (a config folder, a secret in a variable).
+pub fn elicit_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
+    let mut command = Command::new(&bins().elicit);
+    command.args(args).envs(env.iter().copied());
+    run(command, &format!("elicit {args:?}"), limit)
+}
+
+/// Runs `command` (`what`, in messages) without `RUST_LOG`, with no standard input, and waits at
+/// most `limit`; a run over the limit is killed and fails the test.
+pub fn run(mut command: Command, what: &str, limit: Duration) -> Run {
     let started = Instant::now();
-    let mut child = Command::new(&bins().elicit)
-        .args(args)
+    let mut child = command
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start elicit: {e}"));
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
     let stdout = drain(child.stdout.take().expect("piped"));
     let stderr = drain(child.stderr.take().expect("piped"));
     let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for elicit") {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("cannot wait for {what}: {e}")) {
             break Some(status);
         }
         if started.elapsed() > limit {
@@ -277,9 +289,9 @@ pub fn elicit(args: &[&str], limit: Duration) -> Run {
     let (stdout, stderr) = (collect(stdout), collect(stderr));
     match status {
         Some(status) => Run { status, stdout, stderr, elapsed },
-        None => panic!(
-            "elicit {args:?} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
-        ),
+        None => {
+            panic!("{what} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")
+        }
     }
 }
 

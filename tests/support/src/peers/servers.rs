@@ -64,6 +64,19 @@ impl HttpPeer {
         HttpPeer::start(command, &[])
     }
 
+    /// FastMCP with fastmcp-tasks (`tests/peers/fastmcp_tasks_server.py`, its tools always run as
+    /// tasks); with `log`, it appends what its `sleepy` tool did there (`ELICIT_PEER_LOG`).
+    pub fn fastmcp_tasks(log: Option<&std::path::Path>) -> HttpPeer {
+        let python = root().join(".tools/peers/py-tasks/bin/python");
+        assert!(python.is_file(), "{} is missing: run scripts/install-peers.sh", python.display());
+        let mut command = Command::new(python);
+        command.arg(fixture("fastmcp_tasks_server.py"));
+        if let Some(log) = log {
+            command.env("ELICIT_PEER_LOG", log);
+        }
+        HttpPeer::start(command, &[])
+    }
+
     fn start(mut command: Command, env: &[(&str, &str)]) -> HttpPeer {
         for (name, value) in env {
             command.env(name, value);
@@ -79,12 +92,13 @@ impl HttpPeer {
                 }
             }
         });
-        match rx.recv_timeout(Duration::from_secs(60)) {
+        // A cold Python start on a loaded machine takes a while; the wait ends at the address.
+        match rx.recv_timeout(Duration::from_secs(120)) {
             Ok(url) => HttpPeer { child, url },
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the peer did not print its address within 60 s");
+                panic!("the peer did not print its address within 120 s");
             }
         }
     }
