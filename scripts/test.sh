@@ -1,8 +1,32 @@
 #!/usr/bin/env bash
-# The test command: every test of the workspace, then the official conformance suite.
+# The test command: every test of the workspace, then the official conformance suite. It installs
+# what the tests need first (as root with apt-get; otherwise it names the exact command and stops),
+# and ends with one tally line: passed, failed, skipped (each skipped test named on the line above).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+# What the tests take from the system: a private redis-server (scale-out and store tests), a
+# headless Chromium (the browser test), npm (it installs Node 22 and the SDK peers, see
+# install-tools.sh and install-peers.sh) and Python's venv (the Python SDK peers).
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing ${missing[*]}" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update
+        apt-get install -y --no-install-recommends "${missing[@]}"
+    else
+        echo "test.sh: the tests need ${missing[*]}; install them, then run this again:" >&2
+        echo "    sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
 # One format (rustfmt.toml): the workspace and the fuzz workspace beside it.
 cargo fmt --all --check
 (cd fuzz && cargo fmt --all --check)
@@ -12,7 +36,33 @@ scripts/install-peers.sh
 cargo build --workspace --bins
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them).
 cargo bench --no-run -p elicit-benches
-cargo test --workspace --no-fail-fast
+
+# The tests: their output is kept for the tally; a failure does not stop the steps after it.
+log="$(mktemp "${TMPDIR:-/tmp}/elicit-test.XXXXXX")"
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=1
 # The dependency contract: the derive alone, in few crates, without crypto, tokio or IDNA.
-scripts/check-features.sh
-scripts/conformance.sh
+scripts/check-features.sh || status=1
+scripts/conformance.sh || status=1
+
+# The tally, over every test binary and doctest run: the harness's own counts, and the tests that
+# skipped themselves for a missing tool (their `SKIPPED NAME: WHY` lines) or are ignored.
+read -r passed failed ignored < <(awk '/^test result: /{
+        for (i = 1; i <= NF; i++) {
+            if ($(i+1) ~ /^passed;?$/) p += $i
+            if ($(i+1) ~ /^failed;?$/) f += $i
+            if ($(i+1) ~ /^ignored;?$/) g += $i
+        }
+    } END { print p + 0, f + 0, g + 0 }' "$log")
+skipped_names="$( { grep -o 'SKIPPED [^: ]*:' "$log" | sed 's/^SKIPPED //; s/:$//'; sed -n 's/^test \(.*\) \.\.\. ignored.*/\1/p' "$log"; } | sort -u | paste -sd, - | sed 's/,/, /g')"
+skipped_self="$(grep -o 'SKIPPED [^: ]*:' "$log" | wc -l)"
+skipped=$((skipped_self + ignored))
+# A test that skipped itself also counted as passed with the harness: count it once, as skipped.
+passed=$((passed - skipped_self))
+[ "$failed" -eq 0 ] || status=1
+if [ -n "$skipped_names" ]; then
+    echo "skipped: $skipped_names"
+fi
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit "$status"

@@ -9,13 +9,13 @@
 //! a browser that did not sign in, or replays the link, is refused.
 //!
 //! Everything stays on loopback. Without Chromium installed the tests are skipped with a message
-//! — except under `CI`, where its absence fails them (`.ci/run` installs it).
+//! — except under `CI`, where its absence fails them (scripts/test.sh installs it).
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use elicit_test_support::cli;
+use elicit_test_support::{cli, skip};
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -55,16 +55,7 @@ fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     if let Some(path) = chromium() {
         return Some(path);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: `chromium` is not installed, and CI is set: .ci/run must install it (apt-get install chromium)"
-    );
-    // Straight to the process's stderr: the harness captures `eprintln!` of passing tests, and a
-    // skip must be seen.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: `chromium` is not installed (apt-get install chromium); CI would fail here"
-    );
+    skip::missing_tool(test, "chromium", "apt-get install chromium");
     None
 }
 

@@ -10,14 +10,12 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
+use elicit_test_support::redis::Redis;
 use elicit_test_support::server;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use elicit_examples::loadgen::trip_answer;
 use elicit_examples::travel::{self, PaymentSummaries};
@@ -32,83 +30,6 @@ use server::http::Client;
 
 /// Bound on each test, so a hang fails instead of stalling the suite.
 const TEST_BOUND: Duration = Duration::from_secs(60);
-
-/// A `redis-server` on a free loopback port, without persistence; killed when dropped.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    /// `None` when `redis-server` is not installed outside CI (the test then says it skipped).
-    fn start() -> Option<Redis> {
-        let installed =
-            Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !installed {
-            assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
-            let _ = writeln!(std::io::stderr(), "SKIPPED exactly_once_http (Redis): redis-server is not installed");
-            return None;
-        }
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let redis = Redis { port, child };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !redis.answers_ping() {
-            assert!(Instant::now() < deadline, "redis-server did not start listening");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(redis)
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut reply = [0u8; 7];
-        stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG\r\n"
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    /// One inline command; its reply's values (an integer, a string, or an array of strings).
-    fn command(&self, command: &str) -> Vec<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        stream.write_all(format!("{command}\r\n").as_bytes()).unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        let mut read_line = |line: &mut String| {
-            line.clear();
-            reader.read_line(line).unwrap();
-            line.trim_end().to_owned()
-        };
-        let head = read_line(&mut line);
-        match head.split_at(1) {
-            (":", n) => vec![n.to_owned()],
-            ("*", n) => (0..n.parse::<usize>().unwrap())
-                .map(|_| {
-                    let _length = read_line(&mut line);
-                    read_line(&mut line)
-                })
-                .collect(),
-            _ => panic!("unexpected reply to {command}: {head}"),
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Book it?
 #[derive(elicit_runtime::Elicit, Debug, Clone, PartialEq)]
@@ -277,7 +198,7 @@ async fn one_instance_in_process_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_sharing_redis() {
-    let Some(redis) = Redis::start() else { return };
+    let Some(redis) = Redis::start_or_skip("two_instances_sharing_redis", None) else { return };
     tokio::time::timeout(TEST_BOUND, async {
         let keys = KeyRing::generate();
         let runs = Arc::new(AtomicUsize::new(0));

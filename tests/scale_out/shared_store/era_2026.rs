@@ -3,19 +3,18 @@
 //!
 //! Each test starts its own `redis-server` on a free loopback port (no persistence) and its own
 //! servers, and stops them when it ends. Without `redis-server` installed the tests are skipped
-//! with a message — except under `CI`, where its absence fails them (`.ci/run` installs it).
+//! with a message — except under `CI`, where its absence fails them (scripts/test.sh installs it).
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{RedisStore, UrlCompletions, UrlStatus};
 use elicit_test_support::process;
-use elicit_test_support::redis::Redis;
+use elicit_test_support::redis::{self, Redis};
 use elicit_test_support::wait;
 use serde_json::{Value, json};
 
@@ -28,30 +27,6 @@ const WOKEN: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------------
 // Processes
-
-/// Whether the tests can run: `redis-server` is installed, or we are not in CI (then they skip).
-fn redis_or_skip(test: &str) -> bool {
-    let installed = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if installed {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: `redis-server` is not installed, and CI is set: .ci/run must install it (apt-get install redis-server)"
-    );
-    // Straight to the process's stderr: the test harness captures `eprintln!` of passing tests,
-    // and a skip must be seen.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {test}: `redis-server` is not installed (apt-get install redis-server); CI would fail here"
-    );
-    false
-}
 
 /// `target/debug/travel-server`, built once per test binary (see
 /// [`elicit_test_support::process::build_bins`]).
@@ -177,7 +152,7 @@ async fn rate(client: &McpClient, first: &str, second: &str) -> String {
 /// completion on the other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store_keeps_the_completion_contract_across_instances() {
-    if !redis_or_skip("redis_store_keeps_the_completion_contract_across_instances") {
+    if !redis::installed("redis_store_keeps_the_completion_contract_across_instances") {
         return;
     }
     let redis = Redis::start(None);
@@ -252,7 +227,7 @@ async fn redis_store_keeps_the_completion_contract_across_instances() {
 /// page, not by the engine's 2 s wait running out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_over_two_instances_loses_and_crosses_no_answers() {
-    if !redis_or_skip("load_over_two_instances_loses_and_crosses_no_answers") {
+    if !redis::installed("load_over_two_instances_loses_and_crosses_no_answers") {
         return;
     }
     let redis = Redis::start(None);
@@ -274,7 +249,7 @@ async fn load_over_two_instances_loses_and_crosses_no_answers() {
 /// the payment page and finishes the flow from the sealed state and the shared store.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flow_outlives_the_instance_that_started_it() {
-    if !redis_or_skip("a_flow_outlives_the_instance_that_started_it") {
+    if !redis::installed("a_flow_outlives_the_instance_that_started_it") {
         return;
     }
     let redis = Redis::start(None);
@@ -298,7 +273,7 @@ async fn a_flow_outlives_the_instance_that_started_it() {
 /// URL flows work again — an interrupted flow gets a fresh payment step (its record was lost).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_outage_fails_url_asks_clearly_and_recovery_restores_them() {
-    if !redis_or_skip("redis_outage_fails_url_asks_clearly_and_recovery_restores_them") {
+    if !redis::installed("redis_outage_fails_url_asks_clearly_and_recovery_restores_them") {
         return;
     }
     let mut redis = Redis::start(None);

@@ -9,7 +9,7 @@
 //! dependent takes what it uses and nothing is compiled as dead code: [`server`] (keys, a real
 //! `travel-server`, the schema-checking MCP client, the engine driver), [`cli`] (the `elicit`
 //! binary, a sandbox, a mock server, a pseudo-terminal), [`spec`] (the protocol's schema and
-//! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`),
+//! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`), [`skip`] (a visible skip when a tool is missing),
 //! [`peers`] (the official SDK peers), and [`wait`] (bounded waits for a condition). The loadgen and the benchmarks take
 //! `default-features = false, features = ["net"]`; the fuzz targets no features (the forms and the
 //! process helpers only).
@@ -34,6 +34,8 @@ pub mod peers;
 pub mod redis;
 #[cfg(feature = "harness")]
 pub mod server;
+#[cfg(feature = "harness")]
+pub mod skip;
 #[cfg(feature = "harness")]
 pub mod spec;
 #[cfg(feature = "harness")]

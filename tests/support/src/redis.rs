@@ -1,7 +1,7 @@
 //! A throw-away `redis-server` on a free loopback port, without persistence, optionally with a
 //! password; killed when dropped. Used by the scale-out and hardening tests.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,6 +15,20 @@ pub struct Redis {
     pub port: u16,
     password: Option<String>,
     child: Option<Child>,
+}
+
+/// Whether `redis-server` is installed; when it is not, `test` skips (see [`crate::skip`]).
+pub fn installed(test: &str) -> bool {
+    let installed = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        crate::skip::missing_tool(test, "redis-server", "apt-get install redis-server");
+    }
+    installed
 }
 
 impl Redis {
@@ -31,16 +45,41 @@ impl Redis {
     }
 
     /// [`Redis::start`], or `None` when `redis-server` is not installed and `CI` is not set (the
-    /// test `test` then says on stderr that it skipped).
+    /// test `test` then says on stderr that it skipped, see [`crate::skip`]).
     pub fn start_or_skip(test: &str, password: Option<&str>) -> Option<Redis> {
-        let installed =
-            Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !installed {
-            assert!(std::env::var_os("CI").is_none(), "redis-server is not installed, and CI is set");
-            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: redis-server is not installed");
-            return None;
+        installed(test).then(|| Redis::start(password))
+    }
+
+    /// One inline command; its reply's values (an integer, a string, or an array of strings).
+    pub fn command(&self, command: &str) -> Vec<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if let Some(password) = &self.password {
+            stream.write_all(format!("AUTH {password}\r\n").as_bytes()).unwrap();
         }
-        Some(Redis::start(password))
+        stream.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        let mut read_line = |line: &mut String| {
+            line.clear();
+            reader.read_line(line).unwrap();
+            line.trim_end().to_owned()
+        };
+        if self.password.is_some() {
+            let auth = read_line(&mut line);
+            assert_eq!(auth, "+OK", "AUTH was refused");
+        }
+        let head = read_line(&mut line);
+        match head.split_at(1) {
+            (":", n) => vec![n.to_owned()],
+            ("*", n) => (0..n.parse::<usize>().unwrap())
+                .map(|_| {
+                    let _length = read_line(&mut line);
+                    read_line(&mut line)
+                })
+                .collect(),
+            _ => panic!("unexpected reply to {command}: {head}"),
+        }
     }
 
     /// `redis://[:PASSWORD@]127.0.0.1:PORT`.
