@@ -98,9 +98,9 @@ fn malformed_credentials_are_refused_without_showing_them() {
     let run = elicit_with_env(&args, &[]).failure().stderr_has("--header: header `X-Api-Key`");
     no_secret(&run);
 
-    let no_colon = format!("{SECRET}");
+    let no_colon = SECRET;
     let mut args = tools.to_vec();
-    args.extend(["--header", &no_colon]);
+    args.extend(["--header", no_colon]);
     let run = elicit_with_env(&args, &[]).failure().stderr_has("--header must be NAME:VALUE");
     no_secret(&run);
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use elicit_test_support::cli::terminal::{ENTER, Terminal};
 use elicit_test_support::cli::{Run, Sandbox, elicit};
 use elicit_test_support::peers::servers::{HttpPeer, peer_log};
+use elicit_test_support::wait;
 
 /// The fastmcp-tasks server, killed (and reaped) when dropped.
 struct TaskPeer {
@@ -118,13 +119,7 @@ fn at_the_terminal_c_cancels_a_working_task() {
     assert!(!screen.contains("slept"), "{screen}");
     // The server got tasks/cancel and stopped the work.
     let cancelled = serde_json::json!({"cancelled": "sleepy"});
-    for _ in 0..300 {
-        if peer_log(&log).contains(&cancelled) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the server's work was not cancelled: {:?}", peer_log(&log));
+    wait::until(Duration::from_secs(30), "the server's work to be cancelled", || peer_log(&log).contains(&cancelled));
 }
 
 #[test]
@@ -138,11 +133,5 @@ fn a_task_past_the_deadline_is_cancelled() {
         .failure()
         .stderr_has("had not ended after 2 s; cancelled it");
     let cancelled = serde_json::json!({"cancelled": "sleepy"});
-    for _ in 0..300 {
-        if peer_log(&log).contains(&cancelled) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the server's work was not cancelled: {:?}", peer_log(&log));
+    wait::until(Duration::from_secs(30), "the server's work to be cancelled", || peer_log(&log).contains(&cancelled));
 }

@@ -22,10 +22,12 @@ use serde_json::{Map, Value, json};
 // ---- a scripted server ----
 
 type Script = Box<dyn FnMut(&str, &Map<String, Value>) -> Result<Value, CallError> + Send>;
+/// What the server received: each request's method and parameters, in order.
+type Received = Vec<(String, Map<String, Value>)>;
 
 #[derive(Clone)]
 struct FakeServer {
-    inner: Arc<Mutex<(Vec<(String, Map<String, Value>)>, Script)>>,
+    inner: Arc<Mutex<(Received, Script)>>,
 }
 
 impl FakeServer {
