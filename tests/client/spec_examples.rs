@@ -217,7 +217,7 @@ fn every_spec_example_parses_with_the_client_parsers() {
     let expected = [
         ("page-elicitation-01-capability-form-and-url.json", Capabilities::ELICITATION),
         ("page-elicitation-02-capability-empty-equals-form.json", form_only),
-        ("schema-ClientCapabilities--elicitation-form-and-url-mode-server.json", Capabilities::ELICITATION),
+        ("schema-ClientCapabilities--elicitation-form-and-url-mode-support.json", Capabilities::ELICITATION),
         ("schema-ClientCapabilities--elicitation-form-only-implicit.json", form_only),
         ("schema-CallToolRequest--call-tool-request.json", Capabilities::default()),
         ("schema-MissingRequiredClientCapabilityError--missing-elicitation-capability.json", form_only),
