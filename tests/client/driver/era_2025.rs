@@ -3,7 +3,7 @@
 //! pending until their completion notification; `-32042` is consented then retried; pushes outside
 //! a call, floods and unknown completion ids are bounded and refused clearly. The server here is
 //! a scripted in-process one talking through the real push channel; the interop tests against the
-//! official SDKs are `cli_legacy*.rs`.
+//! official SDKs are the `era_2025` cases of the `cli` tests.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -16,7 +16,11 @@ use elicit_runtime::client::{
 };
 use elicit_runtime::schema::RequestedSchema;
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
+use elicit_test_support::wait;
 use serde_json::{Map, Value, json};
+
+/// How long the scripted server waits for the driver to reach a point before the test fails.
+const BOUND: Duration = Duration::from_secs(10);
 
 type Script = Arc<
     dyn Fn(PushSender, usize) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, CallError>> + Send>> + Send + Sync,
@@ -61,6 +65,10 @@ struct User {
     pending_action: Option<PendingAction>,
     seen: Vec<String>,
     notices: Vec<String>,
+    /// Signalled each time the user is shown a pending step: the server can wait for it.
+    shown_pending: Arc<tokio::sync::Notify>,
+    /// Signalled each time the user is given a notice.
+    noticed: Arc<tokio::sync::Notify>,
 }
 
 impl Responder for User {
@@ -76,6 +84,7 @@ impl Responder for User {
 
     async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction {
         self.seen.push(format!("pending {} {:?}", ctx.key, pending.kind));
+        self.shown_pending.notify_one();
         match self.pending_action {
             Some(action) => action,
             None => {
@@ -88,6 +97,7 @@ impl Responder for User {
 
     fn notice(&mut self, _ctx: AskContext<'_>, text: &str) {
         self.notices.push(text.to_owned());
+        self.noticed.notify_one();
     }
 }
 
@@ -146,17 +156,23 @@ async fn an_invalid_answer_is_not_sent_and_the_call_is_cancelled() {
 #[tokio::test]
 async fn a_url_step_is_pending_until_its_completion_notification_then_the_call_returns() {
     let (sender, mut receiver) = legacy::channel();
-    let mut caller = server(sender, |push, _| async move {
-        let params = json!({"mode": "url", "message": "Connect", "url": "https://auth.example/connect", "elicitationId": "e-42"});
-        let answer = push.request("elicitation/create", Some(params)).await.unwrap();
-        // A completion for someone else's step first: ignored.
-        push.notify("notifications/elicitation/complete", Some(json!({"elicitationId": "nobody"})));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        push.notify("notifications/elicitation/complete", Some(json!({"elicitationId": "e-42"})));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        Ok(json!({"answer": answer}))
+    let user = User::default();
+    let (shown_pending, noticed) = (user.shown_pending.clone(), user.noticed.clone());
+    let mut caller = server(sender, move |push, _| {
+        let (shown_pending, noticed) = (shown_pending.clone(), noticed.clone());
+        async move {
+            let params = json!({"mode": "url", "message": "Connect", "url": "https://auth.example/connect", "elicitationId": "e-42"});
+            let answer = push.request("elicitation/create", Some(params)).await.unwrap();
+            // A completion for someone else's step first: ignored, with a notice.
+            push.notify("notifications/elicitation/complete", Some(json!({"elicitationId": "nobody"})));
+            wait::finished(BOUND, "the notice of the unknown completion", noticed.notified()).await;
+            // The step stays pending until its own completion.
+            wait::finished(BOUND, "the step shown as pending", shown_pending.notified()).await;
+            push.notify("notifications/elicitation/complete", Some(json!({"elicitationId": "e-42"})));
+            Ok(json!({"answer": answer}))
+        }
     });
-    let mut user = User::default();
+    let mut user = user;
     let result =
         driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["answer"], json!({"action": "accept"}));
