@@ -424,7 +424,7 @@ pub mod __private {
     #[cfg(test)]
     #[test]
     fn a_walk_finds_what_get_finds_in_any_order() {
-        #![allow(clippy::unwrap_used)]
+        #![allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
         let names = ["a", "b", "c", "d", "zz", ""];
         let orders: [&[&str]; 5] =
             [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];
