@@ -43,12 +43,14 @@
 //! );
 //! ```
 //!
-//! Optional features: `derive`, `server` and `client` (on by default: the macro, the engine with
-//! its sealed state, the client driver; `default-features = false, features = ["derive"]` gives the
-//! derive and the parser alone, without crypto, tokio or IDNA), `chrono`, `time` and `url` (those crates'
-//! types as form fields), `schemars` (`#[elicit(json_schema)]` types implement `JsonSchema`), `rmcp` (serve from an rmcp
-//! server; implies `server`), `redis` (URL-mode completion shared through Redis). Items that need one are badged
-//! with it in these docs.
+//! Features: `derive`, `server` and `client` are on by default (the macro, the engine with its
+//! sealed state, the client driver); `default-features = false, features = ["derive"]` gives the
+//! derive and the parser alone, without crypto, tokio or IDNA. Opt-in: `rmcp` (serve from an rmcp
+//! server, both eras; implies `server`), `rmcp-client` (a client of both eras on rmcp; implies
+//! `client`), `rmcp-auth` (OAuth 2.1 for that client), `redis` (a store shared by several
+//! instances), `chrono`, `time` and `url` (those crates' types as form fields), `schemars`
+//! (`#[elicit(json_schema)]` types implement `JsonSchema`). Items that need one are badged with it
+//! in these docs.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -77,6 +79,16 @@ pub mod state;
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod testing;
 pub mod wire;
+
+/// The workspace README's example (a server on rmcp) compiles: `cargo test --doc` builds it.
+#[cfg(all(doctest, feature = "rmcp"))]
+#[doc = include_str!("../../README.md")]
+struct WorkspaceReadme;
+
+/// This crate's README example compiles.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;
 
 use serde_json::{Map, Value};
 
