@@ -49,6 +49,8 @@ impl fmt::Display for FieldError {
     }
 }
 
+impl std::error::Error for FieldError {}
+
 /// Every field of an answer that failed validation, in declaration order.
 ///
 /// ```

@@ -311,8 +311,7 @@ fn refuse_stale(pushed: Pushed) {
 
 /// A [`Caller`](super::Caller) on a legacy session, which can also cancel the call it sent last
 /// (`notifications/cancelled` with that request's id).
-#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
 pub trait LegacyCaller: super::Caller {
     /// Tells the server the last call is abandoned.
-    async fn cancel_call(&mut self, reason: &str);
+    fn cancel_call(&mut self, reason: &str) -> impl Future<Output = ()> + Send;
 }
