@@ -118,14 +118,7 @@ impl Driver {
                 }
                 Step::Pushed(None) => channel_open = false,
                 Step::Pushed(Some(Pushed::Notification { method, params })) => {
-                    if let PushedNotice::ElicitationComplete(id) = parse_notification(&method, params.as_ref()) {
-                        match waiting.iter().position(|w| w.id == id) {
-                            Some(at) => {
-                                waiting.remove(at);
-                            }
-                            None => state.remember(self, responder, &id, round),
-                        }
-                    }
+                    state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
                 Step::Pushed(Some(Pushed::Request { method, params, reply })) => {
                     state.pushed += 1;
@@ -304,14 +297,7 @@ impl Driver {
             match step {
                 Step::Pushed(None) => channel_open = false,
                 Step::Pushed(Some(Pushed::Notification { method, params })) => {
-                    if let PushedNotice::ElicitationComplete(id) = parse_notification(&method, params.as_ref()) {
-                        match waiting.iter().position(|w| w.id == id) {
-                            Some(at) => {
-                                waiting.remove(at);
-                            }
-                            None => state.remember(self, responder, &id, round),
-                        }
-                    }
+                    state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
                 Step::Pushed(Some(Pushed::Request { reply, .. })) => {
                     let _ = reply.send(Err(PushRefusal::new(
@@ -337,6 +323,27 @@ struct CallState {
 }
 
 impl CallState {
+    /// A notification pushed while steps wait: a completion ends its step's wait, or is
+    /// remembered for a step not asked yet; anything else is ignored.
+    fn notified<R: Responder>(
+        &mut self,
+        driver: &Driver,
+        responder: &mut R,
+        waiting: &mut Vec<Waiting>,
+        method: &str,
+        params: Option<&Value>,
+        round: usize,
+    ) {
+        if let PushedNotice::ElicitationComplete(id) = parse_notification(method, params) {
+            match waiting.iter().position(|w| w.id == id) {
+                Some(at) => {
+                    waiting.remove(at);
+                }
+                None => self.remember(driver, responder, &id, round),
+            }
+        }
+    }
+
     fn remember<R: Responder>(&mut self, driver: &Driver, responder: &mut R, id: &str, round: usize) {
         let ctx = AskContext { server: &driver.server_name, key: id, round };
         responder.notice(ctx, "a completion notification for an elicitation this client is not waiting for; ignored");

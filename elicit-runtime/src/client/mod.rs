@@ -394,7 +394,7 @@ impl Driver {
         let mut request = params.clone();
         request.remove(wire::INPUT_RESPONSES);
         request.remove(wire::REQUEST_STATE);
-        request.insert(wire::META.into(), Value::Object(self.meta()));
+        let mut request = self.with_meta(request);
         if let Some(responses) = responses {
             request.insert(wire::INPUT_RESPONSES.into(), Value::Object(responses));
         }
