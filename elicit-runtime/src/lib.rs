@@ -93,7 +93,7 @@ struct CrateReadme;
 use serde_json::{Map, Value};
 
 pub use content::ContentErrors;
-pub use field::{ElicitEnum, Email, FieldValue};
+pub use field::{ElicitEnum, Email, FieldValue, InvalidValue};
 pub use schema::RequestedSchema;
 
 /// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
@@ -139,7 +139,7 @@ pub trait Elicit: Sized {
 pub mod __private {
     pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
     pub use crate::field::select::{Variant, has_variant, has_variants, parse_single_select, single_select_schema};
-    pub use crate::field::{ElicitEnum, FieldShape, FieldValue};
+    pub use crate::field::{ElicitEnum, FieldShape, FieldValue, InvalidValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
@@ -157,7 +157,7 @@ pub mod __private {
         /// `path::schema`.
         fn schema(rules: &FieldRules) -> PrimitiveSchema;
         /// `path::parse`.
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// `path::to_value`.
         fn to_value(value: &Self::Value) -> Option<Value>;
     }
@@ -172,7 +172,7 @@ pub mod __private {
         /// As [`FieldValue::schema`].
         fn schema(rules: &FieldRules) -> PrimitiveSchema;
         /// As [`FieldValue::parse`].
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// As [`FieldValue::absent`].
         fn absent() -> Option<Self::Value>;
         /// As [`FieldValue::to_value`].
@@ -188,7 +188,7 @@ pub mod __private {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             T::schema(rules)
         }
-        fn parse(value: &Value, rules: &FieldRules) -> Result<T, ::std::string::String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<T, InvalidValue> {
             T::parse(value, rules)
         }
         fn absent() -> Option<T> {
@@ -208,7 +208,7 @@ pub mod __private {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             W::schema(rules)
         }
-        fn parse(value: &Value, rules: &FieldRules) -> Result<W::Value, ::std::string::String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<W::Value, InvalidValue> {
             W::parse(value, rules)
         }
         fn absent() -> Option<W::Value> {
