@@ -25,6 +25,13 @@ struct Waiting {
     retries: u32,
 }
 
+impl Waiting {
+    /// This step as the responder sees it while it waits.
+    fn pending(&self, kind: PendingKind) -> PendingUrl<'_> {
+        PendingUrl { url: &self.url, message: &self.message, since: self.since, retries: self.retries, kind }
+    }
+}
+
 /// How many unknown completion ids are remembered (a completion may overtake its `-32042`).
 const MAX_EARLY_COMPLETIONS: usize = 64;
 
@@ -89,14 +96,7 @@ impl Driver {
                     match waiting.first() {
                         Some(w) => {
                             let ctx = AskContext { server: &self.server_name, key: &w.id, round };
-                            let pending = PendingUrl {
-                                url: &w.url,
-                                message: &w.message,
-                                since: w.since,
-                                retries: w.retries,
-                                kind: PendingKind::InCall,
-                            };
-                            responder.pending(ctx, pending).await
+                            responder.pending(ctx, w.pending(PendingKind::InCall)).await
                         }
                         None => std::future::pending().await,
                     }
@@ -281,13 +281,7 @@ impl Driver {
             let step = {
                 let w = &waiting[0];
                 let ctx = AskContext { server: &self.server_name, key: &w.id, round };
-                let pending = PendingUrl {
-                    url: &w.url,
-                    message: &w.message,
-                    since: w.since,
-                    retries: w.retries,
-                    kind: PendingKind::Required,
-                };
+                let pending = w.pending(PendingKind::Required);
                 tokio::select! {
                     biased;
                     pushed = pushes.rx.recv(), if channel_open => Step::Pushed(pushed),

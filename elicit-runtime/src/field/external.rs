@@ -1,7 +1,6 @@
 //! Field types of optional dependencies: `chrono` dates and times, `url::Url`.
 
 #[allow(unused_imports, reason = "which names are used depends on the features enabled")]
-use super::InvalidValue;
 use super::*;
 
 #[cfg(feature = "chrono")]
