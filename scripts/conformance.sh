@@ -3,7 +3,7 @@
 # input-required-result scenarios and server-stateless must pass with no FAILURE and no WARNING;
 # the 2025-era scenarios (clients opening with `initialize`) must pass with no FAILURE.
 # Usage: scripts/conformance.sh [--full]   (--full also runs every scenario of --requirements 2026-07-28
-# and prints the summary; that run's failures are reported, not fatal: see README "Conformance").
+# and prints the summary; that run's failures are reported, not fatal: see docs/conformance.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -30,6 +30,8 @@ fi
 # One format (rustfmt.toml): the workspace and the fuzz workspace beside it.
 cargo fmt --all --check
 (cd fuzz && cargo fmt --all --check)
+# No lint warnings anywhere (workspace lints in the root Cargo.toml).
+cargo clippy --workspace --all-targets -- -D warnings
 # The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/).
 scripts/install-peers.sh
 # The end-to-end tests run the real server and client binaries.

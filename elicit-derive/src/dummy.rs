@@ -16,6 +16,7 @@ pub(crate) fn wrap_in_const(items: TokenStream) -> TokenStream {
             // A bound or length given as a constant is cast to the rules' type, which it may
             // already have.
             trivial_numeric_casts,
+            reason = "absolute paths keep user items from shadowing them; constant bounds are cast to the rules' type"
         )]
         const _: () = {
             #items

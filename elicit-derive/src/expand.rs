@@ -79,7 +79,7 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
                 fn parse(
                     _: &#rt::__private::Value,
                     _: &#rt::__private::FieldRules,
-                ) -> ::core::result::Result<Self, ::std::string::String> { ::core::unreachable!() }
+                ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> { ::core::unreachable!() }
                 fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
             }
         },
@@ -110,7 +110,7 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
                 fn parse(
                     _: &#rt::__private::Value,
                     _: &#rt::__private::FieldRules,
-                ) -> ::core::result::Result<Self, ::std::string::String> { ::core::unreachable!() }
+                ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> { ::core::unreachable!() }
                 fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
             }
         },
@@ -481,8 +481,9 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
                     fn parse(
                         __value: &#rt::__private::Value,
                         __rules: &#rt::__private::FieldRules,
-                    ) -> ::core::result::Result<#ty, ::std::string::String> {
-                        #path::parse(__value, __rules)
+                    ) -> ::core::result::Result<#ty, #rt::__private::InvalidValue> {
+                        // The module's error is a `String`, a `&str` or an `InvalidValue`.
+                        ::core::result::Result::map_err(#path::parse(__value, __rules), ::core::convert::Into::into)
                     }
                     fn to_value(__value: &#ty) -> ::core::option::Option<#rt::__private::Value> {
                         #path::to_value(__value)
@@ -675,7 +676,7 @@ fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
             fn parse(
                 __value: &#rt::__private::Value,
                 __rules: &#rt::__private::FieldRules,
-            ) -> ::core::result::Result<Self, ::std::string::String> {
+            ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> {
                 ::core::result::Result::map(#inner::parse(__value, __rules), |__inner| Self { #member: __inner })
             }
 
@@ -734,7 +735,7 @@ fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
             fn parse(
                 __value: &#rt::__private::Value,
                 _: &#rt::__private::FieldRules,
-            ) -> ::core::result::Result<Self, ::std::string::String> {
+            ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> {
                 #rt::__private::parse_single_select::<Self>(__value)
             }
 

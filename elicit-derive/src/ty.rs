@@ -8,7 +8,10 @@
 use syn::{GenericArgument, PathArguments, Type};
 
 /// What a field holds, as far as the schema is concerned.
-#[derive(Debug, Clone)]
+// `Debug` for the unit tests only: syn's `Debug` impls are its `extra-traits` feature, which
+// only the tests turn on.
+#[derive(Clone)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) enum Kind {
     /// A string; `format` is the format the type itself implies (`Email`, dates, `Url`).
     String {
@@ -37,7 +40,8 @@ pub(crate) enum Kind {
 }
 
 /// A classified field type.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) struct FieldType {
     pub(crate) kind: Kind,
     /// The type without `Option`.

@@ -49,6 +49,8 @@ impl fmt::Display for FieldError {
     }
 }
 
+impl std::error::Error for FieldError {}
+
 /// Every field of an answer that failed validation, in declaration order.
 ///
 /// ```
@@ -71,13 +73,10 @@ impl ContentErrors {
         ContentErrors { errors: Vec::new() }
     }
 
-    /// Records that `field` failed for `reason`. A reason of exactly [`MISSING_REASON`] is
-    /// recorded as [`FieldErrorKind::Missing`], so callers written before [`Self::push_missing`]
-    /// classify alike; every other reason is [`FieldErrorKind::Invalid`].
+    /// Records that `field` failed for `reason` ([`FieldErrorKind::Invalid`]); an absent required
+    /// field is [`Self::push_missing`].
     pub fn push(&mut self, field: impl Into<Cow<'static, str>>, reason: impl Into<String>) {
-        let reason = reason.into();
-        let kind = if reason == MISSING_REASON { FieldErrorKind::Missing } else { FieldErrorKind::Invalid };
-        self.errors.push(FieldError { field: field.into(), kind, reason });
+        self.errors.push(FieldError { field: field.into(), kind: FieldErrorKind::Invalid, reason: reason.into() });
     }
 
     /// Records that the required `field` is absent.
@@ -344,9 +343,10 @@ mod tests {
         let mut errors = ContentErrors::new();
         errors.push("a", "must be at most 9");
         errors.push_missing("b");
+        // The kind is said, never guessed from the text.
         errors.push("c", MISSING_REASON);
         let kinds: Vec<_> = errors.iter().map(|e| e.kind).collect();
-        assert_eq!(kinds, [FieldErrorKind::Invalid, FieldErrorKind::Missing, FieldErrorKind::Missing]);
+        assert_eq!(kinds, [FieldErrorKind::Invalid, FieldErrorKind::Missing, FieldErrorKind::Invalid]);
         assert_eq!(errors.to_string(), "`a` must be at most 9; `b` is required; `c` is required");
     }
 

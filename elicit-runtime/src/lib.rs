@@ -43,12 +43,14 @@
 //! );
 //! ```
 //!
-//! Optional features: `derive`, `server` and `client` (on by default: the macro, the engine with
-//! its sealed state, the client driver; `default-features = false, features = ["derive"]` gives the
-//! derive and the parser alone, without crypto, tokio or IDNA), `chrono`, `time` and `url` (those crates'
-//! types as form fields), `schemars` (`#[elicit(json_schema)]` types implement `JsonSchema`), `rmcp` (serve from an rmcp
-//! server; implies `server`), `redis` (URL-mode completion shared through Redis). Items that need one are badged
-//! with it in these docs.
+//! Features: `derive`, `server` and `client` are on by default (the macro, the engine with its
+//! sealed state, the client driver); `default-features = false, features = ["derive"]` gives the
+//! derive and the parser alone, without crypto, tokio or IDNA. Opt-in: `rmcp` (serve from an rmcp
+//! server, both eras; implies `server`), `rmcp-client` (a client of both eras on rmcp; implies
+//! `client`), `rmcp-auth` (OAuth 2.1 for that client), `redis` (a store shared by several
+//! instances), `chrono`, `time` and `url` (those crates' types as form fields), `schemars`
+//! (`#[elicit(json_schema)]` types implement `JsonSchema`). Items that need one are badged with it
+//! in these docs.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -78,10 +80,20 @@ pub mod state;
 pub mod testing;
 pub mod wire;
 
+/// The workspace README's example (a server on rmcp) compiles: `cargo test --doc` builds it.
+#[cfg(all(doctest, feature = "rmcp"))]
+#[doc = include_str!("../../README.md")]
+struct WorkspaceReadme;
+
+/// This crate's README example compiles.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;
+
 use serde_json::{Map, Value};
 
 pub use content::ContentErrors;
-pub use field::{ElicitEnum, Email, FieldValue};
+pub use field::{ElicitEnum, Email, FieldValue, InvalidValue};
 pub use schema::RequestedSchema;
 
 /// Derives [`Elicit`] on a struct with named fields, or [`ElicitEnum`] on a unit-only enum.
@@ -127,7 +139,7 @@ pub trait Elicit: Sized {
 pub mod __private {
     pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
     pub use crate::field::select::{Variant, has_variant, has_variants, parse_single_select, single_select_schema};
-    pub use crate::field::{ElicitEnum, FieldShape, FieldValue};
+    pub use crate::field::{ElicitEnum, FieldShape, FieldValue, InvalidValue};
     pub use crate::schema::{PrimitiveSchema, Property, RequestedSchema, StringFormat};
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
@@ -145,7 +157,7 @@ pub mod __private {
         /// `path::schema`.
         fn schema(rules: &FieldRules) -> PrimitiveSchema;
         /// `path::parse`.
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// `path::to_value`.
         fn to_value(value: &Self::Value) -> Option<Value>;
     }
@@ -160,7 +172,7 @@ pub mod __private {
         /// As [`FieldValue::schema`].
         fn schema(rules: &FieldRules) -> PrimitiveSchema;
         /// As [`FieldValue::parse`].
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, ::std::string::String>;
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// As [`FieldValue::absent`].
         fn absent() -> Option<Self::Value>;
         /// As [`FieldValue::to_value`].
@@ -176,7 +188,7 @@ pub mod __private {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             T::schema(rules)
         }
-        fn parse(value: &Value, rules: &FieldRules) -> Result<T, ::std::string::String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<T, InvalidValue> {
             T::parse(value, rules)
         }
         fn absent() -> Option<T> {
@@ -196,7 +208,7 @@ pub mod __private {
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             W::schema(rules)
         }
-        fn parse(value: &Value, rules: &FieldRules) -> Result<W::Value, ::std::string::String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<W::Value, InvalidValue> {
             W::parse(value, rules)
         }
         fn absent() -> Option<W::Value> {
@@ -424,7 +436,7 @@ pub mod __private {
     #[cfg(test)]
     #[test]
     fn a_walk_finds_what_get_finds_in_any_order() {
-        #![allow(clippy::unwrap_used)]
+        #![allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
         let names = ["a", "b", "c", "d", "zz", ""];
         let orders: [&[&str]; 5] =
             [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];

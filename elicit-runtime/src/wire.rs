@@ -416,11 +416,6 @@ impl InputRequiredResult {
             .collect::<Result<_, _>>()?;
         Ok(Some(InputRequiredResult { input_requests, request_state }))
     }
-
-    /// The `inputRequests` map alone (for transports that build the result themselves).
-    pub fn input_requests_json(&self) -> Map<String, Value> {
-        self.input_requests.iter().map(|(key, request)| (key.clone(), request.to_json())).collect()
-    }
 }
 
 /// Why a call's result could not be read (see [`InputRequiredResult::from_json`]).

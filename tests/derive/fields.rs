@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::content::ContentErrors;
-use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, parse_str, string_schema};
+use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, InvalidValue, parse_str, string_schema};
 use elicit_runtime::schema::PrimitiveSchema;
 use serde_json::{Map, Value, json};
 
@@ -80,12 +80,12 @@ impl FieldValue for ProjectKey {
         string_schema(rules, rules.format)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         let text = parse_str(value, rules, rules.format)?;
         if text.bytes().all(|b| b.is_ascii_uppercase()) {
             Ok(ProjectKey(text.to_owned()))
         } else {
-            Err("must be capital letters".to_owned())
+            Err("must be capital letters".into())
         }
     }
 

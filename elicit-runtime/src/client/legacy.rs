@@ -28,8 +28,6 @@ pub const PING: &str = "ping";
 pub const CANCELLED: &str = "notifications/cancelled";
 /// URLElicitationRequiredError: the call needs URL steps done first (`data.elicitations`).
 pub const URL_ELICITATION_REQUIRED: i32 = -32042;
-/// The 2025-era revisions a client falls back to, newest first.
-pub const LEGACY_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
 /// JSON-RPC "invalid request": a pushed request that belongs to no call.
 pub const INVALID_REQUEST: i32 = -32600;
 /// How many pushed messages may wait for the driver at once; more are refused.
@@ -311,8 +309,7 @@ fn refuse_stale(pushed: Pushed) {
 
 /// A [`Caller`](super::Caller) on a legacy session, which can also cancel the call it sent last
 /// (`notifications/cancelled` with that request's id).
-#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
 pub trait LegacyCaller: super::Caller {
     /// Tells the server the last call is abandoned.
-    async fn cancel_call(&mut self, reason: &str);
+    fn cancel_call(&mut self, reason: &str) -> impl Future<Output = ()> + Send;
 }

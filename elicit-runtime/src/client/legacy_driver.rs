@@ -25,6 +25,13 @@ struct Waiting {
     retries: u32,
 }
 
+impl Waiting {
+    /// This step as the responder sees it while it waits.
+    fn pending(&self, kind: PendingKind) -> PendingUrl<'_> {
+        PendingUrl { url: &self.url, message: &self.message, since: self.since, retries: self.retries, kind }
+    }
+}
+
 /// How many unknown completion ids are remembered (a completion may overtake its `-32042`).
 const MAX_EARLY_COMPLETIONS: usize = 64;
 
@@ -89,14 +96,7 @@ impl Driver {
                     match waiting.first() {
                         Some(w) => {
                             let ctx = AskContext { server: &self.server_name, key: &w.id, round };
-                            let pending = PendingUrl {
-                                url: &w.url,
-                                message: &w.message,
-                                since: w.since,
-                                retries: w.retries,
-                                kind: PendingKind::InCall,
-                            };
-                            responder.pending(ctx, pending).await
+                            responder.pending(ctx, w.pending(PendingKind::InCall)).await
                         }
                         None => std::future::pending().await,
                     }
@@ -118,14 +118,7 @@ impl Driver {
                 }
                 Step::Pushed(None) => channel_open = false,
                 Step::Pushed(Some(Pushed::Notification { method, params })) => {
-                    if let PushedNotice::ElicitationComplete(id) = parse_notification(&method, params.as_ref()) {
-                        match waiting.iter().position(|w| w.id == id) {
-                            Some(at) => {
-                                waiting.remove(at);
-                            }
-                            None => state.remember(self, responder, &id, round),
-                        }
-                    }
+                    state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
                 Step::Pushed(Some(Pushed::Request { method, params, reply })) => {
                     state.pushed += 1;
@@ -288,13 +281,7 @@ impl Driver {
             let step = {
                 let w = &waiting[0];
                 let ctx = AskContext { server: &self.server_name, key: &w.id, round };
-                let pending = PendingUrl {
-                    url: &w.url,
-                    message: &w.message,
-                    since: w.since,
-                    retries: w.retries,
-                    kind: PendingKind::Required,
-                };
+                let pending = w.pending(PendingKind::Required);
                 tokio::select! {
                     biased;
                     pushed = pushes.rx.recv(), if channel_open => Step::Pushed(pushed),
@@ -304,14 +291,7 @@ impl Driver {
             match step {
                 Step::Pushed(None) => channel_open = false,
                 Step::Pushed(Some(Pushed::Notification { method, params })) => {
-                    if let PushedNotice::ElicitationComplete(id) = parse_notification(&method, params.as_ref()) {
-                        match waiting.iter().position(|w| w.id == id) {
-                            Some(at) => {
-                                waiting.remove(at);
-                            }
-                            None => state.remember(self, responder, &id, round),
-                        }
-                    }
+                    state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
                 Step::Pushed(Some(Pushed::Request { reply, .. })) => {
                     let _ = reply.send(Err(PushRefusal::new(
@@ -337,6 +317,27 @@ struct CallState {
 }
 
 impl CallState {
+    /// A notification pushed while steps wait: a completion ends its step's wait, or is
+    /// remembered for a step not asked yet; anything else is ignored.
+    fn notified<R: Responder>(
+        &mut self,
+        driver: &Driver,
+        responder: &mut R,
+        waiting: &mut Vec<Waiting>,
+        method: &str,
+        params: Option<&Value>,
+        round: usize,
+    ) {
+        if let PushedNotice::ElicitationComplete(id) = parse_notification(method, params) {
+            match waiting.iter().position(|w| w.id == id) {
+                Some(at) => {
+                    waiting.remove(at);
+                }
+                None => self.remember(driver, responder, &id, round),
+            }
+        }
+    }
+
     fn remember<R: Responder>(&mut self, driver: &Driver, responder: &mut R, id: &str, round: usize) {
         let ctx = AskContext { server: &driver.server_name, key: id, round };
         responder.notice(ctx, "a completion notification for an elicitation this client is not waiting for; ignored");

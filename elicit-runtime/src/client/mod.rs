@@ -76,12 +76,20 @@ impl fmt::Display for CallError {
     }
 }
 
+impl std::error::Error for CallError {}
+
 /// Sends one request and returns its `result`. Every call must be a new JSON-RPC request with a
 /// new id; the driver never resends a request object.
-#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
+///
+/// The future is `Send`, so a driver over any `Caller` can be spawned; an implementation writes
+/// `async fn call` as usual.
 pub trait Caller {
     /// Sends `method` with `params` and returns the result object.
-    async fn call(&mut self, method: &str, params: Map<String, Value>) -> Result<Value, CallError>;
+    fn call(
+        &mut self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> impl Future<Output = Result<Value, CallError>> + Send;
 }
 
 /// Which input request a responder is answering, for display.
@@ -139,28 +147,40 @@ pub enum PendingAction {
 }
 
 /// What the application does with each input request.
-#[allow(async_fn_in_trait, reason = "implemented and awaited by concrete types; no dyn use")]
+///
+/// Every future is `Send`, so a driver over any `Responder` can be spawned; an implementation
+/// writes `async fn` as usual.
 pub trait Responder {
     /// Shows a form and returns the user's answer. An `accept` must carry content valid against
     /// `schema` (the driver checks and refuses to send anything else).
-    async fn form(&mut self, ctx: AskContext<'_>, message: &str, schema: &RequestedSchema) -> ElicitResult;
+    fn form(
+        &mut self,
+        ctx: AskContext<'_>,
+        message: &str,
+        schema: &RequestedSchema,
+    ) -> impl Future<Output = ElicitResult> + Send;
 
     /// Shows the URL, asks consent, and opens it only after consent. `Accept` = consented and
     /// opened; failing to open it is `Cancel`.
-    async fn url(&mut self, ctx: AskContext<'_>, message: &str, url: &CheckedUrl) -> ElicitAction;
+    fn url(
+        &mut self,
+        ctx: AskContext<'_>,
+        message: &str,
+        url: &CheckedUrl,
+    ) -> impl Future<Output = ElicitAction> + Send;
 
     /// The server re-issued a URL step the user already consented to: the out-of-band part is not
     /// finished. Wait (with backoff), let the user retry now, open it again, or cancel.
-    async fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> PendingAction;
+    fn pending(&mut self, ctx: AskContext<'_>, pending: PendingUrl<'_>) -> impl Future<Output = PendingAction> + Send;
 
     /// Answers `sampling/createMessage` (only asked when declared). `None` = cannot.
-    async fn sampling(&mut self, _ctx: AskContext<'_>, _params: &Value) -> Option<Value> {
-        None
+    fn sampling(&mut self, _ctx: AskContext<'_>, _params: &Value) -> impl Future<Output = Option<Value>> + Send {
+        std::future::ready(None)
     }
 
     /// Answers `roots/list` (only asked when declared). `None` = cannot.
-    async fn roots(&mut self, _ctx: AskContext<'_>) -> Option<Value> {
-        None
+    fn roots(&mut self, _ctx: AskContext<'_>) -> impl Future<Output = Option<Value>> + Send {
+        std::future::ready(None)
     }
 
     /// Something the user should know (a refused request, a warning).
@@ -169,9 +189,12 @@ pub trait Responder {
     /// A task works (or waits for answers the server has not taken in yet): show its status, and
     /// poll when `wait.next_poll` has passed, or earlier (retry now), or cancel it. The default
     /// waits and polls.
-    async fn task_waiting(&mut self, wait: TaskWait<'_>) -> TaskAction {
-        tokio::time::sleep(wait.next_poll).await;
-        TaskAction::Poll
+    fn task_waiting(&mut self, wait: TaskWait<'_>) -> impl Future<Output = TaskAction> + Send {
+        let next_poll = wait.next_poll;
+        async move {
+            tokio::time::sleep(next_poll).await;
+            TaskAction::Poll
+        }
     }
 
     /// Why the last [`form`](Responder::form) or [`url`](Responder::url) could not be put before
@@ -371,7 +394,7 @@ impl Driver {
         let mut request = params.clone();
         request.remove(wire::INPUT_RESPONSES);
         request.remove(wire::REQUEST_STATE);
-        request.insert(wire::META.into(), Value::Object(self.meta()));
+        let mut request = self.with_meta(request);
         if let Some(responses) = responses {
             request.insert(wire::INPUT_RESPONSES.into(), Value::Object(responses));
         }
@@ -478,5 +501,29 @@ impl Driver {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod send_futures {
+    use super::legacy::{LegacyCaller, PushReceiver};
+    use super::*;
+
+    fn spawnable<F: Future + Send>(future: F) -> F {
+        future
+    }
+
+    /// Generic code can spawn a call: for any `Send` caller and responder, every driving future
+    /// is `Send`. The check is that this compiles; it never runs.
+    #[allow(dead_code, reason = "a compile-time check: only its type-checking matters")]
+    fn driving_futures_are_send<C: LegacyCaller + Send, R: Responder + Send>(
+        driver: &Driver,
+        caller: &mut C,
+        responder: &mut R,
+        pushes: &mut PushReceiver,
+    ) {
+        drop(spawnable(driver.call(caller, responder, "tools/call", Map::new())));
+        drop(spawnable(driver.call_legacy(caller, pushes, responder, "tools/call", Map::new())));
+        drop(spawnable(driver.resume_task(caller, responder, "task")));
     }
 }

@@ -185,6 +185,13 @@ impl Driver {
         meta
     }
 
+    /// `params` as one request of this driver: with its `_meta` (every request of a call, task
+    /// requests included, carries it).
+    pub(super) fn with_meta(&self, mut params: Map<String, Value>) -> Map<String, Value> {
+        params.insert(wire::META.into(), Value::Object(self.meta()));
+        params
+    }
+
     /// The task handle in a call's result, if the result is one this driver must follow.
     ///
     /// Without the extension declared a `"task"` result is left to the caller, which refuses it as
@@ -199,12 +206,6 @@ impl Driver {
             return Err(DriveError::Task(TaskError::NotATaskRequest(method.to_owned())));
         }
         CreateTaskResult::from_json(result).map(Some).map_err(|e| DriveError::Protocol(e.to_string()))
-    }
-
-    fn task_request(&self, params: Map<String, Value>) -> Map<String, Value> {
-        let mut request = params;
-        request.insert(wire::META.into(), Value::Object(self.meta()));
-        request
     }
 
     /// Follows a task created earlier (by this process or one before it: clients should keep task
@@ -276,7 +277,7 @@ impl Driver {
             }
             wait_now = true;
             let got = caller
-                .call(wire_tasks::TASKS_GET, self.task_request(wire_tasks::task_params(&task_id)))
+                .call(wire_tasks::TASKS_GET, self.with_meta(wire_tasks::task_params(&task_id)))
                 .await
                 .map_err(DriveError::Call)?;
             // A snapshot lists every outstanding request, answered or not: one listing far more
@@ -359,14 +360,14 @@ impl Driver {
             }
             answered.extend(answers.keys().cloned());
             let ack = caller
-                .call(wire_tasks::TASKS_UPDATE, self.task_request(wire_tasks::update_params(&task_id, answers)))
+                .call(wire_tasks::TASKS_UPDATE, self.with_meta(wire_tasks::update_params(&task_id, answers)))
                 .await
                 .map_err(DriveError::Call)?;
             wire_tasks::read_ack(&ack).map_err(|e| DriveError::Protocol(e.to_string()))?;
         };
         // The call is given up on: ask the server to stop the task. Cancelling is cooperative and
         // its ack carries nothing, so its failure changes nothing about the outcome.
-        let _ = caller.call(wire_tasks::TASKS_CANCEL, self.task_request(wire_tasks::task_params(&task_id))).await;
+        let _ = caller.call(wire_tasks::TASKS_CANCEL, self.with_meta(wire_tasks::task_params(&task_id))).await;
         outcome
     }
 }

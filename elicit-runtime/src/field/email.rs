@@ -1,5 +1,6 @@
 //! The `Email` field type.
 
+use super::InvalidValue;
 use super::*;
 
 /// An e-mail address: a string field with `format: "email"`, checked on parse.
@@ -47,7 +48,7 @@ impl FieldValue for Email {
         string_schema(rules, Some(StringFormat::Email))
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         parse_str(value, rules, Some(StringFormat::Email)).map(|s| Email(s.to_owned()))
     }
 

@@ -18,14 +18,15 @@ mod chrono_fields {
             string_schema(rules, Some(StringFormat::Date))
         }
 
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
             let text = parse_str(value, rules, Some(StringFormat::Date))?;
             // `parse_str` has checked `YYYY-MM-DD` in ASCII digits naming a real day: the parts
             // make the date directly, several times faster than chrono's format-string parser,
             // which stays as the fallback (and the source of the error message).
             match checked_date_parts(text).and_then(|(y, m, d)| NaiveDate::from_ymd_opt(y, m, d)) {
                 Some(date) => Ok(date),
-                None => NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|e| format!("is not a valid date: {e}")),
+                None => NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                    .map_err(|e| InvalidValue::new(format!("is not a valid date: {e}"))),
             }
         }
 
@@ -46,9 +47,9 @@ mod chrono_fields {
         Some((i32::try_from(number(0..4)?).ok()?, number(5..7)?, number(8..10)?))
     }
 
-    fn parse_date_time(value: &Value, rules: &FieldRules) -> Result<DateTime<FixedOffset>, String> {
+    fn parse_date_time(value: &Value, rules: &FieldRules) -> Result<DateTime<FixedOffset>, InvalidValue> {
         let text = parse_str(value, rules, Some(StringFormat::DateTime))?;
-        DateTime::parse_from_rfc3339(text).map_err(|e| format!("is not a valid date-time: {e}"))
+        DateTime::parse_from_rfc3339(text).map_err(|e| InvalidValue::new(format!("is not a valid date-time: {e}")))
     }
 
     #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
@@ -59,7 +60,7 @@ mod chrono_fields {
             string_schema(rules, Some(StringFormat::DateTime))
         }
 
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
             parse_date_time(value, rules)
         }
 
@@ -76,7 +77,7 @@ mod chrono_fields {
             string_schema(rules, Some(StringFormat::DateTime))
         }
 
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
             parse_date_time(value, rules).map(|t| t.with_timezone(&Utc))
         }
 
@@ -121,19 +122,19 @@ mod time_fields {
             string_schema(rules, Some(StringFormat::Date))
         }
 
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
             let text = parse_str(value, rules, Some(StringFormat::Date))?;
             // `parse_str` has checked `YYYY-MM-DD` in ASCII digits naming a real day.
             let part = |range: std::ops::Range<usize>| text.get(range).and_then(|p| p.parse::<u16>().ok());
             let (Some(year), Some(month), Some(day)) = (part(0..4), part(5..7), part(8..10)) else {
-                return Err("must be a date (YYYY-MM-DD)".to_owned());
+                return Err("must be a date (YYYY-MM-DD)".into());
             };
             let month = u8::try_from(month).ok().and_then(|m| Month::try_from(m).ok());
             let day = u8::try_from(day).ok();
             match (month, day) {
                 (Some(month), Some(day)) => Date::from_calendar_date(i32::from(year), month, day)
-                    .map_err(|e| format!("is not a valid date: {e}")),
-                _ => Err("must be a date (YYYY-MM-DD)".to_owned()),
+                    .map_err(|e| InvalidValue::new(format!("is not a valid date: {e}"))),
+                _ => Err("must be a date (YYYY-MM-DD)".into()),
             }
         }
 
@@ -150,9 +151,10 @@ mod time_fields {
             string_schema(rules, Some(StringFormat::DateTime))
         }
 
-        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+        fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
             let text = parse_str(value, rules, Some(StringFormat::DateTime))?;
-            OffsetDateTime::parse(text, &Rfc3339).map_err(|e| format!("is not a valid date-time: {e}"))
+            OffsetDateTime::parse(text, &Rfc3339)
+                .map_err(|e| InvalidValue::new(format!("is not a valid date-time: {e}")))
         }
 
         fn to_value(&self) -> Option<Value> {
@@ -195,9 +197,9 @@ impl FieldValue for url::Url {
         string_schema(rules, Some(StringFormat::Uri))
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         let text = parse_str(value, rules, Some(StringFormat::Uri))?;
-        url::Url::parse(text).map_err(|e| format!("is not a valid URL: {e}"))
+        url::Url::parse(text).map_err(|e| InvalidValue::new(format!("is not a valid URL: {e}")))
     }
 
     fn to_value(&self) -> Option<Value> {

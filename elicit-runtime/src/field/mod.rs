@@ -37,6 +37,52 @@ pub use scalar::{parse_str, string_schema};
 pub use select::{ElicitEnum, Variant};
 pub use shape::FieldShape;
 
+/// Why a value is not a valid answer for a field: the text follows the field's name in a message
+/// (`"must be at most 9"`), and the derived parser collects it into [`crate::ContentErrors`].
+///
+/// Converts from a `String` or a `&str`, so an implementation writes `Err("must be ...".into())`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidValue(String);
+
+impl InvalidValue {
+    /// An invalid value, for this reason.
+    pub fn new(reason: impl Into<String>) -> Self {
+        InvalidValue(reason.into())
+    }
+
+    /// The reason, phrased to follow the field's name.
+    pub fn reason(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for InvalidValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidValue {}
+
+impl From<String> for InvalidValue {
+    fn from(reason: String) -> Self {
+        InvalidValue(reason)
+    }
+}
+
+impl From<&str> for InvalidValue {
+    fn from(reason: &str) -> Self {
+        InvalidValue(reason.to_owned())
+    }
+}
+
+/// The reason alone, for code that keeps reasons as text (a `with` module's `parse`).
+impl From<InvalidValue> for String {
+    fn from(invalid: InvalidValue) -> Self {
+        invalid.0
+    }
+}
+
 /// A type that can be one field of a form: the one extension point for field types.
 ///
 /// Implemented for `String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>`, `bool`, every integer
@@ -49,7 +95,7 @@ pub use shape::FieldShape;
 /// `#[elicit(transparent)]`, and a foreign type is reached with a field's `#[elicit(with = path)]`.
 ///
 /// ```
-/// use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, parse_str, string_schema};
+/// use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, InvalidValue, parse_str, string_schema};
 /// use elicit_runtime::schema::PrimitiveSchema;
 /// use serde_json::Value;
 ///
@@ -63,7 +109,7 @@ pub use shape::FieldShape;
 ///         string_schema(rules, rules.format)
 ///     }
 ///
-///     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+///     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
 ///         let text = parse_str(value, rules, rules.format)?;
 ///         let shaped = (2..=10).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_uppercase());
 ///         if shaped { Ok(ProjectKey(text.to_owned())) } else { Err("must be 2 to 10 capital letters".into()) }
@@ -97,7 +143,7 @@ pub trait FieldValue: Sized {
 
     /// Parses and checks the answer for this field. The error follows the field name in a
     /// message (`"must be at most 9"`).
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String>;
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue>;
 
     /// The value when the field is absent from the answer (`None` = "is required").
     fn absent() -> Option<Self> {

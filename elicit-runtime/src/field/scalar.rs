@@ -1,5 +1,6 @@
 //! Strings, booleans, numbers and optional fields.
 
+use super::InvalidValue;
 use super::*;
 use crate::schema::MAX_SAFE_INTEGER;
 
@@ -10,7 +11,7 @@ impl FieldValue for String {
         string_schema(rules, rules.format)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         parse_str(value, rules, rules.format).map(str::to_owned)
     }
 
@@ -34,7 +35,11 @@ pub fn string_schema(rules: &FieldRules, format: Option<StringFormat>) -> Primit
 
 /// Checks a string answer (type, length bounds, `format`) and returns its text: for [`FieldValue`]
 /// implementations of string-like types.
-pub fn parse_str<'v>(value: &'v Value, rules: &FieldRules, format: Option<StringFormat>) -> Result<&'v str, String> {
+pub fn parse_str<'v>(
+    value: &'v Value,
+    rules: &FieldRules,
+    format: Option<StringFormat>,
+) -> Result<&'v str, InvalidValue> {
     let text = value.as_str().ok_or_else(|| expected("a string", value))?;
     check_length(text, rules.min_length, rules.max_length)?;
     if let Some(format) = format {
@@ -57,8 +62,8 @@ impl FieldValue for bool {
         })
     }
 
-    fn parse(value: &Value, _rules: &FieldRules) -> Result<Self, String> {
-        value.as_bool().ok_or_else(|| expected("a boolean", value))
+    fn parse(value: &Value, _rules: &FieldRules) -> Result<Self, InvalidValue> {
+        value.as_bool().ok_or_else(|| InvalidValue::new(expected("a boolean", value)))
     }
 
     fn to_value(&self) -> Option<Value> {
@@ -177,7 +182,7 @@ macro_rules! integer_field {
                 number_schema(rules, true, Some(min), Some(max))
             }
 
-            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
                 let (type_min, type_max) = type_range(<$ty>::MIN, <$ty>::MAX);
                 let min = rules.minimum.unwrap_or(type_min);
                 let max = rules.maximum.unwrap_or(type_max);
@@ -185,13 +190,13 @@ macro_rules! integer_field {
                     Ok(i) => i,
                     // Integral but beyond any integer type (`1e308`): state the bound it breaks.
                     Err(reason) => {
-                        return Err(match value.as_f64() {
+                        return Err(InvalidValue::new(match value.as_f64() {
                             Some(f) if f.fract() == 0.0 && f > 0.0 => {
                                 format!("must be at most {}", max.to_schema_number(true))
                             }
                             Some(f) if f.fract() == 0.0 => format!("must be at least {}", min.to_schema_number(false)),
                             _ => reason,
-                        });
+                        }));
                     }
                 };
                 // Exact integer comparison where the bound is an integer; f64 would blur 64-bit bounds.
@@ -204,12 +209,12 @@ macro_rules! integer_field {
                     Bound::Float(b) => cmp_f64_i128(b, i) == Ordering::Less,
                 };
                 if below(min) {
-                    return Err(format!("must be at least {}", min.to_schema_number(false)));
+                    return Err(InvalidValue::new(format!("must be at least {}", min.to_schema_number(false))));
                 }
                 if above(max) {
-                    return Err(format!("must be at most {}", max.to_schema_number(true)));
+                    return Err(InvalidValue::new(format!("must be at most {}", max.to_schema_number(true))));
                 }
-                <$ty>::try_from(i).map_err(|_| "is out of range".to_owned())
+                <$ty>::try_from(i).map_err(|_| InvalidValue::from("is out of range"))
             }
 
             fn to_value(&self) -> Option<Value> {
@@ -233,7 +238,7 @@ impl FieldValue for f64 {
         number_schema(rules, false, None, None)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         let f = value.as_f64().ok_or_else(|| expected("a number", value))?;
         check_bounds(f, rules)?;
         Ok(f)
@@ -252,7 +257,7 @@ impl FieldValue for f32 {
         number_schema(rules, false, Some(Bound::Float(f64::from(f32::MIN))), Some(Bound::Float(f64::from(f32::MAX))))
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         let f = value.as_f64().ok_or_else(|| expected("a number", value))?;
         let rules = FieldRules {
             minimum: rules.minimum.or(Some(Bound::Float(f64::from(f32::MIN)))),
@@ -276,7 +281,7 @@ impl<T: FieldValue> FieldValue for Option<T> {
         T::schema(rules)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         // `null` is not "absent": the schema says the property holds a T, and a null is not one.
         T::parse(value, rules).map(Some)
     }

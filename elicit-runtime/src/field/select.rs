@@ -1,5 +1,6 @@
 //! Unit enums as single selects, and collections of them as multi-selects.
 
+use super::InvalidValue;
 use super::*;
 
 /// One variant of a unit enum: its wire value and optional display title.
@@ -109,9 +110,9 @@ fn choice_error<E: ElicitEnum>() -> String {
 }
 
 /// Parses a single-select answer (called by derived code).
-pub fn parse_single_select<E: ElicitEnum>(value: &Value) -> Result<E, String> {
+pub fn parse_single_select<E: ElicitEnum>(value: &Value) -> Result<E, InvalidValue> {
     let text = value.as_str().ok_or_else(|| expected("a string", value))?;
-    E::from_wire(text).ok_or_else(choice_error::<E>)
+    E::from_wire(text).ok_or_else(|| InvalidValue::new(choice_error::<E>()))
 }
 
 fn multi_select_schema<E: ElicitEnum>(rules: &FieldRules) -> PrimitiveSchema {
@@ -173,8 +174,8 @@ impl<E: ElicitEnum> FieldValue for Vec<E> {
         multi_select_schema::<E>(rules)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-        parse_multi_select(value, rules)
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        parse_multi_select(value, rules).map_err(InvalidValue::from)
     }
 
     fn to_value(&self) -> Option<Value> {
@@ -189,8 +190,8 @@ impl<E: ElicitEnum + Ord> FieldValue for BTreeSet<E> {
         multi_select_schema::<E>(rules)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-        parse_set(value, rules, BTreeSet::len)
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        parse_set(value, rules, BTreeSet::len).map_err(InvalidValue::from)
     }
 
     fn to_value(&self) -> Option<Value> {
@@ -205,8 +206,8 @@ impl<E: ElicitEnum + Eq + Hash, S: std::hash::BuildHasher + Default> FieldValue 
         multi_select_schema::<E>(rules)
     }
 
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-        parse_set(value, rules, HashSet::len)
+    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        parse_set(value, rules, HashSet::len).map_err(InvalidValue::from)
     }
 
     fn to_value(&self) -> Option<Value> {

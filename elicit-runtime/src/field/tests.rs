@@ -59,8 +59,8 @@ fn integers_follow_json_schema() {
     assert_eq!(u64::parse(&json!(u64::MAX), &rules), Ok(u64::MAX));
     assert!(i64::parse(&json!(u64::MAX), &rules).is_err());
     let narrowed = FieldRules { minimum: Some(Bound::Int(1)), maximum: Some(Bound::Int(9)), ..rules };
-    assert_eq!(u8::parse(&json!(10), &narrowed), Err("must be at most 9".to_owned()));
-    assert_eq!(u8::parse(&json!(0), &narrowed), Err("must be at least 1".to_owned()));
+    assert_eq!(u8::parse(&json!(10), &narrowed), Err("must be at most 9".into()));
+    assert_eq!(u8::parse(&json!(0), &narrowed), Err("must be at least 1".into()));
 }
 
 #[test]
@@ -97,7 +97,10 @@ fn wide_integer_schemas_are_clamped_to_the_interoperable_range() {
     assert_eq!(u64::parse(&json!(u64::MAX), &rules), Ok(u64::MAX));
     assert_eq!(i64::parse(&json!(i64::MIN), &rules), Ok(i64::MIN));
     assert_eq!(u64::parse(&json!(1_u64 << 60), &declared), Ok(1 << 60));
-    assert_eq!(u64::parse(&json!((1_u64 << 60) + 1), &declared), Err(format!("must be at most {}", 1_u64 << 60)));
+    assert_eq!(
+        u64::parse(&json!((1_u64 << 60) + 1), &declared),
+        Err(format!("must be at most {}", 1_u64 << 60).into())
+    );
     assert_eq!(i128::parse(&json!(1.7e38), &rules), Ok(1.7e38 as i128));
     assert!(i128::parse(&json!(2f64.powi(127)), &rules).is_err());
     assert_eq!(i128::parse(&json!(-(2f64.powi(127))), &rules), Ok(i128::MIN));

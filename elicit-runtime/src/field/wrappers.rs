@@ -9,6 +9,7 @@ use std::num::{
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::InvalidValue;
 use super::*;
 
 macro_rules! string_field {
@@ -20,7 +21,7 @@ macro_rules! string_field {
                 string_schema(rules, rules.format)
             }
 
-            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
                 parse_str(value, rules, rules.format).map(|text| <$ty>::from(text.to_owned()))
             }
 
@@ -43,9 +44,9 @@ macro_rules! non_zero_unsigned {
                 <$int>::schema(&at_least_one(rules))
             }
 
-            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
+            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
                 let n = <$int>::parse(value, &at_least_one(rules))?;
-                <$ty>::new(n).ok_or_else(|| "must be at least 1".to_owned())
+                <$ty>::new(n).ok_or_else(|| InvalidValue::from("must be at least 1"))
             }
 
             fn to_value(&self) -> Option<Value> {
@@ -78,8 +79,8 @@ macro_rules! non_zero_signed {
                 <$int>::schema(rules)
             }
 
-            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, String> {
-                <$ty>::new(<$int>::parse(value, rules)?).ok_or_else(|| "must not be 0".to_owned())
+            fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
+                <$ty>::new(<$int>::parse(value, rules)?).ok_or_else(|| InvalidValue::from("must not be 0"))
             }
 
             fn to_value(&self) -> Option<Value> {

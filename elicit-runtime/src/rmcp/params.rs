@@ -182,7 +182,7 @@ impl<'de> Visitor<'de> for KindVisitor {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
+    #![allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 
     use super::*;
 

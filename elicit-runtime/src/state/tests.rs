@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
