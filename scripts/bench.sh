@@ -90,7 +90,7 @@ log "micro-benchmarks (criterion)"
 cargo bench -p elicit-benches --bench schema --bench parse --bench request_state 2>&1 | tee "$out/criterion.log" >&2
 target/release/alloc_count >"$out/allocs.json"
 
-# Issue 12 (BENCHMARKS.md, "Completion store and exactly-once bookkeeping"): the in-process store
+# The store benchmark (BENCHMARKS.md, "Completion store and exactly-once bookkeeping"): the in-process store
 # with 500,000 live records, and one replayed round with a `once` on it; then the same on a
 # redis-server started here on loopback (skipped when redis-server is not installed). Its figures
 # are criterion's (target/criterion/{store,round,redis_store,redis_round}), not in bench-report.
