@@ -124,8 +124,10 @@ async function interaction(req, res, uid, action) {
   if (details.uid !== uid) return send(res, 400, page('Error', '<p>This sign-in has expired.</p>'));
   const { prompt, params } = details;
   if (req.method === 'GET' && action === '') {
+    const client = await provider.Client.find(params.client_id);
+    const name = client?.clientName ?? params.client_id;
     if (prompt.name === 'login') {
-      return send(res, 200, page('Sign in', `<p>Sign in to continue to <b id="client">${escape(params.client_id)}</b>.</p>
+      return send(res, 200, page('Sign in', `<p>Sign in to continue to <b id="client">${escape(name)}</b>.</p>
 <form method="post" action="/interaction/${uid}/login" autocomplete="off">
 <label>Login <input id="login" name="login" required></label>
 <label>Password <input id="password" name="password" type="password" required></label>
@@ -134,7 +136,7 @@ async function interaction(req, res, uid, action) {
     if (prompt.name === 'consent') {
       const resources = Object.entries(prompt.details.missingResourceScopes ?? {})
         .map(([resource, scopes]) => `<li><span class="resource">${escape(resource)}</span>: ${escape(scopes.join(' '))}</li>`).join('');
-      return send(res, 200, page('Authorize', `<p><b>${escape(params.client_id)}</b> asks for access to:</p><ul id="resources">${resources}</ul>
+      return send(res, 200, page('Authorize', `<p><b id="client">${escape(name)}</b> asks for access to:</p><ul id="resources">${resources}</ul>
 <form method="post" action="/interaction/${uid}/confirm"><button id="allow" type="submit">Allow</button></form>
 <form method="post" action="/interaction/${uid}/abort"><button id="deny" type="submit">Deny</button></form>`));
     }
