@@ -130,17 +130,16 @@ fn probe(mcp: &str, token: Option<&str>) -> (u16, String) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
         let mut request = client
             .post(mcp)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2026-07-28")
             .header("Mcp-Method", "tools/list")
-            .body(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
-                .to_string(),
-            );
+            .body(body.to_string());
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
@@ -150,7 +149,10 @@ fn probe(mcp: &str, token: Option<&str>) -> (u16, String) {
             .get("www-authenticate")
             .map(|v| v.to_str().unwrap_or_default().to_owned())
             .unwrap_or_default();
-        (response.status().as_u16(), challenge)
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        assert!(status != 400, "the probe is malformed: {text}");
+        (status, challenge)
     })
 }
 
