@@ -505,4 +505,62 @@ mod tests {
         assert_eq!(metadata["resource"], RESOURCE);
         assert_eq!(metadata["authorization_servers"][0], ISSUER);
     }
+
+    /// Serves `tokens`' layer around a route answering with the request's principal, and its
+    /// metadata, on a loopback port; returns the base URL.
+    async fn serve(tokens: OpenIdTokens) -> String {
+        let echo = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(|principal: Option<axum::Extension<Principal>>| async move {
+                principal.map(|axum::Extension(Principal(user))| user).unwrap_or_default()
+            }),
+        );
+        let app = authenticate_openid(echo, tokens.clone(), true).merge(metadata_router(&tokens));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn the_layer_makes_sub_the_principal_and_its_refusals_point_at_the_metadata() {
+        let base = serve(provider()).await;
+        let http = reqwest::Client::builder().no_proxy().build().expect("a client");
+        let post = |token: Option<String>| {
+            let mut request = http.post(format!("{base}/mcp"));
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            request.send()
+        };
+        let answer = post(Some(token("at+jwt", "k1", claims()))).await.expect("an answer");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.text().await.expect("a body"), "ada-lovelace");
+
+        let challenge = |answer: &reqwest::Response| {
+            answer.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+        };
+        let metadata = "resource_metadata=\"http://127.0.0.1:8/.well-known/oauth-protected-resource/mcp\"";
+        let none = post(None).await.expect("an answer");
+        assert_eq!(none.status(), 401);
+        assert!(challenge(&none).contains(metadata) && !challenge(&none).contains("error="), "{}", challenge(&none));
+        let expired =
+            post(Some(token("at+jwt", "k1", with("exp", serde_json::json!(now() - 60))))).await.expect("an answer");
+        assert_eq!(expired.status(), 401);
+        assert!(challenge(&expired).contains("error=\"invalid_token\""), "{}", challenge(&expired));
+        let narrow =
+            post(Some(token("at+jwt", "k1", with("scope", serde_json::json!("openid"))))).await.expect("an answer");
+        assert_eq!(narrow.status(), 403);
+        assert!(challenge(&narrow).contains("error=\"insufficient_scope\""), "{}", challenge(&narrow));
+
+        let served: serde_json::Value = http
+            .get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(served, provider().metadata());
+    }
 }
