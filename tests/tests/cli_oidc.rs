@@ -233,12 +233,16 @@ fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) 
     }
 }
 
+/// One Chromium and one provider at a time: the machine is small.
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
 #[test]
 fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out() {
     const TEST: &str = "sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out";
     let Some(chromium) = chromium_or_skip(TEST) else { return };
     let Some(node) = node_or_skip(TEST) else { return };
     clisupport::bins();
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let provider = Provider::start(&node);
     let server = protected_server(&provider.issuer);
     let mcp = server.mcp_url();
@@ -349,4 +353,70 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     assert!(token_files(&config).is_empty(), "{:?}", token_files(&config));
     let run = elicit_in(&config, &["tools", "--url", &mcp, "--timeout", "3"]).failure();
     assert!(run.stderr.contains("sign in and authorize"), "{run}");
+}
+
+#[test]
+fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
+    const TEST: &str = "access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing";
+    let Some(chromium) = chromium_or_skip(TEST) else { return };
+    let Some(node) = node_or_skip(TEST) else { return };
+    clisupport::bins();
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let provider = Provider::start(&node);
+    let server = protected_server(&provider.issuer);
+    let mcp = server.mcp_url();
+    let sandbox = Sandbox::new();
+    let config = sandbox.path("config");
+    let file = answers(&sandbox);
+    let mut chromium = Chromium::start(&chromium);
+
+    // No terminal: the page is shown, never opened; the person opens it in their browser.
+    let mut child = Command::new(&clisupport::bins().elicit)
+        .args(["call", "--url", &mcp, "rate_trip", "--answers", &file, "--timeout", "50"])
+        .env("ELICIT_CONFIG_DIR", &config)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let stderr = child.stderr.take().unwrap();
+    let (found, shown) = mpsc::channel();
+    let said = std::thread::spawn(move || {
+        let mut found = Some(found);
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let text = line.trim();
+            if text.starts_with("http://")
+                && text.contains("/auth?")
+                && let Some(found) = found.take()
+            {
+                let _ = found.send(text.to_owned());
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        said
+    });
+    let shown = shown.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("no authorization page was shown"));
+    let tab = chromium.open(&shown);
+    chromium.type_into(&tab, "login", LOGIN, LIMIT);
+    chromium.type_into(&tab, "password", PASSWORD, LIMIT);
+    chromium.click(&tab, "sign-in", LIMIT);
+    chromium.click(&tab, "deny", LIMIT);
+    chromium.wait_for(
+        &tab,
+        "document.body && document.body.innerText.includes('Not signed in') ? location.href : null",
+        LIMIT,
+        "the provider did not send the browser back to elicit with the refusal",
+    );
+    wait_until(LIMIT, "elicit did not end after the denial", || matches!(child.try_wait(), Ok(Some(_))));
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let said = said.join().unwrap();
+    assert!(!status.success(), "{said}");
+    assert!(said.contains("the authorization was declined"), "the denial is named:\n{said}");
+    assert!(!said.contains("Signed in."), "a denial is no sign-in:\n{said}");
+    assert!(token_files(&config).is_empty(), "{:?}", token_files(&config));
 }
