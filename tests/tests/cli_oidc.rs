@@ -315,11 +315,17 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     assert_eq!(issued["aud"], json!(mcp), "the access token is bound to this server: {issued}");
     assert_eq!(issued["sub"], json!(SUB), "{issued}");
     assert_eq!(issued["iss"], json!(provider.issuer), "{issued}");
-    // The server accepts it; a token for another server (a changed audience) would not verify.
+    // This server accepts it; a token whose signature does not match is refused, and so is this
+    // token at another server of the same provider (it is not their audience).
     assert_eq!(probe(&mcp, Some(&access)).0, 200);
     let (status, challenge) = probe(&mcp, Some(&format!("{access}x")));
     assert_eq!(status, 401, "a forged signature is refused");
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let other = protected_server(&provider.issuer);
+    let (status, challenge) = probe(&other.mcp_url(), Some(&access));
+    assert_eq!(status, 401, "a token for another server is refused: {challenge}");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    drop(other);
 
     // Second run: the stored token is used; nobody is asked, no browser opens.
     let run = elicit_in(&config, &call).success();
