@@ -9,9 +9,10 @@
 //! crate takes what it uses and nothing is compiled as dead code: [`support`] (keys, a real
 //! `travel-server`, the schema-checking MCP client, the engine driver), [`clisupport`] (the
 //! `elicit` binary, a sandbox, a mock server, a pseudo-terminal), [`chromium`] (a headless
-//! Chromium over the DevTools protocol), [`common`] (the spec's schema and a PRNG), [`legacypeer`] and [`legacypeers`] (the official 2025-era SDK peers). The loadgen and
-//! the benchmarks take `default-features = false, features = ["net"]`; the fuzz targets no
-//! features (the forms and the process helpers only).
+//! Chromium over the DevTools protocol), [`common`] (the spec's schema and a PRNG), [`legacypeer`]
+//! and [`legacypeers`] (the official 2025-era SDK peers). The loadgen and the benchmarks take
+//! `default-features = false, features = ["net"]`; the fuzz targets no features (the forms and the
+//! process helpers only).
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "test helpers report a failure by panicking, with the reason")]
 
