@@ -7,6 +7,10 @@
 #   - fastmcp-tasks==4.1.4 (FastMCP's server of the Tasks extension, io.modelcontextprotocol/tasks,
 #     on fastmcp-slim 4.1.4, mcp 2.3.0 and pydocket 0.27.2, in-memory backend) in the virtualenv
 #     .tools/peers/py-tasks: the task server `elicit call --tasks` is tested against.
+#   - oidc-provider@9.13.3 (a certified OpenID provider; no Node engine range of its own, its
+#     dependencies ask for Node >= 18, run with the Node 22 of install-tools.sh) in
+#     .tools/peers/oidc/node_modules: the authorization server of the person's-flow test, started by
+#     tests/peers/oidc_provider.mjs.
 # Only the npm registry and PyPI are needed. Idempotent: each is skipped when already at its pin.
 #
 # Usage: scripts/install-peers.sh     (progress on stderr; prints nothing else)
@@ -17,6 +21,7 @@ TS_SDK_VERSION=1.32.2
 PY_MCP_VERSION=2.3.0
 FASTMCP_TASKS_VERSION=4.1.4
 PYDOCKET_VERSION=0.27.2
+OIDC_PROVIDER_VERSION=9.13.3
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="$ROOT/.tools/peers"
@@ -57,5 +62,18 @@ else
     log "installing fastmcp-tasks==$FASTMCP_TASKS_VERSION into $pt"
     "$pt/bin/pip" install --quiet --disable-pip-version-check \
         "fastmcp-tasks==$FASTMCP_TASKS_VERSION" "fastmcp-slim==$FASTMCP_TASKS_VERSION" "pydocket==$PYDOCKET_VERSION" >&2
+fi
+# 4. oidc-provider
+op="$PEERS/oidc"
+mkdir -p "$op"
+[[ -f "$op/package.json" ]] || echo '{"name": "elicit-peer-oidc", "private": true, "type": "module"}' >"$op/package.json"
+have=$(sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' \
+    "$op/node_modules/oidc-provider/package.json" 2>/dev/null | head -n1 || true)
+if [[ "$have" == "$OIDC_PROVIDER_VERSION" ]]; then
+    log "oidc-provider@$OIDC_PROVIDER_VERSION already installed"
+else
+    log "installing oidc-provider@$OIDC_PROVIDER_VERSION into $op (had: ${have:-none})"
+    npm install --prefix "$op" --save-exact --no-audit --no-fund --loglevel=error \
+        "oidc-provider@$OIDC_PROVIDER_VERSION" >&2
 fi
 log "ok"

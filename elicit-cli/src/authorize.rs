@@ -94,7 +94,11 @@ async fn receive(listener: &TcpListener, redirect: &str) -> Result<String, Autho
             let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
             continue;
         }
-        let body = "<!doctype html><meta charset=utf-8><title>elicit</title><p>Done: you can close this tab and return to the terminal.</p>";
+        let body = if refusal(&format!("http://127.0.0.1{target}")).is_some() {
+            "<!doctype html><meta charset=utf-8><title>elicit</title><p>Not signed in: the authorization server refused. You can close this tab and return to the terminal.</p>"
+        } else {
+            "<!doctype html><meta charset=utf-8><title>elicit</title><p>Done: you can close this tab and return to the terminal.</p>"
+        };
         let reply = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
@@ -103,6 +107,33 @@ async fn receive(listener: &TcpListener, redirect: &str) -> Result<String, Autho
         let origin = redirect.strip_suffix(CALLBACK_PATH).unwrap_or(redirect);
         return Ok(format!("{origin}{target}"));
     }
+}
+
+/// The most characters of an authorization server's `error_description` shown.
+const MAX_DESCRIPTION: usize = 300;
+
+/// The authorization server's refusal carried by a redirect (RFC 6749 §4.1.2.1: `error`, perhaps
+/// `error_description`), if it is one: the person denying access is a decline, anything else a
+/// failure naming the server's error.
+fn refusal(redirected: &str) -> Option<AuthorizeError> {
+    let url = url::Url::parse(redirected).ok()?;
+    let (mut error, mut description) = (None, None);
+    for (key, value) in url.query_pairs() {
+        match &*key {
+            "error" => error = Some(value.into_owned()),
+            "error_description" => description = Some(value.into_owned()),
+            _ => {}
+        }
+    }
+    let error = error?;
+    if error == "access_denied" {
+        return Some(AuthorizeError::Declined);
+    }
+    let text = match description {
+        Some(description) => format!("{error}: {}", description.chars().take(MAX_DESCRIPTION).collect::<String>()),
+        None => error,
+    };
+    Some(AuthorizeError::OAuth(format!("the authorization server refused: {}", one_line(&text))))
 }
 
 /// Reads a pasted redirect address (or a bare code) from standard input.
@@ -173,10 +204,12 @@ impl Authorizer for TerminalAuthorizer {
                 received = pasted(url, redirect) => received,
                 () = tokio::time::sleep(self.wait) => Err(AuthorizeError::Unavailable(format!("no sign-in within {} s", self.wait.as_secs()))),
             };
-            if received.is_ok() {
-                eprintln!("Signed in.");
+            let received = received?;
+            if let Some(refused) = refusal(&received) {
+                return Err(refused);
             }
-            received
+            eprintln!("Signed in.");
+            Ok(received)
         })
     }
 }
@@ -219,5 +252,22 @@ impl Authorizer for Headless {
                 },
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_redirect_with_an_error_is_a_refusal_and_access_denied_a_decline() {
+        let back = "http://127.0.0.1:5/callback";
+        assert_eq!(refusal(&format!("{back}?error=access_denied&state=s")), Some(AuthorizeError::Declined));
+        assert_eq!(
+            refusal(&format!("{back}?error=invalid_scope&error_description=no%0Ascope+here&state=s")),
+            Some(AuthorizeError::OAuth("the authorization server refused: invalid_scope: no\\u{a}scope here".into()))
+        );
+        assert_eq!(refusal(&format!("{back}?code=c&state=s")), None);
+        assert_eq!(refusal("not a url"), None);
     }
 }

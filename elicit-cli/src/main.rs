@@ -406,7 +406,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // Everything the run started has ended or is moot; what may still be blocked is a read of
+    // standard input (the sign-in also accepts a pasted address, and that read cannot be
+    // cancelled). Waiting for it would keep `elicit` open after its result until Enter is pressed.
+    runtime.shutdown_background();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("elicit: {}", one_line(&message));

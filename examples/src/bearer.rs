@@ -5,16 +5,31 @@
 //! open, as before. With some, `/mcp` needs `Authorization: Bearer TOKEN` (401 otherwise), and the
 //! user becomes the request's [`Principal`]: its `requestState` and payment steps are bound to
 //! that user, and the payment page records a decision only for the user who started the payment.
+//!
+//! Or the tokens are an OpenID provider's ([`OpenIdTokens`], `--oidc-issuer URL`): access tokens
+//! in the JWT profile (RFC 9068, `typ: at+jwt`) that the authorization server signed with a key it
+//! publishes (its JWKS, fetched again when a token names a key not seen yet), issued by it, for
+//! this server (the audience is this server's `/mcp` URL, as a resource indicator names it),
+//! unexpired, carrying the scope this server asks for; the token's `sub` becomes the principal.
+//! The server then publishes its protected resource metadata (RFC 9728) naming that issuer, and
+//! its refusals point at it (`WWW-Authenticate: Bearer resource_metadata=...`), so a client can
+//! discover where to sign in.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use elicit_runtime::rmcp::Principal;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use tokio::sync::RwLock;
 
 /// The environment variable holding `TOKEN=USER` entries.
 pub const TOKENS_VAR: &str = "ELICIT_BEARER_TOKENS";
@@ -100,6 +115,293 @@ fn unauthorized(why: &'static str) -> Response {
     (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], why).into_response()
 }
 
+// ---- an OpenID provider's access tokens ----
+
+/// The scope this server asks for (and names in its metadata) when it accepts an OpenID
+/// provider's tokens.
+pub const OPENID_SCOPE: &str = "mcp";
+/// The clock skew allowed on `exp` and `nbf`.
+const LEEWAY: u64 = 5;
+/// The least time between two fetches of the provider's keys (a token naming an unknown key
+/// fetches them again, at most this often).
+const KEYS_REFETCH: Duration = Duration::from_secs(30);
+/// The signature algorithms accepted: asymmetric ones only (never a shared secret).
+const ALGORITHMS: [Algorithm; 7] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Why a bearer token was not accepted, or the provider could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The provider's metadata or keys could not be fetched or read.
+    Provider(String),
+    /// The token is not an access token this server accepts (its reason is for the log and the
+    /// `error_description`, never the token itself).
+    Invalid(String),
+    /// The token is valid but lacks the scope this server asks for.
+    InsufficientScope,
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenError::Provider(reason) => write!(f, "the OpenID provider: {reason}"),
+            TokenError::Invalid(reason) => write!(f, "the access token is not accepted: {reason}"),
+            TokenError::InsufficientScope => write!(f, "the access token lacks the `{OPENID_SCOPE}` scope"),
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// The keys last fetched, and when.
+#[derive(Debug)]
+struct Keys {
+    set: JwkSet,
+    fetched: Option<Instant>,
+}
+
+/// Access tokens of one OpenID provider, for one resource (this server's `/mcp` URL).
+#[derive(Clone, Debug)]
+pub struct OpenIdTokens(Arc<OpenId>);
+
+#[derive(Debug)]
+struct OpenId {
+    issuer: String,
+    resource: String,
+    jwks_uri: String,
+    http: reqwest::Client,
+    keys: RwLock<Keys>,
+}
+
+/// The part of the provider's metadata this server reads.
+#[derive(Deserialize)]
+struct ProviderMetadata {
+    issuer: String,
+    jwks_uri: String,
+}
+
+/// The claims of an access token this server reads (the rest are checked by the validation).
+#[derive(Deserialize)]
+struct Claims {
+    sub: String,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+impl OpenIdTokens {
+    /// Discovers the provider `issuer` (its `/.well-known/openid-configuration`, whose `issuer`
+    /// must be `issuer` exactly) and fetches its keys, for tokens whose audience is `resource`.
+    ///
+    /// # Errors
+    ///
+    /// The metadata or the keys cannot be fetched or read, or the metadata names another issuer.
+    pub async fn discover(issuer: &str, resource: &str) -> Result<OpenIdTokens, TokenError> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| TokenError::Provider(e.to_string()))?;
+        let issuer = issuer.trim_end_matches('/').to_owned();
+        let url = format!("{issuer}/.well-known/openid-configuration");
+        let metadata: ProviderMetadata = fetch_json(&http, &url).await?;
+        if metadata.issuer != issuer {
+            return Err(TokenError::Provider(format!("{url} names the issuer {:?}, not {issuer:?}", metadata.issuer)));
+        }
+        let set: JwkSet = fetch_json(&http, &metadata.jwks_uri).await?;
+        let keys = RwLock::new(Keys { set, fetched: Some(Instant::now()) });
+        Ok(OpenIdTokens(Arc::new(OpenId {
+            issuer,
+            resource: resource.to_owned(),
+            jwks_uri: metadata.jwks_uri,
+            http,
+            keys,
+        })))
+    }
+
+    /// Tokens of `issuer` signed with `keys`, for `resource`; the keys are never fetched again.
+    pub fn with_keys(issuer: &str, resource: &str, keys: JwkSet) -> OpenIdTokens {
+        OpenIdTokens(Arc::new(OpenId {
+            issuer: issuer.to_owned(),
+            resource: resource.to_owned(),
+            jwks_uri: String::new(),
+            http: reqwest::Client::new(),
+            keys: RwLock::new(Keys { set: keys, fetched: None }),
+        }))
+    }
+
+    /// The provider's issuer identifier.
+    pub fn issuer(&self) -> &str {
+        &self.0.issuer
+    }
+
+    /// The resource the tokens must be for (their audience).
+    pub fn resource(&self) -> &str {
+        &self.0.resource
+    }
+
+    /// The user (`sub`) of `token`, when it is an access token of the provider for this resource,
+    /// unexpired and with [`OPENID_SCOPE`].
+    ///
+    /// # Errors
+    ///
+    /// Why it is not accepted.
+    pub async fn user(&self, token: &str) -> Result<String, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
+        // RFC 9068: an access token says so; an ID token (or anything else signed by the same
+        // keys) is not one.
+        let typ = header.typ.as_deref().unwrap_or_default().to_ascii_lowercase();
+        if typ != "at+jwt" && typ != "application/at+jwt" {
+            return Err(TokenError::Invalid("not a JWT access token (typ at+jwt)".into()));
+        }
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(TokenError::Invalid(format!("the algorithm {:?} is not accepted", header.alg)));
+        }
+        let kid = header.kid.ok_or_else(|| TokenError::Invalid("the token names no key (kid)".into()))?;
+        let key = self.key(&kid).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.0.issuer]);
+        validation.set_audience(&[&self.0.resource]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.leeway = LEEWAY;
+        validation.validate_nbf = true;
+        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .map_err(|e| TokenError::Invalid(e.to_string()))?
+            .claims;
+        if claims.sub.is_empty() {
+            return Err(TokenError::Invalid("the token's sub is empty".into()));
+        }
+        if !claims.scope.as_deref().unwrap_or_default().split(' ').any(|s| s == OPENID_SCOPE) {
+            return Err(TokenError::InsufficientScope);
+        }
+        Ok(claims.sub)
+    }
+
+    /// The verification key `kid`, fetching the provider's keys again (at most every
+    /// [`KEYS_REFETCH`]) when it is not known yet.
+    async fn key(&self, kid: &str) -> Result<DecodingKey, TokenError> {
+        let known = |keys: &Keys| keys.set.find(kid).map(DecodingKey::from_jwk);
+        if let Some(key) = known(&*self.0.keys.read().await) {
+            return key.map_err(|e| TokenError::Invalid(format!("the key {kid:?}: {e}")));
+        }
+        let mut keys = self.0.keys.write().await;
+        let due = keys.fetched.is_some_and(|at| at.elapsed() >= KEYS_REFETCH);
+        if due {
+            keys.set = fetch_json(&self.0.http, &self.0.jwks_uri).await?;
+            keys.fetched = Some(Instant::now());
+        }
+        match known(&keys) {
+            Some(key) => key.map_err(|e| TokenError::Invalid(format!("the key {kid:?}: {e}"))),
+            None => Err(TokenError::Invalid(format!("the provider has no key {kid:?}"))),
+        }
+    }
+
+    /// This server's protected resource metadata (RFC 9728).
+    pub fn metadata(&self) -> serde_json::Value {
+        serde_json::json!({
+            "resource": self.0.resource,
+            "authorization_servers": [self.0.issuer],
+            "scopes_supported": [OPENID_SCOPE],
+            "bearer_methods_supported": ["header"],
+        })
+    }
+}
+
+async fn fetch_json<T: serde::de::DeserializeOwned>(http: &reqwest::Client, url: &str) -> Result<T, TokenError> {
+    let response = http.get(url).send().await.map_err(|e| TokenError::Provider(format!("{url}: {e}")))?;
+    if !response.status().is_success() {
+        return Err(TokenError::Provider(format!("{url} answered {}", response.status())));
+    }
+    response.json().await.map_err(|e| TokenError::Provider(format!("{url}: {e}")))
+}
+
+/// The well-known address of the metadata of the resource `resource` (RFC 9728 §3.1: the
+/// well-known segment goes between the host and the resource's path).
+pub fn metadata_path(resource: &str) -> String {
+    let path = url::Url::parse(resource).map(|u| u.path().trim_end_matches('/').to_owned()).unwrap_or_default();
+    format!("/.well-known/oauth-protected-resource{path}")
+}
+
+/// Authenticates the requests of `router` with `tokens`: an accepted access token makes its
+/// `sub` the request's [`Principal`]; any other is refused (401, or 403 for want of scope). A
+/// request without one is refused too when `required`, and passes anonymously otherwise. Every
+/// refusal points at this server's metadata (`resource_metadata`), which `router` is given.
+pub fn authenticate_openid(router: axum::Router, tokens: OpenIdTokens, required: bool) -> axum::Router {
+    router.layer(middleware::from_fn_with_state((tokens, required), check_openid))
+}
+
+/// The route serving `tokens`' protected resource metadata, at [`metadata_path`] and at the
+/// bare well-known path.
+pub fn metadata_router(tokens: &OpenIdTokens) -> axum::Router {
+    let metadata = tokens.metadata();
+    let bare = metadata.clone();
+    axum::Router::new()
+        .route(&metadata_path(tokens.resource()), get(move || async move { axum::Json(metadata) }))
+        .route("/.well-known/oauth-protected-resource", get(move || async move { axum::Json(bare) }))
+}
+
+async fn check_openid(
+    State((tokens, required)): State<(OpenIdTokens, bool)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let presented = request.headers().get(header::AUTHORIZATION).map(|value| {
+        value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))).map(str::trim)
+    });
+    let challenge = |error: Option<(&str, &str)>| {
+        let metadata = format!("{}{}", origin(tokens.resource()), metadata_path(tokens.resource()));
+        let mut value = format!("Bearer resource_metadata=\"{metadata}\", scope=\"{OPENID_SCOPE}\"");
+        if let Some((code, description)) = error {
+            let description: String =
+                description.chars().filter(|c| *c != '"' && *c != '\\' && !c.is_control()).collect();
+            value.push_str(&format!(", error=\"{code}\", error_description=\"{description}\""));
+        }
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+    };
+    let refuse = |status: StatusCode, error: Option<(&str, &str)>, why: String| {
+        (status, [(header::WWW_AUTHENTICATE, challenge(error))], why).into_response()
+    };
+    match presented {
+        Some(Some(token)) => match tokens.user(token).await {
+            Ok(user) => {
+                request.extensions_mut().insert(Principal(user));
+                next.run(request).await
+            }
+            Err(TokenError::InsufficientScope) => {
+                let why = TokenError::InsufficientScope.to_string();
+                refuse(StatusCode::FORBIDDEN, Some(("insufficient_scope", &why)), why.clone())
+            }
+            Err(error @ TokenError::Invalid(_)) => {
+                let why = error.to_string();
+                refuse(StatusCode::UNAUTHORIZED, Some(("invalid_token", &why)), why.clone())
+            }
+            Err(error) => {
+                tracing::warn!("bearer: {error}");
+                (StatusCode::SERVICE_UNAVAILABLE, "the authorization server cannot be reached").into_response()
+            }
+        },
+        Some(None) => refuse(
+            StatusCode::UNAUTHORIZED,
+            Some(("invalid_request", "the Authorization header must be `Bearer TOKEN`")),
+            "the Authorization header must be `Bearer TOKEN`".to_owned(),
+        ),
+        None if required => refuse(StatusCode::UNAUTHORIZED, None, "a bearer token is required".to_owned()),
+        None => next.run(request).await,
+    }
+}
+
+/// `scheme://host[:port]` of `url`.
+fn origin(url: &str) -> String {
+    url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +415,152 @@ mod tests {
         assert!(BearerTokens::parse("no-equals").is_err());
         assert!(BearerTokens::parse("=alice").is_err());
         assert!(BearerTokens::parse("t=").is_err());
+    }
+
+    /// A test signing key (Ed25519, PKCS#8), made for these tests only, and its public half.
+    const TEST_KEY: &str = "MC4CAQAwBQYDK2VwBCIEIPHo9wqTqCUoO4zFaftCKCQLVlkJ2SDsAEVd7s1v1GsE";
+    const TEST_PUBLIC: &str = "YY8oHgH9D26POIGq4cAX5y5U240p0zY9-RpVTVmZnWA";
+    const ISSUER: &str = "http://127.0.0.1:9/";
+    const RESOURCE: &str = "http://127.0.0.1:8/mcp";
+
+    fn provider() -> OpenIdTokens {
+        let keys: JwkSet = serde_json::from_value(serde_json::json!({"keys": [
+            {"kty": "OKP", "crv": "Ed25519", "x": TEST_PUBLIC, "kid": "k1", "alg": "EdDSA", "use": "sig"}
+        ]}))
+        .expect("a key set");
+        OpenIdTokens::with_keys(ISSUER, RESOURCE, keys)
+    }
+
+    fn now() -> u64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs()
+    }
+
+    fn token(typ: &str, kid: &str, claims: serde_json::Value) -> String {
+        use base64::Engine as _;
+        let der = base64::engine::general_purpose::STANDARD.decode(TEST_KEY).expect("base64");
+        let mut header = jsonwebtoken::Header::new(Algorithm::EdDSA);
+        header.typ = Some(typ.to_owned());
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_ed_der(&der)).expect("signed")
+    }
+
+    fn claims() -> serde_json::Value {
+        serde_json::json!({"iss": ISSUER, "aud": RESOURCE, "sub": "ada-lovelace", "exp": now() + 60, "scope": "mcp offline_access"})
+    }
+
+    fn with(change: &str, value: serde_json::Value) -> serde_json::Value {
+        let mut claims = claims();
+        claims[change] = value;
+        claims
+    }
+
+    #[tokio::test]
+    async fn an_access_token_for_this_server_names_its_user() {
+        let tokens = provider();
+        assert_eq!(tokens.user(&token("at+jwt", "k1", claims())).await, Ok("ada-lovelace".to_owned()));
+        // An audience list naming this server is fine too.
+        let listed = with("aud", serde_json::json!(["http://elsewhere/mcp", RESOURCE]));
+        assert_eq!(tokens.user(&token("at+jwt", "k1", listed)).await, Ok("ada-lovelace".to_owned()));
+    }
+
+    #[tokio::test]
+    async fn tokens_for_another_server_issuer_time_or_scope_are_refused() {
+        let tokens = provider();
+        let refused = |claims| {
+            let tokens = tokens.clone();
+            async move { tokens.user(&token("at+jwt", "k1", claims)).await }
+        };
+        let invalid = |r: Result<String, TokenError>| matches!(r, Err(TokenError::Invalid(_)));
+        assert!(invalid(refused(with("aud", serde_json::json!("http://127.0.0.1:7/mcp"))).await));
+        assert!(invalid(refused(with("iss", serde_json::json!("http://127.0.0.1:6/"))).await));
+        assert!(invalid(refused(with("exp", serde_json::json!(now() - 2 * LEEWAY - 1))).await));
+        assert!(invalid(refused(with("nbf", serde_json::json!(now() + 2 * LEEWAY + 60))).await));
+        assert!(invalid(refused(with("sub", serde_json::json!(""))).await));
+        let mut no_sub = claims();
+        no_sub.as_object_mut().expect("an object").remove("sub");
+        assert!(invalid(refused(no_sub).await));
+        assert_eq!(refused(with("scope", serde_json::json!("openid"))).await, Err(TokenError::InsufficientScope));
+    }
+
+    #[tokio::test]
+    async fn id_tokens_unknown_keys_and_garbage_are_refused() {
+        let tokens = provider();
+        let invalid = |r: Result<String, TokenError>| matches!(r, Err(TokenError::Invalid(_)));
+        assert!(invalid(tokens.user(&token("JWT", "k1", claims())).await), "an ID token is no access token");
+        assert!(invalid(tokens.user(&token("at+jwt", "k2", claims())).await));
+        assert!(invalid(tokens.user("not.a.jwt").await));
+        assert!(invalid(tokens.user("").await));
+        // A signature that does not match the claims.
+        let good = token("at+jwt", "k1", claims());
+        let other = token("at+jwt", "k1", with("sub", serde_json::json!("mallory")));
+        let (head, _) = good.rsplit_once('.').expect("three parts");
+        let (_, signature) = other.rsplit_once('.').expect("three parts");
+        assert!(invalid(tokens.user(&format!("{head}.{signature}")).await));
+    }
+
+    #[test]
+    fn the_metadata_lives_under_the_resource_path() {
+        assert_eq!(metadata_path(RESOURCE), "/.well-known/oauth-protected-resource/mcp");
+        let metadata = provider().metadata();
+        assert_eq!(metadata["resource"], RESOURCE);
+        assert_eq!(metadata["authorization_servers"][0], ISSUER);
+    }
+
+    /// Serves `tokens`' layer around a route answering with the request's principal, and its
+    /// metadata, on a loopback port; returns the base URL.
+    async fn serve(tokens: OpenIdTokens) -> String {
+        let echo = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(|principal: Option<axum::Extension<Principal>>| async move {
+                principal.map(|axum::Extension(Principal(user))| user).unwrap_or_default()
+            }),
+        );
+        let app = authenticate_openid(echo, tokens.clone(), true).merge(metadata_router(&tokens));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn the_layer_makes_sub_the_principal_and_its_refusals_point_at_the_metadata() {
+        let base = serve(provider()).await;
+        let http = reqwest::Client::builder().no_proxy().build().expect("a client");
+        let post = |token: Option<String>| {
+            let mut request = http.post(format!("{base}/mcp"));
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            request.send()
+        };
+        let answer = post(Some(token("at+jwt", "k1", claims()))).await.expect("an answer");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.text().await.expect("a body"), "ada-lovelace");
+
+        let challenge = |answer: &reqwest::Response| {
+            answer.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+        };
+        let metadata = "resource_metadata=\"http://127.0.0.1:8/.well-known/oauth-protected-resource/mcp\"";
+        let none = post(None).await.expect("an answer");
+        assert_eq!(none.status(), 401);
+        assert!(challenge(&none).contains(metadata) && !challenge(&none).contains("error="), "{}", challenge(&none));
+        let expired =
+            post(Some(token("at+jwt", "k1", with("exp", serde_json::json!(now() - 60))))).await.expect("an answer");
+        assert_eq!(expired.status(), 401);
+        assert!(challenge(&expired).contains("error=\"invalid_token\""), "{}", challenge(&expired));
+        let narrow =
+            post(Some(token("at+jwt", "k1", with("scope", serde_json::json!("openid"))))).await.expect("an answer");
+        assert_eq!(narrow.status(), 403);
+        assert!(challenge(&narrow).contains("error=\"insufficient_scope\""), "{}", challenge(&narrow));
+
+        let served: serde_json::Value = http
+            .get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(served, provider().metadata());
     }
 }

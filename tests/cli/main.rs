@@ -1,5 +1,5 @@
 //! The `elicit` binary: scripted and interactive runs in each era, hostile servers, what it shows and
-//! how, the era probe, credentials and OAuth, and the Tasks extension.
+//! how, the era probe, credentials, OAuth (a scripted authorization server and a real OpenID provider in a real browser), and the Tasks extension.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
@@ -16,6 +16,7 @@ mod interactive {
     mod era_2026;
 }
 mod oauth;
+mod oidc;
 mod rendering;
 /// Answering from a file (`--answers`), in each era.
 mod scripted {

@@ -11,25 +11,37 @@
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
 //! require one and bind each flow, payment step included, to its user, and the payment link signs
 //! that user in to the page once (a browser sends no bearer token); without any the server is open.
+//! `--oidc-issuer URL` instead accepts that OpenID provider's access tokens (JWTs it signed, for
+//! this server's `/mcp` URL as their audience, unexpired, with the `mcp` scope; the user is the
+//! token's `sub`), and publishes this server's protected resource metadata naming the provider,
+//! so that a client refused with 401 discovers where to sign in.
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
-use elicit_examples::bearer::{BearerTokens, authenticate};
+use elicit_examples::bearer::{BearerTokens, OpenIdTokens, authenticate, authenticate_openid, metadata_router};
 use elicit_examples::travel::{
     AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
 };
 use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_app};
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE | --oidc-issuer URL]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
-    let options = parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store", "tokens"])
-        .unwrap_or_else(|e| exit_usage(&e));
+    let options =
+        parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store", "tokens", "oidc-issuer"])
+            .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
     let tokens = BearerTokens::configured(options.get("tokens")).unwrap_or_else(|e| exit_usage(&e));
+    let issuer = options.get("oidc-issuer").map(str::to_owned);
+    if issuer.is_some() && tokens.is_some() {
+        exit_usage("--oidc-issuer and bearer tokens (--tokens or ELICIT_BEARER_TOKENS) exclude each other");
+    }
+    if issuer.is_some() && !matches!(options.transport, Transport::Http(_)) {
+        exit_usage("--oidc-issuer needs --listen: tokens come over HTTP");
+    }
     let store = completion_store(options.get("store")).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
@@ -37,8 +49,8 @@ async fn run() -> std::io::Result<()> {
     // With users, payment links sign their user in to the page: one-time tickets sealed with the
     // engine's keys (instances sharing the keys and the store accept each other's), as long-lived
     // as a payment step.
-    let logins = match (&tokens, &options.transport) {
-        (Some(_), Transport::Http(_)) => {
+    let logins = match (tokens.is_some() || issuer.is_some(), &options.transport) {
+        (true, Transport::Http(_)) => {
             Some(PageLogin::new(keys.ring.clone(), store.clone()).with_ttl(EngineConfig::default().url_ttl))
         }
         _ => None,
@@ -49,6 +61,13 @@ async fn run() -> std::io::Result<()> {
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
+    };
+    let openid = match &issuer {
+        Some(issuer) => Some(OpenIdTokens::discover(issuer, &format!("{public_url}/mcp")).await.unwrap_or_else(|e| {
+            eprintln!("travel-server: --oidc-issuer {issuer}: {e}");
+            std::process::exit(1)
+        })),
+        None => None,
     };
     let summaries = PaymentSummaries::new(engine.url_completions().clone());
     let page_store = engine.url_completions().clone();
@@ -61,11 +80,14 @@ async fn run() -> std::io::Result<()> {
     let mcp = server_with_logins(engine, &public_url, summaries, logins);
     match options.transport {
         Transport::Http(_) => {
-            let app = match tokens {
-                Some(tokens) => {
+            let app = match (tokens, openid) {
+                (Some(tokens), _) => {
                     authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(page, tokens, false))
                 }
-                None => mcp.http_router(&[]).merge(page),
+                (None, Some(openid)) => authenticate_openid(mcp.http_router(&[]), openid.clone(), true)
+                    .merge(authenticate_openid(page, openid.clone(), false))
+                    .merge(metadata_router(&openid)),
+                (None, None) => mcp.http_router(&[]).merge(page),
             };
             serve_app(app, listener).await
         }

@@ -8,7 +8,8 @@
 //! The behaviour tests' own helpers live here too (feature `harness`, on by default), so that each
 //! dependent takes what it uses and nothing is compiled as dead code: [`server`] (keys, a real
 //! `travel-server`, the schema-checking MCP client, the engine driver), [`cli`] (the `elicit`
-//! binary, a sandbox, a mock server, a pseudo-terminal), [`spec`] (the protocol's schema and
+//! binary, a sandbox, a mock server, a pseudo-terminal), [`chromium`] (a headless Chromium over
+//! the DevTools protocol), [`spec`] (the protocol's schema and
 //! examples), [`rng`] (a deterministic generator), [`redis`] (a private `redis-server`), [`skip`] (a visible skip when a tool is missing),
 //! [`peers`] (the official SDK peers), and [`wait`] (bounded waits for a condition). The loadgen and the benchmarks take
 //! `default-features = false, features = ["net"]`; the fuzz targets no features (the forms and the
@@ -26,6 +27,8 @@ pub mod process;
 pub mod reference;
 pub mod rng;
 
+#[cfg(feature = "harness")]
+pub mod chromium;
 #[cfg(feature = "harness")]
 pub mod cli;
 #[cfg(feature = "harness")]

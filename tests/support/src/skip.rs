@@ -12,6 +12,12 @@ pub fn in_ci() -> bool {
 /// Reports that `test` skips because `tool` is not installed (`install` says how to get it); panics
 /// under CI, where a missing tool is a failure.
 pub fn missing_tool(test: &str, tool: &str, install: &str) {
-    assert!(!in_ci(), "{test}: `{tool}` is not installed, and CI is set: scripts/test.sh installs it ({install})");
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: `{tool}` is not installed ({install})");
+    unavailable(test, &format!("`{tool}` is not installed ({install})"));
+}
+
+/// Reports that `test` skips for `why` (something it needs is not on this machine); panics under
+/// CI, where scripts/test.sh installs everything a test needs.
+pub fn unavailable(test: &str, why: &str) {
+    assert!(!in_ci(), "{test}: {why}, and CI is set: scripts/test.sh installs it");
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }

