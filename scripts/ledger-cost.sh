@@ -23,7 +23,8 @@
 #    `bench-loadgen --mode flow` (this checkout's load generator for both): flows/s and the
 #    server's CPU time per flow.
 # Tunables (environment): REPS (5), TRIALS (3) and TRIAL_SECONDS (3) of each load run,
-# CONCURRENCY (32). Output: Markdown on stdout; raw results in $SCRATCH/results/.
+# CONCURRENCY (32); BEFORE_TREE and LEDGER_TARGET put the older tree and the target directory
+# elsewhere than under $SCRATCH. Output: Markdown on stdout; raw results in $SCRATCH/results/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -34,9 +35,9 @@ reps="${REPS:-5}"
 trials="${TRIALS:-3}"
 trial_seconds="${TRIAL_SECONDS:-3}"
 concurrency="${CONCURRENCY:-32}"
-before="$scratch/before"
+before="${BEFORE_TREE:-$scratch/before}"
 out="$scratch/results"
-export CARGO_TARGET_DIR="$scratch/target" CARGO_INCREMENTAL=0
+export CARGO_TARGET_DIR="${LEDGER_TARGET:-$scratch/target}" CARGO_INCREMENTAL=0
 
 log() { echo "ledger-cost.sh: $*" >&2; }
 for tool in redis-server redis-cli valgrind python3; do
