@@ -60,12 +60,18 @@ if ! grep -q 'pub trait Store\b' -r "$before/elicit-runtime/src/server/"; then
         "$before/benches/src/bin/ledger-cost.rs"
 fi
 
-# 2. Both builds, in release, one after the other into one target directory.
+# 2. Both builds, in release, one after the other into one target directory. The workspace's own
+# crates of the two trees share names and the hashes cargo gives their artifacts, and the sources
+# of one tree are no newer than the artifacts of the other: cargo would take one tree's artifacts
+# as fresh for the other. They are removed before each build (the dependencies stay).
+own_crates=(-p elicit-derive -p elicit-runtime -p elicit-tests -p elicit-examples -p elicit-benches)
 mkdir -p "$scratch/bin/before" "$scratch/bin/after" "$out"
 log "building $commit (release)"
-(cd "$before" && cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server)
+(cd "$before" && cargo clean --release "${own_crates[@]}" &&
+    cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server)
 cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" "$scratch/bin/before/"
 log "building this checkout (release)"
+cargo clean --release "${own_crates[@]}"
 cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server --bin bench-loadgen
 cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" \
     "$CARGO_TARGET_DIR/release/bench-loadgen" "$scratch/bin/after/"
