@@ -23,7 +23,7 @@
 #    `bench-loadgen --mode flow` (this checkout's load generator for both): flows/s and the
 #    server's CPU time per flow.
 # Tunables (environment): REPS (5), TRIALS (3) and TRIAL_SECONDS (3) of each load run,
-# CONCURRENCY (32); BEFORE_TREE and LEDGER_TARGET put the older tree and the target directory
+# CONCURRENCY (32); LEDGER_BUILT=1 skips the builds; BEFORE_TREE and LEDGER_TARGET put the older tree and the target directory
 # elsewhere than under $SCRATCH. Output: Markdown on stdout; raw results in $SCRATCH/results/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,21 +60,24 @@ if ! grep -q 'pub trait Store\b' -r "$before/elicit-runtime/src/server/"; then
         "$before/benches/src/bin/ledger-cost.rs"
 fi
 
-# 2. Both builds, in release, one after the other into one target directory. The workspace's own
-# crates of the two trees share names and the hashes cargo gives their artifacts, and the sources
-# of one tree are no newer than the artifacts of the other: cargo would take one tree's artifacts
-# as fresh for the other. They are removed before each build (the dependencies stay).
+# 2. Both builds, in release, one after the other into one target directory (LEDGER_BUILT=1: the
+# binaries an earlier run left in $SCRATCH/bin are measured again). The workspace's own crates of
+# the two trees share names and the hashes cargo gives their artifacts, and the sources of one tree
+# are no newer than the artifacts of the other: cargo would take one tree's artifacts as fresh for
+# the other. They are removed before each build (the dependencies stay).
 own_crates=(-p elicit-derive -p elicit-runtime -p elicit-tests -p elicit-examples -p elicit-benches)
 mkdir -p "$scratch/bin/before" "$scratch/bin/after" "$out"
-log "building $commit (release)"
-(cd "$before" && cargo clean --release "${own_crates[@]}" &&
-    cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server)
-cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" "$scratch/bin/before/"
-log "building this checkout (release)"
-cargo clean --release "${own_crates[@]}"
-cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server --bin bench-loadgen
-cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" \
-    "$CARGO_TARGET_DIR/release/bench-loadgen" "$scratch/bin/after/"
+if [[ "${LEDGER_BUILT:-0}" != 1 ]]; then
+    log "building $commit (release)"
+    (cd "$before" && cargo clean --release "${own_crates[@]}" &&
+        cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server)
+    cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" "$scratch/bin/before/"
+    log "building this checkout (release)"
+    cargo clean --release "${own_crates[@]}"
+    cargo build --release -p elicit-benches --bin ledger-cost --bin bench-server --bin bench-loadgen
+    cp "$CARGO_TARGET_DIR/release/ledger-cost" "$CARGO_TARGET_DIR/release/bench-server" \
+        "$CARGO_TARGET_DIR/release/bench-loadgen" "$scratch/bin/after/"
+fi
 loadgen="$scratch/bin/after/bench-loadgen"
 
 # 3. One redis-server on loopback for every Redis run.
@@ -93,20 +96,25 @@ for _ in $(seq 50); do
     redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
     sleep 0.1
 done
-# The commands the server has executed so far (every command's `calls`).
+# The commands the server has executed so far (every command's `calls`, those a script ran
+# included), then the script calls among them (EVAL, EVALSHA: one round trip each).
 redis_calls() {
     redis-cli -p "$redis_port" info commandstats | tr -d '\r' |
-        sed -n 's/^cmdstat_[^:]*:calls=\([0-9]*\),.*/\1/p' | awk '{n += $1} END {print n + 0}'
+        sed -n 's/^cmdstat_\([^:]*\):calls=\([0-9]*\),.*/\1 \2/p' |
+        awk '{n += $2} $1 ~ /^eval/ {e += $2} END {print n + 0, e + 0}'
 }
 
 cases="once_round final_round flow_once flow_plain"
-# iterations STORE CASE: the count of a timed run (about a second each).
+# iterations STORE CASE: the count of a timed run (a second or more each: CPU time is counted in
+# ticks of 10 ms).
 iterations() {
     case "$1:$2" in
-        memory:*_round) echo 20000 ;;
-        memory:*) echo 5000 ;;
-        *_round) echo 2000 ;;
-        *) echo 400 ;;
+        memory:*_round) echo 60000 ;;
+        memory:flow_once) echo 20000 ;;
+        memory:*) echo 40000 ;;
+        redis:*_round) echo 10000 ;;
+        redis:flow_once) echo 3000 ;;
+        *) echo 10000 ;;
     esac
 }
 # callgrind_counts STORE CASE: the two counts of the instruction runs.
@@ -120,25 +128,25 @@ callgrind_counts() {
 }
 
 # 4. Instructions (and Redis commands) per iteration, each version once: they do not drift.
-echo "version store case n1 n2 instructions1 instructions2 redis_calls1 redis_calls2" >"$out/callgrind.txt"
+echo "version store case n1 n2 instructions1 instructions2 redis_calls1 redis_calls2 scripts1 scripts2" >"$out/callgrind.txt"
 for version in before after; do
     for store in memory "$redis"; do
         label=$([[ "$store" == memory ]] && echo memory || echo redis)
         for case in $cases; do
             read -r n1 n2 <<<"$(callgrind_counts "$label" "$case")"
             line="$version $label $case $n1 $n2"
-            calls=""
+            calls="" scripts=""
             for n in "$n1" "$n2"; do
                 log "callgrind: $version $label $case × $n"
-                c0=$(redis_calls)
+                read -r c0 e0 <<<"$(redis_calls)"
                 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
                     "$scratch/bin/$version/ledger-cost" --store "$store" --case "$case" --iterations "$n" \
                     >/dev/null 2>"$out/callgrind-$version-$label-$case-$n.log"
-                c1=$(redis_calls)
+                read -r c1 e1 <<<"$(redis_calls)"
                 line="$line $(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/callgrind-$version-$label-$case-$n.log")"
-                calls="$calls $((c1 - c0))"
+                calls="$calls $((c1 - c0))" scripts="$scripts $((e1 - e0))"
             done
-            echo "$line$calls" >>"$out/callgrind.txt"
+            echo "$line$calls$scripts" >>"$out/callgrind.txt"
         done
     done
 done
@@ -191,25 +199,29 @@ rows = lambda name: [l.split() for l in open(f"{out}/{name}").read().splitlines(
 names = {"once_round": "a replayed round that reaches a `once`", "final_round": "a replayed finishing round",
          "flow_once": "a whole flow: form, `once`, form (3 rounds)", "flow_plain": "a whole flow: one form, no `once` (2 rounds)"}
 grind = {(r[0], r[1], r[2]): r for r in rows("callgrind.txt")}
-cpu = {}
+cpu, wall = {}, {}
 for r in rows("cpu.txt"):
     cpu.setdefault((r[1], r[2], r[3]), []).append(float(r[5]))
+    wall.setdefault((r[1], r[2], r[3]), []).append(float(r[6]))
 print(f"before: {commit[:7]}; after: this checkout\n")
 for store in ("memory", "redis"):
     print(f"### {'In-process store' if store == 'memory' else 'Redis store (one redis-server on loopback)'}\n")
     head = "| per iteration | instructions before | after | after ÷ before | CPU µs before (median) | after | after ÷ before |"
     if store == "redis":
-        head += " Redis commands before | after |"
+        head += " Redis commands (scripts) before | after | wall µs before (median) | after |"
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
     for case in names:
         b, a = grind[("before", store, case)], grind[("after", store, case)]
         ins = lambda r: (int(r[6]) - int(r[5])) / (int(r[4]) - int(r[3]))
         calls = lambda r: (int(r[8]) - int(r[7])) / (int(r[4]) - int(r[3]))
+        scripts = lambda r: (int(r[10]) - int(r[9])) / (int(r[4]) - int(r[3]))
         cb, ca = statistics.median(cpu[("before", store, case)]) / 1e3, statistics.median(cpu[("after", store, case)]) / 1e3
         line = f"| {names[case]} | {ins(b):,.0f} | {ins(a):,.0f} | {ins(a) / ins(b):.2f}× | {cb:.1f} | {ca:.1f} | {ca / cb:.2f}× |"
         if store == "redis":
-            line += f" {calls(b):.1f} | {calls(a):.1f} |"
+            wb = statistics.median(wall[("before", store, case)]) / 1e3
+            wa = statistics.median(wall[("after", store, case)]) / 1e3
+            line += f" {calls(b):.1f} ({scripts(b):.1f}) | {calls(a):.1f} ({scripts(a):.1f}) | {wb:.0f} | {wa:.0f} |"
         print(line)
     print()
 print("### End to end: `bench-server` (2 threads) under `bench-loadgen --mode flow`\n")
