@@ -21,7 +21,7 @@
 # 2. REPS interleaved repetitions (the order of the versions alternates) of: each case of
 #    `ledger-cost` (CPU time per iteration of the process, all threads), then `bench-server` under
 #    `bench-loadgen --mode flow` (this checkout's load generator for both): flows/s and the
-#    server's CPU time per flow.
+#    server's CPU time per flow; and (4b) the server's instructions per flow under callgrind.
 # Tunables (environment): REPS (5), TRIALS (3) and TRIAL_SECONDS (3) of each load run,
 # CONCURRENCY (32); LEDGER_BUILT=1 skips the builds; BEFORE_TREE and LEDGER_TARGET put the older tree and the target directory
 # elsewhere than under $SCRATCH. Output: Markdown on stdout; raw results in $SCRATCH/results/.
@@ -151,6 +151,31 @@ for version in before after; do
     done
 done
 
+# 4b. Instructions per flow end to end: `bench-server` (1 thread) under callgrind, driven by
+# `bench-loadgen` for two durations; the difference of the instructions over the difference of the
+# flows finished (setup and idle time cancel out, up to the idle instructions of the extra seconds).
+echo "version seconds flows instructions" >"$out/callgrind-e2e.txt"
+for version in before after; do
+    for seconds in 3 15; do
+        log "callgrind: $version end to end, $seconds s"
+        port=8977
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$scratch/bin/$version/bench-server" \
+            --listen "127.0.0.1:$port" --threads 1 >"$out/callgrind-e2e-$version-$seconds.log" 2>&1 &
+        bench_pid=$!
+        for _ in $(seq 300); do
+            (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+            sleep 0.1
+        done
+        "$loadgen" --url "http://127.0.0.1:$port/mcp" --mode flow --concurrency 4 --trials 1 \
+            --seconds "$seconds" --warmup-seconds 0 >"$out/callgrind-e2e-$version-$seconds.json"
+        kill -TERM "$bench_pid"
+        wait "$bench_pid" 2>/dev/null || true
+        bench_pid=""
+        echo "$version $seconds $(python3 -c "import json; print(json.load(open('$out/callgrind-e2e-$version-$seconds.json'))['finished'])")" \
+            "$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/callgrind-e2e-$version-$seconds.log")" >>"$out/callgrind-e2e.txt"
+    done
+done
+
 # 5. CPU time per iteration and the end-to-end load, interleaved.
 echo "rep version store case iterations cpu_ns wall_ns" >"$out/cpu.txt"
 echo "rep version flows_per_s finished server_cpu_s" >"$out/e2e.txt"
@@ -236,4 +261,10 @@ for rep in sorted(e2e, key=int):
 med = lambda v, i: statistics.median(e2e[r][v][i] for r in e2e)
 print(f"| median | {med('before', 0):.0f} | {med('after', 0):.0f} | {med('before', 1):.0f} | {med('after', 1):.0f} |")
 print(f"\nafter ÷ before: flows/s {med('after', 0) / med('before', 0):.2f}×, server CPU per flow {med('after', 1) / med('before', 1):.2f}×")
+grind_e2e = {}
+for r in rows("callgrind-e2e.txt"):
+    grind_e2e.setdefault(r[0], []).append((int(r[2]), int(r[3])))
+per_flow = {v: (p[1][1] - p[0][1]) / (p[1][0] - p[0][0]) for v, p in grind_e2e.items()}
+print(f"\nserver instructions per flow (callgrind, 1 thread): before {per_flow['before']:,.0f}, "
+      f"after {per_flow['after']:,.0f}, after ÷ before {per_flow['after'] / per_flow['before']:.3f}×")
 EOF
