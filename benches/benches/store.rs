@@ -139,9 +139,15 @@ fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Stor
     let engine = Engine::builder("bench-once", KeyRing::generate()).store(store).build();
     let who = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
     let sure = json!({"sure": {"action": "accept", "content": {"sure": true}}});
+    // Two flows: one left at its second form, whose first state the `once` round sends again (a
+    // finished flow answers any of its states with its result, so that round would not reach the
+    // `once`); one walked to its end, whose last state the final round sends again.
     let first = state(run(rt, &engine, None, None));
-    let second = state(run(rt, &engine, Some(&who), Some(&first)));
+    state(run(rt, &engine, Some(&who), Some(&first)));
+    let walked = state(run(rt, &engine, None, None));
+    let second = state(run(rt, &engine, Some(&who), Some(&walked)));
     assert!(matches!(run(rt, &engine, Some(&sure), Some(&second)), Outcome::Complete(_)));
+    assert!(matches!(run(rt, &engine, Some(&who), Some(&first)), Outcome::InputRequired(_)));
 
     let mut group = c.benchmark_group(group_name);
     group.sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));

@@ -8,6 +8,7 @@ mod http_edge;
 mod integers;
 mod mistyped_params;
 mod own_server;
+mod own_server_clients;
 mod plan_trip;
 mod principal;
 mod resources;

@@ -14,7 +14,6 @@
 //! Without Chromium, Node 22 or oidc-provider installed the test is skipped with a message —
 //! except under `CI`, where their absence fails it.
 
-#![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 #![cfg(unix)]
 
 use elicit_test_support::chromium::{Chromium, chromium_or_skip};
