@@ -281,3 +281,26 @@ pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFutu
         }
     }
 }
+
+impl Flow {
+    /// Marks the start of the handler's long work: a call to a task-capable tool from a client
+    /// that declares the Tasks extension becomes a task here (answered `resultType: "task"`; the
+    /// handler carries on in the background, its asks becoming the task's input requests). Any
+    /// other call goes straight on. Without it a call becomes a task at its first wait that is
+    /// not an ask; with it, a handler that asks at once still runs its asks inside the task.
+    pub async fn background(&self) {
+        let detaching = matches!(&self.shared.exec, crate::server::exec::Executor::Task(exec) if exec.link().is_none());
+        if detaching {
+            let mut yielded = false;
+            std::future::poll_fn(|cx| {
+                if yielded {
+                    return std::task::Poll::Ready(());
+                }
+                yielded = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            })
+            .await;
+        }
+    }
+}
