@@ -53,7 +53,7 @@ mod page_login;
 mod payload;
 mod round;
 mod store;
-mod task;
+pub(crate) mod task;
 mod url;
 
 use std::future::Future;

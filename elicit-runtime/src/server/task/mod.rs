@@ -17,7 +17,7 @@
 
 mod link;
 mod memory;
-mod records;
+pub(super) mod records;
 mod start;
 
 use std::collections::BTreeSet;
@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 pub(super) use link::TaskExec;
 pub use memory::InProcessTasks;
 pub use records::{TaskLimits, TaskRecords};
+
 pub use start::TaskStart;
 
 use super::{Engine, EngineError};
