@@ -260,9 +260,18 @@ pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFutu
         _ = lease => None,
         () = tokio::time::sleep(ttl) => Some(Err(FlowError::Failed("the task outlived its time-to-live".to_owned()))),
     };
-    let Some(finished) = ended else {
-        // Cancelled: the handler sees `flow.cancelled()` resolve; an ask it waits on fails.
-        let _ = tokio::time::timeout(link.config.cancel_grace, &mut handler).await;
+    let finished = match ended {
+        // A handler that ended after `tasks/cancel` arrived (having seen it, or failing an ask
+        // it cut short) ends the task cancelled.
+        Some(_) if link.check_cancelled().await => None,
+        Some(finished) => Some(finished),
+        None => {
+            // Cancelled: the handler sees `flow.cancelled()` resolve; an ask it waits on fails.
+            let _ = tokio::time::timeout(link.config.cancel_grace, &mut handler).await;
+            None
+        }
+    };
+    let Some(finished) = finished else {
         drop(handler);
         link.finish(TaskStatus::Cancelled, None, Some("Cancelled by client".to_owned())).await;
         return;
