@@ -60,7 +60,7 @@ async fn start(
     let request = Request::new("tools/call", "book").meta(Some(&meta)).principal(principal);
     let charges = charges.clone();
     match engine.run_task(&request, TaskSupport::Optional, move |flow| booking(flow, charges)).await? {
-        TaskStart::Task(seed) => Ok(seed),
+        TaskStart::Task(seed) => Ok(*seed),
         other => panic!("not a task: {other:?}"),
     }
 }
@@ -314,7 +314,7 @@ fn an_instance_that_dies_leaves_its_task_failed_after_its_lease() {
             let meta = task_meta();
             let request = Request::new("tools/call", "work").meta(Some(&meta));
             match a.run_task(&request, TaskSupport::Optional, move |flow| long_work(flow, saw)).await.unwrap() {
-                TaskStart::Task(seed) => seed,
+                TaskStart::Task(seed) => *seed,
                 other => panic!("not a task: {other:?}"),
             }
         })

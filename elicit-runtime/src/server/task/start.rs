@@ -25,7 +25,7 @@ pub enum TaskStart<R> {
     /// The handler asks before its long work: a Multi Round-Trip round.
     InputRequired(InputRequiredResult),
     /// The call became a task (answer `resultType: "task"` with this seed).
-    Task(TaskSnapshot),
+    Task(Box<TaskSnapshot>),
 }
 
 /// The ledger slot that names the task a flow became: a retried last round finds it there.
@@ -109,7 +109,7 @@ impl Engine {
             First::Done(out) => Box::pin(std::future::ready(out.and_then(to_json))),
             First::Detached => Box::pin(async move { running.await.and_then(to_json) }),
         };
-        self.start(&flow, opened.resumed, request.principal, handler).await.map(TaskStart::Task)
+        self.start(&flow, opened.resumed, request.principal, handler).await.map(|seed| TaskStart::Task(Box::new(seed)))
     }
 
     /// Creates the task record and runs the handler's rest in the background.
