@@ -109,12 +109,12 @@ async fn live_tasks_are_capped_in_total_and_per_principal_until_they_end_or_thei
         a.create(&first, limits(2, 1)).await.unwrap();
         let refused = b.create(&record("c2", Some("alice"), 30_000), limits(2, 1)).await.unwrap_err();
         assert_eq!(refused, StoreError::TaskCap { cap: 1, per_principal: true });
-        let bob = record("c3", Some("bob"), 1);
+        let bob = record("c3", Some("bob"), 400);
         b.create(&bob, limits(2, 1)).await.unwrap();
         let refused = a.create(&record("c4", Some("carol"), 30_000), limits(2, 1)).await.unwrap_err();
         assert_eq!(refused, StoreError::TaskCap { cap: 2, per_principal: false });
-        // Bob's lease (1 ms) passes: his task no longer counts.
-        for _ in 0..100 {
+        // Bob's lease (400 ms) passes: his task no longer counts.
+        for _ in 0..2000 {
             if now_ms() > bob.lease_until_ms {
                 break;
             }
