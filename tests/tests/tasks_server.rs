@@ -330,3 +330,61 @@ fn an_instance_that_dies_leaves_its_task_failed_after_its_lease() {
     assert!(error["message"].as_str().unwrap().contains("stopped"), "{error}");
     assert_eq!(saw.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn sampling_roots_and_url_mode_asks_become_input_requests_of_the_task() {
+    let engine = local_engine(TaskConfig::default());
+    let meta = meta(json!({"elicitation": {"url": {}}, "sampling": {}, "roots": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    let request = Request::new("tools/call", "mixed").meta(Some(&meta));
+    let handler = |flow: Flow| async move {
+        flow.background().await;
+        let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5});
+        let (sampled, roots) = tokio::join!(flow.sampling("summary", params), flow.roots("roots"));
+        let paid = flow.url("pay", "Pay here", |id| format!("https://pay.example/{id}")).await?;
+        Ok::<_, FlowError>(json!({
+            "text": sampled?["content"]["text"],
+            "roots": roots?["roots"].as_array().map_or(0, Vec::len),
+            "paid": matches!(paid, elicit_runtime::server::UrlAnswer::Completed(_)),
+        }))
+    };
+    let TaskStart::Task(seed) = engine.run_task(&request, TaskSupport::Optional, handler).await.unwrap() else {
+        panic!("not a task")
+    };
+    let id = seed.task_id.clone();
+    let both = wait_for(&engine, &id, None, |t| t.input_requests.len() == 2).await;
+    assert_eq!(both.input_requests["summary"]["method"], "sampling/createMessage");
+    assert_eq!(both.input_requests["roots"]["method"], "roots/list");
+    let reply = json!({
+        "summary": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Short."}},
+        "roots": {"roots": [{"uri": "file:///home/ada"}]},
+    });
+    engine.task_update(&id, None, Some(&reply)).await.unwrap();
+    let url = wait_for(&engine, &id, None, |t| t.input_requests.contains_key("pay")).await;
+    let link = url.input_requests["pay"]["params"]["url"].as_str().unwrap().to_owned();
+    let step = link.rsplit('/').next().unwrap().to_owned();
+    engine.task_update(&id, None, Some(&json!({"pay": {"action": "accept"}}))).await.unwrap();
+    // The page records completion out of band; the handler, waiting inside the task, takes it.
+    assert!(engine.url_completions().complete(&step, json!({"approved": true}), None).await.unwrap());
+    let done = wait_for(&engine, &id, None, |t| t.status.is_terminal()).await;
+    assert_eq!(done.outcome, Some(json!({"text": "Short.", "roots": 1, "paid": true})));
+}
+
+#[tokio::test]
+async fn a_required_capability_missing_fails_the_task_with_32021() {
+    let engine = local_engine(TaskConfig::default());
+    let meta = task_meta();
+    let request = Request::new("tools/call", "sample").meta(Some(&meta));
+    let handler = |flow: Flow| async move {
+        flow.background().await;
+        flow.sampling("s", json!({"messages": [], "maxTokens": 1})).await
+    };
+    let TaskStart::Task(seed) = engine.run_task(&request, TaskSupport::Optional, handler).await.unwrap() else {
+        panic!("not a task")
+    };
+    let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
+    assert_eq!(done.status, TaskStatus::Failed);
+    let error = done.outcome.unwrap();
+    assert_eq!(error["code"], -32021);
+    assert_eq!(error["data"]["requiredCapabilities"], json!({"sampling": {}}));
+}
