@@ -177,10 +177,10 @@ pub(super) async fn mark_malformed_params(
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return too_large();
     };
-    if !parts.headers.contains_key(MCP_NAME) {
-        if let Some(value) = task_id_header(&bytes) {
-            parts.headers.insert(MCP_NAME, value);
-        }
+    if !parts.headers.contains_key(MCP_NAME)
+        && let Some(value) = task_id_header(&bytes)
+    {
+        parts.headers.insert(MCP_NAME, value);
     }
     // A call on a 2025-era session: its answer comes on the SSE stream of this response.
     let session_call = if parts.headers.contains_key("mcp-session-id") { request_id(&bytes) } else { None };
