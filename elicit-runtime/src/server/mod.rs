@@ -74,8 +74,8 @@ pub use store::{
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};
 pub use task::{
-    InProcessTasks, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskSnapshot, TaskStart, TaskStatus, TaskSupport,
-    TaskView,
+    DEFAULT_MAX_TASK_RECORDS, InProcessTasks, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskSnapshot, TaskStart,
+    TaskStatus, TaskSupport, TaskView,
 };
 
 use crate::state::{INVALID_STATE_MESSAGE, KeyRing, StateSealer};

@@ -20,11 +20,16 @@ struct Entry {
 }
 
 /// Task records in this process's memory: every instance that shares it is this process.
-/// Expired records are swept when a task is created.
+/// Expired records are swept when a task is created; past [`InProcessTasks::with_max_records`]
+/// records, the ended tasks least recently changed make room (a live task is never dropped).
 pub struct InProcessTasks {
     entries: Mutex<HashMap<String, Entry>>,
     clock: Arc<dyn Clock>,
+    max_records: usize,
 }
+
+/// The default bound on the records an [`InProcessTasks`] keeps, live or ended.
+pub const DEFAULT_MAX_TASK_RECORDS: usize = 10_000;
 
 impl std::fmt::Debug for InProcessTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,7 +46,17 @@ impl Default for InProcessTasks {
 impl InProcessTasks {
     /// An empty store on the system clock.
     pub fn new() -> Self {
-        InProcessTasks { entries: Mutex::new(HashMap::new()), clock: Arc::new(SystemClock) }
+        InProcessTasks {
+            entries: Mutex::new(HashMap::new()),
+            clock: Arc::new(SystemClock),
+            max_records: DEFAULT_MAX_TASK_RECORDS,
+        }
+    }
+
+    /// Keeps at most `max` records, live or ended (default [`DEFAULT_MAX_TASK_RECORDS`]).
+    pub fn with_max_records(mut self, max: usize) -> Self {
+        self.max_records = max.max(1);
+        self
     }
 
     /// This store, reading the time (expiry) from `clock`.
@@ -61,6 +76,23 @@ impl TaskRecords for InProcessTasks {
         let now = millis(self.clock.now());
         let mut entries = self.entries();
         entries.retain(|_, entry| !entry.record.expired(now));
+        if entries.len() >= self.max_records {
+            // Room from the ended tasks least recently changed.
+            let mut ended: Vec<(u64, String)> = entries
+                .iter()
+                .filter(|(_, e)| !e.record.live(limits.now_ms))
+                .map(|(id, e)| (e.record.updated_ms, id.clone()))
+                .collect();
+            ended.sort_unstable();
+            let excess = entries.len() + 1 - self.max_records;
+            for (_, id) in ended.into_iter().take(excess) {
+                entries.remove(&id);
+            }
+            if entries.len() >= self.max_records {
+                let refused = Err(StoreError::TaskCap { cap: self.max_records, per_principal: false });
+                return Box::pin(std::future::ready(refused));
+            }
+        }
         let live = entries.values().filter(|e| e.record.live(limits.now_ms));
         let (mut total, mut mine) = (0, 0);
         for entry in live {
@@ -140,5 +172,45 @@ impl TaskRecords for InProcessTasks {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+    use crate::server::task::TaskStatus;
+
+    fn record(id: &str, now: u64) -> TaskRecord {
+        TaskRecord {
+            id: id.to_owned(),
+            owner: None,
+            status: TaskStatus::Working,
+            status_message: None,
+            input_requests: Map::new(),
+            outcome: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: 60_000,
+            poll_interval_ms: 500,
+            lease_until_ms: now + 30_000,
+        }
+    }
+
+    #[tokio::test]
+    async fn past_its_bound_the_store_drops_ended_tasks_never_live_ones() {
+        let store = InProcessTasks::new().with_max_records(2);
+        let now = millis(SystemClock.now());
+        let limits = TaskLimits { max_live: 100, max_live_per_principal: 100, now_ms: now };
+        let mut first = record("t1", now);
+        store.create(&first, limits).await.unwrap();
+        store.create(&record("t2", now), limits).await.unwrap();
+        let refused = store.create(&record("t3", now), limits).await.unwrap_err();
+        assert_eq!(refused, StoreError::TaskCap { cap: 2, per_principal: false });
+        first.status = TaskStatus::Completed;
+        assert!(store.save(&first).await.unwrap());
+        store.create(&record("t3", now), limits).await.unwrap();
+        assert!(store.load("t1").await.unwrap().is_none());
+        assert!(store.load("t2").await.unwrap().is_some() && store.load("t3").await.unwrap().is_some());
     }
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 pub(super) use link::TaskExec;
-pub use memory::InProcessTasks;
+pub use memory::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
 pub use records::{TaskLimits, TaskRecords};
 
 pub use start::TaskStart;
