@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use elicit_tests::clisupport::terminal::Terminal;
+use elicit_tests::clisupport::terminal::{ENTER, Terminal};
 use elicit_tests::clisupport::{Run, Sandbox, TravelServer, elicit};
 
 /// How long one `elicit` run may take.
@@ -73,4 +73,20 @@ fn at_the_terminal_c_cancels_the_working_task() {
     let (code, screen) = term.finish();
     assert_eq!(code, 1, "{screen}");
     assert!(!screen.contains("Held"), "{screen}");
+}
+
+#[test]
+fn at_the_terminal_the_status_shows_while_working_and_the_choice_is_answered_by_typing() {
+    let server = TravelServer::start();
+    let url = server.mcp_url();
+    let mut term = Terminal::start(&["call", "--url", &url, "group_booking", "--args", r#"{"checks": 2}"#, "--tasks"]);
+    term.expect("travel-server runs the call as task");
+    term.expect("checked 1 of 2 airlines for 6 seats to LIS");
+    term.expect("Which departure should we hold for your group?");
+    term.answer("Answer this request?", ENTER);
+    term.answer("Departure *", ENTER);
+    term.answer("Send these answers?", ENTER);
+    term.expect("Held 6 seats to LIS on the morning departure");
+    let (code, screen) = term.finish();
+    assert_eq!(code, 0, "{screen}");
 }
