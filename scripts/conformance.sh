@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against conformance-server: the 14 SEP-2322
-# input-required-result scenarios and server-stateless must pass with no FAILURE and no WARNING;
+# input-required-result scenarios, server-stateless and the ten tasks-* scenarios of the Tasks
+# extension must pass with no FAILURE and no WARNING;
 # the 2025-era scenarios (clients opening with `initialize`) must pass with no FAILURE.
 # Usage: scripts/conformance.sh [--full]   (--full also runs every scenario of --requirements 2026-07-28
 # and prints the summary; that run's failures are reported, not fatal: see docs/conformance.md).
@@ -37,6 +38,15 @@ run() {
 }
 for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
 run server-stateless
+
+# ---- The Tasks extension (io.modelcontextprotocol/tasks): its ten server scenarios ----
+# Extension scenarios are off the spec timeline: run without --spec-version (any value skips them).
+# tasks-status-notifications is a placeholder of the suite (one SKIPPED check, nothing scored).
+task_scenarios=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition)
+for s in "${task_scenarios[@]}"; do run "$s"; done
+# ---- end of the Tasks extension block ----
 
 # ---- 2025-era server scenarios: the same fixture, clients opening with `initialize` ----
 # Each runs at the revision(s) the suite defines it for; any FAILURE fails the run.
@@ -112,5 +122,5 @@ if [ "${1:-}" = "--full" ]; then
 fi
 
 if [ "$failed" -ne 0 ]; then echo "conformance: FAILED"; exit 1; fi
-n=$(( ${#scenarios[@]} + 1 + ${#client_scenarios[@]} + ${#legacy_scenarios[@]} + 2 * ${#legacy_client[@]} ))
+n=$(( ${#scenarios[@]} + 1 + ${#task_scenarios[@]} + ${#client_scenarios[@]} + ${#legacy_scenarios[@]} + 2 * ${#legacy_client[@]} ))
 echo "conformance: $n passed, 0 failed"

@@ -35,6 +35,7 @@ mod params;
 mod peer;
 mod server;
 mod stdio;
+mod tasks;
 
 pub use extract::{
     ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of,

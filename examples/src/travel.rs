@@ -8,14 +8,17 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, UrlAnswer};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, TaskSupport, UrlAnswer};
 use elicit_runtime::{Elicit, Email};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+mod group;
 mod payment_page;
 mod summaries;
+
+pub use group::{Departure, GroupChoice, group_booking, group_schema};
 
 pub use payment_page::{
     LOGIN_PARAM, NONCE_COOKIE, SESSION_COOKIE, payment_page, payment_page_at, payment_page_with_logins, payment_url,
@@ -373,7 +376,7 @@ pub fn server_with_logins(
 ) -> McpServer {
     let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
     McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
-        .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback.")
+        .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback; group_booking holds seats for a group (a long check, then a choice; a task for clients of the Tasks extension).")
         .tool(
             Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
             move |flow| book_trip_signed(flow, public_url.clone(), summaries.clone(), logins.clone()),
@@ -383,6 +386,11 @@ pub fn server_with_logins(
             Tool::new("plan_trip", "Plan a trip from the arguments given; asks you only for what is missing or invalid", plan_schema()),
             plan_trip,
         )
+        .task_tool(
+            Tool::new("group_booking", "Hold seats for a group: checks the airlines for a while, then asks which departure", group_schema()),
+            TaskSupport::Optional,
+            group_booking,
+        )
         .build()
-        .expect("three tools with distinct names")
+        .expect("four tools with distinct names")
 }

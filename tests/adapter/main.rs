@@ -12,8 +12,10 @@ mod own_server_clients;
 mod plan_trip;
 mod principal;
 mod resources;
-/// The official SDK clients (2025-11-25) book a trip on a real `travel-server`.
+/// The official SDK clients (2025-11-25) book a trip on a real `travel-server`, and FastMCP runs
+/// its long-running tool as a task.
 mod sdk_clients {
+    mod fastmcp_tasks;
     mod python;
     mod typescript;
 }

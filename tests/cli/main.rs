@@ -25,3 +25,4 @@ mod scripted {
 }
 mod server_message;
 mod tasks;
+mod tasks_showcase;

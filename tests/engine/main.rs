@@ -17,3 +17,4 @@ mod run {
     mod era_2026;
 }
 mod sealing;
+mod tasks;

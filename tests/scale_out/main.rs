@@ -1,5 +1,5 @@
 //! Several `travel-server` instances: sharing sealing keys, sharing one Redis completion store (in
-//! each era), the store contract both stores keep, and exactly-once across instances. Each test
+//! each era), the store contract both stores keep, exactly-once across instances, and the task records both stores keep. Each test
 //! that needs Redis starts its own `redis-server`.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
@@ -12,3 +12,4 @@ mod shared_store {
     mod era_2026;
 }
 mod store_contract;
+mod task_records_contract;

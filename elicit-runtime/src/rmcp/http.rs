@@ -177,6 +177,11 @@ pub(super) async fn mark_malformed_params(
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return too_large();
     };
+    if !parts.headers.contains_key(MCP_NAME)
+        && let Some(value) = task_id_header(&bytes)
+    {
+        parts.headers.insert(MCP_NAME, value);
+    }
     // A call on a 2025-era session: its answer comes on the SSE stream of this response.
     let session_call = if parts.headers.contains_key("mcp-session-id") { request_id(&bytes) } else { None };
     let body = match malformed_params(&bytes) {
@@ -200,6 +205,43 @@ pub(super) async fn mark_malformed_params(
         }
         _ => response,
     }
+}
+
+/// The routing header of the Tasks extension's methods.
+const MCP_NAME: &str = "mcp-name";
+
+/// For a `tasks/get`, `tasks/update` or `tasks/cancel` request sent without `Mcp-Name` (the
+/// extension says the client MUST send it; FastMCP's task client does not), the header its
+/// `params.taskId` names: the task is found wherever its record lives, so the server needs the
+/// header for nothing but the check that it matches, and a missing one is supplied rather than
+/// refused. A header that is present and differs is still refused (`-32020`).
+fn task_id_header(bytes: &[u8]) -> Option<axum::http::HeaderValue> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "taskId")]
+        task_id: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<String>,
+        params: Option<Params>,
+    }
+    let needle = b"\"tasks/";
+    if !bytes.windows(needle.len()).any(|w| w == needle) {
+        return None;
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    let method = head.method?;
+    if !matches!(method.as_str(), "tasks/get" | "tasks/update" | "tasks/cancel") {
+        return None;
+    }
+    let id = head.params?.task_id?;
+    // Only plain visible ASCII (what the engine mints): anything else would need the header's
+    // base64 sentinel, and is left for rmcp to refuse.
+    if id.is_empty() || id.len() > 256 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
+    axum::http::HeaderValue::from_str(&id).ok()
 }
 
 /// The id of a JSON-RPC request (not a response, not a notification) in `bytes`.

@@ -6,12 +6,13 @@
 //! - `Live` (2025-era sessions): the handler runs once; an ask is pushed to the client and awaited
 //!   (`live.rs`).
 //!
-//! A third way (a handler run inside a long-running task) is one more variant: its asks become the
-//! task's input requests, its URL waits last until the store says done.
+//! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
+//!   background; its asks become the task's input requests (`task/`).
 
 use super::live::LiveLink;
 use super::once::ClaimGuard;
 use super::store::{StoreError, UrlStatus};
+use super::task::TaskExec;
 use super::{Flow, FlowError, UrlAnswer};
 use crate::wire::{Capabilities, InputRequest};
 
@@ -21,13 +22,15 @@ pub(super) enum Executor {
     Replay,
     /// Run once on a 2025-era session; asks are pushed and awaited.
     Live(LiveLink),
+    /// A call that may become a task: replayed until it does, then run once in the background.
+    Task(TaskExec),
 }
 
 impl Executor {
     /// The capabilities that replace the request's own (a session's, declared in `initialize`).
     pub(super) fn capabilities(&self) -> Option<Capabilities> {
         match self {
-            Executor::Replay => None,
+            Executor::Replay | Executor::Task(_) => None,
             Executor::Live(live) => Some(live.capabilities()),
         }
     }
@@ -43,6 +46,10 @@ impl Executor {
         match self {
             Executor::Replay => flow.suspend(key, request).await,
             Executor::Live(live) => live.ask(flow, key, &request, elicitation_id).await,
+            Executor::Task(task) => match task.link() {
+                Some(link) => link.ask(flow, key, request).await,
+                None => flow.suspend(key, request).await,
+            },
         }
     }
 
@@ -71,7 +78,7 @@ impl Executor {
     /// A URL-mode step was completed and taken: a live session is told so.
     pub(super) async fn url_completed(&self, id: &str) -> Result<(), FlowError> {
         match self {
-            Executor::Replay => Ok(()),
+            Executor::Replay | Executor::Task(_) => Ok(()),
             Executor::Live(live) => live.completed(id).await,
         }
     }
@@ -87,6 +94,14 @@ impl Executor {
         match self {
             Executor::Replay => flow.suspend(key, request).await,
             Executor::Live(live) => Err(flow.fail(live.url_timed_out(key, id))),
+            Executor::Task(task) => match task.link() {
+                Some(link) => Err(flow.fail(FlowError::Failed(format!(
+                    "the page of `{}` was not completed within {:?}",
+                    crate::wire::clip(key),
+                    link.config.url_wait
+                )))),
+                None => flow.suspend(key, request).await,
+            },
         }
     }
 
@@ -104,6 +119,7 @@ impl Executor {
         let wait = match self {
             Executor::Replay => flow.config().url_wait,
             Executor::Live(live) => live.url_wait(),
+            Executor::Task(task) => task.link().map_or(flow.config().url_wait, |link| link.config.url_wait),
         };
         let settle = async move {
             match store.take(&id, wait).await {

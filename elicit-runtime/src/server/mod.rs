@@ -53,6 +53,7 @@ mod page_login;
 mod payload;
 mod round;
 mod store;
+pub(crate) mod task;
 mod url;
 
 use std::future::Future;
@@ -72,6 +73,10 @@ pub use store::{
 };
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};
+pub use task::{
+    DEFAULT_MAX_TASK_RECORDS, InProcessTasks, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskSnapshot, TaskStart,
+    TaskStatus, TaskSupport, TaskView,
+};
 
 use crate::state::{INVALID_STATE_MESSAGE, KeyRing, StateSealer};
 use crate::wire::{Capabilities, InputRequiredResult, codes};
@@ -203,7 +208,9 @@ impl From<FlowError> for EngineError {
                 tracing::error!(target: "elicit_runtime", %error, "a store operation failed");
                 let message = match error {
                     // A limit of the deployment: the client may act on it (finish or wait).
-                    StoreError::Full { .. } | StoreError::Quota { .. } => error.to_string(),
+                    StoreError::Full { .. } | StoreError::Quota { .. } | StoreError::TaskCap { .. } => {
+                        error.to_string()
+                    }
                     _ => {
                         "this flow's records are unavailable right now (completion store error); retry later".to_owned()
                     }
@@ -256,9 +263,24 @@ pub struct EngineBuilder {
     config: EngineConfig,
     live: LiveConfig,
     clock: Arc<dyn Clock>,
+    tasks: Option<Arc<dyn TaskRecords>>,
+    task_config: TaskConfig,
 }
 
 impl EngineBuilder {
+    /// Keeps task records in `tasks` (default: an [`InProcessTasks`] on the engine's clock).
+    /// Instances that serve the same clients' tasks must share it.
+    pub fn tasks(mut self, tasks: Arc<dyn TaskRecords>) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// Replaces the tunables of tasks.
+    pub fn task_config(mut self, config: TaskConfig) -> Self {
+        self.task_config = config;
+        self
+    }
+
     /// Replaces the tunables of handlers run live on 2025-era sessions.
     pub fn live_config(mut self, live: LiveConfig) -> Self {
         self.live = live;
@@ -301,6 +323,7 @@ impl EngineBuilder {
     pub fn build(self) -> Engine {
         let clock = self.clock;
         let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
+        let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
         Engine {
             audience: self.audience,
             sealer: self.sealer,
@@ -309,6 +332,8 @@ impl EngineBuilder {
             live: self.live,
             counters: Arc::default(),
             clock,
+            tasks,
+            task_config: self.task_config,
         }
     }
 }
@@ -325,6 +350,8 @@ pub struct Engine {
     live: LiveConfig,
     counters: Arc<LiveCounters>,
     clock: Arc<dyn Clock>,
+    tasks: Arc<dyn TaskRecords>,
+    task_config: TaskConfig,
 }
 
 impl Engine {
@@ -338,6 +365,8 @@ impl Engine {
             config: EngineConfig::default(),
             live: LiveConfig::default(),
             clock: Arc::new(SystemClock),
+            tasks: None,
+            task_config: TaskConfig::default(),
         }
     }
 

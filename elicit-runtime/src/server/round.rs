@@ -16,12 +16,12 @@ use crate::state::{Binding, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};
 
 /// A request opened: its state and the answers this round may use.
-struct Opened {
-    payload: Payload,
-    responses: Map<String, Value>,
+pub(super) struct Opened {
+    pub(super) payload: Payload,
+    pub(super) responses: Map<String, Value>,
     /// Whether the request carried a state: a round of a flow of several rounds, which a client
     /// may replay, so its finish is recorded.
-    resumed: bool,
+    pub(super) resumed: bool,
 }
 
 impl Engine {
@@ -79,7 +79,7 @@ impl Engine {
     }
 
     /// Opens the request's state and keeps the answers this round may use.
-    fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
+    pub(super) fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
         let mut payload = match request.request_state {
             None => Payload::default(),
             Some(token) => {
@@ -106,7 +106,7 @@ impl Engine {
     /// A flow that finished answers every later round from the answers it finished with: the
     /// same result, never a second, contradicting one. The check is never skipped: a store that
     /// cannot answer fails the round.
-    async fn replay_finished(&self, opened: &mut Opened) -> Result<(), EngineError> {
+    pub(super) async fn replay_finished(&self, opened: &mut Opened) -> Result<(), EngineError> {
         if !opened.resumed {
             return Ok(());
         }
@@ -128,7 +128,7 @@ impl Engine {
     }
 
     /// Records how the flow finished, or refuses a round that would contradict it.
-    async fn finish(&self, flow: &Flow) -> Result<(), EngineError> {
+    pub(super) async fn finish(&self, flow: &Flow) -> Result<(), EngineError> {
         let report = flow.finish_report();
         match self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await {
             Ok(Finish::Recorded) => Ok(()),
@@ -141,7 +141,7 @@ impl Engine {
     }
 
     /// Seals the next state, and keeps the flow's ledger records at least as long as it lives.
-    async fn seal(
+    pub(super) async fn seal(
         &self,
         binding: &Binding<'_>,
         flow: &Flow,

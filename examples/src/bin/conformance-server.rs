@@ -21,7 +21,7 @@ use std::time::Duration;
 use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{BuildError, McpServer, TemplateMatch};
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, TaskSupport};
 use elicit_runtime::wire::ElicitResult;
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -489,6 +489,93 @@ fn level_rank(level: LoggingLevel) -> u8 {
     }
 }
 
+// ---- The Tasks extension's fixtures (`tasks-*` scenarios) ----
+
+/// Delete this file?
+#[derive(Elicit)]
+struct ConfirmDelete {
+    /// Confirm the deletion
+    confirm: bool,
+}
+
+/// Your name, and a confirmation.
+#[derive(Elicit)]
+struct NameAndConfirm {
+    /// A name
+    name: String,
+    /// Confirm to continue
+    confirm: bool,
+}
+
+/// `greet`: never a task.
+async fn greet(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    Ok(text(format!("Hello, {}!", arguments.get("name").and_then(Value::as_str).unwrap_or("World"))))
+}
+
+/// `slow_compute`: sleeps `seconds` (a task for clients that declare the extension, unless
+/// `seconds` is 0), reporting progress each second, and stops early when cancelled.
+async fn slow_compute(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    let seconds = arguments.get("seconds").and_then(Value::as_u64).unwrap_or(1).min(3600);
+    let label = arguments.get("label").and_then(Value::as_str).unwrap_or("job").to_owned();
+    for done in 0..seconds {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            () = flow.cancelled() => return Ok(text(format!("{label}: cancelled after {done}s"))),
+        }
+        let _ = flow
+            .progress((done + 1) as f64, Some(seconds as f64), Some(&format!("{label}: {}s of {seconds}s", done + 1)))
+            .await;
+    }
+    Ok(text(format!("{label}: computed in {seconds}s")))
+}
+
+/// `failing_job`: task only; after a second, a tool error (`completed` with `isError`).
+async fn failing_job(_flow: Flow) -> Result<CallToolResult, FlowError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(FlowError::handler("the job failed: the upstream service refused it"))
+}
+
+/// `protocol_error_job`: task only; ends `failed` with a JSON-RPC error.
+async fn protocol_error_job(flow: Flow) -> Result<CallToolResult, FlowError> {
+    flow.background().await;
+    Err(FlowError::Failed("the job could not run: its backend is unavailable".to_owned()))
+}
+
+/// `confirm_delete`: a task that asks for a confirmation.
+async fn confirm_delete(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let arguments = flow.arguments();
+    let filename = arguments.get("filename").and_then(Value::as_str).unwrap_or("the file").to_owned();
+    flow.background().await;
+    Ok(match flow.form_with::<ConfirmDelete>("confirm", &format!("Delete {filename}?")).await? {
+        Answer::Accepted(ConfirmDelete { confirm: true }) => text(format!("Deleted {filename}.")),
+        _ => text(format!("Kept {filename}.")),
+    })
+}
+
+/// `multi_input`: a task with two input requests outstanding at once.
+async fn multi_input(flow: Flow) -> Result<CallToolResult, FlowError> {
+    flow.background().await;
+    let (first, second) = tokio::join!(flow.form::<NameAndConfirm>("first"), flow.form::<NameAndConfirm>("second"));
+    let name = |answer: Answer<NameAndConfirm>| match answer {
+        Answer::Accepted(answer) => answer.name,
+        Answer::Declined | Answer::Cancelled => "(none)".to_owned(),
+    };
+    Ok(text(format!("Got {} and {}.", name(first?), name(second?))))
+}
+
+/// `test_tool_with_task`: asks for a name over Multi Round-Trip, then runs as a task.
+async fn tool_with_task(flow: Flow) -> Result<CallToolResult, FlowError> {
+    let name = match flow.form::<UserName>("name").await? {
+        Answer::Accepted(user) => user.name,
+        Answer::Declined | Answer::Cancelled => "stranger".to_owned(),
+    };
+    flow.background().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(text(format!("Hello, {name}! Your task is done.")))
+}
+
 fn build(engine: Engine) -> Result<McpServer, BuildError> {
     McpServer::builder("elicit-conformance-server", env!("CARGO_PKG_VERSION"), engine)
         .tool(tool("test_input_required_result_elicitation", "Asks for your name, then greets you"), elicitation)
@@ -590,6 +677,44 @@ fn build(engine: Engine) -> Result<McpServer, BuildError> {
             echo_arguments,
         )
         .tool(custom_header_tool(), custom_header)
+        .tool(
+            tool_with_schema(
+                "greet",
+                "Greets by name",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+            ),
+            greet,
+        )
+        .task_tool(
+            tool_with_schema(
+                "slow_compute",
+                "Computes for a number of seconds",
+                json!({"type": "object", "properties": {"seconds": {"type": "integer"}, "label": {"type": "string"}}}),
+            ),
+            TaskSupport::Optional,
+            slow_compute,
+        )
+        .task_tool(tool("failing_job", "A job that ends in a tool error"), TaskSupport::Required, failing_job)
+        .task_tool(
+            tool("protocol_error_job", "A job that ends in a protocol error"),
+            TaskSupport::Required,
+            protocol_error_job,
+        )
+        .task_tool(
+            tool_with_schema(
+                "confirm_delete",
+                "Asks before deleting a file",
+                json!({"type": "object", "properties": {"filename": {"type": "string"}}}),
+            ),
+            TaskSupport::Optional,
+            confirm_delete,
+        )
+        .task_tool(tool("multi_input", "Asks two questions at once"), TaskSupport::Optional, multi_input)
+        .task_tool(
+            tool("test_tool_with_task", "Asks for a name, then runs as a task"),
+            TaskSupport::Optional,
+            tool_with_task,
+        )
         .prompt(Prompt::new("test_simple_prompt", Some("A prompt without arguments"), None), simple_prompt)
         .raw_prompt(
             Prompt::new(

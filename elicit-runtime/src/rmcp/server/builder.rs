@@ -13,7 +13,7 @@ use ::rmcp::model::{
 };
 use ::rmcp::service::RequestContext;
 
-use crate::server::{Engine, Flow, FlowError};
+use crate::server::{Engine, Flow, FlowError, TaskSupport};
 
 use super::super::extract::Elicitation;
 use super::sessions::SessionLimits;
@@ -150,7 +150,33 @@ impl McpServerBuilder {
             let running = handler(flow);
             Box::pin(async move { running.await.map(IntoCallToolResult::into_call_tool_result) })
         });
-        self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Flow(handler) });
+        self.inner.tools.push(Registered {
+            spec: tool,
+            handler: ToolHandler::Flow(handler),
+            task: TaskSupport::Forbidden,
+        });
+        self
+    }
+
+    /// Adds a tool whose handler runs under the engine and may run as a task of the Tasks
+    /// extension (`io.modelcontextprotocol/tasks`, advertised once such a tool is registered).
+    ///
+    /// For a client that declares the extension the handler runs as an ordinary Multi
+    /// Round-Trip call until it first waits on something other than an ask; the call then
+    /// becomes a task and the same handler carries on in the background (see
+    /// [`Engine::run_task`](crate::server::Engine::run_task)). For any other client it is
+    /// [`McpServerBuilder::tool`] when `support` is [`TaskSupport::Optional`], and `-32021` when
+    /// it is [`TaskSupport::Required`].
+    pub fn task_tool<T, F, Fut>(mut self, tool: Tool, support: TaskSupport, handler: F) -> Self
+    where
+        T: IntoCallToolResult + Send + 'static,
+        F: Fn(Flow) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+    {
+        self = self.tool(tool, handler);
+        if let Some(registered) = self.inner.tools.last_mut() {
+            registered.task = support;
+        }
         self
     }
 
@@ -162,7 +188,11 @@ impl McpServerBuilder {
         Fut: Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
     {
         let handler: RawToolHandler = Arc::new(move |request, ctx| Box::pin(handler(request, ctx)));
-        self.inner.tools.push(Registered { spec: tool, handler: ToolHandler::Raw(handler) });
+        self.inner.tools.push(Registered {
+            spec: tool,
+            handler: ToolHandler::Raw(handler),
+            task: TaskSupport::Forbidden,
+        });
         self
     }
 

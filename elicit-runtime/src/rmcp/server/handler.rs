@@ -10,15 +10,17 @@ use ::rmcp::model::{
     PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams,
     ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
+use ::rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, TASKS_EXTENSION_ID, UpdateTaskParams};
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler};
 
-use crate::server::{Flow, FlowError, Outcome, Request};
+use crate::server::{Flow, FlowError, Outcome, Request, TaskSupport};
 use crate::wire;
 
 use super::super::SUPPORTED_PROTOCOL_VERSIONS;
 use super::super::convert::{input_required, responses_value};
 use super::super::http::refuse_marked;
+use super::super::tasks::{declares_tasks, tasks_required};
 use super::uri_template;
 use super::{BoxFuture, McpServer, PromptHandler, TemplateMatch, ToolHandler};
 
@@ -55,6 +57,12 @@ impl ServerHandler for McpServer {
         }
         if inner.completion.is_some() {
             capabilities.completions = Some(JsonObject::new());
+        }
+        if self.has_tasks() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
@@ -97,6 +105,13 @@ impl ServerHandler for McpServer {
             ToolHandler::Raw(handler) => return handler(request, ctx).await,
             ToolHandler::Flow(handler) => handler,
         };
+        match (tool.task, declares_tasks(&ctx)) {
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
+            (TaskSupport::Required, false) => return Err(tasks_required()),
+            (support, true) => {
+                return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
+            }
+        }
         // The same piece a server of your own calls (`ToolCall::run`).
         self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
     }
@@ -182,6 +197,22 @@ impl ServerHandler for McpServer {
             Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
             Outcome::InputRequired(result) => Ok(ReadResourceResponse::InputRequired(input_required(&result)?)),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.connection.get_task(request, &ctx).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.connection.update_task(request, &ctx).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.connection.cancel_task(request, &ctx).await
     }
 
     async fn complete(

@@ -74,6 +74,8 @@ enum ToolHandler {
 struct Registered<H> {
     spec: H,
     handler: ToolHandler,
+    /// Whether the tool may run as a task of the Tasks extension.
+    task: crate::server::TaskSupport,
 }
 
 enum PromptHandler {
@@ -144,6 +146,11 @@ impl McpServer {
     /// This server for a new connection: same handlers, its own cap on outstanding asks.
     fn for_connection(&self) -> McpServer {
         McpServer { inner: self.inner.clone(), connection: self.inner.elicitation.for_connection() }
+    }
+
+    /// Whether the Tasks extension is advertised: any task-capable tool registered.
+    fn has_tasks(&self) -> bool {
+        self.inner.tools.iter().any(|t| t.task != crate::server::TaskSupport::Forbidden)
     }
 
     /// Whether the `resources` capability is advertised: any resource or template registered.

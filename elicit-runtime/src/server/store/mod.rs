@@ -87,6 +87,14 @@ pub enum StoreError {
         /// The configured cap per principal.
         cap: usize,
     },
+    /// Too many tasks are running: `cap` over all principals, or `cap` for this principal when
+    /// `per_principal`.
+    TaskCap {
+        /// The configured cap.
+        cap: usize,
+        /// Whether the cap is the one per principal.
+        per_principal: bool,
+    },
     /// A claim was no longer held by the token that recorded under it (its lease had passed and
     /// another round took the slot over).
     ClaimLost,
@@ -108,6 +116,13 @@ impl fmt::Display for StoreError {
                 f,
                 "completion store: this user holds {cap} pending URL-mode steps (the configured cap per principal); finish or let some expire first"
             ),
+            StoreError::TaskCap { cap, per_principal: true } => write!(
+                f,
+                "too many tasks: this user runs {cap} tasks (the configured cap per principal); wait for one to finish or cancel one"
+            ),
+            StoreError::TaskCap { cap, per_principal: false } => {
+                write!(f, "too many tasks: the server runs {cap} tasks (the configured cap); try again later")
+            }
             StoreError::ClaimLost => {
                 f.write_str("completion store: the claim's lease passed and another round took the computation over")
             }

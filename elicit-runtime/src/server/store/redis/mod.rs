@@ -52,6 +52,7 @@
 //! # }
 //! ```
 
+mod tasks;
 mod wake;
 
 use std::sync::Arc;
@@ -222,6 +223,8 @@ impl RedisStoreBuilder {
             abandon_script: script(ABANDON_SCRIPT),
             finish_script: script(FINISH_SCRIPT),
             extend_script: script(EXTEND_SCRIPT),
+            task_scripts: tasks::TaskScripts::new(),
+            task_prefix: format!("{}:", self.prefix),
             url_prefix: format!("{}:url:", self.prefix),
             flow_prefix: format!("{}:flow:", self.prefix),
             owner_prefix: format!("{}:live:owner:", self.prefix),
@@ -263,6 +266,9 @@ pub struct RedisStore {
     abandon_script: Script,
     finish_script: Script,
     extend_script: Script,
+    task_scripts: tasks::TaskScripts,
+    /// `{prefix}:`, before the task keys (see `tasks.rs`).
+    task_prefix: String,
     url_prefix: String,
     flow_prefix: String,
     owner_prefix: String,

@@ -1,0 +1,141 @@
+//! The Tasks extension on rmcp: a task-capable tool's call run by [`Engine::run_task`], and
+//! `tasks/get`, `tasks/update` and `tasks/cancel` answered from the engine's task records.
+
+use std::future::Future;
+
+use ::rmcp::RoleServer;
+use ::rmcp::handler::server::tool::IntoCallToolResult;
+use ::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, ErrorData,
+    GetTaskParams, GetTaskResult, Task, UpdateTaskParams,
+};
+use ::rmcp::service::RequestContext;
+use serde_json::{Map, Value};
+
+use super::convert::{handler_error_result, input_required, responses_value};
+use super::extract::Elicitation;
+use super::http::refuse_marked;
+use crate::server::{Flow, FlowError, Request, TaskSnapshot, TaskStart, TaskSupport};
+use crate::wire;
+
+/// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's
+/// `initialize` never enables it).
+pub(super) fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta.protocol_version().is_some() && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
+}
+
+/// The `-32021` of a task-only tool called by a client that does not declare the extension.
+pub(super) fn tasks_required() -> ErrorData {
+    ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build())
+}
+
+fn internal(what: &str, error: impl std::fmt::Display) -> ErrorData {
+    tracing::error!(target: "elicit_runtime", %error, "{what}");
+    ErrorData::internal_error(format!("{what}: {error}"), None)
+}
+
+/// The seed of a new task as rmcp's `CreateTaskResult`.
+fn create_task_result(snapshot: &TaskSnapshot) -> Result<CreateTaskResult, ErrorData> {
+    let task: Task = serde_json::from_value(Value::Object(snapshot.to_json(false)))
+        .map_err(|e| internal("a task cannot be encoded", e))?;
+    Ok(CreateTaskResult::new(task))
+}
+
+impl Elicitation {
+    /// Runs a call to a task-capable tool (`support`) for a client that declares the extension
+    /// (see [`Engine::run_task`](crate::server::Engine::run_task)): an ordinary result, a Multi
+    /// Round-Trip round, or `resultType: "task"` once the handler starts its long work. As in
+    /// [`Elicitation::call_tool`], the handler's own error becomes a result with `isError: true`
+    /// (inside a task: `completed`); engine errors become JSON-RPC errors (inside a task: `failed`).
+    ///
+    /// # Errors
+    ///
+    /// The JSON-RPC error to send.
+    pub async fn call_tool_task<T, F, Fut>(
+        &self,
+        request: CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+        support: TaskSupport,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+    {
+        refuse_marked(ctx)?;
+        let arguments = request.arguments.map(Value::Object);
+        let responses = responses_value(request.input_responses);
+        let principal = self.principal_of(ctx);
+        let meta: &Map<String, Value> = &ctx.meta.0.0;
+        let round = Request::new(wire::TOOLS_CALL, &request.name)
+            .arguments(arguments.as_ref())
+            .input_responses(responses.as_ref())
+            .request_state(request.request_state.as_deref())
+            .meta(Some(meta))
+            .principal(principal.as_deref());
+        let handler = |flow: Flow| {
+            let running = handler(flow);
+            async move {
+                match running.await.map(IntoCallToolResult::into_call_tool_result) {
+                    Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
+                    Ok(Ok(_)) => Err(FlowError::Failed("the tool answered with something other than a result".into())),
+                    Ok(Err(error)) => Err(FlowError::Failed(error.message.into_owned())),
+                    Err(FlowError::Handler(error)) => Ok(handler_error_result(&*error)),
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        match self.engine().run_task(&round, support, handler).await? {
+            TaskStart::Complete(result) => Ok(CallToolResponse::Complete(result)),
+            TaskStart::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
+            TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(&snapshot)?)),
+        }
+    }
+
+    /// `tasks/get` for the caller's principal.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for an unknown or expired task, `-32603` when the store fails.
+    pub async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let principal = self.principal_of(ctx);
+        let snapshot = self.engine().task_get(&request.task_id, principal.as_deref()).await?;
+        let mut json = snapshot.to_json(true);
+        json.insert(wire::RESULT_TYPE.into(), Value::String("complete".into()));
+        serde_json::from_value(Value::Object(json)).map_err(|e| internal("a task cannot be encoded", e))
+    }
+
+    /// `tasks/update` for the caller's principal: answers to outstanding input requests.
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::get_task`].
+    pub async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = self.principal_of(ctx);
+        let responses = Value::Object(request.input_responses.into_iter().collect());
+        Ok(self.engine().task_update(&request.task_id, principal.as_deref(), Some(&responses)).await?)
+    }
+
+    /// `tasks/cancel` for the caller's principal.
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::get_task`].
+    pub async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = self.principal_of(ctx);
+        Ok(self.engine().task_cancel(&request.task_id, principal.as_deref()).await?)
+    }
+}

@@ -1,0 +1,315 @@
+//! The `Task` executor's state: how a running task's asks become its input requests, its progress
+//! its status message, and `tasks/cancel` its flow's cancellation; and the background run that
+//! records how it ended.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Value, json};
+
+use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis};
+use crate::server::context::RequestHandle;
+use crate::server::live::LiveFuture;
+use crate::server::{Clock, EngineError, Flow, FlowError};
+use crate::wire::{InputRequest, clip};
+
+/// The handler's future, run in the background once the call became a task.
+pub(super) type TaskFuture = Pin<Box<dyn Future<Output = Result<Value, FlowError>> + Send>>;
+
+/// What the `Task` executor holds: nothing while the call is still a Multi Round-Trip round (asks
+/// suspend it, as replayed), the task's link once the call became a task.
+#[derive(Default)]
+pub(in crate::server) struct TaskExec {
+    link: Arc<OnceLock<Arc<TaskLink>>>,
+}
+
+impl TaskExec {
+    /// The task, once the call became one.
+    pub(in crate::server) fn link(&self) -> Option<&Arc<TaskLink>> {
+        self.link.get()
+    }
+
+    pub(super) fn attach(&self, link: Arc<TaskLink>) {
+        let _ = self.link.set(link);
+    }
+
+    /// The request handle a task's flow reports progress and sees cancellation through.
+    pub(super) fn handle(&self) -> Arc<dyn RequestHandle> {
+        Arc::new(TaskHandle(self.link.clone()))
+    }
+}
+
+/// One running task, on the instance that runs its handler.
+pub(in crate::server) struct TaskLink {
+    pub(super) id: String,
+    records: Arc<dyn TaskRecords>,
+    clock: Arc<dyn Clock>,
+    pub(in crate::server) config: TaskConfig,
+    /// The record as this instance last wrote it; writes are serialised through it.
+    record: tokio::sync::Mutex<TaskRecord>,
+    /// Every input request key used so far: keys are unique for the task's life.
+    keys: Mutex<HashSet<String>>,
+    cancelled: AtomicBool,
+}
+
+impl TaskLink {
+    pub(super) fn new(
+        record: TaskRecord,
+        records: Arc<dyn TaskRecords>,
+        clock: Arc<dyn Clock>,
+        config: TaskConfig,
+    ) -> Self {
+        TaskLink {
+            id: record.id.clone(),
+            records,
+            clock,
+            config,
+            record: tokio::sync::Mutex::new(record),
+            keys: Mutex::new(HashSet::new()),
+            cancelled: AtomicBool::new(false),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        millis(self.clock.now())
+    }
+
+    /// Changes the record and writes it; a record already terminal in the store (its lease
+    /// passed and another instance marked it failed) is the end of this run.
+    async fn update(&self, change: impl FnOnce(&mut TaskRecord)) -> Result<(), FlowError> {
+        let mut record = self.record.lock().await;
+        if record.status.is_terminal() {
+            return Err(FlowError::Failed("this task has already ended".to_owned()));
+        }
+        change(&mut record);
+        record.updated_ms = self.now();
+        record.lease_until_ms = self.now().saturating_add(millis_of(self.config.lease));
+        match self.records.save(&record).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                record.status = TaskStatus::Failed;
+                Err(FlowError::Failed("this task was ended meanwhile (its lease passed)".to_owned()))
+            }
+            Err(error) => Err(FlowError::Store(error)),
+        }
+    }
+
+    /// Renews the lease.
+    pub(super) async fn renew(&self) -> Result<(), FlowError> {
+        self.update(|_| {}).await
+    }
+
+    /// A key for `key` never used before in this task.
+    fn fresh_key(&self, key: &str) -> String {
+        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        if keys.insert(key.to_owned()) {
+            return key.to_owned();
+        }
+        let mut n = 2u64;
+        loop {
+            let candidate = format!("{key}#{n}");
+            if keys.insert(candidate.clone()) {
+                return candidate;
+            }
+            n += 1;
+        }
+    }
+
+    /// Whether `tasks/cancel` arrived (reads the store).
+    async fn check_cancelled(&self) -> bool {
+        if self.cancelled.load(Ordering::SeqCst) {
+            return true;
+        }
+        let asked = matches!(self.records.load(&self.id).await, Ok(Some(view)) if view.cancel_requested);
+        if asked {
+            self.cancelled.store(true, Ordering::SeqCst);
+        }
+        asked
+    }
+
+    /// Resolves once `tasks/cancel` arrived, on any instance.
+    pub(super) async fn cancel_requested(&self) {
+        while !self.check_cancelled().await {
+            let _ = self.records.wait(&self.id, self.config.recheck).await;
+        }
+    }
+
+    /// Makes `request` an input request of the task under a fresh key, and waits for its answer.
+    pub(in crate::server) async fn ask(
+        &self,
+        flow: &Flow,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<Value, FlowError> {
+        let wire = self.fresh_key(key);
+        let json = request.to_json();
+        self.update(|record| {
+            record.input_requests.insert(wire.clone(), json);
+            record.status = TaskStatus::InputRequired;
+            record.status_message = Some(format!("waiting for input: {}", clip(key)));
+        })
+        .await
+        .map_err(|e| flow.fail(e))?;
+        loop {
+            if self.check_cancelled().await {
+                return Err(FlowError::Failed("the task was cancelled".to_owned()));
+            }
+            let answers = self.records.answers(&self.id).await.map_err(|e| flow.fail(FlowError::Store(e)))?;
+            if let Some(answer) = answers.get(&wire) {
+                let answer = answer.clone();
+                self.update(|record| {
+                    record.input_requests.remove(&wire);
+                    if record.input_requests.is_empty() {
+                        record.status = TaskStatus::Working;
+                        record.status_message = None;
+                    }
+                })
+                .await
+                .map_err(|e| flow.fail(e))?;
+                return Ok(answer);
+            }
+            let _ = self.records.wait(&self.id, self.config.recheck).await;
+        }
+    }
+
+    /// Records how the task ended (best effort: a store that fails leaves it to the lease).
+    pub(super) async fn finish(&self, status: TaskStatus, outcome: Option<Value>, message: Option<String>) {
+        let ended = self
+            .update(|record| {
+                record.status = status;
+                record.outcome = outcome;
+                record.status_message = message;
+                record.input_requests.clear();
+            })
+            .await;
+        if let Err(error) = ended {
+            tracing::warn!(target: "elicit_runtime", task = %self.id, %error, "could not record how a task ended");
+        }
+    }
+
+    /// Sets the status message (progress).
+    async fn progress(&self, message: String) -> Result<(), FlowError> {
+        self.update(|record| {
+            if record.status == TaskStatus::Working {
+                record.status_message = Some(message);
+            }
+        })
+        .await
+    }
+}
+
+fn millis_of(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A task's flow's request handle: progress becomes the status message, `tasks/cancel` its
+/// cancellation. Before the call became a task it reports nothing and is never cancelled.
+struct TaskHandle(Arc<OnceLock<Arc<TaskLink>>>);
+
+impl RequestHandle for TaskHandle {
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> LiveFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let Some(link) = self.0.get() else { return Ok(()) };
+            let text = message.unwrap_or_else(|| match total {
+                Some(total) => format!("{progress}/{total}"),
+                None => format!("{progress}"),
+            });
+            link.progress(text).await.map_err(|e| e.to_string())
+        })
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.0.get().is_some_and(|link| link.cancelled.load(Ordering::SeqCst))
+    }
+
+    fn cancelled(&self) -> LiveFuture<'_, ()> {
+        Box::pin(async move {
+            match self.0.get() {
+                Some(link) => link.cancel_requested().await,
+                None => std::future::pending().await,
+            }
+        })
+    }
+}
+
+/// Runs a task's handler to its end in the background, renewing the lease, and records how it
+/// ended: `completed` with the result, `failed` with the JSON-RPC error, `cancelled` when
+/// `tasks/cancel` came first (the handler then has [`TaskConfig::cancel_grace`] to stop).
+pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFuture) {
+    let renew_every = link.config.lease / 3;
+    let lease = async {
+        loop {
+            tokio::time::sleep(renew_every).await;
+            if let Err(error) = link.renew().await {
+                tracing::warn!(target: "elicit_runtime", task = %link.id, %error, "could not renew a task's lease");
+            }
+        }
+    };
+    let ttl = std::time::Duration::from_millis(link.record.lock().await.ttl_ms);
+    let ended = tokio::select! {
+        finished = &mut handler => Some(finished),
+        () = link.cancel_requested() => None,
+        _ = lease => None,
+        () = tokio::time::sleep(ttl) => Some(Err(FlowError::Failed("the task outlived its time-to-live".to_owned()))),
+    };
+    let finished = match ended {
+        // A handler that ended after `tasks/cancel` arrived (having seen it, or failing an ask
+        // it cut short) ends the task cancelled.
+        Some(_) if link.check_cancelled().await => None,
+        Some(finished) => Some(finished),
+        None => {
+            // Cancelled: the handler sees `flow.cancelled()` resolve; an ask it waits on fails.
+            let _ = tokio::time::timeout(link.config.cancel_grace, &mut handler).await;
+            None
+        }
+    };
+    let Some(finished) = finished else {
+        drop(handler);
+        link.finish(TaskStatus::Cancelled, None, Some("Cancelled by client".to_owned())).await;
+        return;
+    };
+    drop(handler);
+    match flow.take_fatal().map_or(finished, Err) {
+        Ok(result) => link.finish(TaskStatus::Completed, Some(result), None).await,
+        Err(error) => {
+            let error = EngineError::from(error);
+            let message = error.message.clone();
+            let mut json = json!({"code": error.code, "message": error.message});
+            if let Some(data) = error.data {
+                json["data"] = data;
+            }
+            link.finish(TaskStatus::Failed, Some(json), Some(message)).await;
+        }
+    }
+}
+
+impl Flow {
+    /// Marks the start of the handler's long work: a call to a task-capable tool from a client
+    /// that declares the Tasks extension becomes a task here (answered `resultType: "task"`; the
+    /// handler carries on in the background, its asks becoming the task's input requests). Any
+    /// other call goes straight on. Without it a call becomes a task at its first wait that is
+    /// not an ask; with it, a handler that asks at once still runs its asks inside the task.
+    pub async fn background(&self) {
+        let detaching = matches!(&self.shared.exec, crate::server::exec::Executor::Task(exec) if exec.link().is_none());
+        if detaching {
+            let mut yielded = false;
+            std::future::poll_fn(|cx| {
+                if yielded {
+                    return std::task::Poll::Ready(());
+                }
+                yielded = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            })
+            .await;
+        }
+    }
+}

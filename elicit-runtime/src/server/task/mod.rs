@@ -1,0 +1,390 @@
+//! The third way of running a handler: as a task of the Tasks extension
+//! (`io.modelcontextprotocol/tasks`).
+//!
+//! A `tools/call` from a client that declares the extension, to a tool registered as task-capable,
+//! runs its handler as an ordinary Multi Round-Trip call until the handler first waits on
+//! something that is not an ask (its long work). At that point the call becomes a task: the
+//! request is answered `resultType: "task"` at once and the same handler future carries on in the
+//! background. Its asks then become the task's `inputRequests` (keys unique for the task's life),
+//! answered through `tasks/update`; its progress becomes the task's `statusMessage`;
+//! `tasks/cancel` resolves [`Flow::cancelled`](super::Flow::cancelled). Asks made before that point
+//! are MRTR rounds, so a tool may ask before it decides to run long (input before task creation).
+//!
+//! Task records live in a [`TaskRecords`] store shared by every instance that serves the same
+//! clients: `tasks/get`, `tasks/update` and `tasks/cancel` work on any of them. The instance that
+//! runs the handler renews a lease on its record; a task whose lease passed (its instance died)
+//! reads `failed`, never `working` forever.
+
+mod link;
+mod memory;
+pub(super) mod records;
+mod start;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+pub(super) use link::TaskExec;
+pub use memory::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
+pub use records::{TaskLimits, TaskRecords};
+
+pub use start::TaskStart;
+
+use super::{Engine, EngineError};
+use crate::wire::{codes, parse_input_responses};
+
+/// Whether a tool may run as a task (the extension's optional and required task support).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never a task (the default for a tool).
+    #[default]
+    Forbidden,
+    /// A task when the client declares the extension, an ordinary call otherwise.
+    Optional,
+    /// Only as a task: a client that does not declare the extension gets `-32021`.
+    Required,
+}
+
+/// Tunables of tasks; every field has a safe default.
+#[derive(Debug, Clone)]
+pub struct TaskConfig {
+    /// How long a task's record lives after its creation (`ttlMs`). Default one hour.
+    pub ttl: Duration,
+    /// The poll interval suggested to clients (`pollIntervalMs`). Default 500 ms.
+    pub poll_interval: Duration,
+    /// The lease of the instance running a task, renewed while it runs; once it passed without
+    /// renewal the task reads `failed`. Default 30 s.
+    pub lease: Duration,
+    /// How often a handler waiting on an answer or on cancellation rereads its record when the
+    /// store sends no wake-up (a store shared across instances). Default 250 ms.
+    pub recheck: Duration,
+    /// How long a cancelled handler may take to stop of its own accord before it is dropped.
+    /// Default 5 s.
+    pub cancel_grace: Duration,
+    /// How long a handler waits, after URL-mode consent inside a task, for the page to record
+    /// completion. Default 600 s.
+    pub url_wait: Duration,
+    /// Tasks running at once, over all principals (one more is refused). Default 1024.
+    pub max_live_tasks: usize,
+    /// Tasks running at once for one principal (anonymous callers share one count). Default 64.
+    pub max_live_tasks_per_principal: usize,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        TaskConfig {
+            ttl: Duration::from_secs(3600),
+            poll_interval: Duration::from_millis(500),
+            lease: Duration::from_secs(30),
+            recheck: Duration::from_millis(250),
+            cancel_grace: Duration::from_secs(5),
+            url_wait: Duration::from_secs(600),
+            max_live_tasks: 1024,
+            max_live_tasks_per_principal: 64,
+        }
+    }
+}
+
+/// A task's status (the extension's five).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The handler is running.
+    Working,
+    /// The handler waits on input requests.
+    InputRequired,
+    /// The handler returned (tool errors included).
+    Completed,
+    /// The flow failed with a JSON-RPC error.
+    Failed,
+    /// Cancelled on the client's request.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// `completed`, `failed` or `cancelled`: the status never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+}
+
+/// One task as stored: what the running instance writes. Answers and the cancel request are
+/// written by any instance beside it (see [`TaskRecords`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task id (128 random bits, base64url).
+    pub id: String,
+    /// The principal that created it; every task request must come from the same.
+    pub owner: Option<String>,
+    /// The status.
+    pub status: TaskStatus,
+    /// The human-readable status (progress, what it waits on, why it ended).
+    pub status_message: Option<String>,
+    /// The input requests asked and not yet taken by the handler, by key, as on the wire.
+    pub input_requests: Map<String, Value>,
+    /// The result (`completed`) or the JSON-RPC error (`failed`).
+    pub outcome: Option<Value>,
+    /// Creation, milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// Last change, milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+    /// Lifetime from creation, milliseconds.
+    pub ttl_ms: u64,
+    /// Suggested poll interval, milliseconds.
+    pub poll_interval_ms: u64,
+    /// Until when the running instance holds the task, milliseconds since the Unix epoch.
+    pub lease_until_ms: u64,
+}
+
+impl TaskRecord {
+    /// Whether the record outlived its lifetime at `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.created_ms.saturating_add(self.ttl_ms)
+    }
+
+    /// Whether the task still runs (not terminal, lease not passed) at `now_ms`.
+    pub fn live(&self, now_ms: u64) -> bool {
+        !self.status.is_terminal() && now_ms < self.lease_until_ms && !self.expired(now_ms)
+    }
+}
+
+/// A task as read back: the record, the keys answered so far, and whether cancellation was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    /// What the running instance wrote.
+    pub record: TaskRecord,
+    /// Keys of `input_requests` answered through `tasks/update` and not yet taken.
+    pub answered: BTreeSet<String>,
+    /// `tasks/cancel` was received.
+    pub cancel_requested: bool,
+}
+
+/// A task as `tasks/get` shows it (a `DetailedTask`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskSnapshot {
+    /// The task id.
+    pub task_id: String,
+    /// The status.
+    pub status: TaskStatus,
+    /// The status message.
+    pub status_message: Option<String>,
+    /// Creation time, ISO 8601 UTC.
+    pub created_at: String,
+    /// Last change, ISO 8601 UTC.
+    pub last_updated_at: String,
+    /// `ttlMs`.
+    pub ttl_ms: u64,
+    /// `pollIntervalMs`.
+    pub poll_interval_ms: u64,
+    /// Outstanding input requests (`input_required`).
+    pub input_requests: Map<String, Value>,
+    /// The result (`completed`) or error (`failed`).
+    pub outcome: Option<Value>,
+}
+
+impl TaskSnapshot {
+    fn of(view: &TaskView) -> TaskSnapshot {
+        let record = &view.record;
+        let mut input_requests = record.input_requests.clone();
+        input_requests.retain(|key, _| !view.answered.contains(key));
+        let status = match record.status {
+            // Every outstanding key answered: the handler is about to take them.
+            TaskStatus::InputRequired if input_requests.is_empty() => TaskStatus::Working,
+            status => status,
+        };
+        TaskSnapshot {
+            task_id: record.id.clone(),
+            status,
+            status_message: record.status_message.clone(),
+            created_at: iso8601(record.created_ms),
+            last_updated_at: iso8601(record.updated_ms),
+            ttl_ms: record.ttl_ms,
+            poll_interval_ms: record.poll_interval_ms,
+            input_requests: if status == TaskStatus::InputRequired { input_requests } else { Map::new() },
+            outcome: record.outcome.clone(),
+        }
+    }
+
+    /// The task fields on the wire (a `Task`, or with `detailed` a `DetailedTask`), flat.
+    pub fn to_json(&self, detailed: bool) -> Map<String, Value> {
+        let mut task = Map::new();
+        task.insert("taskId".into(), Value::String(self.task_id.clone()));
+        task.insert("status".into(), serde_json::to_value(self.status).unwrap_or(Value::Null));
+        if let Some(message) = &self.status_message {
+            task.insert("statusMessage".into(), Value::String(message.clone()));
+        }
+        task.insert("createdAt".into(), Value::String(self.created_at.clone()));
+        task.insert("lastUpdatedAt".into(), Value::String(self.last_updated_at.clone()));
+        task.insert("ttlMs".into(), Value::from(self.ttl_ms.max(1)));
+        task.insert("pollIntervalMs".into(), Value::from(self.poll_interval_ms.max(1)));
+        if detailed {
+            match self.status {
+                TaskStatus::InputRequired => {
+                    task.insert("inputRequests".into(), Value::Object(self.input_requests.clone()));
+                }
+                TaskStatus::Completed => {
+                    task.insert("result".into(), self.outcome.clone().unwrap_or_else(|| json!({"content": []})));
+                }
+                TaskStatus::Failed => {
+                    let error = self
+                        .outcome
+                        .clone()
+                        .unwrap_or_else(|| json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"}));
+                    task.insert("error".into(), error);
+                }
+                TaskStatus::Working | TaskStatus::Cancelled => {}
+            }
+        }
+        task
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(super) fn millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` since the Unix epoch as ISO 8601 UTC (`2026-12-04T00:30:00.123Z`).
+pub(super) fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
+}
+
+/// The `-32602` of a task id that names no task this caller may see.
+fn not_found() -> EngineError {
+    EngineError::invalid_params("Failed to retrieve task: Task not found")
+}
+
+/// The error a task reads when the instance running it stopped renewing its lease.
+fn abandoned(lease: Duration) -> Value {
+    json!({"code": codes::INTERNAL_ERROR, "message": format!(
+        "the server instance running this task stopped (its lease of {} s passed without renewal); call the tool again",
+        lease.as_secs()
+    )})
+}
+
+impl Engine {
+    /// The tunables of tasks ([`EngineBuilder::task_config`](super::EngineBuilder::task_config)).
+    pub fn task_config(&self) -> &TaskConfig {
+        &self.task_config
+    }
+
+    /// The task store ([`EngineBuilder::tasks`](super::EngineBuilder::tasks)).
+    pub fn task_records(&self) -> &std::sync::Arc<dyn TaskRecords> {
+        &self.tasks
+    }
+
+    /// The task `id` as `principal` may see it, or `-32602`; a task whose lease passed is
+    /// recorded `failed` first.
+    async fn task_view(&self, id: &str, principal: Option<&str>) -> Result<TaskView, EngineError> {
+        let now = millis(self.clock.now());
+        let view = self.tasks.load(id).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))?;
+        let Some(mut view) = view.filter(|v| v.record.owner.as_deref() == principal) else {
+            return Err(not_found());
+        };
+        if view.record.expired(now) {
+            return Err(EngineError::invalid_params("Failed to retrieve task: Task has expired"));
+        }
+        if !view.record.status.is_terminal() && now >= view.record.lease_until_ms {
+            let mut record = view.record.clone();
+            record.status = TaskStatus::Failed;
+            record.outcome = Some(abandoned(self.task_config.lease));
+            record.status_message = Some("the server instance running this task stopped".to_owned());
+            record.input_requests.clear();
+            record.updated_ms = now;
+            // Best effort: a failure to record it leaves the next read to try again.
+            match self.tasks.save(&record).await {
+                Ok(true) => view.record = record,
+                Ok(false) => {
+                    if let Ok(Some(again)) = self.tasks.load(id).await {
+                        view = again;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(target: "elicit_runtime", %error, "could not record an abandoned task as failed");
+                    view.record = record;
+                }
+            }
+        }
+        Ok(view)
+    }
+
+    /// `tasks/get`: the task `id` as `principal` may see it.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` for an id that names no task of this principal, or an expired one; `-32603` when
+    /// the task store fails.
+    pub async fn task_get(&self, id: &str, principal: Option<&str>) -> Result<TaskSnapshot, EngineError> {
+        self.task_view(id, principal).await.map(|view| TaskSnapshot::of(&view))
+    }
+
+    /// `tasks/update`: records the answers to outstanding input requests of task `id`; keys not
+    /// outstanding (never asked, already answered, malformed map entries for them) are ignored.
+    /// The running handler is woken, on whichever instance it runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::task_get`], and `-32602` when `inputResponses` is not an object.
+    pub async fn task_update(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+        input_responses: Option<&Value>,
+    ) -> Result<(), EngineError> {
+        let responses = parse_input_responses(input_responses)
+            .map_err(|e| EngineError::invalid_params(e.to_string()))?
+            .cloned()
+            .unwrap_or_default();
+        let view = self.task_view(id, principal).await?;
+        if view.record.status.is_terminal() {
+            return Ok(());
+        }
+        let mut fresh = responses;
+        fresh.retain(|key, _| view.record.input_requests.contains_key(key) && !view.answered.contains(key));
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        self.tasks.answer(id, fresh).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))
+    }
+
+    /// `tasks/cancel`: asks the handler of task `id` to stop (it sees
+    /// [`Flow::cancelled`](super::Flow::cancelled)); a terminal task is acknowledged as is.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::task_get`].
+    pub async fn task_cancel(&self, id: &str, principal: Option<&str>) -> Result<(), EngineError> {
+        let view = self.task_view(id, principal).await?;
+        if view.record.status.is_terminal() || view.cancel_requested {
+            return Ok(());
+        }
+        self.tasks.cancel(id).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso8601;
+
+    #[test]
+    fn timestamps_are_iso8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(1_796_345_130_000), "2026-12-04T00:45:30.000Z");
+    }
+}

@@ -1,0 +1,195 @@
+//! [`Engine::run_task`]: a call to a task-capable tool from a client that declares the extension.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::task::Poll;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::link::{TaskExec, TaskFuture, TaskLink, drive};
+use super::records::TaskLimits;
+use super::{TaskRecord, TaskSnapshot, TaskStatus, TaskSupport, TaskView, millis};
+use crate::server::exec::Executor;
+use crate::server::flow::Flow;
+use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
+use crate::server::{Engine, EngineError, FlowError, Request};
+use crate::state::{Binding, digest_arguments};
+use crate::wire::{Capabilities, InputRequiredResult, codes};
+
+/// What a call to a task-capable tool produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskStart<R> {
+    /// The handler finished before it waited on anything: an ordinary result.
+    Complete(R),
+    /// The handler asks before its long work: a Multi Round-Trip round.
+    InputRequired(InputRequiredResult),
+    /// The call became a task (answer `resultType: "task"` with this seed).
+    Task(Box<TaskSnapshot>),
+}
+
+/// The ledger slot that names the task a flow became: a retried last round finds it there.
+const TASK_SLOT: &str = "\u{0}task";
+
+/// How the first part of the handler ended.
+enum First<T> {
+    Done(T),
+    Suspended,
+    Detached,
+}
+
+impl Engine {
+    /// Runs a call to a task-capable tool for a client that declares the extension.
+    ///
+    /// The handler runs as a Multi Round-Trip round until it finishes (an ordinary result; for a
+    /// [`TaskSupport::Required`] tool, a task that is already complete), parks on asks (an
+    /// `InputRequiredResult`, as [`Engine::run`]), or first waits on anything else: then the call
+    /// becomes a task and the same future carries on in the background (see the module
+    /// [`task`](super)). A retried last round of a flow that became a task answers with the same
+    /// task: the handler's work after that point never runs twice.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::run`], and the caps on live tasks (`-32603`, saying which).
+    pub async fn run_task<R, F, Fut>(
+        &self,
+        request: &Request<'_>,
+        support: TaskSupport,
+        handler: F,
+    ) -> Result<TaskStart<R>, EngineError>
+    where
+        R: Serialize + Send + 'static,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>> + Send + 'static,
+    {
+        let digest = digest_arguments(request.arguments);
+        let binding = Binding {
+            principal: request.principal,
+            method: request.method,
+            name: request.name,
+            arguments_digest: digest,
+            audience: &self.audience,
+        };
+        let mut opened = self.open(request, &binding)?;
+        self.replay_finished(&mut opened).await?;
+        let exec = TaskExec::default();
+        let handle = exec.handle();
+        let flow = Flow::new(
+            Capabilities::from_meta(request.meta),
+            request.arguments.cloned().unwrap_or(Value::Null),
+            opened.payload,
+            opened.responses,
+            self.shared(Executor::Task(exec)),
+        )
+        .with_principal(request.principal)
+        .with_request_handle(handle);
+        let mut running = Box::pin(handler(flow.clone()));
+        let first = std::future::poll_fn(|cx| match running.as_mut().poll(cx) {
+            Poll::Ready(out) => Poll::Ready(First::Done(out)),
+            Poll::Pending if flow.is_suspended() => Poll::Ready(First::Suspended),
+            Poll::Pending => Poll::Ready(First::Detached),
+        })
+        .await;
+        let handler: TaskFuture = match first {
+            First::Suspended => {
+                if let Some(fatal) = flow.take_fatal() {
+                    return Err(fatal.into());
+                }
+                return self.seal(&binding, &flow, opened.resumed).await.map(TaskStart::InputRequired);
+            }
+            First::Done(out) if support != TaskSupport::Required => {
+                if let Some(fatal) = flow.take_fatal() {
+                    return Err(fatal.into());
+                }
+                return match out {
+                    Ok(result) if opened.resumed => self.finish(&flow).await.map(|()| TaskStart::Complete(result)),
+                    other => other.map(TaskStart::Complete).map_err(EngineError::from),
+                };
+            }
+            First::Done(out) => Box::pin(std::future::ready(out.and_then(to_json))),
+            First::Detached => Box::pin(async move { running.await.and_then(to_json) }),
+        };
+        self.start(&flow, opened.resumed, request.principal, handler).await.map(|seed| TaskStart::Task(Box::new(seed)))
+    }
+
+    /// Creates the task record and runs the handler's rest in the background.
+    async fn start(
+        &self,
+        flow: &Flow,
+        resumed: bool,
+        principal: Option<&str>,
+        handler: TaskFuture,
+    ) -> Result<TaskSnapshot, EngineError> {
+        let store_error = |e| EngineError::from(FlowError::Store(e));
+        let id = mint_id();
+        // A flow of several rounds names its task in its ledger, once: a retried last round
+        // finds the task instead of starting the work again.
+        let claim = if resumed {
+            let slot = Slot::Once(TASK_SLOT.to_owned());
+            let token = ClaimToken::mint();
+            let flow_id = flow.flow_id();
+            match self.store.claim(&flow_id, &slot, &token, self.config.claim_lease, self.record_ttl()).await {
+                Ok(Claim::Run) => Some((flow_id, slot, token)),
+                Ok(Claim::Done(Value::String(existing))) => {
+                    return self.task_get(&existing, principal).await;
+                }
+                Ok(_) => {
+                    return Err(EngineError {
+                        code: codes::INTERNAL_ERROR,
+                        message: crate::server::FLOW_CONFLICT.to_owned(),
+                        data: None,
+                    });
+                }
+                Err(error) => return Err(store_error(error)),
+            }
+        } else {
+            None
+        };
+        let now = millis(self.clock.now());
+        let config = self.task_config.clone();
+        let record = TaskRecord {
+            id: id.clone(),
+            owner: principal.map(str::to_owned),
+            status: TaskStatus::Working,
+            status_message: Some("The operation is now in progress.".to_owned()),
+            input_requests: serde_json::Map::new(),
+            outcome: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX).max(1),
+            poll_interval_ms: u64::try_from(config.poll_interval.as_millis()).unwrap_or(u64::MAX).max(1),
+            lease_until_ms: now.saturating_add(u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX)),
+        };
+        let limits = TaskLimits {
+            max_live: config.max_live_tasks,
+            max_live_per_principal: config.max_live_tasks_per_principal,
+            now_ms: now,
+        };
+        let created = self.tasks.create(&record, limits).await;
+        if let Some((flow_id, slot, token)) = claim {
+            let recorded = match &created {
+                Ok(()) => {
+                    self.store.record(&flow_id, &slot, &token, Value::String(id.clone()), self.record_ttl()).await
+                }
+                Err(_) => self.store.abandon(&flow_id, &slot, &token).await,
+            };
+            recorded.map_err(store_error)?;
+        }
+        created.map_err(store_error)?;
+        let snapshot = TaskSnapshot::of(&TaskView {
+            record: record.clone(),
+            answered: Default::default(),
+            cancel_requested: false,
+        });
+        let link = Arc::new(TaskLink::new(record, self.tasks.clone(), self.clock.clone(), config));
+        if let Executor::Task(exec) = &flow.shared.exec {
+            exec.attach(link.clone());
+        }
+        tokio::spawn(drive(link, flow.clone(), handler));
+        Ok(snapshot)
+    }
+}
+
+fn to_json<R: Serialize>(result: R) -> Result<Value, FlowError> {
+    serde_json::to_value(result).map_err(|e| FlowError::Failed(format!("the tool's result cannot be encoded: {e}")))
+}
