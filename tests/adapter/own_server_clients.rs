@@ -5,7 +5,6 @@
 //! tool whose arguments a form completes; and, on stdio, the raw wire: a 2026-07-28 URL ask
 //! carries no `elicitationId`, and a replayed round does not run the `once` again.
 
-
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The engine without a transport: how a flow runs in each era, how its `requestState` is sealed,
 //! and what replays and forks of a flow may and may not change (exactly once, one outcome, the
-//! flow ledger).
+//! flow ledger), and tasks: a call that becomes a task, its input requests, cancel and caps.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 

@@ -17,6 +17,7 @@ use elicit_test_support::cli;
 
 use elicit_test_support::chromium::{Chromium, chromium_or_skip};
 
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,8 @@ const LIMIT: Duration = Duration::from_secs(55);
 
 /// One Chromium at a time: the machine is small and each test starts its own.
 static ONE_BROWSER: Mutex<()> = Mutex::new(());
+/// How often the page is looked at while waiting for it.
+const POLL: Duration = Duration::from_millis(100);
 
 fn answers() -> Value {
     json!({

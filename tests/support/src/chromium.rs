@@ -5,7 +5,7 @@
 //! Without Chromium installed a test is skipped with a message ([`chromium_or_skip`]), except
 //! under `CI`, where its absence fails the test (`.ci/run` installs it).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
