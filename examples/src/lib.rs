@@ -9,7 +9,7 @@ use axum::serve::ListenerExt as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{InProcessStore, RedisStore, Store};
+use elicit_runtime::server::{EngineBuilder, InProcessStore, RedisStore, Store, TaskRecords};
 use elicit_runtime::state::KeyRing;
 
 use crate::csrf::PageSecrets;
@@ -146,13 +146,37 @@ pub fn key_ring_from_env() -> Result<KeyRing, String> {
     keys_from_env().map(|keys| keys.ring)
 }
 
-/// The completion store named by `--store`: absent or `memory` is this process's own
-/// ([`InProcessStore`]); `redis://HOST:PORT` is a [`RedisStore`] shared by every instance using it.
-pub async fn completion_store(spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
+/// What `--store` names: where URL-mode completions, the flow ledger and task records live.
+pub struct Stores {
+    /// URL-mode completions and the flow ledger.
+    pub store: Arc<dyn Store>,
+    /// Task records; `None` leaves the engine its own in-process ones.
+    pub tasks: Option<Arc<dyn TaskRecords>>,
+}
+
+impl Stores {
+    /// `builder` keeping its records in these stores.
+    pub fn apply(&self, builder: EngineBuilder) -> EngineBuilder {
+        let builder = builder.store(self.store.clone());
+        match &self.tasks {
+            Some(tasks) => builder.tasks(tasks.clone()),
+            None => builder,
+        }
+    }
+}
+
+/// The stores named by `--store`: absent or `memory` is this process's own ([`InProcessStore`],
+/// the engine's in-process task records); `redis://HOST:PORT` is one [`RedisStore`] shared by every
+/// instance using it, for completions, the flow ledger and task records alike (so that any
+/// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs).
+pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
     match spec {
-        None | Some("memory") => Ok(Arc::new(InProcessStore::new())),
+        None | Some("memory") => Ok(Stores { store: Arc::new(InProcessStore::new()), tasks: None }),
         Some(url) if url.starts_with("redis://") => match RedisStore::connect(url).await {
-            Ok(store) => Ok(Arc::new(store)),
+            Ok(store) => {
+                let store = Arc::new(store);
+                Ok(Stores { store: store.clone(), tasks: Some(store) })
+            }
             Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
         },
         Some(other) => Err(format!("--store {}: give `memory` or redis://HOST:PORT", redact_url(other))),

@@ -193,7 +193,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":null}]},"inputResponses":{"k":{"action":"accept","content":{"x":"y"}}},"requestState":"AQID"}}"#,
             r#"{"jsonrpc":"2.0","id":"s","method":"prompts/get","params":{"name":"p","arguments":{}}}"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"resources/read","params":{"uri":"x://y","requestState":"s"}}"#,
-            // The cases of tests/tests/mistyped_params.rs.
+            // The cases of tests/adapter/mistyped_params.rs.
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rate_trip","arguments":{},"inputResponses":5}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rate_trip","arguments":{},"inputResponses":null}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rate_trip","arguments":{},"inputResponses":["x"]}}"#,

@@ -5,7 +5,7 @@
 //! travel-server --listen 127.0.0.1:8080            # MCP at http://127.0.0.1:8080/mcp, page at /pay/{id}
 //! travel-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
 //! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
-//!          --store STORE      where payment completions live: `memory` (default, this process)
+//!          --store STORE      where payment completions, the flow ledger and task records live: `memory` (default, this process)
 //!                             or redis://HOST:PORT, shared by every instance using it
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
@@ -23,7 +23,7 @@ use elicit_examples::bearer::{BearerTokens, OpenIdTokens, authenticate, authenti
 use elicit_examples::travel::{
     AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
 };
-use elicit_examples::{Transport, completion_store, exit_usage, keys_from_env, parse_args, serve_app};
+use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args, serve_app, stores};
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
 const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE | --oidc-issuer URL]";
@@ -42,7 +42,7 @@ async fn run() -> std::io::Result<()> {
     if issuer.is_some() && !matches!(options.transport, Transport::Http(_)) {
         exit_usage("--oidc-issuer needs --listen: tokens come over HTTP");
     }
-    let store = completion_store(options.get("store")).await.unwrap_or_else(|e| {
+    let stores = stores(options.get("store")).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });
@@ -51,11 +51,11 @@ async fn run() -> std::io::Result<()> {
     // as a payment step.
     let logins = match (tokens.is_some() || issuer.is_some(), &options.transport) {
         (true, Transport::Http(_)) => {
-            Some(PageLogin::new(keys.ring.clone(), store.clone()).with_ttl(EngineConfig::default().url_ttl))
+            Some(PageLogin::new(keys.ring.clone(), stores.store.clone()).with_ttl(EngineConfig::default().url_ttl))
         }
         _ => None,
     };
-    let engine = Engine::builder(AUDIENCE, keys.ring).store(store).build();
+    let engine = stores.apply(Engine::builder(AUDIENCE, keys.ring)).build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
