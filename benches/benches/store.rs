@@ -1,5 +1,4 @@
-//! The completion store at scale, and the cost of exactly-once bookkeeping per round (issue 12,
-//! point 3).
+//! The completion store at scale, and the cost of exactly-once bookkeeping per round.
 //!
 //! - `store/*`: `register`, `status` and `take` on an `InProcessStore` holding
 //!   `ELICIT_BENCH_STORE_RECORDS` live records (default 500,000);
