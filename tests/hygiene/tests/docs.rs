@@ -81,6 +81,10 @@ fn the_conformance_tallies_are_the_scripts_scenario_lists() {
     }
     let legacy = bash_array(&script, "legacy_scenarios").len();
     assert!(page.contains(&format!("({legacy} runs, no FAILURE)")), "{legacy} 2025-era server runs");
+    let tasks = bash_array(&script, "task_scenarios").len();
+    let claim = format!("The {} `tasks-*` scenarios", word(tasks));
+    assert!(page.contains(&claim), "docs/conformance.md: {claim}");
+    assert!(read("README.md").contains(&format!("the {} `tasks-*` scenarios", word(tasks))), "README: {tasks} tasks-*");
     for scenario in bash_array(&script, "legacy_client") {
         assert!(page.contains(&format!("`{scenario}`")), "docs/conformance.md names {scenario}");
     }
@@ -157,6 +161,16 @@ fn the_readmes_limits_are_the_defaults() {
     assert!(row.contains(&sessions), "{row}");
     let row = line_with(&readme, "`McpServerBuilder::max_request_body`");
     assert!(row.contains(&format!("| {} MiB, 413", rt::rmcp::DEFAULT_MAX_REQUEST_BODY / (1024 * 1024))), "{row}");
+
+    let tasks = rt::server::TaskConfig::default();
+    let row = line_with(&readme, "(`TaskConfig`)");
+    let caps = format!(
+        "| {} / {} / {} (",
+        thousands(tasks.max_live_tasks),
+        tasks.max_live_tasks_per_principal,
+        secs(tasks.lease)
+    );
+    assert!(row.contains(&caps), "{row}");
 
     let row = line_with(&readme, "URL steps per principal");
     let store = format!(
