@@ -2,6 +2,7 @@
 # Every benchmark of BENCHMARKS.md in one run, then its tables (Markdown on stdout).
 #
 #   scripts/bench.sh                 # ~10 minutes on a 2-core machine once built
+#   scripts/bench.sh --only tasks    # just the task against MRTR, same flow (~1 minute once built)
 #
 # 1. criterion micro-benchmarks (schema, parse, request_state) with criterion's default timings;
 # 2. allocations per call and sealed sizes (`alloc_count`);
@@ -11,15 +12,28 @@
 #    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`),
 #    ours against the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs), and the
 #    memory our server holds per parked 2025-era flow (`bench-park`, $PARKED flows parked at once);
+#    and a task of the Tasks extension with one input request against the same flow as Multi
+#    Round-Trip Requests, on one server in one load run, their trials alternating;
 # 4. `bench-report`: every figure, and every goal as a ratio of two figures of this run.
 #
 # The peer SDKs are installed with pip and npm into a scratch folder outside the repository
 # ($ELICIT_BENCH_PEERS, default ${TMPDIR:-/tmp}/elicit-bench-peers); their server sources are
-# benches/peers/. Results go to target/bench-results/ (report.md is the printed report).
+# benches/peers/. Results go to target/bench-results/ (report.md is the printed report); with
+# `--only tasks`, to target/bench-results/tasks/ (report.md and ours-tasks.json), nothing else run.
 # Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3), PARKED (10000).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+only=""
+case "${1:-}" in
+    "") ;;
+    --only)
+        [[ "${2:-}" == tasks ]] || { echo "usage: scripts/bench.sh [--only tasks]" >&2; exit 2; }
+        only=tasks
+        ;;
+    *) echo "usage: scripts/bench.sh [--only tasks]" >&2; exit 2 ;;
+esac
 
 peers="${ELICIT_BENCH_PEERS:-${TMPDIR:-/tmp}/elicit-bench-peers}"
 out="$root/target/bench-results"
@@ -38,6 +52,36 @@ log() { echo "bench.sh: $*" >&2; }
 
 if pgrep -f 'cargo-fuzz|libfuzzer|/fuzz/target/' >/dev/null 2>&1; then
     log "WARNING: fuzzers are running on this machine; the figures will be noisy"
+fi
+
+. scripts/lib.sh
+
+# run_tasks DIR PORT: our bench server (2 threads) and one load run of `--mode task`: the flow of
+# `ask_name` as a task (`ask_name_task`, tools/call → tasks/get polls → tasks/update → tasks/get
+# polls) and as Multi Round-Trip Requests (`ask_name`), their trials alternating; the load
+# generator reads the server's CPU time around each trial from /proc (`--pid`).
+run_tasks() {
+    local dir="$1" port="$2"
+    log "end to end: a task with one input request against MRTR, same flow"
+    start_server ours-tasks "$dir/ours-tasks-server.log" \
+        target/release/bench-server --listen "127.0.0.1:$port" --threads 2
+    wait_for_port "$port"
+    target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --mode task --pid "$server_pid" \
+        --concurrency "$concurrency" --trials "$trials" --seconds "$trial_seconds" --warmup-seconds 1 \
+        >"$dir/ours-tasks.json" || { log "tasks failed: $(cat "$dir/ours-tasks.json")"; tasks_failed=1; }
+    stop_server
+}
+
+if [[ "$only" == tasks ]]; then
+    out="$out/tasks"
+    rm -rf "$out"
+    mkdir -p "$out"
+    log "building (release)"
+    cargo build --release -p elicit-benches --bins
+    tasks_failed=0
+    run_tasks "$out" 8951
+    target/release/bench-report --only tasks --e2e "$out" | tee "$out/report.md"
+    exit "$tasks_failed"
 fi
 
 rm -rf "$out" target/criterion/schema target/criterion/parse target/criterion/request_state
@@ -108,8 +152,6 @@ else
     cargo bench -p elicit-benches --bench store 2>&1 | tee "$out/store.log" >&2
 fi
 
-. scripts/lib.sh
-
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.
 cpu_ticks() {
     awk '{print $14 + $15}' "/proc/$1/stat"
@@ -143,6 +185,8 @@ run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_s
 run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
 # One request in flight: the flow against the plain call where round trips, not CPU, set the pace.
 run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --threads 2
+# The same flow as a task of the Tasks extension, against MRTR in the same load run.
+run_tasks "$out/e2e" 8951
 
 # The 2025 wire: each worker keeps one 2025-11-25 session; a flow is a call whose ask is pushed.
 modes=legacy run_e2e ours-legacy 8947 "$concurrency" target/release/bench-server --listen 127.0.0.1:8947 --threads 2

@@ -6,6 +6,11 @@
 //! on the retry that carries the answer and the echoed `requestState`; the tool `plain` completes
 //! at once. A *flow* is the two calls of `ask_name`; a *plain call* is one call of `plain`.
 //!
+//! The bench server also serves `ask_name_task`: the same flow as a task-capable tool of the Tasks
+//! extension (`io.modelcontextprotocol/tasks`), which starts its long work before it asks. A client
+//! declaring the extension gets a task and drives it with `tasks/get` and `tasks/update`
+//! ([`Client::task_flow`]); any other client gets the Multi Round-Trip flow of `ask_name`.
+//!
 //! The load generator is plain JSON-RPC over HTTP with the headers and `_meta` of the revision, so
 //! the figures measure the servers, not a client library. It accepts `application/json` and SSE
 //! replies alike (some servers stream every reply), and checks every reply: a flow whose first
@@ -16,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, TaskSupport};
 use elicit_runtime::state::KeyRing;
+use elicit_runtime::wire::tasks::{self as task_wire, TaskStatus};
 use elicit_runtime::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
 use elicit_test_support::mcp::McpHttp;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -29,6 +35,18 @@ pub use elicit_runtime::wire::PROTOCOL_VERSION;
 pub const FLOW_TOOL: &str = "ask_name";
 /// The tool that asks nothing.
 pub const PLAIN_TOOL: &str = "plain";
+/// The flow of [`FLOW_TOOL`] as a task-capable tool: it starts its long work first, so a client
+/// declaring the Tasks extension gets a task whose one input request is the form.
+pub const TASK_TOOL: &str = "ask_name_task";
+
+/// How long a task flow waits for its task to ask, or to finish, before it counts as an error.
+const TASK_WAIT: Duration = Duration::from_secs(10);
+/// The pause after the first `tasks/get` that finds the task not there yet; it doubles up to
+/// [`POLL_BACKOFF_MAX`]. The first poll is sent at once: the server's suggested `pollIntervalMs`
+/// (500 ms by default) is for clients that wait on a person, and would measure the sleep.
+const POLL_BACKOFF_FIRST: Duration = Duration::from_millis(1);
+/// The longest pause between two polls of one task.
+const POLL_BACKOFF_MAX: Duration = Duration::from_millis(4);
 
 /// What is your name?
 #[derive(Elicit)]
@@ -56,18 +74,31 @@ async fn ask_name(flow: Flow) -> Result<CallToolResult, FlowError> {
     })
 }
 
+/// [`ask_name`] as a task: the long work starts before the ask, so the ask is the task's input
+/// request.
+async fn ask_name_task(flow: Flow) -> Result<CallToolResult, FlowError> {
+    flow.background().await;
+    ask_name(flow).await
+}
+
 async fn plain(_flow: Flow) -> Result<CallToolResult, FlowError> {
     Ok(text("pong".to_owned()))
 }
 
-/// The bench server: both tools, engine handlers on the runtime's rmcp adapter.
+/// The bench server: the three tools, engine handlers on the runtime's rmcp adapter (task
+/// records in the engine's default in-process store).
 pub fn bench_server() -> McpServer {
     let engine = Engine::builder("elicit-bench", KeyRing::generate()).build();
     McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine)
         .tool(tool(FLOW_TOOL, "Asks for a name with one form, then greets it"), ask_name)
         .tool(tool(PLAIN_TOOL, "Answers at once"), plain)
+        .task_tool(
+            tool(TASK_TOOL, "Asks for a name with one form inside a task, then greets it"),
+            TaskSupport::Optional,
+            ask_name_task,
+        )
         .build()
-        .expect("two tools with distinct names")
+        .expect("three tools with distinct names")
 }
 
 /// What one load run exercises.
@@ -80,6 +111,8 @@ pub enum Mode {
     /// The flow of [`FLOW_TOOL`] on a 2025-11-25 session, its ask pushed (see [`crate::legacy`]);
     /// each worker opens one session before its first flow and keeps it.
     Legacy,
+    /// The same flow as a task of [`TASK_TOOL`] (see [`Client::task_flow`]).
+    Task,
 }
 
 impl Mode {
@@ -89,6 +122,7 @@ impl Mode {
             Mode::Flow => "flow",
             Mode::Plain => "plain",
             Mode::Legacy => "legacy",
+            Mode::Task => "task",
         }
     }
 }
@@ -115,15 +149,7 @@ impl Client {
         input_responses: Option<Value>,
         request_state: Option<&str>,
     ) -> Result<Value, String> {
-        let mut params = json!({
-            "name": tool,
-            "arguments": {},
-            "_meta": {
-                META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-                META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}},
-                META_CLIENT_INFO: {"name": "elicit-bench-loadgen", "version": "0.1.0"},
-            },
-        });
+        let mut params = json!({"name": tool, "arguments": {}, "_meta": meta(false)});
         if let Some(responses) = input_responses {
             params["inputResponses"] = responses;
         }
@@ -159,6 +185,94 @@ impl Client {
         Ok(())
     }
 
+    /// A request of the Tasks extension (`tasks/get`, `tasks/update`) declaring it; returns the
+    /// JSON-RPC `result`.
+    async fn task_request(&self, method: &str, mut params: serde_json::Map<String, Value>) -> Result<Value, String> {
+        params.insert("_meta".into(), meta(true));
+        let mut posted = self.mcp.post(&self.endpoint, method, Value::Object(params)).await?;
+        match posted.body.get_mut("result") {
+            Some(result) => Ok(result.take()),
+            None => Err(format!("{method}: HTTP {}: {}", posted.status, posted.body)),
+        }
+    }
+
+    /// Polls `tasks/get` until the task leaves `working` (and, when `answered` names the key just
+    /// answered, until it is no longer asking that key): the first poll at once, then after a
+    /// pause of [`POLL_BACKOFF_FIRST`] doubling up to [`POLL_BACKOFF_MAX`]. Returns the task and
+    /// the number of polls; an error after [`TASK_WAIT`].
+    async fn poll_task(&self, task_id: &str, answered: Option<&str>) -> Result<(Value, u64), String> {
+        let deadline = Instant::now() + TASK_WAIT;
+        let (mut polls, mut pause) = (0, POLL_BACKOFF_FIRST);
+        loop {
+            let task = self.task_request(task_wire::TASKS_GET, task_wire::task_params(task_id)).await?;
+            polls += 1;
+            let status = task.get(task_wire::STATUS).and_then(Value::as_str).and_then(TaskStatus::parse);
+            let still_asking = |key: &str| task.pointer(&format!("/inputRequests/{key}")).is_some();
+            match status {
+                None => return Err(format!("tasks/get: not a task: {task}")),
+                Some(TaskStatus::InputRequired) if answered.is_some_and(still_asking) => {}
+                Some(TaskStatus::Working) => {}
+                Some(_) => return Ok((task, polls)),
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("task {task_id} still {status:?} after {polls} polls: {task}"));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_BACKOFF_MAX);
+        }
+    }
+
+    /// One flow of [`TASK_TOOL`] as a task, every reply checked: `tools/call` declaring the Tasks
+    /// extension must answer with a task; `tasks/get` polls until it asks exactly one form;
+    /// `tasks/update` answers it; `tasks/get` polls until it completes, and its result must greet
+    /// the name sent. Returns the HTTP requests made (the call, the update, and every poll).
+    pub async fn task_flow(&self, name: &str) -> Result<u64, String> {
+        let params = json!({"name": TASK_TOOL, "arguments": {}, "_meta": meta(true)});
+        let mut posted = self.mcp.post(&self.endpoint, "tools/call", params).await?;
+        let created = posted
+            .body
+            .get_mut("result")
+            .map(Value::take)
+            .ok_or_else(|| format!("tools/call {TASK_TOOL}: HTTP {}: {}", posted.status, posted.body))?;
+        if created.get("resultType").and_then(Value::as_str) != Some(task_wire::RESULT_TASK) {
+            return Err(format!("tools/call {TASK_TOOL} is not a task: {created}"));
+        }
+        let task_id = created
+            .get(task_wire::TASK_ID)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("the task has no taskId: {created}"))?;
+        let (asked, polls_asked) = self.poll_task(task_id, None).await?;
+        if asked.get(task_wire::STATUS).and_then(Value::as_str) != Some(TaskStatus::InputRequired.as_str()) {
+            return Err(format!("the task did not ask: {asked}"));
+        }
+        let requests = asked.get("inputRequests").and_then(Value::as_object);
+        let key = match requests.map(|r| r.iter().collect::<Vec<_>>()).as_deref() {
+            Some([(key, request)])
+                if request.get("method").and_then(Value::as_str) == Some("elicitation/create")
+                    && request.pointer("/params/mode").and_then(Value::as_str).is_none_or(|m| m == "form") =>
+            {
+                (*key).clone()
+            }
+            _ => return Err(format!("the task does not ask exactly one form: {asked}")),
+        };
+        let mut answers = serde_json::Map::new();
+        answers.insert(key.clone(), json!({"action": "accept", "content": {"name": name}}));
+        let ack = self.task_request(task_wire::TASKS_UPDATE, task_wire::update_params(task_id, answers)).await?;
+        task_wire::read_ack(&ack).map_err(|e| format!("tasks/update: {e}: {ack}"))?;
+        let (done, polls_done) = self.poll_task(task_id, Some(&key)).await?;
+        if done.get(task_wire::STATUS).and_then(Value::as_str) != Some(TaskStatus::Completed.as_str()) {
+            return Err(format!("the task did not complete: {done}"));
+        }
+        let result = done.get(task_wire::RESULT).ok_or_else(|| format!("the completed task has no result: {done}"))?;
+        let greeting = result_text(result)
+            .filter(|_| result.get("isError") != Some(&Value::Bool(true)))
+            .ok_or_else(|| format!("the task's result is not a greeting: {done}"))?;
+        if !greeting.contains(name) {
+            return Err(format!("the task greets someone else: {greeting}"));
+        }
+        Ok(2 + polls_asked + polls_done)
+    }
+
     /// One call of [`PLAIN_TOOL`], its reply checked.
     pub async fn plain(&self) -> Result<(), String> {
         let result = self.call_tool(PLAIN_TOOL, None, None).await?;
@@ -167,6 +281,20 @@ impl Client {
             None => Err(format!("plain call is not a complete result: {result}")),
         }
     }
+}
+
+/// The request `_meta` of the load generator: the revision, form elicitation, and with `tasks` the
+/// Tasks extension declared in the client capabilities.
+fn meta(tasks: bool) -> Value {
+    let mut capabilities = json!({"elicitation": {"form": {}}});
+    if tasks {
+        capabilities["extensions"] = json!({ task_wire::EXTENSION: {} });
+    }
+    json!({
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: capabilities,
+        META_CLIENT_INFO: {"name": "elicit-bench-loadgen", "version": "0.1.0"},
+    })
 }
 
 /// The text of a complete `CallToolResult`.
@@ -192,6 +320,8 @@ pub struct Trial {
     pub first_error: Option<String>,
     /// Units completed at all, inside the window or just after it (for CPU per unit).
     pub finished: u64,
+    /// HTTP requests made by the units completed inside the window (a task flow's polls vary).
+    pub requests: u64,
 }
 
 impl Trial {
@@ -222,28 +352,33 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
         workers.spawn(async move {
             let name = format!("Ada-{worker}");
             let mut latencies = Vec::new();
-            let (mut errors, mut first_error, mut late) = (0u64, None, 0u64);
+            let (mut errors, mut first_error, mut late, mut requests) = (0u64, None, 0u64, 0u64);
             let session = match mode {
                 Mode::Legacy => match crate::legacy::Session::open(client.mcp.http(), &client.endpoint).await {
                     Ok(session) => Some(session),
-                    Err(error) => return (latencies, 1, Some(error), late),
+                    Err(error) => return (latencies, 1, Some(error), late, requests),
                 },
-                Mode::Flow | Mode::Plain => None,
+                Mode::Flow | Mode::Plain | Mode::Task => None,
             };
             loop {
                 let began = Instant::now();
                 if began >= deadline {
                     break;
                 }
+                // Each unit's HTTP requests: a 2025-era flow POSTs the call and the answer.
                 let outcome = match (mode, &session) {
-                    (Mode::Legacy, Some(session)) => session.flow(&name).await,
-                    (Mode::Flow | Mode::Legacy, _) => client.flow(&name).await,
-                    (Mode::Plain, _) => client.plain().await,
+                    (Mode::Legacy, Some(session)) => session.flow(&name).await.map(|()| 2),
+                    (Mode::Flow | Mode::Legacy, _) => client.flow(&name).await.map(|()| 2),
+                    (Mode::Plain, _) => client.plain().await.map(|()| 1),
+                    (Mode::Task, _) => client.task_flow(&name).await,
                 };
                 let ended = Instant::now();
                 match outcome {
-                    Ok(()) if ended <= deadline => latencies.push(ended - began),
-                    Ok(()) => late += 1,
+                    Ok(made) if ended <= deadline => {
+                        latencies.push(ended - began);
+                        requests += made;
+                    }
+                    Ok(_) => late += 1,
                     Err(error) => {
                         errors += 1;
                         first_error.get_or_insert(error);
@@ -255,7 +390,7 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
             if let Some(session) = session {
                 session.close().await;
             }
-            (latencies, errors, first_error, late)
+            (latencies, errors, first_error, late, requests)
         });
     }
     let mut trial = Trial {
@@ -265,11 +400,13 @@ pub async fn trial(client: &Client, mode: Mode, concurrency: usize, duration: Du
         latencies: Vec::new(),
         first_error: None,
         finished: 0,
+        requests: 0,
     };
     while let Some(joined) = workers.join_next().await {
         match joined {
-            Ok((latencies, errors, first_error, late)) => {
+            Ok((latencies, errors, first_error, late, requests)) => {
                 trial.finished += late;
+                trial.requests += requests;
                 trial.latencies.extend(latencies);
                 trial.errors += errors;
                 if trial.first_error.is_none() {
@@ -321,8 +458,33 @@ mod tests {
         let client = Client::new(&format!("http://{addr}/mcp")).unwrap();
         client.flow("Grace").await.unwrap();
         client.plain().await.unwrap();
-        let trial = trial(&client, Mode::Flow, 4, Duration::from_millis(200)).await;
-        assert_eq!(trial.errors, 0, "{:?}", trial.first_error);
-        assert!(trial.completed > 0);
+        assert!(client.task_flow("Grace").await.unwrap() >= 4);
+        for mode in [Mode::Flow, Mode::Task] {
+            let trial = trial(&client, mode, 4, Duration::from_millis(200)).await;
+            assert_eq!(trial.errors, 0, "{:?}", trial.first_error);
+            assert!(trial.completed > 0);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_flow_fails_when_the_greeting_is_wrong() {
+        // A server whose task tool greets a fixed name: the load generator must count an error.
+        async fn wrong(flow: Flow) -> Result<CallToolResult, FlowError> {
+            flow.background().await;
+            flow.form::<Name>("name").await?;
+            Ok(text("Hello, Mallory!".to_owned()))
+        }
+        let engine = Engine::builder("elicit-bench", KeyRing::generate()).build();
+        let server = McpServer::builder("elicit-bench", "0", engine)
+            .task_tool(tool(TASK_TOOL, "greets the wrong name"), TaskSupport::Optional, wrong)
+            .build()
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = server.http_router(&[]);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = Client::new(&format!("http://{addr}/mcp")).unwrap();
+        let error = client.task_flow("Grace").await.unwrap_err();
+        assert!(error.contains("greets someone else"), "{error}");
     }
 }

@@ -1,20 +1,26 @@
 //! The end-to-end load generator: a fixed number of concurrent workers doing two-round flows (or
 //! plain calls) back to back against one MCP server, in timed trials. Prints one JSON object:
-//! the rate of each trial, their median, and latency quantiles.
+//! the rate of each trial, their median, latency quantiles, and HTTP requests per unit.
 //!
 //! ```text
-//! bench-loadgen --url http://127.0.0.1:8931/mcp --mode flow|plain|legacy
+//! bench-loadgen --url http://127.0.0.1:8931/mcp --mode flow|plain|legacy|task
 //!               [--concurrency 32] [--trials 5] [--seconds 3] [--warmup-seconds 1] [--threads 1]
+//!               [--pid PID]
 //! ```
+//! `--mode task` runs the flow as a task of the Tasks extension and, in the same run, the same
+//! flow as Multi Round-Trip Requests: their warm-ups and trials alternate (task first in odd
+//! trials, MRTR first in even ones), and the report holds the task's figures with the MRTR
+//! figures under `"mrtr"`. With `--pid` (the server's process id) each mode also gets the server's
+//! CPU time over its own warm-up and trials (`/proc/PID/stat`), as `server_cpu_seconds`.
 //! Exits with status 1 when any flow or call failed.
 
 use std::time::Duration;
 
-use elicit_benches::e2e::{Client, Mode, median, trial};
+use elicit_benches::e2e::{Client, Mode, Trial, median, trial};
 use elicit_benches::legacy;
 use serde_json::json;
 
-const USAGE: &str = "usage: bench-loadgen --url URL --mode flow|plain|legacy [--concurrency C] [--trials N] [--seconds S] [--warmup-seconds S] [--threads T]";
+const USAGE: &str = "usage: bench-loadgen --url URL --mode flow|plain|legacy|task [--concurrency C] [--trials N] [--seconds S] [--warmup-seconds S] [--threads T] [--pid PID]";
 
 struct Options {
     url: String,
@@ -24,6 +30,7 @@ struct Options {
     seconds: f64,
     warmup: f64,
     threads: usize,
+    pid: Option<u32>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -35,6 +42,7 @@ fn parse() -> Result<Options, String> {
         seconds: 3.0,
         warmup: 1.0,
         threads: 1,
+        pid: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -49,7 +57,8 @@ fn parse() -> Result<Options, String> {
                     "flow" => Mode::Flow,
                     "plain" => Mode::Plain,
                     "legacy" => Mode::Legacy,
-                    _ => return Err(format!("--mode {value}: give flow, plain or legacy\n{USAGE}")),
+                    "task" => Mode::Task,
+                    _ => return Err(format!("--mode {value}: give flow, plain, legacy or task\n{USAGE}")),
                 }
             }
             "--concurrency" => options.concurrency = (number(&value)? as usize).max(1),
@@ -57,6 +66,7 @@ fn parse() -> Result<Options, String> {
             "--seconds" => options.seconds = number(&value)?.max(0.1),
             "--warmup-seconds" => options.warmup = number(&value)?,
             "--threads" => options.threads = (number(&value)? as usize).max(1),
+            "--pid" => options.pid = Some(value.parse().map_err(|_| format!("--pid {value}: not a pid\n{USAGE}"))?),
             _ => return Err(USAGE.to_owned()),
         }
     }
@@ -79,56 +89,147 @@ fn main() {
 
 async fn run(options: Options) {
     let client = Client::new(&options.url).unwrap_or_else(|e| exit(2, &e));
-    // One checked flow first: a server that cannot serve it fails fast, with its reason.
-    let first = match options.mode {
-        Mode::Flow => client.flow("Ada").await,
-        Mode::Plain => client.plain().await,
-        Mode::Legacy => legacy_flow(&options.url).await,
-    };
-    if let Err(error) = first {
-        exit(1, &format!("bench-loadgen: {} against {}: {error}", options.mode.as_str(), options.url));
+    // A task run measures the same flow as Multi Round-Trip Requests beside it.
+    let modes: &[Mode] = if options.mode == Mode::Task { &[Mode::Task, Mode::Flow] } else { &[options.mode] };
+    let cpu = || options.pid.map(|pid| cpu_seconds(pid).unwrap_or_else(|e| exit(2, &e)));
+    let mut tallies: Vec<Tally> = modes.iter().map(|_| Tally::default()).collect();
+    for (mode, tally) in modes.iter().zip(&mut tallies) {
+        // One checked flow first: a server that cannot serve it fails fast, with its reason.
+        let before = cpu();
+        let first = match mode {
+            Mode::Flow => client.flow("Ada").await,
+            Mode::Plain => client.plain().await,
+            Mode::Legacy => legacy_flow(&options.url).await,
+            Mode::Task => client.task_flow("Ada").await.map(|_| ()),
+        };
+        if let Err(error) = first {
+            exit(1, &format!("bench-loadgen: {} against {}: {error}", mode.as_str(), options.url));
+        }
+        // Every unit the server completed in this run, warm-up included: with the server's CPU
+        // time over the same run, the CPU per unit.
+        tally.finished += 1;
+        if options.warmup > 0.0 {
+            let warmup = Duration::from_secs_f64(options.warmup);
+            tally.finished += trial(&client, *mode, options.concurrency, warmup).await.finished;
+        }
+        tally.add_cpu(before, cpu());
     }
-    // Every unit the server completed in this run, warm-up included: with the server's CPU time
-    // over the same run, the CPU per unit.
-    let mut finished = 1;
-    if options.warmup > 0.0 {
-        finished +=
-            trial(&client, options.mode, options.concurrency, Duration::from_secs_f64(options.warmup)).await.finished;
-    }
-    let mut rates = Vec::new();
-    let mut latencies = Vec::new();
-    let (mut errors, mut first_error) = (0, None);
-    for _ in 0..options.trials {
-        let trial = trial(&client, options.mode, options.concurrency, Duration::from_secs_f64(options.seconds)).await;
-        rates.push(trial.rate());
-        latencies.push((trial.latency(0.5), trial.latency(0.99)));
-        errors += trial.errors;
-        finished += trial.finished;
-        if first_error.is_none() {
-            first_error = trial.first_error.clone();
+    for round in 0..options.trials {
+        // Alternate which mode goes first, so neither always follows the other.
+        let order: Vec<usize> =
+            if round % 2 == 0 { (0..modes.len()).collect() } else { (0..modes.len()).rev().collect() };
+        for at in order {
+            let before = cpu();
+            let trial = trial(&client, modes[at], options.concurrency, Duration::from_secs_f64(options.seconds)).await;
+            tallies[at].add_cpu(before, cpu());
+            tallies[at].add(&trial);
         }
     }
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let report = json!({
-        "url": options.url,
-        "mode": options.mode.as_str(),
-        "concurrency": options.concurrency,
-        "trials": options.trials,
-        "seconds": options.seconds,
-        "rates": rates,
-        "median_rate": median(&rates),
-        "min_rate": rates.iter().copied().fold(f64::INFINITY, f64::min),
-        "max_rate": rates.iter().copied().fold(0.0, f64::max),
-        "median_p50_ms": median(&latencies.iter().map(|l| ms(l.0)).collect::<Vec<_>>()),
-        "median_p99_ms": median(&latencies.iter().map(|l| ms(l.1)).collect::<Vec<_>>()),
-        "finished": finished,
-        "errors": errors,
-        "first_error": first_error,
-    });
+    let mut reports = modes.iter().zip(&tallies).map(|(mode, tally)| tally.report(&options, *mode));
+    let mut report = reports.next().unwrap_or_else(|| exit(2, "no mode"));
+    if let Some(mrtr) = reports.next() {
+        report["mrtr"] = mrtr;
+    }
     println!("{report}");
-    if errors > 0 {
+    if tallies.iter().any(|t| t.errors > 0) {
         std::process::exit(1);
     }
+}
+
+/// What the trials of one mode added up to.
+#[derive(Default)]
+struct Tally {
+    rates: Vec<f64>,
+    latencies: Vec<(Duration, Duration)>,
+    errors: u64,
+    first_error: Option<String>,
+    /// Units finished, warm-up and checks included (for CPU per unit).
+    finished: u64,
+    /// Units completed inside the trials' windows, and their HTTP requests.
+    completed: u64,
+    requests: u64,
+    /// The server's CPU seconds over this mode's warm-up and trials (with `--pid`).
+    cpu: Option<f64>,
+}
+
+impl Tally {
+    fn add(&mut self, trial: &Trial) {
+        self.rates.push(trial.rate());
+        self.latencies.push((trial.latency(0.5), trial.latency(0.99)));
+        self.errors += trial.errors;
+        self.finished += trial.finished;
+        self.completed += trial.completed;
+        self.requests += trial.requests;
+        if self.first_error.is_none() {
+            self.first_error = trial.first_error.clone();
+        }
+    }
+
+    fn add_cpu(&mut self, before: Option<f64>, after: Option<f64>) {
+        if let (Some(before), Some(after)) = (before, after) {
+            *self.cpu.get_or_insert(0.0) += after - before;
+        }
+    }
+
+    fn report(&self, options: &Options, mode: Mode) -> serde_json::Value {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let rates = &self.rates;
+        let per_unit = (self.completed > 0).then(|| self.requests as f64 / self.completed as f64);
+        let mut report = json!({
+            "url": options.url,
+            "mode": mode.as_str(),
+            "concurrency": options.concurrency,
+            "trials": options.trials,
+            "seconds": options.seconds,
+            "rates": rates,
+            "median_rate": median(rates),
+            "min_rate": rates.iter().copied().fold(f64::INFINITY, f64::min),
+            "max_rate": rates.iter().copied().fold(0.0, f64::max),
+            "median_p50_ms": median(&self.latencies.iter().map(|l| ms(l.0)).collect::<Vec<_>>()),
+            "median_p99_ms": median(&self.latencies.iter().map(|l| ms(l.1)).collect::<Vec<_>>()),
+            "finished": self.finished,
+            "http_requests_per_unit": per_unit,
+            "errors": self.errors,
+            "first_error": self.first_error,
+        });
+        if mode == Mode::Task {
+            // Beyond the call and the update, every request of a task flow is a `tasks/get`.
+            report["polls_per_unit"] = json!(per_unit.map(|r| r - 2.0));
+        }
+        if let Some(cpu) = self.cpu {
+            report["server_cpu_seconds"] = json!(cpu);
+        }
+        report
+    }
+}
+
+/// User + system CPU time of process `pid` (all its threads), in seconds, from `/proc/PID/stat`.
+fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    // Fields after the command name (which may hold spaces), from field 3 (`state`) on.
+    let rest = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |at: usize| fields.get(at).and_then(|v| v.parse::<u64>().ok());
+    // utime and stime are fields 14 and 15.
+    let (Some(user), Some(system)) = (ticks(11), ticks(12)) else {
+        return Err(format!("/proc/{pid}/stat: unreadable: {stat}"));
+    };
+    Ok((user + system) as f64 / clock_ticks())
+}
+
+/// Clock ticks per second of `/proc` times (`getconf CLK_TCK`; 100 on Linux).
+fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .filter(|ticks: &f64| *ticks > 0.0)
+            .unwrap_or(100.0)
+    })
 }
 
 /// One checked 2025-era flow on a session of its own.

@@ -3,16 +3,19 @@
 //!
 //! ```text
 //! bench-report --criterion target/criterion --allocs ALLOCS.json --e2e DIR
+//! bench-report --only tasks --e2e DIR
 //! ```
 //! `DIR` holds the load generator's reports, named `SERVER-MODE.json` (`ours-flow.json`,
-//! `python-plain.json`, ...), and `versions.txt`. A missing input leaves its rows out.
+//! `python-plain.json`, ...), `ours-tasks.json` (a `--mode task` run: the task and, under
+//! `"mrtr"`, the same flow as Multi Round-Trip Requests), and `versions.txt`. A missing input
+//! leaves its rows out. `--only tasks` prints the task section alone.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-const USAGE: &str = "usage: bench-report --criterion DIR --allocs FILE --e2e DIR";
+const USAGE: &str = "usage: bench-report --criterion DIR --allocs FILE --e2e DIR | --only tasks --e2e DIR";
 
 /// The micro-benchmarks, in report order: criterion id and what it measures.
 const MICRO: &[(&str, &str)] = &[
@@ -129,10 +132,11 @@ struct Inputs {
     criterion: PathBuf,
     allocs: Option<Value>,
     e2e: PathBuf,
+    only_tasks: bool,
 }
 
 fn parse_args() -> Result<Inputs, String> {
-    let (mut criterion, mut allocs, mut e2e) = (None, None, None);
+    let (mut criterion, mut allocs, mut e2e, mut only_tasks) = (None, None, None, false);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
@@ -140,14 +144,16 @@ fn parse_args() -> Result<Inputs, String> {
             "--criterion" => criterion = Some(PathBuf::from(value)),
             "--allocs" => allocs = Some(PathBuf::from(value)),
             "--e2e" => e2e = Some(PathBuf::from(value)),
+            "--only" if value == "tasks" => only_tasks = true,
             _ => return Err(USAGE.to_owned()),
         }
     }
-    Ok(Inputs {
-        criterion: criterion.ok_or(USAGE)?,
-        allocs: allocs.as_deref().and_then(read_json),
-        e2e: e2e.ok_or(USAGE)?,
-    })
+    let criterion = match criterion {
+        Some(criterion) => criterion,
+        None if only_tasks => PathBuf::new(),
+        None => return Err(USAGE.to_owned()),
+    };
+    Ok(Inputs { criterion, allocs: allocs.as_deref().and_then(read_json), e2e: e2e.ok_or(USAGE)?, only_tasks })
 }
 
 fn main() {
@@ -155,7 +161,66 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2)
     });
-    print!("{}", report(&inputs));
+    if inputs.only_tasks {
+        print!("{}", tasks_report(&inputs.e2e));
+    } else {
+        print!("{}", report(&inputs));
+    }
+}
+
+/// The task section: a task of the Tasks extension with one input request against the same flow
+/// as Multi Round-Trip Requests, from one `--mode task` load run (`ours-tasks.json`).
+fn tasks_report(e2e: &Path) -> String {
+    let mut out = String::new();
+    let Some(task) = read_json(&e2e.join("ours-tasks.json")) else { return out };
+    let Some(mrtr) = task.get("mrtr").cloned() else { return out };
+    let _ = writeln!(out, "\n#### A task with one input request against MRTR, same flow (one server, one load run)\n");
+    let _ = writeln!(
+        out,
+        "| flow | per second (median) | min–max | latency p50 | latency p99 | server CPU per flow | HTTP requests per flow | errors |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    // The server's CPU seconds over the mode's warm-up and trials, per flow finished in them.
+    let cpu = |report: &Value| {
+        let seconds = report.get("server_cpu_seconds")?.as_f64()?;
+        let finished = report.get("finished")?.as_f64()?;
+        (finished > 0.0).then(|| seconds * 1e6 / finished)
+    };
+    let polls = task.get("polls_per_unit").and_then(Value::as_f64);
+    let task_label = match polls {
+        Some(polls) => format!("task with one input request ({polls:.2} `tasks/get` polls per flow)"),
+        None => "task with one input request".to_owned(),
+    };
+    for (label, report) in [(task_label.as_str(), &task), ("MRTR, same flow", &mrtr)] {
+        let Some((median, min, max)) = rates(report) else { continue };
+        let ms = |key: &str| report.get(key).and_then(Value::as_f64).map_or("–".to_owned(), |v| format!("{v:.2} ms"));
+        let requests = report
+            .get("http_requests_per_unit")
+            .and_then(Value::as_f64)
+            .map_or("–".to_owned(), |r| format!("{r:.2}"));
+        let errors = report.get("errors").and_then(Value::as_u64).unwrap_or(0);
+        let cpu = cpu(report).map_or("–".to_owned(), |us| format!("{us:.0} µs"));
+        let _ = writeln!(
+            out,
+            "| {label} | {median:.0} | {min:.0}–{max:.0} | {} | {} | {cpu} | {requests} | {errors} |",
+            ms("median_p50_ms"),
+            ms("median_p99_ms")
+        );
+    }
+    let concurrency = task.get("concurrency").and_then(Value::as_u64).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "\nOurs, 2 threads, concurrency {concurrency}; the task's trials and the MRTR trials alternate in one load run."
+    );
+    if let (Some(task_rate), Some(mrtr_rate)) = (rates(&task), rates(&mrtr)) {
+        let r = Ratio::of(task_rate, mrtr_rate);
+        let cpu_ratio = match (cpu(&task), cpu(&mrtr)) {
+            (Some(t), Some(m)) => format!("; server CPU per flow {}×", ratio(t / m)),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "Task ÷ MRTR: flows/s {}{cpu_ratio}.", r.show());
+    }
+    out
 }
 
 fn report(inputs: &Inputs) -> String {
@@ -228,6 +293,7 @@ fn report(inputs: &Inputs) -> String {
     {
         let _ = writeln!(out, "\nConcurrency {concurrency} for every row but the two of concurrency 1.");
     }
+    out.push_str(&tasks_report(&inputs.e2e));
     let parked: Vec<(&str, Value)> = PARKED
         .iter()
         .filter_map(|(name, label)| Some((*label, read_json(&inputs.e2e.join(format!("{name}-park.json")))?)))

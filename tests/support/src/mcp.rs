@@ -65,7 +65,10 @@ impl McpHttp {
     /// (a result or an error object) with the HTTP status.
     pub async fn post(&self, endpoint: &str, method: &str, params: Value) -> Result<Posted, String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let name = params.get("name").and_then(Value::as_str).map(str::to_owned);
+        // `Mcp-Name` is the tool's (prompt's, ...) name, or the `taskId` of the Tasks extension's
+        // methods.
+        let named_by = if matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel") { "taskId" } else { "name" };
+        let name = params.get(named_by).and_then(Value::as_str).map(str::to_owned);
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let mut builder = self
             .http

@@ -12,6 +12,10 @@ use super::{TaskRecord, TaskView, millis};
 use crate::server::store::{StoreError, StoreFuture};
 use crate::server::{Clock, SystemClock};
 
+/// How many expired records one `create` sweeps at most: expiry costs each operation O(log n)
+/// amortised (one record in, at most this many out), never a scan.
+const SWEEP_BUDGET: usize = 32;
+
 struct Entry {
     record: TaskRecord,
     answers: Map<String, Value>,
@@ -19,11 +23,198 @@ struct Entry {
     wake: Arc<Notify>,
 }
 
+/// When `record` expires: `created + ttl`, as [`TaskRecord::expired`] reads it.
+fn expires_ms(record: &TaskRecord) -> u64 {
+    record.created_ms.saturating_add(record.ttl_ms)
+}
+
+/// Until when a running task is live: [`TaskRecord::live`] holds at `now` exactly while it is not
+/// terminal and `now` is before this.
+fn live_until_ms(record: &TaskRecord) -> u64 {
+    record.lease_until_ms.min(expires_ms(record))
+}
+
+/// The records, the indices `create` reads instead of scanning them, and the live counts; one lock
+/// for all.
+///
+/// The counts hold at `counted_at` (the `now_ms` of the last `create`): a running record whose
+/// live-until is past it is counted, by owner and in total; every other record (terminal, or its
+/// lease or lifetime passed) is in `ended`, where room is made from. Moving `counted_at` moves
+/// the records in between, either way, so the counts are exactly what [`TaskRecord::live`] says
+/// of every record at that time.
+#[derive(Default)]
+struct Records {
+    map: HashMap<String, Entry>,
+    /// Every record by when it expires, for the sweep.
+    expiries: BTreeSet<(u64, String)>,
+    /// Every running (not terminal) record by its live-until, live or not.
+    running: BTreeSet<(u64, String)>,
+    /// The records not live at `counted_at`, by last change (and id, for a fixed order).
+    ended: BTreeSet<(u64, String)>,
+    counted_at: u64,
+    live: usize,
+    /// Live records by owner; the anonymous ones share the `None` count.
+    live_by_owner: HashMap<Option<String>, usize>,
+}
+
+impl Records {
+    /// Removes up to `budget` records expired at `now`, earliest first.
+    fn sweep(&mut self, now: u64, budget: usize) {
+        for _ in 0..budget {
+            match self.expiries.first() {
+                Some((at, id)) if *at <= now => {
+                    let id = id.clone();
+                    self.remove(&id);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let entry = self.map.remove(id)?;
+        self.unindex(&entry.record);
+        Some(entry)
+    }
+
+    fn insert(&mut self, record: &TaskRecord) {
+        self.remove(&record.id);
+        self.index(record);
+        let entry = Entry { record: record.clone(), answers: Map::new(), cancel: false, wake: Arc::new(Notify::new()) };
+        self.map.insert(record.id.clone(), entry);
+    }
+
+    fn index(&mut self, record: &TaskRecord) {
+        let id = &record.id;
+        self.expiries.insert((expires_ms(record), id.clone()));
+        if !record.status.is_terminal() {
+            let until = live_until_ms(record);
+            self.running.insert((until, id.clone()));
+            if until > self.counted_at {
+                self.live += 1;
+                *self.live_by_owner.entry(record.owner.clone()).or_default() += 1;
+                return;
+            }
+        }
+        self.ended.insert((record.updated_ms, id.clone()));
+    }
+
+    /// Takes `record` (as it is stored) out of the indices and counts: the mirror of `index`.
+    fn unindex(&mut self, record: &TaskRecord) {
+        let id = &record.id;
+        self.expiries.remove(&(expires_ms(record), id.clone()));
+        if !record.status.is_terminal() {
+            let until = live_until_ms(record);
+            self.running.remove(&(until, id.clone()));
+            if until > self.counted_at {
+                self.uncount(&record.owner);
+                return;
+            }
+        }
+        self.ended.remove(&(record.updated_ms, id.clone()));
+    }
+
+    fn uncount(&mut self, owner: &Option<String>) {
+        self.live -= 1;
+        if let Some(count) = self.live_by_owner.get_mut(owner) {
+            *count -= 1;
+            if *count == 0 {
+                self.live_by_owner.remove(owner);
+            }
+        }
+    }
+
+    /// Moves the counts to `now`: the running records whose live-until lies between the old time
+    /// and `now` stop (or, if `now` is earlier, start again) being live. Each record moves once
+    /// per crossing, so with time going forward this is amortised O(log n) per operation. Time
+    /// can step back a little: concurrent creates may take the lock in another order than they
+    /// read their clocks, and the counts must still be what `live` says at each one's time.
+    fn count_at(&mut self, now: u64) {
+        let (from, to, forward) = match now.cmp(&self.counted_at) {
+            std::cmp::Ordering::Greater => (self.counted_at, now, true),
+            std::cmp::Ordering::Less => (now, self.counted_at, false),
+            std::cmp::Ordering::Equal => return,
+        };
+        // Live-until in (from, to]; `from < to`, so `from + 1` cannot overflow.
+        let crossing: Vec<String> = self
+            .running
+            .range((from + 1, String::new())..)
+            .take_while(|(until, _)| *until <= to)
+            .map(|(_, id)| id.clone())
+            .collect();
+        self.counted_at = now;
+        for id in crossing {
+            let Some(record) = self.map.get(&id).map(|entry| &entry.record) else { continue };
+            let (owner, updated) = (record.owner.clone(), record.updated_ms);
+            if forward {
+                self.uncount(&owner);
+                self.ended.insert((updated, id));
+            } else {
+                self.live += 1;
+                *self.live_by_owner.entry(owner).or_default() += 1;
+                self.ended.remove(&(updated, id));
+            }
+        }
+    }
+
+    /// Stores a new task if `max_records` and `limits` leave room; `now` is the store's clock.
+    fn create(
+        &mut self,
+        record: &TaskRecord,
+        limits: TaskLimits,
+        now: u64,
+        max_records: usize,
+    ) -> Result<(), StoreError> {
+        // At most `max_records` are held, so this sweep either makes room or leaves no expired
+        // record behind: room is never made from an ended task while an expired one lingers.
+        self.sweep(now, SWEEP_BUDGET);
+        self.count_at(limits.now_ms);
+        if self.map.len() >= max_records {
+            // Room from the ended task least recently changed.
+            let Some((_, id)) = self.ended.first() else {
+                return Err(StoreError::TaskCap { cap: max_records, per_principal: false });
+            };
+            let id = id.clone();
+            self.remove(&id);
+        }
+        let mine = self.live_by_owner.get(&record.owner).copied().unwrap_or(0);
+        if self.live >= limits.max_live {
+            return Err(StoreError::TaskCap { cap: limits.max_live, per_principal: false });
+        }
+        if mine >= limits.max_live_per_principal {
+            return Err(StoreError::TaskCap { cap: limits.max_live_per_principal, per_principal: true });
+        }
+        self.insert(record);
+        Ok(())
+    }
+
+    /// Replaces a stored record unless it is terminal; its indices follow the new status, lease
+    /// and last change.
+    fn save(&mut self, record: &TaskRecord) -> bool {
+        let old = match self.map.get_mut(&record.id) {
+            Some(entry) if !entry.record.status.is_terminal() => {
+                // Answers the handler took are no longer outstanding: forget them with their keys.
+                entry.answers.retain(|key, _| record.input_requests.contains_key(key));
+                entry.wake.notify_waiters();
+                std::mem::replace(&mut entry.record, record.clone())
+            }
+            _ => return false,
+        };
+        self.unindex(&old);
+        self.index(record);
+        true
+    }
+}
+
 /// Task records in this process's memory: every instance that shares it is this process.
-/// Expired records are swept when a task is created; past [`InProcessTasks::with_max_records`]
-/// records, the ended tasks least recently changed make room (a live task is never dropped).
+/// Past [`InProcessTasks::with_max_records`] records, the ended tasks least recently changed make
+/// room (a live task is never dropped).
+///
+/// Fast at scale: expired records are swept a few per created task through an index of their
+/// deadlines, the live tasks are counted as they start and stop, and room is made from an index
+/// of the ended ones, so no operation scans the store (O(log n) amortised each).
 pub struct InProcessTasks {
-    entries: Mutex<HashMap<String, Entry>>,
+    records: Mutex<Records>,
     clock: Arc<dyn Clock>,
     max_records: usize,
 }
@@ -47,7 +238,7 @@ impl InProcessTasks {
     /// An empty store on the system clock.
     pub fn new() -> Self {
         InProcessTasks {
-            entries: Mutex::new(HashMap::new()),
+            records: Mutex::default(),
             clock: Arc::new(SystemClock),
             max_records: DEFAULT_MAX_TASK_RECORDS,
         }
@@ -65,72 +256,27 @@ impl InProcessTasks {
         self
     }
 
-    fn entries(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
-        // Never held across an await or user code: a poisoned map is still consistent.
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    fn records(&self) -> MutexGuard<'_, Records> {
+        // Never held across an await or user code, and every update of the indices completes
+        // without panicking: a poisoned lock still guards consistent records.
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl TaskRecords for InProcessTasks {
     fn create(&self, record: &TaskRecord, limits: TaskLimits) -> StoreFuture<'_, ()> {
         let now = millis(self.clock.now());
-        let mut entries = self.entries();
-        entries.retain(|_, entry| !entry.record.expired(now));
-        if entries.len() >= self.max_records {
-            // Room from the ended tasks least recently changed.
-            let mut ended: Vec<(u64, String)> = entries
-                .iter()
-                .filter(|(_, e)| !e.record.live(limits.now_ms))
-                .map(|(id, e)| (e.record.updated_ms, id.clone()))
-                .collect();
-            ended.sort_unstable();
-            let excess = entries.len() + 1 - self.max_records;
-            for (_, id) in ended.into_iter().take(excess) {
-                entries.remove(&id);
-            }
-            if entries.len() >= self.max_records {
-                let refused = Err(StoreError::TaskCap { cap: self.max_records, per_principal: false });
-                return Box::pin(std::future::ready(refused));
-            }
-        }
-        let live = entries.values().filter(|e| e.record.live(limits.now_ms));
-        let (mut total, mut mine) = (0, 0);
-        for entry in live {
-            total += 1;
-            if entry.record.owner == record.owner {
-                mine += 1;
-            }
-        }
-        let result = if total >= limits.max_live {
-            Err(StoreError::TaskCap { cap: limits.max_live, per_principal: false })
-        } else if mine >= limits.max_live_per_principal {
-            Err(StoreError::TaskCap { cap: limits.max_live_per_principal, per_principal: true })
-        } else {
-            let entry =
-                Entry { record: record.clone(), answers: Map::new(), cancel: false, wake: Arc::new(Notify::new()) };
-            entries.insert(record.id.clone(), entry);
-            Ok(())
-        };
+        let result = self.records().create(record, limits, now, self.max_records);
         Box::pin(std::future::ready(result))
     }
 
     fn save(&self, record: &TaskRecord) -> StoreFuture<'_, bool> {
-        let mut entries = self.entries();
-        let saved = match entries.get_mut(&record.id) {
-            Some(entry) if !entry.record.status.is_terminal() => {
-                // Answers the handler took are no longer outstanding: forget them with their keys.
-                entry.answers.retain(|key, _| record.input_requests.contains_key(key));
-                entry.record = record.clone();
-                entry.wake.notify_waiters();
-                true
-            }
-            _ => false,
-        };
+        let saved = self.records().save(record);
         Box::pin(std::future::ready(Ok(saved)))
     }
 
     fn load(&self, id: &str) -> StoreFuture<'_, Option<TaskView>> {
-        let view = self.entries().get(id).map(|entry| TaskView {
+        let view = self.records().map.get(id).map(|entry| TaskView {
             record: entry.record.clone(),
             answered: entry.answers.keys().cloned().collect::<BTreeSet<_>>(),
             cancel_requested: entry.cancel,
@@ -139,7 +285,7 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn answer(&self, id: &str, answers: Map<String, Value>) -> StoreFuture<'_, ()> {
-        if let Some(entry) = self.entries().get_mut(id) {
+        if let Some(entry) = self.records().map.get_mut(id) {
             for (key, value) in answers {
                 entry.answers.entry(key).or_insert(value);
             }
@@ -149,12 +295,12 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn answers(&self, id: &str) -> StoreFuture<'_, Map<String, Value>> {
-        let answers = self.entries().get(id).map(|entry| entry.answers.clone()).unwrap_or_default();
+        let answers = self.records().map.get(id).map(|entry| entry.answers.clone()).unwrap_or_default();
         Box::pin(std::future::ready(Ok(answers)))
     }
 
     fn cancel(&self, id: &str) -> StoreFuture<'_, ()> {
-        if let Some(entry) = self.entries().get_mut(id) {
+        if let Some(entry) = self.records().map.get_mut(id) {
             entry.cancel = true;
             entry.wake.notify_waiters();
         }
@@ -162,7 +308,7 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
-        let wake = self.entries().get(id).map(|entry| entry.wake.clone());
+        let wake = self.records().map.get(id).map(|entry| entry.wake.clone());
         Box::pin(async move {
             match wake {
                 Some(wake) => {
@@ -179,6 +325,7 @@ impl TaskRecords for InProcessTasks {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
+    use crate::server::ManualClock;
     use crate::server::task::TaskStatus;
 
     fn record(id: &str, now: u64) -> TaskRecord {
@@ -197,6 +344,182 @@ mod tests {
         }
     }
 
+    fn limits(max_live: usize, per_principal: usize, now_ms: u64) -> TaskLimits {
+        TaskLimits { max_live, max_live_per_principal: per_principal, now_ms }
+    }
+
+    fn task(id: &str, owner: Option<&str>, now: u64, ttl_ms: u64, lease_ms: u64) -> TaskRecord {
+        TaskRecord { owner: owner.map(str::to_owned), ttl_ms, lease_until_ms: now + lease_ms, ..record(id, now) }
+    }
+
+    /// Recounts everything the indices say from the records themselves: the counts never drift.
+    fn assert_indices_agree(store: &InProcessTasks) {
+        let records = store.records();
+        let at = records.counted_at;
+        let all = || records.map.values().map(|entry| &entry.record);
+        let live: Vec<&TaskRecord> = all().filter(|r| r.live(at)).collect();
+        assert_eq!(records.live, live.len());
+        let mut by_owner: HashMap<Option<String>, usize> = HashMap::new();
+        for r in &live {
+            *by_owner.entry(r.owner.clone()).or_default() += 1;
+        }
+        assert_eq!(records.live_by_owner, by_owner);
+        let ended: BTreeSet<(u64, String)> =
+            all().filter(|r| !r.live(at)).map(|r| (r.updated_ms, r.id.clone())).collect();
+        assert_eq!(records.ended, ended);
+        let running: BTreeSet<(u64, String)> =
+            all().filter(|r| !r.status.is_terminal()).map(|r| (live_until_ms(r), r.id.clone())).collect();
+        assert_eq!(records.running, running);
+        let expiries: BTreeSet<(u64, String)> = all().map(|r| (expires_ms(r), r.id.clone())).collect();
+        assert_eq!(records.expiries, expiries);
+    }
+
+    /// The store as a scan of every record keeps it: what [`InProcessTasks`] must decide alike.
+    struct Scan {
+        records: HashMap<String, TaskRecord>,
+        max_records: usize,
+    }
+
+    impl Scan {
+        fn create(&mut self, record: &TaskRecord, limits: TaskLimits, now: u64) -> Result<(), StoreError> {
+            self.records.retain(|_, r| !r.expired(now));
+            if self.records.len() >= self.max_records {
+                let mut ended: Vec<(u64, String)> = self
+                    .records
+                    .values()
+                    .filter(|r| !r.live(limits.now_ms))
+                    .map(|r| (r.updated_ms, r.id.clone()))
+                    .collect();
+                ended.sort_unstable();
+                let excess = self.records.len() + 1 - self.max_records;
+                for (_, id) in ended.into_iter().take(excess) {
+                    self.records.remove(&id);
+                }
+                if self.records.len() >= self.max_records {
+                    return Err(StoreError::TaskCap { cap: self.max_records, per_principal: false });
+                }
+            }
+            let live: Vec<&TaskRecord> = self.records.values().filter(|r| r.live(limits.now_ms)).collect();
+            let mine = live.iter().filter(|r| r.owner == record.owner).count();
+            if live.len() >= limits.max_live {
+                return Err(StoreError::TaskCap { cap: limits.max_live, per_principal: false });
+            }
+            if mine >= limits.max_live_per_principal {
+                return Err(StoreError::TaskCap { cap: limits.max_live_per_principal, per_principal: true });
+            }
+            self.records.insert(record.id.clone(), record.clone());
+            Ok(())
+        }
+
+        fn save(&mut self, record: &TaskRecord) -> bool {
+            match self.records.get_mut(&record.id) {
+                Some(stored) if !stored.status.is_terminal() => {
+                    *stored = record.clone();
+                    true
+                }
+                _ => false,
+            }
+        }
+    }
+
+    /// xorshift64: a fixed sequence per seed, so a failure replays.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// Drives the store and [`Scan`] through the same random creates, saves (status changes,
+    /// renewed and lapsed leases) and clock moves, and compares every decision and a sample of
+    /// lookups after each step.
+    /// Returns how many creates left expired records for later ones to sweep.
+    async fn model_check(seed: u64, max_records: usize, max_live: usize, per_principal: usize) -> usize {
+        const OWNERS: [Option<&str>; 4] = [None, Some("a"), Some("b"), Some("c")];
+        const STATUSES: [TaskStatus; 5] = [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ];
+        let clock = ManualClock::new();
+        let store = InProcessTasks::new().with_clock(Arc::new(clock.clone())).with_max_records(max_records);
+        let mut scan = Scan { records: HashMap::new(), max_records };
+        // The last record written of every task ever accepted, to tell which are expired.
+        let mut known: HashMap<String, TaskRecord> = HashMap::new();
+        let mut ids: Vec<String> = Vec::new();
+        let mut rng = Rng(seed);
+        let (mut accepted, mut refused, mut saved, mut lingered) = (0, 0, 0, 0);
+        for step in 0..4_000 {
+            let now = millis(clock.now());
+            match rng.below(100) {
+                0..45 => {
+                    let id = format!("t{step}");
+                    let owner = OWNERS[rng.below(4) as usize];
+                    let new = task(&id, owner, now, 20 + rng.below(300), 1 + rng.below(150));
+                    // Callers may count a moment earlier than the store's clock reads.
+                    let at = now - rng.below(3);
+                    let limits = limits(max_live, per_principal, at);
+                    let expected = scan.create(&new, limits, now);
+                    assert_eq!(store.create(&new, limits).await, expected, "seed {seed} step {step}: create {id}");
+                    if store.records().map.len() > scan.records.len() {
+                        lingered += 1;
+                    }
+                    if expected.is_ok() {
+                        accepted += 1;
+                        known.insert(id.clone(), new);
+                        ids.push(id);
+                    } else {
+                        refused += 1;
+                    }
+                }
+                45..80 if !ids.is_empty() => {
+                    // Among the latest tasks: most older ones have expired. An expired record may
+                    // linger in the store until swept, where the scan dropped it: left alone.
+                    let id = &ids[ids.len() - 1 - rng.below(ids.len().min(30) as u64) as usize];
+                    let mut next = known[id].clone();
+                    if !next.expired(now) {
+                        // Mostly still running, so that tasks live long enough to be saved again.
+                        next.status = STATUSES.get(rng.below(9) as usize).copied().unwrap_or(TaskStatus::Working);
+                        next.updated_ms = now;
+                        match rng.below(3) {
+                            0 => next.lease_until_ms = now + 1 + rng.below(150),
+                            1 => next.lease_until_ms = now.saturating_sub(rng.below(20)),
+                            _ => {}
+                        }
+                        let expected = scan.save(&next);
+                        assert_eq!(store.save(&next).await.unwrap(), expected, "seed {seed} step {step}: save {id}");
+                        if expected {
+                            saved += 1;
+                            known.insert(id.clone(), next);
+                        }
+                    }
+                }
+                _ => clock.advance(Duration::from_millis(if rng.below(50) == 0 { 400 } else { rng.below(25) })),
+            }
+            assert_indices_agree(&store);
+            let now = millis(clock.now());
+            for i in 0..4.min(ids.len()) {
+                let among = if i % 2 == 0 { ids.len().min(30) } else { ids.len() };
+                let id = &ids[ids.len() - 1 - rng.below(among as u64) as usize];
+                let view = store.load(id).await.unwrap().map(|view| view.record);
+                if known[id].expired(now) {
+                    assert!(view.is_none() || view.as_ref() == Some(&known[id]), "seed {seed} step {step}: {id}");
+                } else {
+                    assert_eq!(view.as_ref(), scan.records.get(id), "seed {seed} step {step}: load {id}");
+                }
+            }
+        }
+        // The run went through every branch, not just one.
+        assert!(accepted > 500 && refused > 50 && saved > 300, "{accepted} accepted, {refused} refused, {saved} saved");
+        lingered
+    }
+
     #[tokio::test]
     async fn past_its_bound_the_store_drops_ended_tasks_never_live_ones() {
         let store = InProcessTasks::new().with_max_records(2);
@@ -212,5 +535,110 @@ mod tests {
         store.create(&record("t3", now), limits).await.unwrap();
         assert!(store.load("t1").await.unwrap().is_none());
         assert!(store.load("t2").await.unwrap().is_some() && store.load("t3").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn the_store_decides_as_a_scan_of_every_record_would() {
+        // Small: the bound on records is reached often, and ended tasks make room.
+        for seed in [0x9e37_79b9_7f4a_7c15, 7, 0xdead_beef] {
+            model_check(seed, 12, 8, 3).await;
+        }
+        // Larger: expired records outnumber what one create sweeps, and linger a while.
+        for seed in [42, 0x1234_5678] {
+            let lingered = model_check(seed, 100, 20, 8).await;
+            assert!(lingered > 2, "seed {seed}: {lingered} creates left expired records behind");
+        }
+    }
+
+    #[tokio::test]
+    async fn live_caps_hold_and_free_when_a_task_ends_or_its_lease_passes() {
+        let store = InProcessTasks::new().with_clock(Arc::new(ManualClock::new()));
+        let now = millis(SystemClock.now());
+        let caps = |at| limits(3, 2, now + at);
+        let mut a1 = task("a1", Some("alice"), now, 60_000, 1_000);
+        let mut a2 = task("a2", Some("alice"), now, 60_000, 1_000);
+        store.create(&a1, caps(0)).await.unwrap();
+        store.create(&a2, caps(0)).await.unwrap();
+        let per_principal = StoreError::TaskCap { cap: 2, per_principal: true };
+        let total = StoreError::TaskCap { cap: 3, per_principal: false };
+        let a3 = task("a3", Some("alice"), now, 60_000, 1_000);
+        assert_eq!(store.create(&a3, caps(0)).await, Err(per_principal.clone()));
+        store.create(&task("b1", Some("bob"), now, 60_000, 5_000), caps(0)).await.unwrap();
+        assert_eq!(store.create(&task("n1", None, now, 60_000, 5_000), caps(0)).await, Err(total.clone()));
+        // A task that ends frees its place, for its owner and in total.
+        a1.status = TaskStatus::Completed;
+        assert!(store.save(&a1).await.unwrap());
+        store.create(&a3, caps(0)).await.unwrap();
+        assert_eq!(store.create(&task("n1", None, now, 60_000, 5_000), caps(0)).await, Err(total.clone()));
+        // A lease that passes frees it too, with no save: a2 and a3 stop being live at +1000.
+        store.create(&task("n1", None, now, 60_000, 5_000), caps(1_000)).await.unwrap();
+        store.create(&task("a4", Some("alice"), now, 60_000, 9_000), caps(1_000)).await.unwrap();
+        // Renewed while still running, a lapsed task counts again: four live, over the total.
+        a2.lease_until_ms = now + 10_000;
+        a2.updated_ms = now + 1_000;
+        assert!(store.save(&a2).await.unwrap());
+        assert_indices_agree(&store);
+        let a5 = task("a5", Some("alice"), now, 60_000, 5_000);
+        assert_eq!(store.create(&a5, caps(1_000)).await, Err(total.clone()));
+        // Past b1's and n1's leases (+5000), alice's two remain live: her cap, not the total's.
+        assert_eq!(store.create(&a5, caps(5_000)).await, Err(per_principal));
+        store.create(&task("b2", Some("bob"), now, 60_000, 9_000), caps(5_000)).await.unwrap();
+        assert_indices_agree(&store);
+    }
+
+    #[tokio::test]
+    async fn room_is_made_from_expired_then_least_recently_changed_ended_tasks() {
+        let clock = ManualClock::new();
+        let store = InProcessTasks::new().with_clock(Arc::new(clock.clone())).with_max_records(4);
+        let now = millis(clock.now());
+        let caps = |at| limits(100, 100, now + at);
+        // Ended in the order t2, t1, t3: t3 expires first, though it changed last.
+        for (id, ttl, changed) in [("t1", 60_000, 20), ("t2", 60_000, 10), ("t3", 50, 30)] {
+            let mut t = task(id, None, now, ttl, 30_000);
+            store.create(&t, caps(0)).await.unwrap();
+            t.status = TaskStatus::Failed;
+            t.updated_ms = now + changed;
+            assert!(store.save(&t).await.unwrap());
+        }
+        store.create(&task("live", None, now, 60_000, 30_000), caps(0)).await.unwrap();
+        clock.advance(Duration::from_millis(100));
+        let gone = |id: &'static str| {
+            let store = &store;
+            async move { store.load(id).await.unwrap().is_none() }
+        };
+        store.create(&task("n1", None, now, 60_000, 30_000), caps(100)).await.unwrap();
+        assert!(gone("t3").await && !gone("t1").await && !gone("t2").await);
+        store.create(&task("n2", None, now, 60_000, 30_000), caps(100)).await.unwrap();
+        assert!(gone("t2").await && !gone("t1").await);
+        store.create(&task("n3", None, now, 60_000, 30_000), caps(100)).await.unwrap();
+        assert!(gone("t1").await);
+        // Only live tasks left: nothing is dropped, the new one is refused.
+        let refused = store.create(&task("n4", None, now, 60_000, 30_000), caps(100)).await;
+        assert_eq!(refused, Err(StoreError::TaskCap { cap: 4, per_principal: false }));
+        assert!(!gone("live").await && !gone("n3").await);
+        assert_indices_agree(&store);
+    }
+
+    #[tokio::test]
+    async fn expired_records_are_swept_a_few_per_create() {
+        let clock = ManualClock::new();
+        let store = InProcessTasks::new().with_clock(Arc::new(clock.clone()));
+        let now = millis(clock.now());
+        for i in 0..100 {
+            store.create(&task(&format!("old-{i}"), None, now, 1, 1), limits(1000, 1000, now)).await.unwrap();
+        }
+        clock.advance(Duration::from_millis(5));
+        let now = now + 5;
+        store.create(&task("new", None, now, 60_000, 30_000), limits(1000, 1000, now)).await.unwrap();
+        assert_eq!(store.records().map.len(), 101 - SWEEP_BUDGET);
+        // An expired record not swept yet is still found: the engine answers that it expired.
+        let lingering = store.load("old-99").await.unwrap().unwrap();
+        assert!(lingering.record.expired(now));
+        for i in 0..3 {
+            store.create(&task(&format!("new-{i}"), None, now, 60_000, 30_000), limits(1000, 1000, now)).await.unwrap();
+        }
+        assert_eq!(store.records().map.len(), 4, "every expired record is gone after a few creates");
+        assert!(store.load("old-99").await.unwrap().is_none());
+        assert_indices_agree(&store);
     }
 }
