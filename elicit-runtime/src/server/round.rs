@@ -48,14 +48,7 @@ impl Engine {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>>,
     {
-        let digest = digest_arguments(request.arguments);
-        let binding = Binding {
-            principal: request.principal,
-            method: request.method,
-            name: request.name,
-            arguments_digest: digest,
-            audience: &self.audience,
-        };
+        let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
         self.replay_finished(&mut opened).await?;
         let flow = Flow::new(
@@ -79,6 +72,18 @@ impl Engine {
     }
 
     /// Opens the request's state and keeps the answers this round may use.
+    /// What this request's `requestState` is bound to: its principal, method, name, arguments and
+    /// this engine's audience.
+    pub(super) fn binding<'r>(&'r self, request: &Request<'r>) -> Binding<'r> {
+        Binding {
+            principal: request.principal,
+            method: request.method,
+            name: request.name,
+            arguments_digest: digest_arguments(request.arguments),
+            audience: &self.audience,
+        }
+    }
+
     pub(super) fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
         let mut payload = match request.request_state {
             None => Payload::default(),

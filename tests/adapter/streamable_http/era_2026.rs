@@ -286,7 +286,7 @@ async fn invalid_trip_is_asked_again_with_the_error() {
     assert!(message.contains("Please correct") && message.contains("`from`"), "{message}");
     assert!(!message.contains("`to`"), "only the failing field: {message}");
     let properties = &params["requestedSchema"]["properties"];
-    // Issue #12.6: a refused value longer than the field allows ("Paris" against `from`'s
+    // A refused value longer than the field allows ("Paris" against `from`'s
     // maxLength 3) is not echoed back as the default; a value that fits is (the runtime's
     // schema::tests::previous_answers_become_defaults_where_they_fit).
     assert_eq!(properties["from"].get("default"), None, "no default longer than maxLength");

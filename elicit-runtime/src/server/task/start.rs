@@ -14,7 +14,6 @@ use crate::server::exec::Executor;
 use crate::server::flow::Flow;
 use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
 use crate::server::{Engine, EngineError, FlowError, Request};
-use crate::state::{Binding, digest_arguments};
 use crate::wire::{Capabilities, InputRequiredResult, codes};
 
 /// What a call to a task-capable tool produced.
@@ -62,14 +61,7 @@ impl Engine {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>> + Send + 'static,
     {
-        let digest = digest_arguments(request.arguments);
-        let binding = Binding {
-            principal: request.principal,
-            method: request.method,
-            name: request.name,
-            arguments_digest: digest,
-            audience: &self.audience,
-        };
+        let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
         self.replay_finished(&mut opened).await?;
         let exec = TaskExec::default();
