@@ -276,15 +276,13 @@ impl EngineBuilder {
     }
 
     /// Replaces the tunables of tasks.
-    pub fn task_config(mut self, config: TaskConfig) -> Self {
-        self.task_config = config;
-        self
+    pub fn task_config(self, task_config: TaskConfig) -> Self {
+        Self { task_config, ..self }
     }
 
     /// Replaces the tunables of handlers run live on 2025-era sessions.
-    pub fn live_config(mut self, live: LiveConfig) -> Self {
-        self.live = live;
-        self
+    pub fn live_config(self, live: LiveConfig) -> Self {
+        Self { live, ..self }
     }
 
     /// Uses this store for URL-mode completion and the flow ledger (default: an
