@@ -125,8 +125,11 @@ impl Elicitation {
         let request = request.principal(principal.as_deref());
         let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest(ctx.clone()));
         let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
+        // The engine's round is boxed, here and below: rmcp spawns a task per request whose
+        // future holds the handler's future inline, and an unboxed round (the handler's own
+        // future in it) would make every such task large and every move of it a large copy.
         if let Some(session) = self.live_session(ctx) {
-            let live = self.engine.run_live(&request, &session, handler);
+            let live = Box::pin(self.engine.run_live(&request, &session, handler));
             // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
             // dropped connection cancel the call's token: the task is dropped with its records.
             return tokio::select! {
@@ -136,7 +139,7 @@ impl Elicitation {
         }
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let request = request.meta(Some(meta));
-        self.engine.run(&request, handler).await.map_err(ErrorData::from)
+        Box::pin(self.engine.run(&request, handler)).await.map_err(ErrorData::from)
     }
 
     /// Runs one round of the tool `handler` for an rmcp `tools/call`, answering with rmcp's

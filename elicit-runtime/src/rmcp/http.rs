@@ -49,25 +49,73 @@ pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 /// # }
 /// ```
 pub fn wire_layer(router: axum::Router, config: &StreamableHttpServerConfig) -> axum::Router {
-    let gate = Arc::new(Gate {
-        allowed_hosts: config.allowed_hosts.clone(),
-        allowed_origins: config.allowed_origins.clone(),
-        max_body: config.max_request_body_bytes,
-    });
+    let gate = Arc::new(Gate::new(config));
     router
         .layer(middleware::from_fn(strip_legacy_fields))
         .layer(middleware::from_fn_with_state(gate, mark_malformed_params))
 }
 
-/// What rmcp lets in, checked before a body is read.
+/// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
+/// reads them; a request is then checked without allocating.
 #[derive(Debug)]
 pub(super) struct Gate {
-    allowed_hosts: Vec<String>,
-    allowed_origins: Vec<String>,
+    /// rmcp checks nothing when its list is empty.
+    check_hosts: bool,
+    allowed_hosts: Vec<AllowedHost>,
+    /// Empty: whether rmcp checks depends on a setting it keeps private.
+    allowed_origins: Vec<AllowedOrigin>,
     max_body: usize,
 }
 
+/// An allowed `Host`: lowercase, without brackets, with the port it requires if any.
+#[derive(Debug)]
+struct AllowedHost {
+    host: String,
+    port: Option<u16>,
+}
+
+/// An allowed `Origin`: `origin` is `None` for an entry that parses as no origin (it lets nothing
+/// in), `Some(None)` for `null`.
+#[derive(Debug)]
+struct AllowedOrigin {
+    #[allow(clippy::option_option, reason = "an entry that parses as nothing and the `null` origin differ")]
+    origin: Option<Option<(String, String, Option<u16>)>>,
+    any_port: bool,
+}
+
 impl Gate {
+    fn new(config: &StreamableHttpServerConfig) -> Self {
+        let allowed_hosts = config
+            .allowed_hosts
+            .iter()
+            .map(|allowed| {
+                let allowed = allowed.trim();
+                match axum::http::uri::Authority::try_from(allowed) {
+                    Ok(a) => AllowedHost { host: normalize_host(a.host()), port: a.port_u16() },
+                    Err(_) => AllowedHost { host: normalize_host(allowed), port: None },
+                }
+            })
+            .collect();
+        let allowed_origins = config
+            .allowed_origins
+            .iter()
+            .map(|allowed| {
+                let allowed = allowed.trim();
+                let (base, any_port) = match allowed.strip_suffix(":*") {
+                    Some(base) => (base, true),
+                    None => (allowed, false),
+                };
+                AllowedOrigin { origin: parse_origin(base), any_port }
+            })
+            .collect();
+        Self {
+            check_hosts: !config.allowed_hosts.is_empty(),
+            allowed_hosts,
+            allowed_origins,
+            max_body: config.max_request_body_bytes,
+        }
+    }
+
     /// `true` when rmcp's `Host` and `Origin` checks surely pass. Anything else (a host or
     /// origin not on the lists, a header that does not parse) is left to rmcp, unread.
     fn lets_in(&self, parts: &axum::http::request::Parts) -> bool {
@@ -75,7 +123,7 @@ impl Gate {
     }
 
     fn host_allowed(&self, parts: &axum::http::request::Parts) -> bool {
-        if self.allowed_hosts.is_empty() {
+        if !self.check_hosts {
             return true;
         }
         let authority = match parts.headers.get(header::HOST) {
@@ -83,33 +131,21 @@ impl Gate {
             None => parts.uri.authority().cloned(),
         };
         let Some(authority) = authority else { return false };
-        let host = normalize_host(authority.host());
+        let host = bare_host(authority.host());
         self.allowed_hosts.iter().any(|allowed| {
-            let allowed = allowed.trim();
-            match axum::http::uri::Authority::try_from(allowed) {
-                Ok(a) => {
-                    normalize_host(a.host()) == host && a.port_u16().is_none_or(|p| authority.port_u16() == Some(p))
-                }
-                Err(_) => normalize_host(allowed) == host,
-            }
+            allowed.host.eq_ignore_ascii_case(host) && allowed.port.is_none_or(|p| authority.port_u16() == Some(p))
         })
     }
 
     fn origin_allowed(&self, parts: &axum::http::request::Parts) -> bool {
         let Some(origin) = parts.headers.get(header::ORIGIN) else { return true };
         if self.allowed_origins.is_empty() {
-            // Whether rmcp checks then depends on a setting it keeps private: let it decide.
             return false;
         }
         let Some(origin) = origin.to_str().ok().and_then(parse_origin) else { return false };
         self.allowed_origins.iter().any(|allowed| {
-            let allowed = allowed.trim();
-            let (base, any_port) = match allowed.strip_suffix(":*") {
-                Some(base) => (base, true),
-                None => (allowed, false),
-            };
-            let Some(allowed) = parse_origin(base) else { return false };
-            match (&allowed, &origin) {
+            let Some(allowed_origin) = &allowed.origin else { return false };
+            match (allowed_origin, &origin) {
                 (None, None) => true,
                 (Some((a_scheme, a_host, a_port)), Some((scheme, host, port))) => {
                     let default = match scheme.as_str() {
@@ -119,7 +155,7 @@ impl Gate {
                     };
                     a_scheme == scheme
                         && a_host == host
-                        && (any_port || a_port.is_none_or(|a| port.or(default) == Some(a)))
+                        && (allowed.any_port || a_port.is_none_or(|a| port.or(default) == Some(a)))
                 }
                 _ => false,
             }
@@ -139,8 +175,18 @@ fn parse_origin(value: &str) -> Option<Option<(String, String, Option<u16>)>> {
     Some(Some((uri.scheme_str()?.to_ascii_lowercase(), normalize_host(authority.host()), authority.port_u16())))
 }
 
+/// A host without the brackets of an IPv6 literal.
+fn bare_host(host: &str) -> &str {
+    host.trim_matches('[').trim_matches(']')
+}
+
 fn normalize_host(host: &str) -> String {
-    host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
+    bare_host(host).to_ascii_lowercase()
+}
+
+/// Whether `needle` occurs in `bytes`.
+pub(super) fn contains(bytes: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(bytes, needle).is_some()
 }
 
 /// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
@@ -227,7 +273,7 @@ fn task_id_header(bytes: &[u8]) -> Option<axum::http::HeaderValue> {
         params: Option<Params>,
     }
     let needle = b"\"tasks/";
-    if !bytes.windows(needle.len()).any(|w| w == needle) {
+    if !contains(bytes, needle) {
         return None;
     }
     let head: Head = serde_json::from_slice(bytes).ok()?;
@@ -313,7 +359,7 @@ fn answered_or_failed(
 /// Whether an SSE `data:` payload is the answer (result or error) to request `id`.
 fn answers(data: &[u8], id: &Value) -> bool {
     let needle = b"\"id\"";
-    if !data.windows(needle.len()).any(|w| w == needle) {
+    if !contains(data, needle) {
         return false;
     }
     let Ok(message) = serde_json::from_slice::<Value>(data.trim_ascii()) else { return false };
@@ -424,7 +470,7 @@ fn sse_stripped(body: Body) -> impl futures_util::Stream<Item = Result<axum::bod
 /// Complete SSE lines (each ending in `\n`), each `data:` line put right.
 fn strip_sse_lines(lines: Vec<u8>) -> Vec<u8> {
     let needle = b"elicitationId";
-    if !lines.windows(needle.len()).any(|w| w == needle) {
+    if !contains(&lines, needle) {
         return lines;
     }
     let mut out = Vec::with_capacity(lines.len());
@@ -450,7 +496,7 @@ fn strip_sse_lines(lines: Vec<u8>) -> Vec<u8> {
 pub(super) fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
     // Cheap pre-check: most responses are not input-required results.
     let needle = b"elicitationId";
-    if !bytes.windows(needle.len()).any(|w| w == needle) {
+    if !contains(bytes, needle) {
         return None;
     }
     let mut message: Value = serde_json::from_slice(bytes).ok()?;

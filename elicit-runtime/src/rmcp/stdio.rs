@@ -123,7 +123,7 @@ async fn pump_output(
 fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     // Only results of the stateless revision carry a `resultType`.
     let needle = b"\"resultType\"";
-    if !line.windows(needle.len()).any(|w| w == needle) {
+    if !super::http::contains(line, needle) {
         return None;
     }
     let stripped = rewrite_input_required(line);

@@ -109,7 +109,8 @@ impl ServerHandler for McpServer {
             (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
             (TaskSupport::Required, false) => return Err(tasks_required()),
             (support, true) => {
-                return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
+                // Boxed, as `Elicitation::run` boxes a round: rmcp's task per request stays small.
+                return Box::pin(self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow))).await;
             }
         }
         // The same piece a server of your own calls (`ToolCall::run`).
@@ -199,20 +200,22 @@ impl ServerHandler for McpServer {
         }
     }
 
+    // The task methods box the engine's work, as `Elicitation::run` boxes a round: rmcp's task
+    // per request holds the future of whichever method runs inline, so each is kept small.
     async fn get_task(
         &self,
         request: GetTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.connection.get_task(request, &ctx).await
+        Box::pin(self.connection.get_task(request, &ctx)).await
     }
 
     async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.connection.update_task(request, &ctx).await
+        Box::pin(self.connection.update_task(request, &ctx)).await
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.connection.cancel_task(request, &ctx).await
+        Box::pin(self.connection.cancel_task(request, &ctx)).await
     }
 
     async fn complete(

@@ -213,9 +213,18 @@ impl McpServer {
         let manager = Arc::new(sessions::session_manager(keep_alive));
         let caps = Arc::new(sessions::SessionCaps::new(self.inner.sessions.clone(), manager.clone()));
         let server = self.clone();
-        let service = StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone());
+        let service =
+            Arc::new(StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone()));
+        // rmcp's service behind an `Arc`: axum clones a route's service for every request, and so
+        // does each layer in front of it, and rmcp's service carries its whole configuration (the
+        // allowed hosts and origins among it). This clones a pointer and calls `handle`, which is
+        // what rmcp's own `Service::call` does after cloning itself.
+        let handle = axum::routing::any(move |request: axum::extract::Request| {
+            let service = Arc::clone(&service);
+            async move { service.handle(request).await }
+        });
         let router = axum::Router::new()
-            .nest_service("/mcp", service)
+            .nest_service("/mcp", handle)
             .layer(middleware::from_fn_with_state(caps, sessions::cap_sessions));
         wire_layer(router, &config)
     }
