@@ -47,7 +47,25 @@ enum Held {
 #[derive(Default)]
 struct FlowRecord {
     slots: HashMap<String, Held>,
-    finished: Option<Value>,
+    finished: Option<Finished>,
+}
+
+/// A finished flow's answers as their JSON text: one allocation per record where a [`Value`]
+/// would hold a tree of them. Every flow leaves one, kept as long as its longest-lived state, so
+/// under load they are most of what the store holds.
+struct Finished(Box<str>);
+
+impl Finished {
+    fn new(answers: &Value) -> Result<Self, StoreError> {
+        serde_json::to_string(answers)
+            .map(|text| Self(text.into_boxed_str()))
+            .map_err(|e| StoreError::Invalid { detail: format!("a flow's answers cannot be recorded: {e}") })
+    }
+
+    fn answers(&self) -> Result<Value, StoreError> {
+        serde_json::from_str(&self.0)
+            .map_err(|e| StoreError::Invalid { detail: format!("a flow's recorded answers do not read back: {e}") })
+    }
 }
 
 /// The caps, as configured.
@@ -453,12 +471,14 @@ impl FlowLedger for InProcessStore {
         let flow = flow.to_owned();
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         Box::pin(async move {
+            // Written out before the lock is taken.
+            let text = Finished::new(&answers)?;
             self.with_records(|records, now| {
                 let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 if let Some(already) = &record.finished {
-                    return Ok(Finish::Already(already.clone()));
+                    return Ok(Finish::Already(already.answers()?));
                 }
                 let unseen = record.slots.iter().any(|(name, held)| {
                     !seen.contains(name) && !matches!(held, Held::Claimed { until, .. } if *until <= now)
@@ -466,7 +486,7 @@ impl FlowLedger for InProcessStore {
                 if unseen {
                     return Ok(Finish::Conflict);
                 }
-                record.finished = Some(answers);
+                record.finished = Some(text);
                 Ok(Finish::Recorded)
             })
         })
@@ -475,10 +495,10 @@ impl FlowLedger for InProcessStore {
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
         let key = (RecordKind::Flow, flow.to_owned());
         Box::pin(async move {
-            Ok(self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
-                Some(Kind::Flow(record)) => record.finished.clone(),
-                _ => None,
-            }))
+            self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
+                Some(Kind::Flow(record)) => record.finished.as_ref().map(Finished::answers).transpose(),
+                _ => Ok(None),
+            })
         })
     }
 
