@@ -5,6 +5,7 @@
 # the 2025-era scenarios (clients opening with `initialize`) must pass with no FAILURE.
 # Usage: scripts/conformance.sh [--full]   (--full also runs every scenario of --requirements 2026-07-28
 # and prints the summary; that run's failures are reported, not fatal: see docs/conformance.md).
+# CONFORMANCE_JOBS (default 4): how many scenarios run at once.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,6 +14,8 @@ out="$root/target/conformance"
 mkdir -p "$out"
 
 cargo build --quiet -p elicit-examples --bin conformance-server
+# The client scenarios run `elicit`.
+cargo build --quiet -p elicit-cli --bin elicit
 . scripts/lib.sh
 log="$out/conformance-server.log"
 ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
@@ -23,21 +26,39 @@ url="$server_url"
 scenarios=(basic-elicitation basic-sampling basic-list-roots request-state multiple-input-requests
   multi-round missing-input-response non-tool-request result-type unsupported-methods tampered-state
   capability-check ignore-extra-params validate-input)
-failed=0
+# The scenarios run a few at a time (CONFORMANCE_JOBS, default 4): each is a client of its own (and
+# the client scenarios start mock servers on ports of their own), and most of a run is waiting.
+# Each job writes its lines to a file of its own; they are printed in the order queued.
+jobs_dir="$out/jobs"
+rm -rf "$jobs_dir"
+mkdir -p "$jobs_dir"
+pids=()
+queue() {
+  local file pid running
+  file=$(printf '%s/%03d' "$jobs_dir" "${#pids[@]}")
+  while :; do
+    running=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=$((running + 1)); done
+    [ "$running" -lt "${CONFORMANCE_JOBS:-4}" ] && break
+    wait -n || true
+  done
+  "$@" >"$file" 2>&1 &
+  pids+=("$!")
+}
 run() {
   local name=$1 result
   if ! result=$(timeout 120 conformance server --url "$url" --scenario "$name" -o "$out" 2>&1); then
-    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING" || true; failed=1; return
+    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING" || true; return
   fi
   local summary
   summary=$(echo "$result" | grep -E "^Passed: " | tail -n1)
   if ! echo "$summary" | grep -q " 0 failed, 0 warnings"; then
-    echo "FAIL $name: $summary"; echo "$result" | grep -E "FAILURE|WARNING" || true; failed=1; return
+    echo "FAIL $name: $summary"; echo "$result" | grep -E "FAILURE|WARNING" || true; return
   fi
   echo "ok   $name: $summary"
 }
-for s in "${scenarios[@]}"; do run "input-required-result-$s"; done
-run server-stateless
+for s in "${scenarios[@]}"; do queue run "input-required-result-$s"; done
+queue run server-stateless
 
 # ---- The Tasks extension (io.modelcontextprotocol/tasks): its ten server scenarios ----
 # Extension scenarios are off the spec timeline: run without --spec-version (any value skips them).
@@ -45,7 +66,7 @@ run server-stateless
 task_scenarios=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
   tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
   tasks-required-task-error tasks-mrtr-composition)
-for s in "${task_scenarios[@]}"; do run "$s"; done
+for s in "${task_scenarios[@]}"; do queue run "$s"; done
 # ---- end of the Tasks extension block ----
 
 # ---- 2025-era server scenarios: the same fixture, clients opening with `initialize` ----
@@ -66,17 +87,16 @@ run_legacy() {
   local version=$1 name=$2 result summary
   if ! result=$(timeout 120 conformance server --url "$url" --scenario "$name" --spec-version "$version" -o "$out" 2>&1) \
      || echo "$result" | grep -q "FAILURE"; then
-    echo "FAIL $name @ $version"; echo "$result" | grep -E "FAILURE|WARNING|rror" | head -n 20 || true; failed=1; return
+    echo "FAIL $name @ $version"; echo "$result" | grep -E "FAILURE|WARNING|rror" | head -n 20 || true; return
   fi
   summary=$(echo "$result" | grep -E "^Passed: " | tail -n1)
   echo "ok   $name @ $version: $summary"
 }
-for entry in "${legacy_scenarios[@]}"; do run_legacy $entry; done
+for entry in "${legacy_scenarios[@]}"; do queue run_legacy $entry; done
 # ---- end of the 2025-era block ----
 
 # The client side: elicit against the suite's mock servers, every 2026-07-28 client scenario (the
 # 25 scored auth/* ones included) and json-schema-2020-12-preservation (added after the release).
-cargo build --quiet -p elicit-cli --bin elicit
 client_scenarios=(tools_call request-metadata sep-2322-client-request-state http-standard-headers
   http-custom-headers http-invalid-tool-headers json-schema-ref-no-deref json-schema-2020-12-preservation
   auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
@@ -86,34 +106,43 @@ client_scenarios=(tools_call request-metadata sep-2322-client-request-state http
   auth/offline-access-not-supported auth/authorization-server-migration auth/iss-supported
   auth/iss-not-advertised auth/iss-supported-missing auth/iss-wrong-issuer auth/iss-unexpected
   auth/iss-normalized auth/metadata-issuer-mismatch)
-# The token folder of a conformance run is a scratch one: nothing of the user's is read or written.
-export ELICIT_CONFIG_DIR="$out/elicit-config"
-for name in "${client_scenarios[@]}"; do
-  if result=$(timeout 120 conformance client --command "$root/target/debug/elicit --conformance" \
-      --scenario "$name" -o "$out" 2>&1) \
+# The token folder of each client scenario is a scratch one of its own: nothing of the user's is
+# read or written, and scenarios running side by side share nothing.
+run_client() {
+  local name=$1 result
+  if result=$(ELICIT_CONFIG_DIR="$out/elicit-config/${name//\//-}" timeout 120 conformance client \
+      --command "$root/target/debug/elicit --conformance" --scenario "$name" -o "$out" 2>&1) \
      && echo "$result" | grep -q " 0 failed, 0 warnings"; then
     echo "ok   $name: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
   else
-    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20; failed=1
+    echo "FAIL $name"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20
   fi
-done
+}
+for name in "${client_scenarios[@]}"; do queue run_client "$name"; done
 
 # ---- 2025-era client scenarios: elicit against the suite's 2025-11-25 fixtures ----
 # Twice: following MCP_CONFORMANCE_PROTOCOL_VERSION as the suite asks, and with it unset, so the
 # probe alone (server/discover, then initialize) must find the era against each fixture.
 legacy_client=(initialize tools_call elicitation-sep1034-client-defaults)
+run_legacy_client() {
+  local name=$1 how=$2 label result
+  label="$name (2025-11-25${how:+, probe only})"
+  if result=$(ELICIT_CONFIG_DIR="$out/elicit-config/legacy-$name${how:+-probe}" timeout 120 conformance client \
+      --command "${how:+$how }$root/target/debug/elicit --conformance" \
+      --scenario "$name" --spec-version 2025-11-25 -o "$out" 2>&1) \
+     && echo "$result" | grep -q " 0 failed, 0 warnings"; then
+    echo "ok   $label: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
+  else
+    echo "FAIL $label"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20
+  fi
+}
 for name in "${legacy_client[@]}"; do
-  for how in "" "env -u MCP_CONFORMANCE_PROTOCOL_VERSION"; do
-    label="$name (2025-11-25${how:+, probe only})"
-    if result=$(timeout 120 conformance client --command "${how:+$how }$root/target/debug/elicit --conformance" \
-        --scenario "$name" --spec-version 2025-11-25 -o "$out" 2>&1) \
-       && echo "$result" | grep -q " 0 failed, 0 warnings"; then
-      echo "ok   $label: $(echo "$result" | grep -E '^Passed: ' | tail -n1)"
-    else
-      echo "FAIL $label"; echo "$result" | grep -E "FAILURE|WARNING|^Passed" | tail -n 20; failed=1
-    fi
-  done
+  for how in "" "env -u MCP_CONFORMANCE_PROTOCOL_VERSION"; do queue run_legacy_client "$name" "$how"; done
 done
+wait "${pids[@]}" || true
+cat "$jobs_dir"/*
+failed=0
+if grep -q '^FAIL' "$jobs_dir"/*; then failed=1; fi
 # ---- end of 2025-era client scenarios ----
 
 if [ "${1:-}" = "--full" ]; then
