@@ -27,26 +27,45 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
 fi
 
+# Each step's wall time, on stderr as it ends and again at the end, so that a slow step is seen.
+started=$SECONDS
+timings=()
+step() {
+    local name=$1 began=$SECONDS rc=0
+    shift
+    "$@" || rc=$?
+    timings+=("$name $((SECONDS - began)) s")
+    echo "test.sh: $name took $((SECONDS - began)) s" >&2
+    return "$rc"
+}
+
+# Every crate of Cargo.lock, whatever features name it, downloaded before anything builds: a test
+# runs `cargo tree --all-features --offline`, which needs crates no default build downloads.
+step fetch cargo fetch --locked
+
 # One format (rustfmt.toml): the workspace and the fuzz workspace beside it.
 cargo fmt --all --check
 (cd fuzz && cargo fmt --all --check)
 # No lint warnings anywhere (workspace lints in the root Cargo.toml).
-cargo clippy --workspace --all-targets -- -D warnings
+step clippy cargo clippy --workspace --all-targets -- -D warnings
 # The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/).
-scripts/install-peers.sh
+step install-peers scripts/install-peers.sh
 # The end-to-end tests run the real server and client binaries.
-cargo build --workspace --bins
-# The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them).
-cargo bench --no-run -p elicit-benches
+step build cargo build --workspace --bins
+# The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them, in
+# release). Built with the dev profile, on the artifacts the build above and the tests share: the
+# same code compiles and links, without a second, optimised build of every dependency.
+step bench-build cargo bench --no-run -p elicit-benches --profile dev
 
 # The tests: their output is kept for the tally; a failure does not stop the steps after it.
 log="$(mktemp "${TMPDIR:-/tmp}/elicit-test.XXXXXX")"
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=1
+tests() { cargo test --workspace --no-fail-fast 2>&1 | tee "$log"; }
+step tests tests || status=1
 # The dependency contract: the derive alone, in few crates, without crypto, tokio or IDNA.
-scripts/check-features.sh || status=1
-scripts/conformance.sh || status=1
+step check-features scripts/check-features.sh || status=1
+step conformance scripts/conformance.sh || status=1
 
 # The tally, over every test binary and doctest run: the harness's own counts, and the tests that
 # skipped themselves for a missing tool (their `SKIPPED NAME: WHY` lines) or are ignored.
@@ -67,5 +86,6 @@ passed=$((passed - skipped_self))
 if [ -n "$skipped_names" ]; then
     echo "skipped: $skipped_names"
 fi
+printf 'steps:'; printf ' %s,' "${timings[@]}"; echo " total $((SECONDS - started)) s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit "$status"
