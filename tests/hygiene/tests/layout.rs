@@ -2,6 +2,8 @@
 //! it over 500 lines of code, and the eras differ in one place (`server/exec.rs`, beside the live
 //! executor's `live.rs` and the task executor's `task/`).
 
+#![allow(clippy::panic, reason = "a failing test should stop loudly")]
+
 use std::path::{Path, PathBuf};
 
 const MAX_LINES_OF_CODE: usize = 500;
