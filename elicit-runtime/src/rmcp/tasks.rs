@@ -86,7 +86,8 @@ impl Elicitation {
                 }
             }
         };
-        match self.engine().run_task(&round, support, handler).await? {
+        // Boxed, as `Elicitation::run` boxes a round: rmcp's task per request stays small.
+        match Box::pin(self.engine().run_task(&round, support, handler)).await? {
             TaskStart::Complete(result) => Ok(CallToolResponse::Complete(result)),
             TaskStart::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
             TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(&snapshot)?)),
@@ -104,7 +105,7 @@ impl Elicitation {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let principal = self.principal_of(ctx);
-        let snapshot = self.engine().task_get(&request.task_id, principal.as_deref()).await?;
+        let snapshot = Box::pin(self.engine().task_get(&request.task_id, principal.as_deref())).await?;
         let mut json = snapshot.to_json(true);
         json.insert(wire::RESULT_TYPE.into(), Value::String("complete".into()));
         serde_json::from_value(Value::Object(json)).map_err(|e| internal("a task cannot be encoded", e))
@@ -122,7 +123,7 @@ impl Elicitation {
     ) -> Result<(), ErrorData> {
         let principal = self.principal_of(ctx);
         let responses = Value::Object(request.input_responses.into_iter().collect());
-        Ok(self.engine().task_update(&request.task_id, principal.as_deref(), Some(&responses)).await?)
+        Ok(Box::pin(self.engine().task_update(&request.task_id, principal.as_deref(), Some(&responses))).await?)
     }
 
     /// `tasks/cancel` for the caller's principal.
@@ -136,6 +137,6 @@ impl Elicitation {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let principal = self.principal_of(ctx);
-        Ok(self.engine().task_cancel(&request.task_id, principal.as_deref()).await?)
+        Ok(Box::pin(self.engine().task_cancel(&request.task_id, principal.as_deref())).await?)
     }
 }

@@ -109,8 +109,7 @@ impl ServerHandler for McpServer {
             (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
             (TaskSupport::Required, false) => return Err(tasks_required()),
             (support, true) => {
-                // Boxed, as `Elicitation::run` boxes a round: rmcp's task per request stays small.
-                return Box::pin(self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow))).await;
+                return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
             }
         }
         // The same piece a server of your own calls (`ToolCall::run`).
@@ -200,22 +199,20 @@ impl ServerHandler for McpServer {
         }
     }
 
-    // The task methods box the engine's work, as `Elicitation::run` boxes a round: rmcp's task
-    // per request holds the future of whichever method runs inline, so each is kept small.
     async fn get_task(
         &self,
         request: GetTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        Box::pin(self.connection.get_task(request, &ctx)).await
+        self.connection.get_task(request, &ctx).await
     }
 
     async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        Box::pin(self.connection.update_task(request, &ctx)).await
+        self.connection.update_task(request, &ctx).await
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        Box::pin(self.connection.cancel_task(request, &ctx)).await
+        self.connection.cancel_task(request, &ctx).await
     }
 
     async fn complete(
