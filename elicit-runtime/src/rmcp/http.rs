@@ -59,8 +59,7 @@ pub fn wire_layer(router: axum::Router, config: &StreamableHttpServerConfig) -> 
 /// reads them; a request is then checked without allocating.
 #[derive(Debug)]
 pub(super) struct Gate {
-    /// rmcp checks nothing when its list is empty.
-    check_hosts: bool,
+    /// Empty: rmcp checks no host.
     allowed_hosts: Vec<AllowedHost>,
     /// Empty: whether rmcp checks depends on a setting it keeps private.
     allowed_origins: Vec<AllowedOrigin>,
@@ -108,12 +107,7 @@ impl Gate {
                 AllowedOrigin { origin: parse_origin(base), any_port }
             })
             .collect();
-        Self {
-            check_hosts: !config.allowed_hosts.is_empty(),
-            allowed_hosts,
-            allowed_origins,
-            max_body: config.max_request_body_bytes,
-        }
+        Self { allowed_hosts, allowed_origins, max_body: config.max_request_body_bytes }
     }
 
     /// `true` when rmcp's `Host` and `Origin` checks surely pass. Anything else (a host or
@@ -123,7 +117,7 @@ impl Gate {
     }
 
     fn host_allowed(&self, parts: &axum::http::request::Parts) -> bool {
-        if !self.check_hosts {
+        if self.allowed_hosts.is_empty() {
             return true;
         }
         let authority = match parts.headers.get(header::HOST) {
