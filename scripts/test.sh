@@ -46,10 +46,22 @@ step fetch cargo fetch --locked
 # One format (rustfmt.toml): the workspace and the fuzz workspace beside it.
 cargo fmt --all --check
 (cd fuzz && cargo fmt --all --check)
+# The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/). Their
+# download waits on the network, not the CPU: it runs while clippy compiles, its output kept and
+# shown when it ends, and the step below waits for it.
+peers_log="$(mktemp "${TMPDIR:-/tmp}/elicit-peers.XXXXXX")"
+scripts/install-peers.sh >"$peers_log" 2>&1 &
+peers_pid=$!
+trap 'kill "$peers_pid" 2>/dev/null || true; rm -f "$peers_log"' EXIT
+peers() {
+    local rc=0
+    wait "$peers_pid" || rc=$?
+    cat "$peers_log"
+    return "$rc"
+}
 # No lint warnings anywhere (workspace lints in the root Cargo.toml).
 step clippy cargo clippy --workspace --all-targets -- -D warnings
-# The interop tests run the official TypeScript and Python SDKs (pinned, into .tools/peers/).
-step install-peers scripts/install-peers.sh
+step install-peers peers
 # The end-to-end tests run the real server and client binaries.
 step build cargo build --workspace --bins
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them, in
@@ -59,7 +71,7 @@ step bench-build cargo bench --no-run -p elicit-benches --profile dev
 
 # The tests: their output is kept for the tally; a failure does not stop the steps after it.
 log="$(mktemp "${TMPDIR:-/tmp}/elicit-test.XXXXXX")"
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$peers_log"' EXIT
 status=0
 tests() { cargo test --workspace --no-fail-fast 2>&1 | tee "$log"; }
 step tests tests || status=1

@@ -1,11 +1,11 @@
 //! The derive: the schema a form asks with and the parser that reads the answer, checked field by
 //! field, beside serde and schemars, against an independent validator and the protocol's own
-//! schema, under hostile input, and the mistakes it refuses at compile time.
+//! schema, under hostile input. The mistakes it refuses at compile time are
+//! checked by `tests/compile_fail/`, a package of their own.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
 mod agreement;
-mod compile_fail;
 mod fields;
 mod golden;
 mod robustness;

@@ -6,15 +6,15 @@
 //! with a message — except under `CI`, where its absence fails them (scripts/test.sh installs it).
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::server::{RedisStore, UrlCompletions, UrlStatus};
 use elicit_test_support::process;
 use elicit_test_support::redis::{self, Redis};
+use elicit_test_support::server::process::travel_server_bin;
 use elicit_test_support::wait;
 use serde_json::{Value, json};
 
@@ -27,19 +27,6 @@ const WOKEN: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------------
 // Processes
-
-/// `target/debug/travel-server`, built once per test binary (see
-/// [`elicit_test_support::process::build_bins`]).
-fn travel_server_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        process::build_bins(&["elicit-examples"]);
-        let bin = process::debug_bin("travel-server");
-        assert!(bin.is_file(), "{} is missing after the build", bin.display());
-        bin
-    })
-    .clone()
-}
 
 /// A `travel-server --store redis://…` on a free loopback port; killed when dropped.
 struct Travel {

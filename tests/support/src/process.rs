@@ -42,19 +42,19 @@ pub fn debug_bin(name: &str) -> PathBuf {
     target_dir().join("debug").join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// Runs `cargo build --quiet -p P.. --bins` (a no-op when the binaries are fresh), bounded by
+/// Runs `cargo build --quiet --workspace --bins` (a no-op when the binaries are fresh), bounded by
 /// [`BUILD_TIMEOUT`]. Building every time, rather than only when a file is missing, keeps a stale
 /// binary from testing old code. Panics with cargo's stderr when the build fails.
-pub fn build_bins(packages: &[&str]) {
+///
+/// Always the whole workspace, as the test command's build step: cargo unifies features over the
+/// packages a command names, so `-p` of one package would build the runtime and its dependencies
+/// once more with another feature set, and two selections would rebuild each other's binaries.
+pub fn build_bins() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut args = vec!["build", "--quiet"];
-    for package in packages {
-        args.extend(["-p", package]);
-    }
-    args.push("--bins");
+    let args = ["build", "--quiet", "--workspace", "--bins"];
     let what = format!("`cargo {}`", args.join(" "));
     let mut build = Command::new(&cargo)
-        .args(&args)
+        .args(args)
         .current_dir(workspace_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -31,7 +31,7 @@ pub struct Bins {
 pub fn bins() -> &'static Bins {
     static BINS: OnceLock<Bins> = OnceLock::new();
     BINS.get_or_init(|| {
-        process::build_bins(&["elicit-examples", "elicit-cli"]);
+        process::build_bins();
         let bin = |name: &str| {
             let path = process::debug_bin(name);
             assert!(path.is_file(), "built the binaries but {} does not exist", path.display());

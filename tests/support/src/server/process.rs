@@ -10,11 +10,11 @@ use crate::process::{Listening, build_bins, debug_bin};
 /// The `travel-server` binary, built once per test binary.
 ///
 /// `cargo test -p elicit-tests` does not build another package's binaries, so this runs
-/// `cargo build -p elicit-examples --bins` (a no-op when they are fresh).
+/// `cargo build --workspace --bins` (a no-op when they are fresh).
 pub fn travel_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        build_bins(&["elicit-examples"]);
+        build_bins();
         let bin = debug_bin("travel-server");
         assert!(bin.is_file(), "built elicit-examples but {} does not exist", bin.display());
         bin
