@@ -62,12 +62,15 @@ peers() {
 # No lint warnings anywhere (workspace lints in the root Cargo.toml).
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step install-peers peers
-# The end-to-end tests run the real server and client binaries.
-step build cargo build --workspace --bins
+# The end-to-end tests run the real server and client binaries. `--benches` turns dev-dependencies
+# on, so cargo unifies features as it does for the tests: the binaries, the benchmarks and the
+# tests share one build of every dependency instead of one per feature set. (The tests run this
+# same command before they start a binary: a no-op after this step.)
+step build cargo build --workspace --bins --benches
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them, in
-# release). Built with the dev profile, on the artifacts the build above and the tests share: the
-# same code compiles and links, without a second, optimised build of every dependency.
-step bench-build cargo bench --no-run -p elicit-benches --profile dev
+# release). With the dev profile, on the build above: the same code compiles and links, without a
+# second, optimised build of every dependency.
+step bench-build cargo bench --no-run --workspace --profile dev
 
 # The tests: their output is kept for the tally; a failure does not stop the steps after it.
 log="$(mktemp "${TMPDIR:-/tmp}/elicit-test.XXXXXX")"

@@ -42,16 +42,17 @@ pub fn debug_bin(name: &str) -> PathBuf {
     target_dir().join("debug").join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// Runs `cargo build --quiet --workspace --bins` (a no-op when the binaries are fresh), bounded by
-/// [`BUILD_TIMEOUT`]. Building every time, rather than only when a file is missing, keeps a stale
-/// binary from testing old code. Panics with cargo's stderr when the build fails.
+/// Runs `cargo build --quiet --workspace --bins --benches` (a no-op when the binaries are fresh),
+/// bounded by [`BUILD_TIMEOUT`]. Building every time, rather than only when a file is missing,
+/// keeps a stale binary from testing old code. Panics with cargo's stderr when the build fails.
 ///
-/// Always the whole workspace, as the test command's build step: cargo unifies features over the
-/// packages a command names, so `-p` of one package would build the runtime and its dependencies
-/// once more with another feature set, and two selections would rebuild each other's binaries.
+/// The test command's build step, to the letter: cargo unifies features over the packages a
+/// command names, and turns dev-dependencies on only when it builds a target that has them (here
+/// the benchmarks), so any other selection would build the runtime and its dependencies once
+/// more with another feature set, and two selections would rebuild each other's binaries.
 pub fn build_bins() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let args = ["build", "--quiet", "--workspace", "--bins"];
+    let args = ["build", "--quiet", "--workspace", "--bins", "--benches"];
     let what = format!("`cargo {}`", args.join(" "));
     let mut build = Command::new(&cargo)
         .args(args)
