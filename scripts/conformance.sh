@@ -13,9 +13,10 @@ eval "$(scripts/install-tools.sh)"
 out="$root/target/conformance"
 mkdir -p "$out"
 
-cargo build --quiet -p elicit-examples --bin conformance-server
-# The client scenarios run `elicit`.
-cargo build --quiet -p elicit-cli --bin elicit
+# conformance-server, and `elicit` for the client scenarios: built by the test command's own build
+# command (a no-op after its build step). A selection of packages (`-p`) would unify features
+# otherwise and build the runtime and its dependencies once more.
+cargo build --quiet --workspace --bins --benches
 . scripts/lib.sh
 log="$out/conformance-server.log"
 ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
