@@ -1,7 +1,7 @@
 //! The derive: the schema a form asks with and the parser that reads the answer, checked field by
 //! field, beside serde and schemars, against an independent validator and the protocol's own
-//! schema, under hostile input. The mistakes it refuses at compile time are
-//! checked by `tests/compile_fail/`, a package of their own.
+//! schema, under hostile input. The mistakes it refuses at compile time are checked by
+//! `tests/compile_fail/`, a package of its own.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
