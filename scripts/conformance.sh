@@ -13,11 +13,10 @@ eval "$(scripts/install-tools.sh)"
 out="$root/target/conformance"
 mkdir -p "$out"
 
-# conformance-server, and `elicit` for the client scenarios: built by the test command's own build
-# command (a no-op after its build step). A selection of packages (`-p`) would unify features
-# otherwise and build the runtime and its dependencies once more.
-cargo build --quiet --workspace --bins --benches
 . scripts/lib.sh
+# conformance-server, and `elicit` for the client scenarios: lib.sh's one build command (a no-op
+# after the test command's build step).
+"${workspace_build[@]}" --quiet
 log="$out/conformance-server.log"
 ELICIT_STATE_KEYS="${ELICIT_STATE_KEYS:-$(head -c 32 /dev/urandom | base64)}" \
   start_server conformance-server "$log" target/debug/conformance-server --listen 127.0.0.1:0

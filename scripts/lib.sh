@@ -9,6 +9,13 @@
 # One server at a time: start_server sets server_pid and server_name. Waits are bounded
 # (START_TRIES tries 0.1 s apart, default 100); on failure they print the server's log and return 1.
 
+# The build of every binary the tests and the conformance run start: the test command's build
+# step, conformance.sh, and the tests themselves (`process::BUILD_ARGS` in tests/support, whose
+# unit test holds this line to it) run this one command. `--benches` turns dev-dependencies on, so
+# cargo unifies features as it does for the tests, and one build of every dependency serves all;
+# any other selection would build the runtime and its dependencies again with another feature set.
+workspace_build=(cargo build --workspace --bins --benches)
+
 server_pid=""
 server_name=""
 server_log=""

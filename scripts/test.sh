@@ -62,11 +62,10 @@ peers() {
 # No lint warnings anywhere (workspace lints in the root Cargo.toml).
 step clippy cargo clippy --workspace --all-targets -- -D warnings
 step install-peers peers
-# The end-to-end tests run the real server and client binaries. `--benches` turns dev-dependencies
-# on, so cargo unifies features as it does for the tests: the binaries, the benchmarks and the
-# tests share one build of every dependency instead of one per feature set. (The tests run this
-# same command before they start a binary: a no-op after this step.)
-step build cargo build --workspace --bins --benches
+# The end-to-end tests run the real server and client binaries: built with the one build command
+# of lib.sh, which the tests and conformance.sh run again (a no-op after this step).
+. scripts/lib.sh
+step build "${workspace_build[@]}"
 # The benchmarks must keep building; nothing is timed here (scripts/bench.sh runs them, in
 # release). With the dev profile, on the build above: the same code compiles and links, without a
 # second, optimised build of every dependency.

@@ -42,20 +42,25 @@ pub fn debug_bin(name: &str) -> PathBuf {
     target_dir().join("debug").join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-/// Runs `cargo build --quiet --workspace --bins --benches` (a no-op when the binaries are fresh),
-/// bounded by [`BUILD_TIMEOUT`]. Building every time, rather than only when a file is missing,
-/// keeps a stale binary from testing old code. Panics with cargo's stderr when the build fails.
+/// The arguments of the one build command of the workspace's binaries: `workspace_build` in
+/// `scripts/lib.sh`, which the test command's build step and `conformance.sh` run.
 ///
-/// The test command's build step, to the letter: cargo unifies features over the packages a
-/// command names, and turns dev-dependencies on only when it builds a target that has them (here
-/// the benchmarks), so any other selection would build the runtime and its dependencies once
-/// more with another feature set, and two selections would rebuild each other's binaries.
+/// Cargo unifies features over the packages a command names, and turns dev-dependencies on only
+/// when it builds a target that has them (here the benchmarks): any other selection would build
+/// the runtime and its dependencies once more with another feature set, and two selections would
+/// rebuild each other's binaries.
+pub const BUILD_ARGS: [&str; 4] = ["build", "--workspace", "--bins", "--benches"];
+
+/// Runs `cargo` with [`BUILD_ARGS`] and `--quiet` (a no-op after the test command's build step,
+/// or when the binaries are fresh), bounded by [`BUILD_TIMEOUT`]. Building every time, rather
+/// than only when a file is missing, keeps a stale binary from testing old code. Panics with
+/// cargo's stderr when the build fails.
 pub fn build_bins() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let args = ["build", "--quiet", "--workspace", "--bins", "--benches"];
-    let what = format!("`cargo {}`", args.join(" "));
+    let what = format!("`cargo {} --quiet`", BUILD_ARGS.join(" "));
     let mut build = Command::new(&cargo)
-        .args(args)
+        .args(BUILD_ARGS)
+        .arg("--quiet")
         .current_dir(workspace_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -176,7 +181,16 @@ pub fn listening_addr(line: &str) -> Option<SocketAddr> {
 
 #[cfg(test)]
 mod tests {
-    use super::listening_addr;
+    use super::{BUILD_ARGS, listening_addr};
+
+    #[test]
+    fn the_tests_build_with_the_scripts_build_command() {
+        // This crate is `tests/support/`.
+        let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/lib.sh");
+        let lib = std::fs::read_to_string(lib).unwrap();
+        let line = format!("workspace_build=(cargo {})", BUILD_ARGS.join(" "));
+        assert!(lib.lines().any(|l| l == line), "scripts/lib.sh has no line `{line}`");
+    }
 
     #[test]
     fn the_listening_line_names_the_address() {

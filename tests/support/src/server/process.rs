@@ -10,7 +10,7 @@ use crate::process::{Listening, build_bins, debug_bin};
 /// The `travel-server` binary, built once per test binary.
 ///
 /// `cargo test -p elicit-tests` does not build another package's binaries, so this runs
-/// `cargo build --workspace --bins --benches`, the test command's build step (a no-op after it).
+/// [`build_bins`]: the test command's build command (a no-op after its build step).
 pub fn travel_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
