@@ -17,16 +17,25 @@ pub(crate) enum Input<'a> {
     Transparent(Transparent<'a>),
 }
 
-pub(crate) struct Struct<'a> {
+/// The type the derive is applied to: its name and container attributes, whatever its shape,
+/// and what its shape holds (`body`).
+pub(crate) struct Container<'a, Body> {
     pub(crate) ident: &'a Ident,
     pub(crate) attrs: ContainerAttrs,
-    pub(crate) fields: Vec<Field<'a>>,
+    pub(crate) body: Body,
 }
 
+/// A struct with named fields: its fields.
+pub(crate) type Struct<'a> = Container<'a, Vec<Field<'a>>>;
+
+/// A unit-only enum: its variants.
+pub(crate) type Enum<'a> = Container<'a, Vec<Variant<'a>>>;
+
 /// `#[elicit(transparent)]`: a struct of one field, which is a field type through that field.
-pub(crate) struct Transparent<'a> {
-    pub(crate) ident: &'a Ident,
-    pub(crate) attrs: ContainerAttrs,
+pub(crate) type Transparent<'a> = Container<'a, Through<'a>>;
+
+/// The one field of a transparent struct.
+pub(crate) struct Through<'a> {
     pub(crate) member: syn::Member,
     pub(crate) ty: &'a Type,
 }
@@ -63,17 +72,36 @@ pub(crate) struct Flatten {
     pub(crate) optional: bool,
 }
 
-pub(crate) struct Enum<'a> {
-    pub(crate) ident: &'a Ident,
-    pub(crate) attrs: ContainerAttrs,
-    pub(crate) variants: Vec<Variant<'a>>,
-}
-
 pub(crate) struct Variant<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) wire: String,
     pub(crate) wire_span: Span,
     pub(crate) title: Option<String>,
+}
+
+/// Ours or serde's value of a key both read; given by both, they must agree.
+fn agreed<'v, T: PartialEq>(
+    cx: &Ctxt,
+    key: &str,
+    ours: &'v Option<Spanned<T>>,
+    theirs: &'v Option<Spanned<T>>,
+) -> Option<&'v Spanned<T>> {
+    if let (Some(ours), Some(theirs)) = (ours, theirs)
+        && ours.value != theirs.value
+    {
+        cx.error_spanned_by(&ours.tokens, disagreement(key, &ours.tokens, &theirs.tokens));
+    }
+    ours.as_ref().or(theirs.as_ref())
+}
+
+/// The name on the wire of a field or variant, and where to report a duplicate: its `rename`,
+/// else its identifier after the container's `rename_all` rule, else its identifier as written.
+fn wire_name(rename: Option<&Spanned<String>>, ident: &Ident, rule: Option<impl Fn(&str) -> String>) -> (String, Span) {
+    match (rename, rule) {
+        (Some(rename), _) => (rename.value.clone(), rename.span),
+        (None, Some(rule)) => (rule(&unraw(ident)), ident.span()),
+        (None, None) => (unraw(ident), ident.span()),
+    }
 }
 
 /// The identifier as written, without `r#`.
@@ -116,11 +144,7 @@ impl<'a> Struct<'a> {
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, fields: &'a Fields) -> Option<Self> {
         let attrs = attr::container(cx, &input.attrs, false);
         let serde = serde_attr::container(cx, &input.attrs);
-        if let (Some(ours), Some(theirs)) = (&attrs.rename_all, &serde.rename_all)
-            && ours.value != theirs.value
-        {
-            cx.error_spanned_by(&ours.tokens, disagreement("rename_all", &ours.tokens, &theirs.tokens));
-        }
+        let rule = agreed(cx, "rename_all", &attrs.rename_all, &serde.rename_all).map(|r| r.value);
         let named = match fields {
             Fields::Named(named) => named,
             Fields::Unnamed(_) => {
@@ -138,9 +162,8 @@ impl<'a> Struct<'a> {
                 return None;
             }
         };
-        let rule = attrs.rename_all.as_ref().or(serde.rename_all.as_ref()).map(|r| r.value);
         let fields = named.named.iter().filter_map(|field| Field::from_syn(cx, field, rule)).collect();
-        Some(Struct { ident: &input.ident, attrs, fields })
+        Some(Struct { ident: &input.ident, attrs, body: fields })
     }
 }
 
@@ -150,18 +173,8 @@ impl<'a> Field<'a> {
         let member = field.ident.as_ref()?;
         let attrs = attr::field(cx, &field.attrs);
         let serde = serde_attr::field(cx, &field.attrs);
-        if let (Some(ours), Some(theirs)) = (&attrs.rename, &serde.rename)
-            && ours.value != theirs.value
-        {
-            cx.error_spanned_by(&ours.tokens, disagreement("rename", &ours.tokens, &theirs.tokens));
-        }
-        let rename = attrs.rename.as_ref().or(serde.rename.as_ref());
-        let wire = match (rename, rule) {
-            (Some(rename), _) => rename.value.clone(),
-            (None, Some(rule)) => rule.apply_to_field(&unraw(member)),
-            (None, None) => unraw(member),
-        };
-        let wire_span = rename.map_or(member.span(), |r| r.span);
+        let rename = agreed(cx, "rename", &attrs.rename, &serde.rename);
+        let (wire, wire_span) = wire_name(rename, member, rule.map(|rule| move |name: &str| rule.apply_to_field(name)));
         let skip = attrs.skip.is_some() || serde.skip.is_some();
         let flatten =
             (attrs.flatten.is_some() || serde.flatten.is_some()).then(|| match ty::option_argument(&field.ty) {
@@ -190,17 +203,12 @@ impl<'a> Enum<'a> {
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, data: &'a DataEnum) -> Self {
         let attrs = attr::container(cx, &input.attrs, true);
         let serde = serde_attr::container(cx, &input.attrs);
-        if let (Some(ours), Some(theirs)) = (&attrs.rename_all, &serde.rename_all)
-            && ours.value != theirs.value
-        {
-            cx.error_spanned_by(&ours.tokens, disagreement("rename_all", &ours.tokens, &theirs.tokens));
-        }
+        let rule = agreed(cx, "rename_all", &attrs.rename_all, &serde.rename_all).map(|r| r.value);
         if data.variants.is_empty() {
             cx.error_spanned_by(&input.ident, "an enum deriving `Elicit` needs at least one variant to choose from");
         }
-        let rule = attrs.rename_all.as_ref().or(serde.rename_all.as_ref()).map(|r| r.value);
         let variants = data.variants.iter().map(|variant| Variant::from_syn(cx, variant, rule)).collect();
-        Enum { ident: &input.ident, attrs, variants }
+        Enum { ident: &input.ident, attrs, body: variants }
     }
 }
 
@@ -215,18 +223,9 @@ impl<'a> Variant<'a> {
         }
         let attrs = attr::variant(cx, &variant.attrs);
         let serde = serde_attr::variant(cx, &variant.attrs);
-        if let (Some(ours), Some(theirs)) = (&attrs.rename, &serde.rename)
-            && ours.value != theirs.value
-        {
-            cx.error_spanned_by(&ours.tokens, disagreement("rename", &ours.tokens, &theirs.tokens));
-        }
-        let rename = attrs.rename.as_ref().or(serde.rename.as_ref());
-        let wire = match (rename, rule) {
-            (Some(rename), _) => rename.value.clone(),
-            (None, Some(rule)) => rule.apply_to_variant(&unraw(&variant.ident)),
-            (None, None) => unraw(&variant.ident),
-        };
-        let wire_span = rename.map_or(variant.ident.span(), |r| r.span);
+        let rename = agreed(cx, "rename", &attrs.rename, &serde.rename);
+        let (wire, wire_span) =
+            wire_name(rename, &variant.ident, rule.map(|rule| move |name: &str| rule.apply_to_variant(name)));
         Variant { ident: &variant.ident, wire, wire_span, title: attrs.title.map(|t| t.value) }
     }
 }
@@ -292,6 +291,6 @@ impl<'a> Transparent<'a> {
             Some(ident) => syn::Member::Named(ident.clone()),
             None => syn::Member::Unnamed(syn::Index::from(0)),
         };
-        Some(Transparent { ident: &input.ident, attrs, member, ty: &field.ty })
+        Some(Transparent { ident: &input.ident, attrs, body: Through { member, ty: &field.ty } })
     }
 }

@@ -13,7 +13,7 @@ use crate::ctxt::Ctxt;
 use crate::ty::Kind;
 
 pub(crate) fn check_struct(cx: &Ctxt, input: &Struct<'_>) {
-    for field in &input.fields {
+    for field in &input.body {
         if field.skip {
             bare(cx, field, "a skipped field: it is not part of the form");
         } else if field.flatten.is_some() {
@@ -22,7 +22,7 @@ pub(crate) fn check_struct(cx: &Ctxt, input: &Struct<'_>) {
             check_field(cx, field);
         }
     }
-    let asked = input.fields.iter().filter(|f| !f.skip && f.flatten.is_none());
+    let asked = input.body.iter().filter(|f| !f.skip && f.flatten.is_none());
     unique_names(cx, asked.map(|f| (f.wire.as_str(), f.wire_span)), "property");
 }
 
@@ -55,7 +55,7 @@ fn bare(cx: &Ctxt, field: &Field<'_>, what: &str) {
 }
 
 pub(crate) fn check_enum(cx: &Ctxt, input: &Enum<'_>) {
-    unique_names(cx, input.variants.iter().map(|v| (v.wire.as_str(), v.wire_span)), "variant value");
+    unique_names(cx, input.body.iter().map(|v| (v.wire.as_str(), v.wire_span)), "variant value");
 }
 
 /// Two properties (or variant values) with one wire name would make answers ambiguous.

@@ -9,7 +9,7 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Path};
 
-use crate::ast::{Enum, Fallback, Field, Flatten, Input, Struct, Transparent};
+use crate::ast::{Enum, Fallback, Field, Flatten, Input, Struct, Through, Transparent};
 use crate::attr::{self, DefaultLit, Number};
 use crate::check;
 use crate::ctxt::Ctxt;
@@ -41,7 +41,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             // errors, so an unsupported type does not wait for them to be fixed (types the derive
             // refused by name are not reported twice).
             if let Some(Input::Struct(s)) = &parsed {
-                items.extend(s.fields.iter().filter(|f| f.field_type.is_some() && f.attrs.with.is_none()).map(|f| {
+                items.extend(s.body.iter().filter(|f| f.field_type.is_some() && f.attrs.with.is_none()).map(|f| {
                     let ty = f.ty;
                     quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
                 }));
@@ -71,18 +71,9 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     match &input.data {
-        syn::Data::Struct(_) if input.attrs.iter().any(crate::ast::is_transparent) => quote! {
-            #[automatically_derived]
-            impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
-                const SHAPE: #rt::__private::FieldShape = #rt::__private::FieldShape::String;
-                fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
-                fn parse(
-                    _: &#rt::__private::Value,
-                    _: &#rt::__private::FieldRules,
-                ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> { ::core::unreachable!() }
-                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
-            }
-        },
+        syn::Data::Struct(_) if input.attrs.iter().any(crate::ast::is_transparent) => {
+            field_value_fallback(input, rt, quote!(#rt::__private::FieldShape::String))
+        }
         syn::Data::Struct(_) => quote! {
             #[automatically_derived]
             impl #impl_generics #rt::Elicit for #ident #ty_generics #where_clause {
@@ -96,25 +87,37 @@ fn fallback(input: &DeriveInput, rt: &Path) -> TokenStream {
                 }
             }
         },
-        syn::Data::Enum(_) => quote! {
-            #[automatically_derived]
-            impl #impl_generics #rt::__private::ElicitEnum for #ident #ty_generics #where_clause {
-                const VARIANTS: &'static [#rt::__private::Variant] = &[];
-                fn from_wire(_: &::core::primitive::str) -> ::core::option::Option<Self> { ::core::unreachable!() }
-                fn to_wire(&self) -> &'static ::core::primitive::str { ::core::unreachable!() }
+        syn::Data::Enum(_) => {
+            let field_value = field_value_fallback(input, rt, quote!(#rt::__private::FieldShape::SingleSelect(&[])));
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics #rt::__private::ElicitEnum for #ident #ty_generics #where_clause {
+                    const VARIANTS: &'static [#rt::__private::Variant] = &[];
+                    fn from_wire(_: &::core::primitive::str) -> ::core::option::Option<Self> { ::core::unreachable!() }
+                    fn to_wire(&self) -> &'static ::core::primitive::str { ::core::unreachable!() }
+                }
+                #field_value
             }
-            #[automatically_derived]
-            impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
-                const SHAPE: #rt::__private::FieldShape = #rt::__private::FieldShape::SingleSelect(&[]);
-                fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
-                fn parse(
-                    _: &#rt::__private::Value,
-                    _: &#rt::__private::FieldRules,
-                ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> { ::core::unreachable!() }
-                fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
-            }
-        },
+        }
         syn::Data::Union(_) => TokenStream::new(),
+    }
+}
+
+/// The `FieldValue` impl of [`fallback`], with `shape` as its `SHAPE`.
+fn field_value_fallback(input: &DeriveInput, rt: &Path, shape: TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #rt::__private::FieldValue for #ident #ty_generics #where_clause {
+            const SHAPE: #rt::__private::FieldShape = #shape;
+            fn schema(_: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema { ::core::unreachable!() }
+            fn parse(
+                _: &#rt::__private::Value,
+                _: &#rt::__private::FieldRules,
+            ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> { ::core::unreachable!() }
+            fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> { ::core::unreachable!() }
+        }
     }
 }
 
@@ -126,25 +129,14 @@ fn some<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
 }
 
 fn bound(rt: &Path, n: Number) -> TokenStream {
-    match n {
-        Number::Int(i128::MIN) => quote!(#rt::__private::Bound::Int(::core::primitive::i128::MIN)),
-        Number::Int(i) if i < 0 => {
-            let abs = Literal::i128_suffixed(-i);
-            quote!(#rt::__private::Bound::Int(-#abs))
-        }
-        Number::Int(i) => {
-            let lit = Literal::i128_suffixed(i);
-            quote!(#rt::__private::Bound::Int(#lit))
-        }
-        Number::Float(f) if f < 0.0 => {
-            let abs = Literal::f64_suffixed(-f);
-            quote!(#rt::__private::Bound::Float(-#abs))
-        }
-        Number::Float(f) => {
-            let lit = Literal::f64_suffixed(f);
-            quote!(#rt::__private::Bound::Float(#lit))
-        }
-    }
+    // A literal token is unsigned: a negative bound is `-` before its magnitude.
+    let (variant, negative, magnitude) = match n {
+        Number::Int(i128::MIN) => return quote!(#rt::__private::Bound::Int(::core::primitive::i128::MIN)),
+        Number::Int(i) => (quote!(Int), i < 0, Literal::i128_suffixed(i.abs())),
+        Number::Float(f) => (quote!(Float), f.is_sign_negative(), Literal::f64_suffixed(f.abs())),
+    };
+    let sign = negative.then(|| quote!(-));
+    quote!(#rt::__private::Bound::#variant(#sign #magnitude))
 }
 
 /// The field's `FieldRules` as a `const` expression: the declared rules over `FieldRules::EMPTY`.
@@ -288,7 +280,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     let ident = input.ident;
     let message = struct_message(input);
     let fields: Vec<FieldNames<'_>> =
-        input.fields.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
+        input.body.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
     let items = fields.iter().filter(|names| names.is_question()).map(|names| field_items(names, rt));
     let flatten_checks = flatten_checks(input, &fields, rt);
     let own_names: Vec<&str> = fields.iter().filter(|names| names.is_question()).map(|names| names.wire).collect();
@@ -365,7 +357,7 @@ fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> Token
 /// schema is first built.
 fn flatten_checks(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let own: Vec<&str> =
-        input.fields.iter().filter(|f| !f.skip && f.flatten.is_none()).map(|f| f.wire.as_str()).collect();
+        input.body.iter().filter(|f| !f.skip && f.flatten.is_none()).map(|f| f.wire.as_str()).collect();
     let flattened: Vec<&FieldNames<'_>> =
         fields.iter().filter(|names| !names.field.skip && names.field.flatten.is_some()).collect();
     let mut checks = TokenStream::new();
@@ -661,7 +653,7 @@ fn deserialize_impl(input: &Struct<'_>, rt: &Path) -> TokenStream {
 
 /// `transparent`: the newtype is a field type through its one field.
 fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
-    let Transparent { ident, member, ty, .. } = input;
+    let Transparent { ident, body: Through { member, ty }, .. } = input;
     let inner = quote_spanned!(ty.span()=> <#ty as #rt::__private::FieldValue>);
     quote! {
         #[automatically_derived]
@@ -694,7 +686,7 @@ fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
 fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
     let ident = input.ident;
     let variants: Vec<_> = input
-        .variants
+        .body
         .iter()
         .map(|v| {
             let wire = &v.wire;
@@ -702,8 +694,8 @@ fn expand_enum(input: &Enum<'_>, rt: &Path) -> TokenStream {
             quote!(#rt::__private::Variant { value: #wire, title: #title })
         })
         .collect();
-    let idents: Vec<_> = input.variants.iter().map(|v| v.ident).collect();
-    let wires: Vec<_> = input.variants.iter().map(|v| &v.wire).collect();
+    let idents: Vec<_> = input.body.iter().map(|v| v.ident).collect();
+    let wires: Vec<_> = input.body.iter().map(|v| &v.wire).collect();
     quote! {
         #[automatically_derived]
         impl #rt::__private::ElicitEnum for #ident {
