@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use elicit_runtime::server::{InProcessTasks, RedisStore, StoreError, TaskLimits, TaskRecord, TaskRecords, TaskStatus};
+use elicit_runtime::server::{
+    InProcessTasks, RedisStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
+};
 use elicit_test_support::redis::Redis;
 use serde_json::{Map, Value, json};
 
@@ -13,20 +15,10 @@ fn now_ms() -> u64 {
 }
 
 fn record(id: &str, owner: Option<&str>, lease_ms: u64) -> TaskRecord {
-    let now = now_ms();
-    TaskRecord {
-        id: id.to_owned(),
-        owner: owner.map(str::to_owned),
-        status: TaskStatus::Working,
-        status_message: None,
-        input_requests: Map::new(),
-        outcome: None,
-        created_ms: now,
-        updated_ms: now,
-        ttl_ms: 60_000,
-        poll_interval_ms: 500,
-        lease_until_ms: now + lease_ms,
-    }
+    let mut config = TaskConfig::default();
+    config.ttl = Duration::from_secs(60);
+    config.lease = Duration::from_millis(lease_ms);
+    TaskRecord::working(id, owner, now_ms(), &config)
 }
 
 fn limits(max_live: usize, per_principal: usize) -> TaskLimits {

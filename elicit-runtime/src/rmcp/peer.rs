@@ -9,7 +9,7 @@ use ::rmcp::model::{
 use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, ServiceError};
 use serde_json::Value;
 
-use crate::server::{LiveFuture, LivePeer, RequestHandle};
+use crate::server::{FlowError, LiveFuture, LivePeer, Progress, RequestHandle};
 
 /// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
 /// so rmcp routes each request onto that call's stream.
@@ -96,21 +96,16 @@ impl Drop for CancelOnDrop {
 pub(super) struct RmcpRequest(pub(super) RequestContext<RoleServer>);
 
 impl RequestHandle for RmcpRequest {
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> LiveFuture<'_, Result<(), String>> {
+    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
             // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
             let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
-            let mut params = ProgressNotificationParam::new(token, progress);
-            params.total = total;
-            params.message = message;
+            let mut params = ProgressNotificationParam::new(token, report.progress);
+            params.total = report.total;
+            params.message = report.message;
             self.0.peer.notify_progress(params).await.map_err(|error| {
                 tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
-                "the connection to the client failed".to_owned()
+                FlowError::Failed("the connection to the client failed".to_owned())
             })
         })
     }

@@ -3,20 +3,42 @@
 
 use std::sync::Arc;
 
-use super::Flow;
 use super::live::LiveFuture;
+use super::{Flow, FlowError};
+
+/// One progress report on a request: how far it is, of how much if known, and what to show.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// The progress so far.
+    pub progress: f64,
+    /// The total it counts towards, if known.
+    pub total: Option<f64>,
+    /// A message for the person waiting.
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// The message, or else `progress/total` (`progress` alone without a total).
+    pub fn text(&self) -> String {
+        match (&self.message, self.total) {
+            (Some(message), _) => message.clone(),
+            (None, Some(total)) => format!("{}/{total}", self.progress),
+            (None, None) => format!("{}", self.progress),
+        }
+    }
+}
 
 /// The transport's side of a request, for progress and cancellation (the rmcp adapter provides
 /// one; a transport of your own may).
 pub trait RequestHandle: Send + Sync {
     /// Sends a progress notification for this request, if the client asked for progress (gave a
     /// `progressToken`); otherwise does nothing.
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> LiveFuture<'_, Result<(), String>>;
+    ///
+    /// # Errors
+    ///
+    /// The transport could not deliver it.
+    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>>;
 
     /// Whether the client cancelled this request (or the connection is gone).
     fn is_cancelled(&self) -> bool;
@@ -46,9 +68,9 @@ impl Flow {
     /// # Errors
     ///
     /// The transport failed to send it.
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), String> {
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), FlowError> {
         match &self.request.handle {
-            Some(handle) => handle.progress(progress, total, message.map(str::to_owned)).await,
+            Some(handle) => handle.progress(Progress { progress, total, message: message.map(str::to_owned) }).await,
             None => Ok(()),
         }
     }

@@ -63,7 +63,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use context::RequestHandle;
+pub use context::{Progress, RequestHandle};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
 pub use page_login::{PageLogin, PageLoginError};

@@ -147,8 +147,9 @@ pub fn declared_in_meta(meta: Option<&Map<String, Value>>) -> bool {
     declared(meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).and_then(Value::as_object))
 }
 
-/// A task's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A task's status. Serde spells it as the wire does ([`TaskStatus::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Running.
     Working,
@@ -631,6 +632,14 @@ impl std::error::Error for TaskWireError {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_spells_each_status_as_the_wire_does() {
+        for status in TaskStatus::ALL {
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(status.as_str()));
+            assert_eq!(serde_json::from_value::<TaskStatus>(json!(status.as_str())).unwrap(), status);
+        }
+    }
 
     fn task(status: TaskStatus) -> Task {
         Task {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis};
-use crate::server::context::RequestHandle;
+use crate::server::context::{Progress, RequestHandle};
 use crate::server::live::LiveFuture;
 use crate::server::{Clock, EngineError, Flow, FlowError};
 use crate::wire::{InputRequest, clip};
@@ -210,19 +210,12 @@ fn millis_of(duration: std::time::Duration) -> u64 {
 struct TaskHandle(Arc<OnceLock<Arc<TaskLink>>>);
 
 impl RequestHandle for TaskHandle {
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> LiveFuture<'_, Result<(), String>> {
+    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
-            let Some(link) = self.0.get() else { return Ok(()) };
-            let text = message.unwrap_or_else(|| match total {
-                Some(total) => format!("{progress}/{total}"),
-                None => format!("{progress}"),
-            });
-            link.progress(text).await.map_err(|e| e.to_string())
+            match self.0.get() {
+                Some(link) => link.progress(report.text()).await,
+                None => Ok(()),
+            }
         })
     }
 

@@ -87,28 +87,8 @@ impl Default for TaskConfig {
     }
 }
 
-/// A task's status (the extension's five).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// The handler is running.
-    Working,
-    /// The handler waits on input requests.
-    InputRequired,
-    /// The handler returned (tool errors included).
-    Completed,
-    /// The flow failed with a JSON-RPC error.
-    Failed,
-    /// Cancelled on the client's request.
-    Cancelled,
-}
-
-impl TaskStatus {
-    /// `completed`, `failed` or `cancelled`: the status never changes again.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
-    }
-}
+/// A task's status, as on the wire and as stored (the same spelling).
+pub use crate::wire::tasks::TaskStatus;
 
 /// One task as stored: what the running instance writes. Answers and the cancel request are
 /// written by any instance beside it (see [`TaskRecords`]).
@@ -139,6 +119,25 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// A new task of `owner`, `working`, created at `now_ms`, with `config`'s lifetime, poll
+    /// interval and lease.
+    pub fn working(id: impl Into<String>, owner: Option<&str>, now_ms: u64, config: &TaskConfig) -> TaskRecord {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        TaskRecord {
+            id: id.into(),
+            owner: owner.map(str::to_owned),
+            status: TaskStatus::Working,
+            status_message: None,
+            input_requests: Map::new(),
+            outcome: None,
+            created_ms: now_ms,
+            updated_ms: now_ms,
+            ttl_ms: ms(config.ttl).max(1),
+            poll_interval_ms: ms(config.poll_interval).max(1),
+            lease_until_ms: now_ms.saturating_add(ms(config.lease)),
+        }
+    }
+
     /// Whether the record outlived its lifetime at `now_ms`.
     pub fn expired(&self, now_ms: u64) -> bool {
         now_ms >= self.created_ms.saturating_add(self.ttl_ms)

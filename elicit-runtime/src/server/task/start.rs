@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::link::{TaskExec, TaskFuture, TaskLink, drive};
 use super::records::TaskLimits;
-use super::{TaskRecord, TaskSnapshot, TaskStatus, TaskSupport, TaskView, millis};
+use super::{TaskRecord, TaskSnapshot, TaskSupport, TaskView, millis};
 use crate::server::exec::Executor;
 use crate::server::flow::Flow;
 use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
@@ -140,17 +140,8 @@ impl Engine {
         let now = millis(self.clock.now());
         let config = self.task_config.clone();
         let record = TaskRecord {
-            id: id.clone(),
-            owner: principal.map(str::to_owned),
-            status: TaskStatus::Working,
             status_message: Some("The operation is now in progress.".to_owned()),
-            input_requests: serde_json::Map::new(),
-            outcome: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX).max(1),
-            poll_interval_ms: u64::try_from(config.poll_interval.as_millis()).unwrap_or(u64::MAX).max(1),
-            lease_until_ms: now.saturating_add(u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX)),
+            ..TaskRecord::working(id.clone(), principal, now, &config)
         };
         let limits = TaskLimits {
             max_live: config.max_live_tasks,

@@ -3,22 +3,11 @@
 
 use super::*;
 use crate::server::ManualClock;
-use crate::server::task::TaskStatus;
+use crate::server::task::{TaskConfig, TaskStatus};
 
 fn record(id: &str, now: u64) -> TaskRecord {
-    TaskRecord {
-        id: id.to_owned(),
-        owner: None,
-        status: TaskStatus::Working,
-        status_message: None,
-        input_requests: Map::new(),
-        outcome: None,
-        created_ms: now,
-        updated_ms: now,
-        ttl_ms: 60_000,
-        poll_interval_ms: 500,
-        lease_until_ms: now + 30_000,
-    }
+    let config = TaskConfig { ttl: Duration::from_secs(60), ..TaskConfig::default() };
+    TaskRecord::working(id, None, now, &config)
 }
 
 fn limits(max_live: usize, per_principal: usize, now_ms: u64) -> TaskLimits {
@@ -116,13 +105,7 @@ impl Rng {
 /// Returns how many creates left expired records for later ones to sweep.
 async fn model_check(seed: u64, max_records: usize, max_live: usize, per_principal: usize) -> usize {
     const OWNERS: [Option<&str>; 4] = [None, Some("a"), Some("b"), Some("c")];
-    const STATUSES: [TaskStatus; 5] = [
-        TaskStatus::Working,
-        TaskStatus::InputRequired,
-        TaskStatus::Completed,
-        TaskStatus::Failed,
-        TaskStatus::Cancelled,
-    ];
+    const STATUSES: [TaskStatus; 5] = TaskStatus::ALL;
     let clock = ManualClock::new();
     let store = InProcessTasks::new().with_clock(Arc::new(clock.clone())).with_max_records(max_records);
     let mut scan = Scan { records: HashMap::new(), max_records };
