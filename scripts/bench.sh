@@ -112,8 +112,9 @@ if [[ "$(npm_version @modelcontextprotocol/server)" != "$ts_server_version" ]] |
     (cd "$peers/ts" && npm install --silent --no-audit --no-fund \
         "@modelcontextprotocol/server@$ts_server_version" "@modelcontextprotocol/node@$ts_node_version")
 fi
-# ESM resolves packages next to the script: run a copy from the install folder.
-cp benches/peers/typescript_server.mjs "$peers/ts/typescript_server.mjs"
+# ESM resolves packages next to the script: run a copy from the install folder, with the module
+# the two TypeScript servers share.
+cp benches/peers/typescript_server.mjs benches/peers/peer_http.mjs "$peers/ts/"
 # The SDK v1 in a folder of its own (its package name differs, but keep the two trees apart).
 mkdir -p "$peers/ts-v1"
 if [[ ! -f "$peers/ts-v1/package.json" ]]; then
@@ -123,7 +124,7 @@ ts_v1_have=$(node -p "JSON.parse(require('fs').readFileSync('$peers/ts-v1/node_m
 if [[ "$ts_v1_have" != "$ts_v1_version" ]]; then
     (cd "$peers/ts-v1" && npm install --silent --no-audit --no-fund --save-exact "@modelcontextprotocol/sdk@$ts_v1_version")
 fi
-cp benches/peers/typescript_v1_server.mjs "$peers/ts-v1/typescript_v1_server.mjs"
+cp benches/peers/typescript_v1_server.mjs benches/peers/peer_http.mjs "$peers/ts-v1/"
 {
     echo "mcp $("$peers/py/bin/python" -c "import importlib.metadata as m; print(m.version('mcp'))") (PyPI) on $("$peers/py/bin/python" --version), 1 uvicorn worker"
     echo "@modelcontextprotocol/server $(npm_version @modelcontextprotocol/server) + @modelcontextprotocol/node $(npm_version @modelcontextprotocol/node) (npm) on Node $(node --version), 1 process"

@@ -9,9 +9,9 @@
 #
 # BEFORE is exported with `git archive` into $SCRATCH/before, outside the repository (SCRATCH
 # defaults to ${TMPDIR:-/tmp}/elicit-ledger-cost; a tree already there for the same commit is
-# reused). benches/src/bin/ledger-cost.rs is copied into it and, for a version from before the
-# store traits were split, its two lines marked `ledger-cost: store` are rewritten to the older
-# names. Both versions are built in release into $SCRATCH/target (one target directory, so the
+# reused). benches/src/bin/ledger-cost.rs and the flow it runs (benches/src/ledger_flow.rs) are
+# copied into it and, for a version from before the store traits were split, the two lines of
+# ledger-cost.rs marked `ledger-cost: store` are rewritten to the older names. Both versions are built in release into $SCRATCH/target (one target directory, so the
 # dependencies build once; delete $SCRATCH when done). Needs redis-server and valgrind.
 #
 # What runs, for each version:
@@ -54,6 +54,7 @@ if [[ "$(cat "$before/.ledger-cost-commit" 2>/dev/null)" != "$commit" ]]; then
     echo "$commit" >"$before/.ledger-cost-commit"
 fi
 cp benches/src/bin/ledger-cost.rs "$before/benches/src/bin/ledger-cost.rs"
+cp benches/src/ledger_flow.rs "$before/benches/src/ledger_flow.rs"
 if ! grep -q 'pub trait Store\b' -r "$before/elicit-runtime/src/server/"; then
     sed -i -e 's|^use elicit_runtime::server::Store as BenchStore; // ledger-cost: store$|use elicit_runtime::server::CompletionStore as BenchStore; // ledger-cost: store|' \
         -e 's|^    builder.store(store) // ledger-cost: store$|    builder.completion_store(store) // ledger-cost: store|' \

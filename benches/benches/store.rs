@@ -19,25 +19,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request, Store};
+use elicit_runtime::server::{Engine, InProcessStore, Outcome, RedisStore, Request, Store};
 use elicit_runtime::state::KeyRing;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-/// What is your name?
-#[derive(Elicit, Debug)]
-struct Name {
-    /// Your name
-    name: String,
-}
+#[path = "../src/ledger_flow.rs"]
+mod ledger_flow;
 
-/// Go on?
-#[derive(Elicit, Debug)]
-struct Sure {
-    /// Tick to go on
-    sure: bool,
-}
+use ledger_flow::{asked, meta, with_once};
 
 fn records() -> usize {
     std::env::var("ELICIT_BENCH_STORE_RECORDS").ok().and_then(|n| n.parse().ok()).unwrap_or(500_000)
@@ -102,20 +92,6 @@ fn store_ops(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn S
     group.finish();
 }
 
-async fn counted(flow: Flow) -> Result<String, FlowError> {
-    let Answer::Accepted(name) = flow.form::<Name>("who").await? else { return Ok("no name".into()) };
-    let reference = flow.once("reference", || async { Ok(format!("BK-{}", name.name.len())) }).await?;
-    let _ = flow.form::<Sure>("sure").await?;
-    Ok(format!("{} {reference}", name.name))
-}
-
-fn meta() -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
-    meta.insert("io.modelcontextprotocol/clientCapabilities".into(), json!({"elicitation": {"form": {}}}));
-    meta
-}
-
 fn run(rt: &Runtime, engine: &Engine, responses: Option<&Value>, state: Option<&str>) -> Outcome<String> {
     let meta = meta();
     let arguments = json!({});
@@ -124,14 +100,7 @@ fn run(rt: &Runtime, engine: &Engine, responses: Option<&Value>, state: Option<&
         .meta(Some(&meta))
         .input_responses(responses)
         .request_state(state);
-    rt.block_on(engine.run(&request, counted)).expect("a round")
-}
-
-fn state(outcome: Outcome<String>) -> String {
-    match outcome {
-        Outcome::InputRequired(asked) => asked.request_state.expect("a state"),
-        Outcome::Complete(text) => panic!("expected an ask, got {text}"),
-    }
+    rt.block_on(engine.run(&request, with_once)).expect("a round")
 }
 
 fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Store>) {
@@ -141,10 +110,10 @@ fn rounds(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn Stor
     // Two flows: one left at its second form, whose first state the `once` round sends again (a
     // finished flow answers any of its states with its result, so that round would not reach the
     // `once`); one walked to its end, whose last state the final round sends again.
-    let first = state(run(rt, &engine, None, None));
-    state(run(rt, &engine, Some(&who), Some(&first)));
-    let walked = state(run(rt, &engine, None, None));
-    let second = state(run(rt, &engine, Some(&who), Some(&walked)));
+    let first = asked(run(rt, &engine, None, None));
+    asked(run(rt, &engine, Some(&who), Some(&first)));
+    let walked = asked(run(rt, &engine, None, None));
+    let second = asked(run(rt, &engine, Some(&who), Some(&walked)));
     assert!(matches!(run(rt, &engine, Some(&sure), Some(&second)), Outcome::Complete(_)));
     assert!(matches!(run(rt, &engine, Some(&who), Some(&first)), Outcome::InputRequired(_)));
 

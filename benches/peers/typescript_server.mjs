@@ -10,24 +10,15 @@
 //     node typescript_server.mjs [PORT]        # serves http://127.0.0.1:PORT/mcp (default 8933)
 
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { McpServer, acceptedContent, createMcpHandler, createRequestStateCodec, inputRequired } from '@modelcontextprotocol/server';
 
+import { NAME_SCHEMA, serveMcp, text } from './peer_http.mjs';
+
 const port = Number(process.argv[2] ?? 8933);
 
 const codec = createRequestStateCodec({ key: randomBytes(32), ttlSeconds: 900, bind: ctx => ctx.mcpReq.method });
-
-const NAME_SCHEMA = {
-    type: 'object',
-    properties: { name: { type: 'string', description: 'Your name' } },
-    required: ['name']
-};
-
-function text(text) {
-    return { content: [{ type: 'text', text }] };
-}
 
 // The SDK builds one server instance per HTTP request from this factory (its serving model).
 function factory() {
@@ -48,16 +39,4 @@ function factory() {
 }
 
 const handler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'json' });
-const node = toNodeHandler(handler);
-const http = createServer((req, res) => {
-    if (req.url !== '/mcp') {
-        res.writeHead(404).end();
-        return;
-    }
-    node(req, res).catch(error => {
-        console.error(error);
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-    });
-});
-http.listen(port, '127.0.0.1', () => console.error(`typescript_server: listening on http://127.0.0.1:${port}/mcp`));
+serveMcp('typescript_server', port, toNodeHandler(handler));

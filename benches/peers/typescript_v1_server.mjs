@@ -10,23 +10,14 @@
 //     node typescript_v1_server.mjs [PORT]        # serves http://127.0.0.1:PORT/mcp (default 8947)
 
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 
+import { NAME_SCHEMA, serveMcp, text } from './peer_http.mjs';
+
 const port = Number(process.argv[2] ?? 8947);
-
-const NAME_SCHEMA = {
-    type: 'object',
-    properties: { name: { type: 'string', description: 'Your name' } },
-    required: ['name']
-};
-
-function text(text) {
-    return { content: [{ type: 'text', text }] };
-}
 
 function newServer() {
     const server = new McpServer({ name: 'elicit-bench-typescript-v1', version: '0.1.0' });
@@ -93,15 +84,4 @@ async function handle(req, res) {
     await transport.handleRequest(req, res, body);
 }
 
-const http = createServer((req, res) => {
-    if (req.url !== '/mcp') {
-        res.writeHead(404).end();
-        return;
-    }
-    handle(req, res).catch(error => {
-        console.error(error);
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-    });
-});
-http.listen(port, '127.0.0.1', () => console.error(`typescript_v1_server: listening on http://127.0.0.1:${port}/mcp`));
+serveMcp('typescript_v1_server', port, handle);

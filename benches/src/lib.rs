@@ -35,18 +35,9 @@ pub struct Booking {
     /// Your loyalty programme page, if any
     #[elicit(title = "Loyalty page", format = "uri")]
     pub loyalty_page: Option<String>,
-    /// Date of the outbound flight
-    #[elicit(title = "Departure date")]
-    pub depart: NaiveDate,
-    /// Latest arrival, with your UTC offset
-    #[elicit(title = "Arrive by")]
-    pub arrive_by: Option<DateTime<FixedOffset>>,
-    /// How many people travel
-    #[elicit(title = "Travellers", minimum = 1, maximum = 9, default = 1)]
-    pub travellers: u8,
-    /// Most you want to pay per traveller, in euros
-    #[elicit(title = "Budget (EUR)", minimum = 0, maximum = 100000)]
-    pub budget: Option<f64>,
+    /// The showcase's departure date, latest arrival, travellers and budget, spliced into this form.
+    #[elicit(flatten)]
+    pub schedule: Schedule,
     /// Send me fare alerts
     #[elicit(title = "Fare alerts", default = false)]
     pub alerts: bool,
@@ -64,9 +55,9 @@ pub struct Booking {
     pub extras: Vec<Extra>,
 }
 
-// The choices are the showcase's own (`travel-server`'s trip form): the benchmarked form is a
-// representative one, not a look-alike.
-pub use elicit_examples::travel::{Cabin, Extra, Meal, Seat};
+// The choices and the schedule are the showcase's own (`travel-server`'s trip form): the
+// benchmarked form is a representative one, not a look-alike.
+pub use elicit_examples::travel::{Cabin, Extra, Meal, Schedule, Seat};
 
 // The same form for `serde` and `schemars`, spelled so that rmcp's `ElicitationSchema::from_type`
 // accepts it: enums inlined (no `$ref`), titles and bounds as schemars attributes. (Doc comments
@@ -392,7 +383,7 @@ mod tests {
         let serde = validate_then_deserialize(&content_validator().unwrap(), Value::Object(content)).unwrap();
         assert_eq!((booking.name.as_str(), booking.email.as_str()), (serde.name.as_str(), serde.email.as_str()));
         assert_eq!(
-            (booking.depart, booking.arrive_by, booking.travellers),
+            (booking.schedule.depart, booking.schedule.arrive_by, booking.schedule.travellers),
             (serde.depart, serde.arrive_by, serde.travellers)
         );
 

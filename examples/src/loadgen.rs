@@ -342,8 +342,8 @@ fn expected_fragments(content: &Map<String, Value>) -> Result<Vec<String>, Strin
     Ok(vec![
         "Booked! Reference BK-".to_owned(),
         format!("€{}.{:02} paid", total / 100, total % 100),
-        format!("{} → {} on {}", trip.from, trip.to, trip.depart),
-        format!("{} traveller(s)", trip.travellers),
+        format!("{} → {} on {}", trip.route.from, trip.route.to, trip.schedule.depart),
+        format!("{} traveller(s)", trip.schedule.travellers),
         format!("goes to {}.", trip.email),
     ])
 }

@@ -33,24 +33,12 @@ pub const AUDIENCE: &str = "travel-server";
 #[derive(Elicit, Debug, Clone, PartialEq)]
 #[elicit(rename_all = "camelCase")]
 pub struct Trip {
-    /// Departure airport (IATA code)
-    #[elicit(title = "From", min_length = 3, max_length = 3)]
-    pub from: String,
-    /// Arrival airport (IATA code)
-    #[elicit(title = "To", min_length = 3, max_length = 3)]
-    pub to: String,
-    /// Date of the outbound flight
-    #[elicit(title = "Departure date")]
-    pub depart: NaiveDate,
-    /// Latest arrival, with your UTC offset
-    #[elicit(title = "Arrive by")]
-    pub arrive_by: Option<DateTime<FixedOffset>>,
-    /// How many people travel
-    #[elicit(title = "Travellers", minimum = 1, maximum = 9, default = 1)]
-    pub travellers: u8,
-    /// Most you want to pay per traveller, in euros
-    #[elicit(title = "Budget (EUR)", minimum = 0, maximum = 100000)]
-    pub budget: Option<f64>,
+    /// From and to: the fields are spliced into this form, as if written here.
+    #[elicit(flatten)]
+    pub route: Route,
+    /// When, how many, and for how much (spliced in too).
+    #[elicit(flatten)]
+    pub schedule: Schedule,
     /// Cabin class
     #[elicit(title = "Cabin", default = "economy")]
     pub cabin: Cabin,
@@ -74,20 +62,38 @@ pub struct Trip {
     pub alerts: bool,
 }
 
-/// Cabin class: a titled single select.
-#[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
-#[elicit(rename_all = "snake_case")]
-pub enum Cabin {
-    /// Economy.
-    #[elicit(title = "Economy")]
-    Economy,
-    /// Premium economy.
-    #[elicit(title = "Premium economy")]
-    PremiumEconomy,
-    /// Business.
-    #[elicit(title = "Business class")]
-    Business,
+/// The two airports of a trip: a group of fields that [`Trip`] and [`TripPlan`] both ask for
+/// (`#[elicit(flatten)]`).
+#[derive(Elicit, Debug, Clone, PartialEq)]
+pub struct Route {
+    /// Departure airport (IATA code)
+    #[elicit(title = "From", min_length = 3, max_length = 3)]
+    pub from: String,
+    /// Arrival airport (IATA code)
+    #[elicit(title = "To", min_length = 3, max_length = 3)]
+    pub to: String,
 }
+
+/// When a trip goes, for how many, and for how much: a group of fields flattened into [`Trip`].
+#[derive(Elicit, Debug, Clone, PartialEq)]
+#[elicit(rename_all = "camelCase")]
+pub struct Schedule {
+    /// Date of the outbound flight
+    #[elicit(title = "Departure date")]
+    pub depart: NaiveDate,
+    /// Latest arrival, with your UTC offset
+    #[elicit(title = "Arrive by")]
+    pub arrive_by: Option<DateTime<FixedOffset>>,
+    /// How many people travel
+    #[elicit(title = "Travellers", minimum = 1, maximum = 9, default = 1)]
+    pub travellers: u8,
+    /// Most you want to pay per traveller, in euros
+    #[elicit(title = "Budget (EUR)", minimum = 0, maximum = 100000)]
+    pub budget: Option<f64>,
+}
+
+/// Cabin class: a titled single select, the one the tests' representative forms use.
+pub use elicit_test_support::forms::Cabin;
 
 /// Seat preference: an untitled single select.
 #[derive(Elicit, Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,12 +163,9 @@ pub struct Contact {
 #[derive(Elicit, Debug, Clone, PartialEq)]
 #[elicit(rename_all = "camelCase", deserialize, message = "Let us complete your trip plan.")]
 pub struct TripPlan {
-    /// Departure airport (IATA code)
-    #[elicit(title = "From", min_length = 3, max_length = 3)]
-    pub from: String,
-    /// Arrival airport (IATA code)
-    #[elicit(title = "To", min_length = 3, max_length = 3)]
-    pub to: String,
+    /// From and to, as the trip form asks them (spliced into this form).
+    #[elicit(flatten)]
+    pub route: Route,
     /// Date of the outbound flight
     #[elicit(title = "Departure date")]
     pub depart: NaiveDate,
@@ -206,7 +209,7 @@ pub fn price(trip: &Trip) -> u64 {
             Extra::Insurance => 1_900,
         })
         .sum();
-    (fare + extras) * u64::from(trip.travellers)
+    (fare + extras) * u64::from(trip.schedule.travellers)
 }
 
 /// The letters of a booking reference: no 0/O or 1/I to misread.
@@ -260,11 +263,18 @@ pub async fn book_trip_signed(
     // it, and rounds served by other instances sharing the store all see the same one.
     let quote =
         flow.once("quote", || async { Ok(Quote { total_cents: price(&trip), reference: new_reference()? }) }).await?;
-    let message =
-        format!("Approve the payment of {} for {} → {} on our payment page.", quote.total(), trip.from, trip.to);
+    let message = format!(
+        "Approve the payment of {} for {} → {} on our payment page.",
+        quote.total(),
+        trip.route.from,
+        trip.route.to
+    );
     let summary = PaymentSummary {
         amount: quote.total(),
-        trip: format!("{} → {} on {}, {} traveller(s)", trip.from, trip.to, trip.depart, trip.travellers),
+        trip: format!(
+            "{} → {} on {}, {} traveller(s)",
+            trip.route.from, trip.route.to, trip.schedule.depart, trip.schedule.travellers
+        ),
     };
     let payment = flow
         .url("payment", &message, |id| {
@@ -286,20 +296,20 @@ pub async fn book_trip_signed(
     }
     let question = format!(
         "Book {} → {} on {} for {} traveller(s), {} in total?",
-        trip.from,
-        trip.to,
-        trip.depart,
-        trip.travellers,
+        trip.route.from,
+        trip.route.to,
+        trip.schedule.depart,
+        trip.schedule.travellers,
         quote.total()
     );
     Ok(match flow.form_with::<Confirm>("confirm", &question).await? {
         Answer::Accepted(Confirm { confirm: true }) => text(format!(
             "Booked! Reference {}: {} → {} on {}, {} traveller(s), {} paid. Your e-ticket goes to {}.",
             quote.reference,
-            trip.from,
-            trip.to,
-            trip.depart,
-            trip.travellers,
+            trip.route.from,
+            trip.route.to,
+            trip.schedule.depart,
+            trip.schedule.travellers,
             quote.total(),
             trip.email
         )),
@@ -338,7 +348,7 @@ pub async fn plan_trip(flow: Flow) -> Result<CallToolResult, FlowError> {
             };
             text(format!(
                 "Planned: {} → {} on {}, {} traveller(s), {cabin}.",
-                plan.from, plan.to, plan.depart, plan.travellers
+                plan.route.from, plan.route.to, plan.depart, plan.travellers
             ))
         }
         Answer::Declined => text("No plan made: you declined to complete the trip details."),

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, NaiveDate};
 use elicit_fuzz::engine::{self, Call};
-use elicit_fuzz::forms::{Cabin, Colour, Contact, Everything, Extra, Optionals};
+use elicit_fuzz::forms::{Cabin, Colour, Contact, Everything, Extra, Numbers, Optionals};
 use elicit_runtime::server::Outcome;
 use elicit_runtime::{Elicit, Email};
 use serde_json::{Value, json};
@@ -84,28 +84,31 @@ fn main() {
         at_offset: DateTime::parse_from_rfc3339("2016-12-31T15:59:60-08:00").expect("a leap second"),
         site: url::Url::parse("https://ada.example/").expect("a URL"),
         flag: true,
-        a_i8: -128,
-        a_u8: 255,
-        a_i16: -32768,
-        a_u16: 65535,
-        a_i32: i32::MIN,
-        a_u32: u32::MAX,
-        a_i64: i64::MIN,
-        a_u64: u64::MAX,
-        a_i128: -170_141_183_460_469_231_731_687_303_715_884_105_728,
-        a_u128: 12,
-        a_isize: -1,
-        a_usize: 1,
+        numbers: Numbers {
+            a_i8: -128,
+            a_u8: 255,
+            a_i16: -32768,
+            a_u16: 65535,
+            a_i32: i32::MIN,
+            a_u32: u32::MAX,
+            a_i64: i64::MIN,
+            a_u64: u64::MAX,
+            a_i128: -170_141_183_460_469_231_731_687_303_715_884_105_728,
+            a_u128: 12,
+            a_isize: -1,
+            a_usize: 1,
+            a_f32: 3.5,
+            a_f64: -0.0,
+            narrow_i64: 9_007_199_254_740_993,
+            unit: 1.0,
+            set: HashSet::from([Colour::Green]),
+        },
         ranged: 10,
-        wide: 9_007_199_254_740_993,
-        single: 3.5,
-        double: -0.0,
         ratio: 99.5,
         colour: Colour::Blue,
         cabin: Cabin::PremiumEconomy,
         colours: vec![Colour::Red, Colour::Red],
         extras: BTreeSet::from([Extra::Legroom, Extra::Meal]),
-        tags: HashSet::from([Colour::Green]),
     };
     write("typed_content", "everything", Value::Object(everything.to_content()).to_string().as_bytes());
     let optionals = Optionals {

@@ -35,7 +35,7 @@ struct Gaps {
     sets: &'static [&'static str],
 }
 
-const EVERYTHING: &Gaps = &Gaps { urls: &["site"], sets: &["extras", "tags"] };
+const EVERYTHING: &Gaps = &Gaps { urls: &["site"], sets: &["extras", "set"] };
 const OPTIONALS: &Gaps = &Gaps { urls: &["site"], sets: &["extras"] };
 const CONTACT: &Gaps = &Gaps { urls: &[], sets: &[] };
 

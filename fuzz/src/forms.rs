@@ -1,14 +1,14 @@
 //! Derived forms: one with every required field kind and the small contact form the engine handler
-//! asks for; the form with every optional kind and the selects are the tests' own
-//! (`elicit_test_support::forms`).
+//! asks for; the form with every optional kind, the numbers (flattened into the first) and the
+//! selects are the tests' own (`elicit_test_support::forms`).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use elicit_runtime::{Elicit, Email};
 use url::Url;
 
-pub use elicit_test_support::forms::{Cabin, Colour, Extra, Optionals};
+pub use elicit_test_support::forms::{Cabin, Colour, Extra, Numbers, Optionals};
 
 /// Every field kind, required, with constraints and defaults.
 #[derive(Elicit, Debug, Clone, PartialEq)]
@@ -32,24 +32,12 @@ pub struct Everything {
     pub site: Url,
     #[elicit(default = true)]
     pub flag: bool,
-    pub a_i8: i8,
-    pub a_u8: u8,
-    pub a_i16: i16,
-    pub a_u16: u16,
-    pub a_i32: i32,
-    pub a_u32: u32,
-    pub a_i64: i64,
-    pub a_u64: u64,
-    pub a_i128: i128,
-    pub a_u128: u128,
-    pub a_isize: isize,
-    pub a_usize: usize,
+    // Every integer type at its natural range, both float types, an `i64` bounded past 2^53 and a
+    // `HashSet` multi-select: the tests' form, spliced in.
+    #[elicit(flatten)]
+    pub numbers: Numbers,
     #[elicit(minimum = -10, maximum = 10, default = 0)]
     pub ranged: i32,
-    #[elicit(minimum = -9007199254740993, maximum = 9007199254740993)]
-    pub wide: i64,
-    pub single: f32,
-    pub double: f64,
     #[elicit(minimum = 0.5, maximum = 99.5, default = 1.5)]
     pub ratio: f64,
     pub colour: Colour,
@@ -59,8 +47,6 @@ pub struct Everything {
     pub colours: Vec<Colour>,
     #[elicit(min_items = 2)]
     pub extras: BTreeSet<Extra>,
-    #[elicit(max_items = 2)]
-    pub tags: HashSet<Colour>,
 }
 
 /// Who to contact about the booking.

@@ -5,6 +5,7 @@
 
 use arbitrary::{Result, Unstructured};
 use elicit_runtime::schema::{NumberSchema, PrimitiveSchema, RequestedSchema, StringFormat};
+use elicit_test_support::formats::VALID_EMAILS;
 use serde_json::{Map, Number, Value};
 
 /// `content` for `schema`. Half the time every property gets a value meant to be valid, but for
@@ -91,19 +92,6 @@ pub fn valid(u: &mut Unstructured<'_>, schema: &PrimitiveSchema) -> Result<Value
         }
     })
 }
-
-const VALID_EMAILS: &[&str] = &[
-    "ada@example.com",
-    "a.b+c@sub.example.org",
-    "x_y@ex-ample.co",
-    "ada@localhost",
-    "ada@[192.0.2.1]",
-    "ada@[IPv6:2001:db8::1]",
-    "\"a b\"@example.com",
-    "user%tag@example.com",
-    "o'brien@example.ie",
-    "ada@123",
-];
 
 const VALID_URIS: &[&str] = &[
     "https://example.com/a?b=c#d",

@@ -81,10 +81,7 @@ const WIDE_TEXT: &str = "count=18446744073709551615 delta=9007199254740993 index
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wide_integers_complete_over_http() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let router = server().http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = server::serve(server()).await;
     let client = Client::new(&url);
 
     let asked = client.call("wide", json!({})).await.asked();

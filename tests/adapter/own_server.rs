@@ -18,37 +18,50 @@ use serde_json::{Value, json};
 use cli::{Browser, Run, Sandbox, bins, elicit};
 use server::http::Client;
 
+use crate::own_server_clients::Pipe;
+
 /// The bound on every run.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A running `own-server --listen 127.0.0.1:0`, killed when dropped.
-struct OwnServer(process::Listening);
+/// `elicit`'s flags for a 2025-era session.
+pub(crate) const SESSION_2025: &[&str] = &["--protocol", "2025-11-25"];
 
-fn own_server_bin() -> std::path::PathBuf {
+/// A running `own-server --listen 127.0.0.1:0`, killed when dropped.
+pub(crate) struct OwnServer(process::Listening);
+
+pub(crate) fn own_server_bin() -> std::path::PathBuf {
     bins();
     process::debug_bin("own-server")
 }
 
 impl OwnServer {
-    fn start() -> OwnServer {
+    pub(crate) fn start() -> OwnServer {
         let mut command = Command::new(own_server_bin());
         command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
         OwnServer(process::Listening::start(command))
     }
 
-    fn mcp_url(&self) -> String {
+    pub(crate) fn mcp_url(&self) -> String {
         self.0.mcp_url()
     }
 }
 
-/// Where `elicit` reaches the server: `--url URL` or `--stdio COMMAND`.
-enum Target<'a> {
+/// Where a client reaches the server: over HTTP (`elicit --url URL`), or over stdio, starting
+/// `own-server --stdio` itself (`elicit --stdio COMMAND`).
+pub(crate) enum Target<'a> {
     Http(&'a OwnServer),
     Stdio,
 }
 
 /// `elicit call TARGET TOOL --answers FILE --browser SCRIPT [extra]`.
-fn call(target: &Target<'_>, tool: &str, sandbox: &Sandbox, answers: &Value, browser: Browser, extra: &[&str]) -> Run {
+pub(crate) fn call(
+    target: &Target<'_>,
+    tool: &str,
+    sandbox: &Sandbox,
+    answers: &Value,
+    browser: Browser,
+    extra: &[&str],
+) -> Run {
     let file = sandbox.answers(answers);
     let browser = sandbox.browser(browser);
     let stdio_command = format!("{} --stdio --page-listen 127.0.0.1:0", own_server_bin().display());
@@ -72,7 +85,7 @@ fn name(key: &str, action: &str) -> Value {
 
 /// The form tool, every outcome, on `target`; the ask is keyed `key` (`name` on 2026-07-28; a
 /// 2025-era session's pushed asks are numbered).
-fn greet_every_outcome(target: &Target<'_>, key: &str, extra: &[&str]) {
+pub(crate) fn greet_every_outcome(target: &Target<'_>, key: &str, extra: &[&str]) {
     let sandbox = Sandbox::new();
     for (action, expected) in
         [("accept", "Hello, Ada!"), ("decline", "You declined to give your name."), ("cancel", "Greeting cancelled.")]
@@ -84,17 +97,20 @@ fn greet_every_outcome(target: &Target<'_>, key: &str, extra: &[&str]) {
     }
 }
 
-/// The URL tool, every outcome (and a denial on the page), on `target`.
-fn approve_every_outcome(target: &Target<'_>) {
+/// The URL tool, every outcome (and a denial on the page), on `target`; the ask is keyed `key`
+/// (`approval` on 2026-07-28; a 2025-era session's pushed URL request is keyed by the
+/// `elicitationId` the server mints, which `*` answers).
+pub(crate) fn approve_every_outcome(target: &Target<'_>, key: &str, extra: &[&str]) {
     let cases = [
-        (json!({"approval": {"action": "accept"}}), Browser::Approve, "Transfer approved.", true),
-        (json!({"approval": {"action": "accept"}}), Browser::Deny, "Transfer denied on the page.", true),
-        (json!({"approval": {"action": "decline"}}), Browser::Approve, "You declined to open the page.", false),
-        (json!({"approval": {"action": "cancel"}}), Browser::Approve, "Transfer cancelled.", false),
+        ("accept", Browser::Approve, "Transfer approved.", true),
+        ("accept", Browser::Deny, "Transfer denied on the page.", true),
+        ("decline", Browser::Approve, "You declined to open the page.", false),
+        ("cancel", Browser::Approve, "Transfer cancelled.", false),
     ];
-    for (answers, browser, expected, opened) in cases {
+    for (action, browser, expected, opened) in cases {
         let sandbox = Sandbox::new();
-        let run = call(target, "approve", &sandbox, &answers, browser, &[]).success().stdout_has(expected);
+        let answers = json!({ key: {"action": action} });
+        let run = call(target, "approve", &sandbox, &answers, browser, extra).success().stdout_has(expected);
         assert_eq!(sandbox.opened().len(), usize::from(opened), "{answers}\n{run}");
         if opened {
             assert!(sandbox.opened()[0].contains("/pay/"), "{:?}", sandbox.opened());
@@ -122,13 +138,13 @@ fn form_tool_over_http() {
 #[test]
 fn form_tool_over_http_in_a_2025_session() {
     let server = OwnServer::start();
-    greet_every_outcome(&Target::Http(&server), "#1", &["--protocol", "2025-11-25"]);
+    greet_every_outcome(&Target::Http(&server), "#1", SESSION_2025);
 }
 
 #[test]
 fn url_tool_over_http() {
     let server = OwnServer::start();
-    approve_every_outcome(&Target::Http(&server));
+    approve_every_outcome(&Target::Http(&server), "approval", &[]);
 }
 
 #[test]
@@ -138,7 +154,7 @@ fn form_tool_over_stdio() {
 
 #[test]
 fn url_tool_over_stdio() {
-    approve_every_outcome(&Target::Stdio);
+    approve_every_outcome(&Target::Stdio, "approval", &[]);
 }
 
 /// The wire layer on a server of one's own: the URL request carries exactly the 2026-07-28
@@ -172,37 +188,20 @@ async fn the_wire_layer_puts_rmcp_right() {
 /// carry the server's `_meta` serverInfo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_and_cancellation_reach_the_handler_over_stdio() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-
-    let mut child = tokio::process::Command::new(own_server_bin())
-        .args(["--stdio", "--page-listen", "127.0.0.1:0"])
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = async || -> Value {
-        let line =
-            tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.expect("own-server went silent");
-        serde_json::from_str(&line.unwrap().expect("a message")).unwrap()
-    };
+    let mut pipe = Pipe::start();
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": "p-1"});
 
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}, "_meta": meta}});
-    stdin.write_all(format!("{ping}\n").as_bytes()).await.unwrap();
-    let pong = next().await;
+    pipe.send(&ping).await;
+    let pong = pipe.message().await;
     assert_eq!(pong["result"]["content"][0]["text"], json!("pong"), "{pong}");
     assert_eq!(pong["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], json!("own-server"), "{pong}");
 
     let count = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "count", "arguments": {}, "_meta": meta}});
-    stdin.write_all(format!("{count}\n").as_bytes()).await.unwrap();
+    pipe.send(&count).await;
     for step in 1..=3 {
-        let progress = next().await;
+        let progress = pipe.message().await;
         assert_eq!(progress["method"], json!("notifications/progress"), "{progress}");
         assert_eq!(progress["params"]["progressToken"], json!("p-1"), "{progress}");
         assert_eq!(progress["params"]["progress"], json!(f64::from(step)), "{progress}");
@@ -210,8 +209,8 @@ async fn progress_and_cancellation_reach_the_handler_over_stdio() {
     }
     let cancel =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "enough"}});
-    stdin.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
-    let seen = next().await;
+    pipe.send(&cancel).await;
+    let seen = pipe.message().await;
     assert_eq!(seen["method"], json!("notifications/progress"), "{seen}");
     assert_eq!(seen["params"]["message"], json!("cancelled"), "the handler saw the cancellation: {seen}");
 }

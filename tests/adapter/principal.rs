@@ -259,9 +259,7 @@ async fn a_builder_hook_names_the_principal() {
         .tool(Tool::new("who", "Says who you are", Arc::new(JsonObject::new())), who)
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server.http_router(&[])).await });
+    let url = server::serve(server).await;
 
     let call = async |user: &str, responses: Option<Value>, state: Option<&str>| -> Value {
         let body = call_body("who", responses, state);

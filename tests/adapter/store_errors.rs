@@ -5,13 +5,12 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
 use elicit_test_support::redis::Redis;
-use elicit_test_support::server;
+use elicit_test_support::{cli, process, server, wait};
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::{Engine, Flow, FlowError, RedisStore, UrlAnswer};
@@ -64,31 +63,17 @@ async fn a_store_failure_reaches_the_client_as_a_generic_error() {
     }
 }
 
+/// `travel-server --listen 127.0.0.1:0 --store STORE`, with a fresh state key.
+fn travel_server_command(store: &str) -> Command {
+    let mut command = Command::new(travel_server_bin());
+    command.args(["--listen", "127.0.0.1:0", "--store", store]).env("ELICIT_STATE_KEYS", server::key_b64());
+    command
+}
+
 /// Runs `travel-server --store STORE` to its exit; its status and stderr.
 fn travel_server_with_store(store: &str) -> (bool, String) {
-    let mut child = Command::new(travel_server_bin())
-        .args(["--listen", "127.0.0.1:0", "--store", store])
-        .env("ELICIT_STATE_KEYS", server::key_b64())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + STARTUP;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("travel-server --store {store} did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    (status.success(), stderr)
+    let run = cli::run(travel_server_command(store), &format!("travel-server --store {store}"), STARTUP);
+    (run.status.success(), run.stderr)
 }
 
 #[test]
@@ -109,38 +94,11 @@ fn start_up_errors_never_show_the_redis_password() {
     }
 }
 
-/// A `travel-server --store STORE` on a loopback port: its `/mcp` URL, the process and its stderr
-/// so far.
-fn travel_server_listening(store: &str) -> (String, Child, Arc<Mutex<Vec<String>>>) {
-    let mut child = Command::new(travel_server_bin())
-        .args(["--listen", "127.0.0.1:0", "--store", store])
-        .env("ELICIT_STATE_KEYS", server::key_b64())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let (found, address) = mpsc::channel();
-    let kept = lines.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix("listening on ") {
-                let _ = found.send(url.to_owned());
-            }
-            kept.lock().unwrap().push(line);
-        }
-    });
-    let url = address.recv_timeout(STARTUP).expect("travel-server reports its address");
-    (url, child, lines)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn travel_server_logs_the_detail_the_client_is_not_told() {
     let Some(mut redis) = redis() else { return };
-    let (url, mut child, log) = travel_server_listening(&redis.url());
-    let client = Client::new(&url);
+    let travel_server = process::Listening::start(travel_server_command(&redis.url()));
+    let client = Client::new(&travel_server.mcp_url());
     let first = client.call("book_trip", json!({})).await.asked();
     redis.stop();
     let trip = json!({
@@ -155,15 +113,8 @@ async fn travel_server_logs_the_detail_the_client_is_not_told() {
     assert!(!message.contains("127.0.0.1"), "{message}");
     // The log line is written before the reply is sent; the reader thread may lag behind the pipe.
     let detail = format!("redis at 127.0.0.1:{}", redis.port);
-    for _ in 0..500 {
-        if log.lock().unwrap().iter().any(|line| line.contains(&detail)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let log = log.lock().unwrap().join("\n");
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(log.contains(&detail), "the server log lacks the detail:\n{log}");
+    let logged = || std::future::ready(travel_server.stderr().contains(&detail));
+    wait::until_async(Duration::from_secs(5), &format!("the server's log to name {detail}"), logged).await;
+    let log = travel_server.stderr();
     assert!(!log.contains(PASSWORD), "{log}");
 }

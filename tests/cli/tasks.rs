@@ -110,12 +110,7 @@ fn at_the_terminal_c_cancels_a_working_task() {
     let mut term = Terminal::start(&["call", "--url", &peer.url, "sleepy", "--args", r#"{"seconds": 120}"#, "--tasks"]);
     term.expect("runs the call as task");
     term.expect("working");
-    term.answer("Press r to check now, c to cancel the task.", "r");
-    term.send("c");
-    term.expect("Cancelling the task.");
-    term.expect("cancelled");
-    let (code, screen) = term.finish();
-    assert_eq!(code, 1, "{screen}");
+    let screen = term.cancel_task();
     assert!(!screen.contains("slept"), "{screen}");
     // The server got tasks/cancel and stopped the work.
     let cancelled = serde_json::json!({"cancelled": "sleepy"});

@@ -64,12 +64,7 @@ fn at_the_terminal_c_cancels_the_working_task() {
     let url = server.mcp_url();
     let mut term = Terminal::start(&["call", "--url", &url, "group_booking", "--args", r#"{"checks": 20}"#, "--tasks"]);
     term.expect("runs the call as task");
-    term.answer("Press r to check now, c to cancel the task.", "r");
-    term.send("c");
-    term.expect("Cancelling the task.");
-    term.expect("cancelled");
-    let (code, screen) = term.finish();
-    assert_eq!(code, 1, "{screen}");
+    let screen = term.cancel_task();
     assert!(!screen.contains("Held"), "{screen}");
 }
 

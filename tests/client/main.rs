@@ -4,6 +4,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
 mod book_trip_app;
+mod fake_server;
 /// The driver: what every retry or answer carries, and what it refuses, in each era.
 mod driver {
     mod era_2025;

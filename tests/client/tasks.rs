@@ -7,34 +7,22 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use elicit_runtime::client::{
-    AskContext, CallError, Caller, CheckedUrl, DriveError, Driver, PendingAction, PendingUrl, Responder, TaskAction,
-    TaskError, TaskPolicy, TaskWait,
+    AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingUrl, Responder, TaskAction, TaskError,
+    TaskPolicy, TaskWait,
 };
 use elicit_runtime::schema::RequestedSchema;
 use elicit_runtime::wire::tasks::TaskStatus;
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
+use crate::fake_server::{FakeServer, Received};
+
 // ---- a scripted server ----
 
-type Script = Box<dyn FnMut(&str, &Map<String, Value>) -> Result<Value, CallError> + Send>;
-/// What the server received: each request's method and parameters, in order.
-type Received = Vec<(String, Map<String, Value>)>;
-
-#[derive(Clone)]
-struct FakeServer {
-    inner: Arc<Mutex<(Received, Script)>>,
-}
-
 impl FakeServer {
-    fn new(script: impl FnMut(&str, &Map<String, Value>) -> Result<Value, CallError> + Send + 'static) -> Self {
-        FakeServer { inner: Arc::new(Mutex::new((Vec::new(), Box::new(script)))) }
-    }
-
     /// Answers `tools/call` with a task handle, `tasks/get` with `polls` in order (the last one
     /// again once they run out), and `tasks/update`/`tasks/cancel` with an ack.
     fn task(polls: Vec<Value>) -> Self {
@@ -50,38 +38,16 @@ impl FakeServer {
         })
     }
 
-    fn caller(&self) -> FakeCaller {
-        FakeCaller { server: self.clone() }
-    }
-
-    fn received(&self) -> Vec<(String, Map<String, Value>)> {
-        self.inner.lock().unwrap().0.clone()
-    }
-
     fn methods(&self) -> Vec<String> {
-        self.received().into_iter().map(|(method, _)| method).collect()
+        self.received().into_iter().map(|r| r.method).collect()
     }
 
     fn updates(&self) -> Vec<Value> {
         self.received()
             .into_iter()
-            .filter(|(m, _)| m == "tasks/update")
-            .map(|(_, p)| p["inputResponses"].clone())
+            .filter(|r| r.method == "tasks/update")
+            .map(|r| r.params["inputResponses"].clone())
             .collect()
-    }
-}
-
-struct FakeCaller {
-    server: FakeServer,
-}
-
-impl Caller for FakeCaller {
-    async fn call(&mut self, method: &str, params: Map<String, Value>) -> Result<Value, CallError> {
-        tokio::task::yield_now().await;
-        let mut guard = self.server.inner.lock().unwrap();
-        let (log, script) = &mut *guard;
-        log.push((method.to_owned(), params.clone()));
-        script(method, &params)
     }
 }
 
@@ -179,7 +145,7 @@ async fn every_request_declares_the_extension() {
     run(&driver(), &server, &mut User::default()).await.unwrap();
     let received = server.received();
     assert_eq!(server.methods(), ["tools/call", "tasks/get", "tasks/get", "tasks/update", "tasks/get"]);
-    for (method, params) in &received {
+    for Received { method, params } in &received {
         let caps = &params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
         assert_eq!(caps["extensions"]["io.modelcontextprotocol/tasks"], json!({}), "{method}");
         assert_eq!(caps["elicitation"], json!({"form": {}}), "{method}");
@@ -263,7 +229,7 @@ async fn the_user_cancels_while_it_works() {
     let error = run(&driver(), &server, &mut user).await.unwrap_err();
     assert_eq!(error, DriveError::Cancelled);
     assert_eq!(server.methods(), ["tools/call", "tasks/get", "tasks/get", "tasks/cancel"]);
-    let (_, cancel) = server.received().pop().unwrap();
+    let cancel = server.received().pop().unwrap().params;
     assert_eq!(cancel["taskId"], TASK_ID);
     assert!(cancel["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"].is_object());
 }
@@ -362,7 +328,7 @@ async fn without_the_extension_a_task_handle_is_refused() {
     let server = FakeServer::task(vec![]);
     let error = run(&plain, &server, &mut User::default()).await.unwrap_err();
     assert!(matches!(error, DriveError::Protocol(_)), "{error:?}");
-    let (_, params) = &server.received()[0];
+    let params = &server.received()[0].params;
     assert!(params["_meta"]["io.modelcontextprotocol/clientCapabilities"].get("extensions").is_none());
     assert_eq!(server.methods(), ["tools/call"]);
 }

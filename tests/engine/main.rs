@@ -15,6 +15,7 @@ mod replay;
 mod run {
     mod era_2025;
     mod era_2026;
+    mod forms;
 }
 mod sealing;
 mod tasks;

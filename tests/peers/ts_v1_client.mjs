@@ -13,18 +13,9 @@
 //   {"event":"url","url":...,"elicitationId":...}   a URL step was pushed; the test opens the page
 //   {"event":"complete","elicitationId":...}        notifications/elicitation/complete arrived
 //   {"event":"result","result":...} | {"event":"error","code":...,"message":...}  the call's end
-// The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules).
-import { createRequire } from 'node:module';
-import path from 'node:path';
+// The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules), by ts_v1_common.mjs.
+import { Client, ElicitRequestSchema, connection, emit, failure, reportCompletions } from './ts_v1_common.mjs';
 
-const require = createRequire(path.resolve(process.env.TS_V1_MODULES ?? '.', 'x.js'));
-const sdk = (p) => import(require.resolve(`@modelcontextprotocol/sdk/${p}`));
-const { Client } = await sdk('client/index.js');
-const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
-const { StdioClientTransport } = await sdk('client/stdio.js');
-const { ElicitRequestSchema, ElicitationCompleteNotificationSchema } = await sdk('types.js');
-
-const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
 const [planText, how, ...target] = process.argv.slice(2);
 const plan = JSON.parse(planText);
 
@@ -44,32 +35,18 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   if (plan.trip === 'decline' || plan.trip === 'cancel') return { action: plan.trip };
   return { action: 'accept', content: plan.trip };
 });
-client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => {
-  emit({ event: 'complete', elicitationId: notification.params.elicitationId });
-});
+reportCompletions(client);
 
-const transport = how === '--http'
-  ? new StreamableHTTPClientTransport(new URL(target[0]))
-  : new StdioClientTransport({ command: target[0], args: target.slice(1), env: process.env, stderr: 'inherit' });
-
-// The client hands the negotiated version to the transport (HTTP headers need it); catch it there.
-let negotiated = null;
-const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
-transport.setProtocolVersion = (version) => {
-  negotiated = version;
-  setProtocolVersion?.(version);
-};
-
+const { transport, negotiated, close } = connection(client, how, target);
 try {
   await client.connect(transport);
-  emit({ event: 'connected', protocolVersion: negotiated, sessionId: transport.sessionId ?? null });
+  emit({ event: 'connected', protocolVersion: negotiated(), sessionId: transport.sessionId ?? null });
   // A person takes their time: no request timeout shorter than the test's own bound.
   const call = { name: plan.tool ?? 'book_trip', arguments: plan.arguments ?? {} };
   const result = await client.callTool(call, undefined, { timeout: 120000 });
   emit({ event: 'result', result });
 } catch (error) {
-  emit({ event: 'error', code: error.code ?? null, message: String(error.message ?? error) });
+  emit(failure(error));
 } finally {
-  if (how === '--http') await transport.terminateSession().catch(() => {});
-  await client.close().catch(() => {});
+  await close();
 }

@@ -16,18 +16,9 @@
 //   {"event":"complete","elicitationId":...}                        notifications/elicitation/complete
 //   {"event":"result","call":i,"result":...} | {"event":"error","call":i,"code":...,"message":...}
 //   {"event":"closed"}                                              every call made, the session closed
-// The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules).
-import { createRequire } from 'node:module';
-import path from 'node:path';
+// The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules), by ts_v1_common.mjs.
+import { Client, ElicitRequestSchema, connection, emit, failure, reportCompletions } from './ts_v1_common.mjs';
 
-const require = createRequire(path.resolve(process.env.TS_V1_MODULES ?? '.', 'x.js'));
-const sdk = (p) => import(require.resolve(`@modelcontextprotocol/sdk/${p}`));
-const { Client } = await sdk('client/index.js');
-const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
-const { StdioClientTransport } = await sdk('client/stdio.js');
-const { ElicitRequestSchema, ElicitationCompleteNotificationSchema } = await sdk('types.js');
-
-const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
 const [callsText, how, ...target] = process.argv.slice(2);
 const calls = JSON.parse(callsText);
 if (!Array.isArray(calls) || (how !== '--stdio' && how !== '--http') || target.length === 0) {
@@ -60,26 +51,13 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   }
   return { action: 'accept', content: plan.form };
 });
-client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => {
-  emit({ event: 'complete', elicitationId: notification.params.elicitationId });
-});
+reportCompletions(client);
 
-const transport = how === '--http'
-  ? new StreamableHTTPClientTransport(new URL(target[0]))
-  : new StdioClientTransport({ command: target[0], args: target.slice(1), env: process.env, stderr: 'inherit' });
-
-// The client hands the negotiated version to the transport; catch it there.
-let negotiated = null;
-const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
-transport.setProtocolVersion = (version) => {
-  negotiated = version;
-  setProtocolVersion?.(version);
-};
-
+const { transport, negotiated, close } = connection(client, how, target);
 let failed = false;
 try {
   await client.connect(transport);
-  emit({ event: 'connected', protocolVersion: negotiated });
+  emit({ event: 'connected', protocolVersion: negotiated() });
   for (const [index, call] of calls.entries()) {
     current = index;
     try {
@@ -89,15 +67,14 @@ try {
       });
       emit({ event: 'result', call: index, result });
     } catch (error) {
-      emit({ event: 'error', call: index, code: error.code ?? null, message: String(error.message ?? error) });
+      emit(failure(error, { call: index }));
     }
   }
 } catch (error) {
   failed = true;
-  emit({ event: 'error', call: current, code: error.code ?? null, message: String(error.message ?? error) });
+  emit(failure(error, { call: current }));
 } finally {
-  if (how === '--http') await transport.terminateSession().catch(() => {});
-  await client.close().catch(() => {});
+  await close();
   emit({ event: 'closed' });
 }
 process.exit(failed ? 1 : 0);

@@ -74,11 +74,7 @@ async fn instance(keys: KeyRing, store: Arc<dyn Store>, runs: Arc<AtomicUsize>) 
         .tool(Tool::new("count", "count", schema()), move |flow| count(flow, runs.clone()))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+    server::serve(server).await
 }
 
 fn trip() -> Value {

@@ -6,7 +6,8 @@
 //! ledger-cost --store memory|redis://127.0.0.1:6390 --case CASE --iterations N
 //! ```
 //!
-//! The flow is the one of `benches/benches/store.rs`: a form, a `once`, a second form. Cases:
+//! The flow is the one of `benches/benches/store.rs` (`benches/src/ledger_flow.rs`): a form, a `once`,
+//! a second form. Cases:
 //!
 //! - `once_round`: the round that answers the first form and reaches the `once`, replayed (the
 //!   value is found, not recomputed);
@@ -25,13 +26,18 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use elicit_runtime::Elicit;
 use elicit_runtime::server::{
     Answer, Engine, EngineBuilder, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request,
 };
 use elicit_runtime::state::KeyRing;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::runtime::Runtime;
+
+// The flow, shared with `benches/store.rs`; scripts/ledger-cost.sh copies it along with this file.
+#[path = "../ledger_flow.rs"]
+mod ledger_flow;
+
+use ledger_flow::{Name, asked, meta, with_once};
 
 // The store as this version of the engine names it. Before the flow ledger it was
 // `CompletionStore`, given by `EngineBuilder::completion_store`: scripts/ledger-cost.sh rewrites
@@ -43,28 +49,6 @@ fn with_store(builder: EngineBuilder, store: Arc<dyn BenchStore>) -> EngineBuild
 
 const USAGE: &str = "usage: ledger-cost --store memory|redis://HOST:PORT \
                      --case once_round|final_round|flow_once|flow_plain --iterations N";
-
-/// What is your name?
-#[derive(Elicit, Debug)]
-struct Name {
-    /// Your name
-    name: String,
-}
-
-/// Go on?
-#[derive(Elicit, Debug)]
-struct Sure {
-    /// Tick to go on
-    sure: bool,
-}
-
-/// A form, a `once`, a second form.
-async fn with_once(flow: Flow) -> Result<String, FlowError> {
-    let Answer::Accepted(name) = flow.form::<Name>("who").await? else { return Ok("no name".into()) };
-    let reference = flow.once("reference", || async { Ok(format!("BK-{}", name.name.len())) }).await?;
-    let _ = flow.form::<Sure>("sure").await?;
-    Ok(format!("{} {reference}", name.name))
-}
 
 /// One form, then the result: no effect at all.
 async fn plain(flow: Flow) -> Result<String, FlowError> {
@@ -81,13 +65,6 @@ enum Case {
     FlowPlain,
 }
 
-fn meta() -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!("2026-07-28"));
-    meta.insert("io.modelcontextprotocol/clientCapabilities".into(), json!({"elicitation": {"form": {}}}));
-    meta
-}
-
 /// One round of `tool`.
 async fn round(engine: &Engine, tool: &str, responses: Option<&Value>, state: Option<&str>) -> Outcome<String> {
     let meta = meta();
@@ -100,13 +77,6 @@ async fn round(engine: &Engine, tool: &str, responses: Option<&Value>, state: Op
     let outcome =
         if tool == "plain" { engine.run(&request, plain).await } else { engine.run(&request, with_once).await };
     outcome.unwrap_or_else(|error| panic!("a round failed: {error}"))
-}
-
-fn asked(outcome: Outcome<String>) -> String {
-    match outcome {
-        Outcome::InputRequired(asked) => asked.request_state.expect("a state"),
-        Outcome::Complete(text) => panic!("expected an ask, got {text}"),
-    }
 }
 
 fn finished(outcome: Outcome<String>) -> String {

@@ -131,8 +131,8 @@ fn is_https(public_url: &str) -> bool {
 fn router(page_state: PaymentPage) -> axum::Router {
     axum::Router::new()
         .route("/pay/{id}", get(show_payment))
-        .route("/pay/{id}/approve", post(approve))
-        .route("/pay/{id}/deny", post(deny))
+        .route("/pay/{id}/approve", post(decide::<true>))
+        .route("/pay/{id}/deny", post(decide::<false>))
         .with_state(page_state)
 }
 
@@ -389,13 +389,14 @@ fn came_from_the_page(secrets: &PageSecrets, id: &str, headers: &HeaderMap, body
 /// The principal the server's bearer layer authenticated, if any (API clients).
 type Bearer = Option<Extension<Principal>>;
 
-async fn decide(
-    page_state: PaymentPage,
-    id: String,
+/// `POST /pay/{id}/approve` (`APPROVED`) or `/pay/{id}/deny`: records the decision as the
+/// completion of step `id`.
+async fn decide<const APPROVED: bool>(
+    State(page_state): State<PaymentPage>,
+    Path(id): Path<String>,
     bearer: Bearer,
     headers: HeaderMap,
     body: Bytes,
-    approved: bool,
 ) -> Response {
     if !plausible_id(&id) {
         return not_found("This payment link is not valid.");
@@ -415,8 +416,8 @@ async fn decide(
         Who::Anonymous => None,
         Who::Conflict => return two_users(),
     };
-    match page_state.store.complete(&id, json!({ "approved": approved }), by.as_deref()).await {
-        Ok(true) if approved => {
+    match page_state.store.complete(&id, json!({ "approved": APPROVED }), by.as_deref()).await {
+        Ok(true) if APPROVED => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
         Ok(true) => page(
@@ -431,24 +432,4 @@ async fn decide(
         ),
         Err(error) => unavailable(error),
     }
-}
-
-async fn approve(
-    State(page_state): State<PaymentPage>,
-    Path(id): Path<String>,
-    bearer: Bearer,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    decide(page_state, id, bearer, headers, body, true).await
-}
-
-async fn deny(
-    State(page_state): State<PaymentPage>,
-    Path(id): Path<String>,
-    bearer: Bearer,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    decide(page_state, id, bearer, headers, body, false).await
 }

@@ -9,31 +9,18 @@
 use elicit_test_support::cli;
 use elicit_test_support::peers;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use cli::{Browser, Run, Sandbox, bins};
-use peers::servers::{peer_log, ts_stdio};
+use peers::servers::{CONNECT_NEVER_COMPLETING, peer_logged, ts_stdio};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn elicit(args: &[&str]) -> Run {
     bins();
     cli::elicit(args, LIMIT)
-}
-
-/// Waits for the peer to log an entry with `key`.
-fn logged(path: &std::path::Path, key: &str) -> Value {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let entries = peer_log(path);
-        if let Some(entry) = entries.into_iter().find(|e| e.get(key).is_some()) {
-            return entry;
-        }
-        assert!(Instant::now() < deadline, "the peer never logged {key:?}: {:?}", peer_log(path));
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -68,7 +55,7 @@ fn an_elicitation_outside_any_call_is_refused() {
     let stdio = ts_stdio(&["ELICIT_PEER_PUSH_ON_INIT=1", &env_log]);
     let run = elicit(&["tools", "--stdio", &stdio]).success();
     assert!(run.stdout.contains("profile\t"), "{run}");
-    let outside = logged(&log, "outside");
+    let outside = peer_logged(&log, "outside", LIMIT);
     assert_eq!(outside["outside"], "refused", "{outside}");
     assert_eq!(outside["code"], -32600, "{outside}");
 }
@@ -91,23 +78,12 @@ fn a_url_step_that_never_completes_is_given_up_after_wait_and_the_call_cancelled
     let log = sandbox.path("peer.log");
     let env_log = format!("ELICIT_PEER_LOG='{}'", log.display());
     let stdio = ts_stdio(&[&env_log]);
-    let args = [
-        "call",
-        "--stdio",
-        &stdio,
-        "connect",
-        "--args",
-        r#"{"completeAfterMs": -1}"#,
-        "--answers",
-        &answers,
-        "--browser",
-        &browser,
-        "--wait",
-        "2",
-    ];
+    let mut args = vec!["call", "--stdio", &stdio];
+    args.extend(CONNECT_NEVER_COMPLETING);
+    args.extend(["--answers", &answers, "--browser", &browser, "--wait", "2"]);
     let run = elicit(&args).failure().stderr_has("gave up waiting for").stderr_has("elicit: cancelled");
     assert!(!run.stdout.contains("connect:"), "{run}");
-    assert_eq!(logged(&log, "cancelled")["cancelled"], "connect");
+    assert_eq!(peer_logged(&log, "cancelled", LIMIT)["cancelled"], "connect");
 }
 
 #[test]

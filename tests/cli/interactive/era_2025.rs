@@ -14,11 +14,9 @@
 use elicit_test_support::cli;
 use elicit_test_support::peers;
 
-use std::time::Duration;
-
 use cli::terminal::{DOWN, ENTER, STEP, Terminal};
 use cli::{Browser, Sandbox};
-use peers::servers::{peer_log, ts_stdio};
+use peers::servers::{CONNECT_NEVER_COMPLETING, peer_logged, ts_stdio};
 
 #[test]
 fn a_pushed_form_is_filled_by_typing_and_reviewed_with_titles() {
@@ -51,28 +49,42 @@ fn a_pushed_form_is_filled_by_typing_and_reviewed_with_titles() {
     }
 }
 
+/// `elicit call --stdio COMMAND ARGS --browser SCRIPT` on a terminal, COMMAND starting the
+/// TypeScript v1 server with `env` set, SCRIPT a stand-in browser of `sandbox` that only records
+/// the URLs it is asked to open.
+fn call_recording_pages(sandbox: &Sandbox, env: &[&str], args: &[&str]) -> Terminal {
+    let browser = sandbox.browser(Browser::RecordOnly);
+    let stdio = ts_stdio(env);
+    let mut words = vec!["call", "--stdio", &stdio];
+    words.extend_from_slice(args);
+    words.extend(["--browser", &browser]);
+    Terminal::start(&words)
+}
+
+/// Consents to the page the server asks to open (`asks`, showing `page`), then waits for each of
+/// `then` in turn; the call must end with 0. Returns the screen.
+fn consent_then(mut term: Terminal, asks: &str, page: &str, then: &[&str]) -> String {
+    term.expect(asks);
+    term.expect(page);
+    term.answer("Open this page in your browser?", ENTER);
+    for text in then {
+        term.expect(text);
+    }
+    let (code, screen) = term.finish();
+    assert_eq!(code, 0, "{screen}");
+    screen
+}
+
 #[test]
 fn a_url_step_shows_as_pending_until_the_server_reports_it_complete() {
     let sandbox = Sandbox::new();
-    let browser = sandbox.browser(Browser::RecordOnly);
-    let stdio = ts_stdio(&[]);
-    let mut term = Terminal::start(&[
-        "call",
-        "--stdio",
-        &stdio,
-        "connect",
-        "--args",
-        r#"{"completeAfterMs": 1500}"#,
-        "--browser",
-        &browser,
-    ]);
-    term.expect("ts-v1-peer asks you to open a page (");
-    term.expect("https://auth.example.com/connect?session=");
-    term.answer("Open this page in your browser?", ENTER);
-    term.expect("Waiting for ts-v1-peer to report the page at auth.example.com done");
-    term.expect("connect: action=accept, completed");
-    let (code, screen) = term.finish();
-    assert_eq!(code, 0, "{screen}");
+    let term = call_recording_pages(&sandbox, &[], &["connect", "--args", r#"{"completeAfterMs": 1500}"#]);
+    consent_then(
+        term,
+        "ts-v1-peer asks you to open a page (",
+        "https://auth.example.com/connect?session=",
+        &["Waiting for ts-v1-peer to report the page at auth.example.com done", "connect: action=accept, completed"],
+    );
     let opened = sandbox.opened();
     assert_eq!(opened.len(), 1, "{opened:?}");
     assert!(opened[0].starts_with("https://auth.example.com/connect?session="), "{opened:?}");
@@ -81,20 +93,9 @@ fn a_url_step_shows_as_pending_until_the_server_reports_it_complete() {
 #[test]
 fn cancelling_while_pending_cancels_the_call_on_the_server() {
     let sandbox = Sandbox::new();
-    let browser = sandbox.browser(Browser::RecordOnly);
     let log = sandbox.path("peer.log");
     let env = format!("ELICIT_PEER_LOG='{}'", log.display());
-    let stdio = ts_stdio(&[&env]);
-    let mut term = Terminal::start(&[
-        "call",
-        "--stdio",
-        &stdio,
-        "connect",
-        "--args",
-        r#"{"completeAfterMs": -1}"#,
-        "--browser",
-        &browser,
-    ]);
+    let mut term = call_recording_pages(&sandbox, &[&env], &CONNECT_NEVER_COMPLETING);
     term.answer("Open this page in your browser?", ENTER);
     term.expect("Waiting for ts-v1-peer to report the page at auth.example.com done");
     term.expect("c to cancel the call");
@@ -103,30 +104,18 @@ fn cancelling_while_pending_cancels_the_call_on_the_server() {
     assert_ne!(code, 0, "{screen}");
     assert!(screen.contains("cancelled"), "{screen}");
     // The server learnt it: its tool saw the abort of notifications/cancelled.
-    let deadline = std::time::Instant::now() + STEP;
-    let cancelled = loop {
-        let entries = peer_log(&log);
-        if let Some(entry) = entries.iter().find(|e| e.get("cancelled").is_some()) {
-            break entry.clone();
-        }
-        assert!(std::time::Instant::now() < deadline, "the server never saw the cancellation: {entries:?}\n{screen}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(cancelled["cancelled"], "connect");
+    assert_eq!(peer_logged(&log, "cancelled", STEP)["cancelled"], "connect");
 }
 
 #[test]
 fn a_url_required_error_asks_consent_then_calls_again_when_the_server_reports_completion() {
     let sandbox = Sandbox::new();
-    let browser = sandbox.browser(Browser::RecordOnly);
-    let stdio = ts_stdio(&[]);
-    let mut term = Terminal::start(&["call", "--stdio", &stdio, "needs_url", "--browser", &browser]);
-    term.expect("ts-v1-peer asks you to open a page (needs_url:");
-    term.expect("https://auth.example.com/authorize?id=needs_url:");
-    term.answer("Open this page in your browser?", ENTER);
-    term.expect("Press r to call again now, o to open it again, c to cancel the call.");
-    term.expect("needs_url: done");
-    let (code, screen) = term.finish();
-    assert_eq!(code, 0, "{screen}");
+    let term = call_recording_pages(&sandbox, &[], &["needs_url"]);
+    let screen = consent_then(
+        term,
+        "ts-v1-peer asks you to open a page (needs_url:",
+        "https://auth.example.com/authorize?id=needs_url:",
+        &["Press r to call again now, o to open it again, c to cancel the call.", "needs_url: done"],
+    );
     assert_eq!(sandbox.opened().len(), 1, "{screen}");
 }

@@ -11,37 +11,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use elicit_runtime::client::{
-    AskContext, CallError, Caller, CheckedUrl, DriveError, Driver, PendingAction, PendingUrl, Responder,
+    AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingUrl, Responder,
 };
 use elicit_runtime::schema::RequestedSchema;
 use elicit_runtime::wire::{Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
+use crate::fake_server::FakeServer;
+
 const CAPS_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 // ---- a scripted server ----
 
-/// One request as the server received it.
-#[derive(Debug, Clone)]
-struct Received {
-    method: String,
-    params: Map<String, Value>,
-}
-
-type Script = Box<dyn FnMut(&str, &Map<String, Value>) -> Result<Value, CallError> + Send>;
-
-/// A fake server shared by any number of callers: it records every request, then answers it with
-/// its script.
-#[derive(Clone)]
-struct FakeServer {
-    inner: Arc<Mutex<(Vec<Received>, Script)>>,
-}
-
 impl FakeServer {
-    fn new(script: impl FnMut(&str, &Map<String, Value>) -> Result<Value, CallError> + Send + 'static) -> Self {
-        FakeServer { inner: Arc::new(Mutex::new((Vec::new(), Box::new(script)))) }
-    }
-
     /// A server answering its requests with `results`, in order; one request more is a failure.
     fn sequence(results: Vec<Value>) -> Self {
         let mut results: VecDeque<Value> = results.into();
@@ -49,29 +31,6 @@ impl FakeServer {
             Some(result) => Ok(result),
             None => panic!("the driver sent one `{method}` more than the script expects"),
         })
-    }
-
-    fn caller(&self) -> FakeCaller {
-        FakeCaller { server: self.clone() }
-    }
-
-    fn received(&self) -> Vec<Received> {
-        self.inner.lock().unwrap().0.clone()
-    }
-}
-
-struct FakeCaller {
-    server: FakeServer,
-}
-
-impl Caller for FakeCaller {
-    async fn call(&mut self, method: &str, params: Map<String, Value>) -> Result<Value, CallError> {
-        // Let other calls run between rounds, as a real transport would.
-        tokio::task::yield_now().await;
-        let mut guard = self.server.inner.lock().unwrap();
-        let (log, script) = &mut *guard;
-        log.push(Received { method: method.to_owned(), params: params.clone() });
-        script(method, &params)
     }
 }
 

@@ -5,15 +5,15 @@
 //! Without Chromium installed a test is skipped with a message ([`chromium_or_skip`]), except
 //! under `CI`, where its absence fails the test (`.ci/run` installs it).
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
+
+use crate::process::{StderrLines, spawn_announced};
 
 /// How long Chromium may take to start and print its DevTools address.
 const STARTUP: Duration = Duration::from_secs(20);
@@ -52,7 +52,7 @@ pub fn chromium_or_skip(test: &str) -> Option<PathBuf> {
 pub struct Chromium {
     child: Child,
     devtools: Cdp,
-    stderr: Arc<Mutex<Vec<String>>>,
+    stderr: StderrLines,
     _profile: tempfile::TempDir,
 }
 
@@ -64,7 +64,8 @@ impl Chromium {
     /// When it cannot start or does not print its DevTools address in time.
     pub fn start(path: &Path) -> Chromium {
         let profile = tempfile::Builder::new().prefix("elicit-chromium").tempdir().expect("a profile folder");
-        let mut child = Command::new(path)
+        let mut command = Command::new(path);
+        command
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -81,49 +82,18 @@ impl Chromium {
                 "--remote-debugging-port=0",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg("about:blank")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", path.display()));
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let (found, address) = mpsc::channel();
-        {
-            let lines = lines.clone();
-            // Keeps draining stderr for the life of the browser so it never blocks on a full pipe.
-            std::thread::spawn(move || {
-                let mut found = Some(found);
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Some(url) = line.strip_prefix("DevTools listening on ")
-                        && let Some(found) = found.take()
-                    {
-                        let _ = found.send(url.trim().to_owned());
-                    }
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-        }
-        let Ok(url) = address.recv_timeout(STARTUP) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            let seen = lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
-            panic!("Chromium did not print its DevTools address within {STARTUP:?}; stderr:\n{seen}");
-        };
+            .arg("about:blank");
+        let devtools_url = |line: &str| line.strip_prefix("DevTools listening on ").map(|url| url.trim().to_owned());
+        let name = path.display().to_string();
+        let (child, url, stderr) =
+            spawn_announced(&mut command, &name, "print its DevTools address", STARTUP, devtools_url);
         let devtools = Cdp::connect(&url);
-        Chromium { child, devtools, stderr: lines, _profile: profile }
+        Chromium { child, devtools, stderr, _profile: profile }
     }
 
     /// Opens `url` in a new tab; returns the DevTools session attached to it.
     pub fn open(&mut self, url: &str) -> String {
-        let target = self.devtools.call(None, "Target.createTarget", json!({"url": url})).expect("a new tab");
-        let target = target["targetId"].as_str().expect("a target id").to_owned();
-        let attached = self
-            .devtools
-            .call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true}))
-            .expect("attach to the tab");
-        attached["sessionId"].as_str().expect("a session id").to_owned()
+        self.open_tab(json!({"url": url}))
     }
 
     /// Opens `url` in a new tab of a fresh browser context (its own cookies, as another browser
@@ -131,10 +101,12 @@ impl Chromium {
     pub fn open_isolated(&mut self, url: &str) -> String {
         let context = self.devtools.call(None, "Target.createBrowserContext", json!({})).expect("a browser context");
         let context = context["browserContextId"].as_str().expect("a context id").to_owned();
-        let target = self
-            .devtools
-            .call(None, "Target.createTarget", json!({"url": url, "browserContextId": context}))
-            .expect("a new tab");
+        self.open_tab(json!({"url": url, "browserContextId": context}))
+    }
+
+    /// Creates the tab `Target.createTarget` describes with `target`; the session attached to it.
+    fn open_tab(&mut self, target: Value) -> String {
+        let target = self.devtools.call(None, "Target.createTarget", target).expect("a new tab");
         let target = target["targetId"].as_str().expect("a target id").to_owned();
         let attached = self
             .devtools
@@ -216,7 +188,7 @@ impl Chromium {
 
     /// What Chromium printed on stderr so far.
     pub fn stderr(&self) -> String {
-        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+        self.stderr.text()
     }
 }
 

@@ -89,13 +89,69 @@ pub fn build_bins() {
     assert!(status.success(), "{what} failed:\n{}", output.join().unwrap_or_default());
 }
 
+/// A child process's stderr, drained line by line for the process's whole life (so it never blocks
+/// on a full pipe) and kept for failure messages.
+#[derive(Debug, Clone, Default)]
+pub struct StderrLines(Arc<Mutex<Vec<String>>>);
+
+impl StderrLines {
+    /// Everything printed so far, a line a line.
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+    }
+}
+
+/// Spawns `command` (stdin and stdout to null, stderr piped) and waits, at most `bound`, for the
+/// first line of its stderr that `announce` recognises: returns the child, what `announce` made of
+/// that line, and the stderr, drained for as long as the child lives. A child that does not
+/// announce itself in time is killed and reaped, and the panic says that `name` did not `what`
+/// (say, "print its address"), with its stderr.
+pub fn spawn_announced<T: Send + 'static>(
+    command: &mut Command,
+    name: &str,
+    what: &str,
+    bound: Duration,
+    announce: impl Fn(&str) -> Option<T> + Send + 'static,
+) -> (Child, T, StderrLines) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let lines = StderrLines::default();
+    let (found, announced) = mpsc::channel();
+    {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(value) = announce(&line)
+                    && let Some(found) = found.take()
+                {
+                    let _ = found.send(value);
+                }
+                lines.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+    }
+    match announced.recv_timeout(bound) {
+        Ok(value) => (child, value, lines),
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{name} did not {what} within {bound:?}; stderr:\n{}", lines.text())
+        }
+    }
+}
+
 /// A server process that printed `listening on http://ADDR/mcp` on stderr; killed (and reaped)
-/// when dropped. Its stderr is drained for its whole life (so it never blocks on a full pipe) and
-/// kept for failure messages.
+/// when dropped. Its stderr is kept for failure messages ([`StderrLines`]).
 pub struct Listening {
     child: Child,
     addr: SocketAddr,
-    stderr: Arc<Mutex<Vec<String>>>,
+    stderr: StderrLines,
 }
 
 impl Listening {
@@ -105,43 +161,11 @@ impl Listening {
         let name = Path::new(command.get_program())
             .file_name()
             .map_or_else(|| command.get_program().to_string_lossy().into_owned(), |n| n.to_string_lossy().into_owned());
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let (found, addr) = mpsc::channel();
-        {
-            let lines = lines.clone();
-            std::thread::spawn(move || {
-                let mut found = Some(found);
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Some(addr) = listening_addr(&line)
-                        && let Some(found) = found.take()
-                    {
-                        let _ = found.send(addr);
-                    }
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-        }
-        match addr.recv_timeout(STARTUP_TIMEOUT) {
-            Ok(addr) => {
-                assert!(addr.ip().is_loopback(), "{name} listens on {addr}, not loopback");
-                Listening { child, addr, stderr: lines }
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let seen = lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
-                panic!(
-                    "{name} did not report `listening on http://ADDR/mcp` within {STARTUP_TIMEOUT:?}; stderr:\n{seen}"
-                )
-            }
-        }
+        let what = "report `listening on http://ADDR/mcp`";
+        let (child, addr, stderr) = spawn_announced(&mut command, &name, what, STARTUP_TIMEOUT, listening_addr);
+        let listening = Listening { child, addr, stderr };
+        assert!(addr.ip().is_loopback(), "{name} listens on {addr}, not loopback");
+        listening
     }
 
     /// The address it listens on.
@@ -161,7 +185,7 @@ impl Listening {
 
     /// What the process printed on stderr so far.
     pub fn stderr(&self) -> String {
-        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+        self.stderr.text()
     }
 }
 

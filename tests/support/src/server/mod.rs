@@ -79,11 +79,26 @@ pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 /// Serves `server` (the rmcp adapter's Streamable HTTP router) on a loopback port for the rest of
 /// the test; the URL of its MCP endpoint.
 pub async fn serve(server: elicit_runtime::rmcp::McpServer) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (listener, url) = loopback().await;
     let app = server.http_router(&[]);
     tokio::spawn(async move { axum::serve(listener, app).await });
     url
+}
+
+/// As [`serve`], with each connection's peer address handed to the router, which is how it tells
+/// clients apart (a limit per client); the server stays the caller's.
+pub async fn serve_by_address(server: &elicit_runtime::rmcp::McpServer) -> String {
+    let (listener, url) = loopback().await;
+    let app = server.http_router(&[]).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// A listener on a free loopback port, and the URL of the MCP endpoint served there.
+async fn loopback() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    (listener, url)
 }
 
 /// A fresh key, base64-encoded for `ELICIT_STATE_KEYS`.
