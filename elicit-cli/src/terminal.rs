@@ -51,7 +51,7 @@ fn dismissed(error: InquireError) -> Dismissed {
 
 const NO_ANSWER: &str = "(no answer)";
 
-/// The field's name as the user sees it (every server text goes through [`printable`]).
+/// The field's name as the user sees it (every server text goes through [`printable`](mod@crate::printable)).
 fn title(property: &Property) -> String {
     one_line(property.schema.title().unwrap_or(&property.name)).into_owned()
 }

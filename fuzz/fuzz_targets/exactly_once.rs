@@ -16,17 +16,16 @@
 #![no_main]
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use arbitrary::{Result, Unstructured};
 use elicit_runtime::Elicit;
 use elicit_runtime::server::{
-    Answer, Claim, ClaimToken, Clock, Engine, EngineConfig, EngineError, Finish, Flow, FlowError, FlowLedger,
-    InProcessStore, ManualClock, Outcome, Request, Slot, StoreError, StoreFuture, UrlAnswer, UrlCompletions, UrlStatus,
+    Answer, Clock, Engine, EngineError, Flow, FlowError, InProcessStore, ManualClock, Outcome, Request, UrlAnswer,
 };
 use elicit_runtime::state::KeyRing;
+use elicit_test_support::ledger::{ClaimFault, FaultyClaims};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
 
@@ -34,67 +33,6 @@ const MAX_STEPS: usize = 24;
 const MAX_FLOWS: u64 = 3;
 const STATE_TTL: Duration = Duration::from_secs(30);
 const CLAIM_LEASE: Duration = Duration::from_secs(2);
-
-/// How the store answers claims: at once, late (before or after the claim lands), or not at all
-/// (the claim lands, its reply is lost).
-#[derive(Default)]
-struct Faulty {
-    inner: InProcessStore,
-    claims: AtomicU8,
-}
-
-impl UrlCompletions for Faulty {
-    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
-        self.inner.register(id, ttl, owner)
-    }
-    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
-        self.inner.complete(id, outcome, by)
-    }
-    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
-        self.inner.status(id)
-    }
-    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
-        self.inner.take(id, timeout)
-    }
-    fn release(&self, id: &str) {
-        self.inner.release(id);
-    }
-}
-
-impl FlowLedger for Faulty {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, at, by) = (flow.to_owned(), at.clone(), by.clone());
-        Box::pin(async move {
-            let late = Duration::from_millis(5);
-            let mode = self.claims.load(Ordering::SeqCst);
-            if mode == 1 {
-                tokio::time::sleep(late).await;
-            }
-            let claimed = self.inner.claim(&flow, &at, &by, lease, ttl).await;
-            match mode {
-                2 => tokio::time::sleep(late).await,
-                3 => return Err(StoreError::Unavailable { store: "fuzz".into(), detail: "reply lost".into() }),
-                _ => {}
-            }
-            claimed
-        })
-    }
-    fn record(&self, flow: &str, at: &Slot, by: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
-        self.inner.record(flow, at, by, value, ttl)
-    }
-    fn abandon(&self, flow: &str, at: &Slot, by: &ClaimToken) -> StoreFuture<'_, ()> {
-        self.inner.abandon(flow, at, by)
-    }
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        self.inner.finish(flow, answers, seen, ttl)
-    }
-    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
-        self.inner.finished(flow)
-    }
-    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
-        self.inner.extend(flow, ttl)
-    }
-}
 
 /// Who books?
 #[derive(Elicit, Debug)]
@@ -174,7 +112,7 @@ struct World {
     runs: Shared,
     flows: Vec<History>,
     clock: ManualClock,
-    store: Arc<Faulty>,
+    store: Arc<FaultyClaims<InProcessStore>>,
 }
 
 fn meta() -> Map<String, Value> {
@@ -292,13 +230,13 @@ fuzz_target!(|data: &[u8]| {
 async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
     let clock = ManualClock::new();
     let store =
-        Arc::new(Faulty { inner: InProcessStore::new().with_clock(Arc::new(clock.clone())), claims: AtomicU8::new(0) });
+        Arc::new(FaultyClaims::new(InProcessStore::new().with_clock(Arc::new(clock.clone())), ClaimFault::None));
     let engine = Arc::new(
         Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring"))
             .store(store.clone())
             .clock(Arc::new(clock.clone()))
             .state_ttl(STATE_TTL)
-            .config(EngineConfig { claim_lease: CLAIM_LEASE, ..EngineConfig::default() })
+            .claim_lease(CLAIM_LEASE)
             .build(),
     );
     let mut world = World { engine, runs: Shared::default(), flows: Vec::new(), clock, store };
@@ -320,7 +258,9 @@ async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
         }
         // The store's claims are answered at once, late, or their replies are lost.
         if op == 11 {
-            world.store.claims.store(u.int_in_range(0u8..=3)?, Ordering::SeqCst);
+            let late = Duration::from_millis(5);
+            let fault = [ClaimFault::None, ClaimFault::Before(late), ClaimFault::After(late), ClaimFault::ReplyLost];
+            world.store.set_fault(fault[usize::from(u.int_in_range(0u8..=3)?)]);
             continue;
         }
         let flow = u.int_in_range(0..=world.flows.len() as u64 - 1)?;

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use elicit_runtime::server::{
-    Answer, Engine, EngineConfig, EngineError, FLOW_CONFLICT, Flow, FlowError, Outcome, Request, UrlAnswer,
+    Answer, Engine, EngineError, FLOW_CONFLICT, Flow, FlowError, Outcome, Request, UrlAnswer,
 };
 use elicit_runtime::state::{Binding, INVALID_STATE_MESSAGE, KeyRing, StateSealer, digest_arguments};
 use elicit_runtime::wire::{self, ElicitParams, InputRequest, codes};
@@ -63,13 +63,13 @@ pub fn binding() -> Binding<'static> {
 
 /// A fresh engine (a fresh completion store too: nothing is shared between fuzz inputs).
 pub fn engine() -> Engine {
-    let config = EngineConfig {
-        max_invalid_answers: 2,
-        url_wait: Duration::from_secs(1),
-        url_ttl: Duration::from_secs(900),
-        ..EngineConfig::default()
-    };
-    Engine::builder(AUDIENCE, ring()).state_ttl(STATE_TTL).max_state_len(MAX_STATE_LEN).config(config).build()
+    Engine::builder(AUDIENCE, ring())
+        .state_ttl(STATE_TTL)
+        .max_state_len(MAX_STATE_LEN)
+        .max_invalid_answers(2)
+        .url_wait(Duration::from_secs(1))
+        .url_ttl(Duration::from_secs(900))
+        .build()
 }
 
 /// The owned parts of the request.

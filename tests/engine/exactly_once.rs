@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, EngineConfig, Flow, FlowError, Outcome, UrlAnswer};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, Outcome, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Value, json};
 
@@ -263,9 +263,7 @@ async fn answers_for_keys_never_asked_are_ignored() {
 
 #[tokio::test]
 async fn a_failed_computation_is_not_recorded_and_runs_again() {
-    let engine = Engine::builder("exactly-once", KeyRing::generate())
-        .config(EngineConfig { once_wait: Duration::from_secs(5), ..EngineConfig::default() })
-        .build();
+    let engine = Engine::builder("exactly-once", KeyRing::generate()).once_wait(Duration::from_secs(5)).build();
     let runs = Arc::new(Runs::default());
     let flaky = {
         let runs = runs.clone();
@@ -308,7 +306,7 @@ impl elicit_runtime::server::LivePeer for Ada {
         &self,
         _method: &'static str,
         params: Option<Value>,
-    ) -> elicit_runtime::server::LiveFuture<'_, Result<Value, String>> {
+    ) -> elicit_runtime::server::LiveFuture<'_, Result<Value, elicit_runtime::server::PeerError>> {
         let message = params.as_ref().and_then(|p| p["message"].as_str()).unwrap_or_default().to_owned();
         Box::pin(async move {
             Ok(if message.contains("name") {
@@ -323,7 +321,7 @@ impl elicit_runtime::server::LivePeer for Ada {
         &self,
         _method: &'static str,
         _params: Value,
-    ) -> elicit_runtime::server::LiveFuture<'_, Result<(), String>> {
+    ) -> elicit_runtime::server::LiveFuture<'_, Result<(), elicit_runtime::server::PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -375,12 +373,10 @@ async fn both_at_once(flow: Flow, runs: Arc<Runs>) -> Result<String, FlowError> 
 async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
     // A short `once_wait`: before the fix the held claim made the last round wait this long and
     // fail with -32603 "still being run by another round".
-    let config = EngineConfig {
-        once_wait: Duration::from_secs(1),
-        url_wait: Duration::from_millis(500),
-        ..EngineConfig::default()
-    };
-    let engine = Engine::builder("exactly-once", KeyRing::generate()).config(config).build();
+    let engine = Engine::builder("exactly-once", KeyRing::generate())
+        .once_wait(Duration::from_secs(1))
+        .url_wait(Duration::from_millis(500))
+        .build();
     let runs = Arc::new(Runs::default());
     let handler = {
         let runs = runs.clone();

@@ -4,6 +4,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
+use elicit_test_support::ledger::{ClaimFault, FaultyClaims};
 use elicit_test_support::redis::Redis;
 use elicit_test_support::server;
 
@@ -12,76 +13,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use elicit_runtime::server::{
-    Answer, Claim, ClaimToken, Engine, EngineConfig, Finish, Flow, FlowError, FlowLedger, InProcessStore, ManualClock,
-    RedisStore, Slot, Store, StoreFuture, UrlAnswer, UrlCompletions, UrlStatus,
+    Answer, Engine, Flow, FlowError, InProcessStore, ManualClock, RedisStore, Store, UrlAnswer,
 };
 use elicit_runtime::state::KeyRing;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use server::engine::{Call, Name, answer_who, asked, complete, failed, keys, request_json};
 
-/// A store whose claims are answered late: the claim reaches the real store `delay` after it was
-/// made (`before`) or its reply comes back `delay` after the real store answered (after).
-struct LateClaims<S> {
-    inner: S,
-    delay: Duration,
-    before: bool,
-}
-
-impl<S: Store> UrlCompletions for LateClaims<S> {
-    fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
-        self.inner.register(id, ttl, owner)
-    }
-    fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
-        self.inner.complete(id, outcome, by)
-    }
-    fn status(&self, id: &str) -> StoreFuture<'_, UrlStatus> {
-        self.inner.status(id)
-    }
-    fn take(&self, id: &str, timeout: Duration) -> StoreFuture<'_, UrlStatus> {
-        self.inner.take(id, timeout)
-    }
-    fn release(&self, id: &str) {
-        self.inner.release(id);
-    }
-}
-
-impl<S: Store> FlowLedger for LateClaims<S> {
-    fn claim(
-        &self,
-        flow: &str,
-        slot: &Slot,
-        token: &ClaimToken,
-        lease: Duration,
-        ttl: Duration,
-    ) -> StoreFuture<'_, Claim> {
-        let (flow, slot, token) = (flow.to_owned(), slot.clone(), token.clone());
-        Box::pin(async move {
-            if self.before {
-                tokio::time::sleep(self.delay).await;
-            }
-            let claimed = self.inner.claim(&flow, &slot, &token, lease, ttl).await;
-            if !self.before {
-                tokio::time::sleep(self.delay).await;
-            }
-            claimed
-        })
-    }
-    fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
-        self.inner.record(flow, slot, token, value, ttl)
-    }
-    fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
-        self.inner.abandon(flow, slot, token)
-    }
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        self.inner.finish(flow, answers, seen, ttl)
-    }
-    fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
-        self.inner.finished(flow)
-    }
-    fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
-        self.inner.extend(flow, ttl)
-    }
+/// A store's claims answered late: the claim reaches the real store 50 ms after it was made
+/// (`before`), or its reply comes back 50 ms after the real store answered.
+fn late(before: bool) -> ClaimFault {
+    let delay = Duration::from_millis(50);
+    if before { ClaimFault::Before(delay) } else { ClaimFault::After(delay) }
 }
 
 /// A form and a `once` awaited together: the form suspends the round at once, while the claim is
@@ -99,10 +42,7 @@ async fn form_and_once(flow: Flow, runs: Arc<AtomicUsize>) -> Result<String, Flo
 }
 
 async fn a_late_claim_is_waited_for(store: Arc<dyn Store>) {
-    let engine = Engine::builder("ledger", KeyRing::generate())
-        .store(store)
-        .config(EngineConfig { once_wait: Duration::from_secs(2), ..EngineConfig::default() })
-        .build();
+    let engine = Engine::builder("ledger", KeyRing::generate()).store(store).once_wait(Duration::from_secs(2)).build();
     let runs = Arc::new(AtomicUsize::new(0));
     let handler = |flow| form_and_once(flow, runs.clone());
     let call = Call::tool("charge");
@@ -119,14 +59,13 @@ async fn a_late_claim_is_waited_for(store: Arc<dyn Store>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_answered_late_while_a_sibling_ask_suspends_leaves_nothing_held() {
     for before in [false, true] {
-        let late = LateClaims { inner: InProcessStore::new(), delay: Duration::from_millis(50), before };
-        a_late_claim_is_waited_for(Arc::new(late)).await;
+        a_late_claim_is_waited_for(Arc::new(FaultyClaims::new(InProcessStore::new(), late(before)))).await;
     }
     let test = "a_claim_answered_late_while_a_sibling_ask_suspends_leaves_nothing_held";
     let Some(redis) = Redis::start_or_skip(test, None) else { return };
     for before in [false, true] {
         let inner = RedisStore::builder(redis.url()).key_prefix(format!("late-{before}")).connect().await.unwrap();
-        a_late_claim_is_waited_for(Arc::new(LateClaims { inner, delay: Duration::from_millis(50), before })).await;
+        a_late_claim_is_waited_for(Arc::new(FaultyClaims::new(inner, late(before)))).await;
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use elicit_runtime::server::{
-    Answer, Engine, EngineError, Flow, FlowError, RedisStore, Request, Store, TaskConfig, TaskRecords, TaskSnapshot,
+    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, RedisStore, Request, Store, TaskRecords, TaskSnapshot,
     TaskStart, TaskStatus, TaskSupport,
 };
 use elicit_runtime::state::KeyRing;
@@ -63,13 +63,13 @@ async fn start(
     }
 }
 
-fn local_engine(config: TaskConfig) -> Engine {
-    Engine::builder("tasks", KeyRing::generate()).task_config(config).build()
+fn local_engine(settings: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Engine {
+    settings(Engine::builder("tasks", KeyRing::generate())).build()
 }
 
 #[tokio::test]
 async fn a_task_asks_through_its_input_requests_and_completes_on_update() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let charges = Arc::new(AtomicUsize::new(0));
     let seed = start(&engine, None, &charges).await.unwrap();
     assert_eq!(seed.status, TaskStatus::Working);
@@ -110,7 +110,7 @@ async fn a_task_asks_through_its_input_requests_and_completes_on_update() {
 
 #[tokio::test]
 async fn tasks_are_the_principals_own_and_unknown_ids_are_invalid_params() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let charges = Arc::new(AtomicUsize::new(0));
     let seed = start(&engine, Some("alice"), &charges).await.unwrap();
     for principal in [None, Some("mallory")] {
@@ -136,7 +136,7 @@ async fn long_work(flow: Flow, saw_cancel: Arc<AtomicUsize>) -> Result<String, F
 
 #[tokio::test]
 async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let saw = Arc::new(AtomicUsize::new(0));
     let meta = task_meta();
     let request = Request::new("tools/call", "work").meta(Some(&meta));
@@ -154,7 +154,7 @@ async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
 
 #[tokio::test]
 async fn cancel_mid_ask_ends_cancelled_and_later_answers_are_ignored() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let charges = Arc::new(AtomicUsize::new(0));
     let seed = start(&engine, None, &charges).await.unwrap();
     wait_for(&engine, &seed.task_id, None, |t| t.status == TaskStatus::InputRequired).await;
@@ -171,8 +171,7 @@ async fn cancel_mid_ask_ends_cancelled_and_later_answers_are_ignored() {
 
 #[tokio::test]
 async fn live_tasks_are_capped_per_principal_and_in_total_with_a_clear_error() {
-    let config = TaskConfig { max_live_tasks: 3, max_live_tasks_per_principal: 2, ..TaskConfig::default() };
-    let engine = local_engine(config);
+    let engine = local_engine(|engine| engine.max_live_tasks(3).max_live_tasks_per_principal(2));
     let charges = Arc::new(AtomicUsize::new(0));
     let a1 = start(&engine, Some("alice"), &charges).await.unwrap();
     start(&engine, Some("alice"), &charges).await.unwrap();
@@ -190,7 +189,7 @@ async fn live_tasks_are_capped_per_principal_and_in_total_with_a_clear_error() {
 
 #[tokio::test]
 async fn a_flow_that_asks_first_is_a_multi_round_call_until_its_long_work() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let meta = task_meta();
     let runs = Arc::new(AtomicUsize::new(0));
     let handler = |runs: Arc<AtomicUsize>| {
@@ -228,15 +227,14 @@ async fn a_flow_that_asks_first_is_a_multi_round_call_until_its_long_work() {
 }
 
 /// Two engines sharing one Redis (store and task records), as two instances behind a balancer.
-async fn pair(redis: &Redis, config: &TaskConfig) -> (Engine, Engine) {
+async fn pair(redis: &Redis, settings: impl Fn(EngineBuilder) -> EngineBuilder) -> (Engine, Engine) {
     let keys = KeyRing::generate();
     let mut engines = Vec::new();
     for _ in 0..2 {
         let store = Arc::new(RedisStore::builder(redis.url()).key_prefix("tasks").connect().await.unwrap());
         let tasks: Arc<dyn TaskRecords> = store.clone();
         let store: Arc<dyn Store> = store;
-        engines
-            .push(Engine::builder("tasks", keys.clone()).store(store).tasks(tasks).task_config(config.clone()).build());
+        engines.push(settings(Engine::builder("tasks", keys.clone()).store(store).tasks(tasks)).build());
     }
     let b = engines.pop().unwrap();
     (engines.pop().unwrap(), b)
@@ -249,7 +247,7 @@ async fn a_task_is_answered_and_cancelled_on_the_instance_that_does_not_run_it()
     else {
         return;
     };
-    let (a, b) = pair(&redis, &TaskConfig::default()).await;
+    let (a, b) = pair(&redis, |engine| engine).await;
     let charges = Arc::new(AtomicUsize::new(0));
     let seed = start(&a, Some("alice"), &charges).await.unwrap();
     // Durable creation: the other instance finds it at once.
@@ -283,8 +281,7 @@ async fn a_task_is_answered_and_cancelled_on_the_instance_that_does_not_run_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_caps_hold_across_instances() {
     let Some(redis) = Redis::start_or_skip("the_caps_hold_across_instances", None) else { return };
-    let config = TaskConfig { max_live_tasks: 2, max_live_tasks_per_principal: 1, ..TaskConfig::default() };
-    let (a, b) = pair(&redis, &config).await;
+    let (a, b) = pair(&redis, |engine| engine.max_live_tasks(2).max_live_tasks_per_principal(1)).await;
     let charges = Arc::new(AtomicUsize::new(0));
     start(&a, Some("alice"), &charges).await.unwrap();
     let error = start(&b, Some("alice"), &charges).await.unwrap_err();
@@ -299,11 +296,11 @@ fn an_instance_that_dies_leaves_its_task_failed_after_its_lease() {
     let Some(redis) = Redis::start_or_skip("an_instance_that_dies_leaves_its_task_failed_after_its_lease", None) else {
         return;
     };
-    let config = TaskConfig { lease: Duration::from_secs(1), ..TaskConfig::default() };
+    let config = |engine: EngineBuilder| engine.task_lease(Duration::from_secs(1));
     // Instance A runs on a runtime of its own, shut down with the task in flight.
     let doomed = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let survivor = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let (a, b) = survivor.block_on(pair(&redis, &config));
+    let (a, b) = survivor.block_on(pair(&redis, config));
     let a = Arc::new(a);
     let saw = Arc::new(AtomicUsize::new(0));
     let seed = {
@@ -331,7 +328,7 @@ fn an_instance_that_dies_leaves_its_task_failed_after_its_lease() {
 
 #[tokio::test]
 async fn sampling_roots_and_url_mode_asks_become_input_requests_of_the_task() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let meta = meta(json!({"elicitation": {"url": {}}, "sampling": {}, "roots": {},
         "extensions": {"io.modelcontextprotocol/tasks": {}}}));
     let request = Request::new("tools/call", "mixed").meta(Some(&meta));
@@ -370,7 +367,7 @@ async fn sampling_roots_and_url_mode_asks_become_input_requests_of_the_task() {
 
 #[tokio::test]
 async fn a_required_capability_missing_fails_the_task_with_32021() {
-    let engine = local_engine(TaskConfig::default());
+    let engine = local_engine(|engine| engine);
     let meta = task_meta();
     let request = Request::new("tools/call", "sample").meta(Some(&meta));
     let handler = |flow: Flow| async move {

@@ -9,14 +9,14 @@ use ::rmcp::model::{
 use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, ServiceError};
 use serde_json::Value;
 
-use crate::server::{FlowError, LiveFuture, LivePeer, Progress, RequestHandle};
+use crate::server::{FlowError, LiveFuture, LivePeer, PeerError, Progress, RequestHandle};
 
 /// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
 /// so rmcp routes each request onto that call's stream.
 pub(super) struct RmcpPeer(pub(super) Peer<RoleServer>);
 
 impl LivePeer for RmcpPeer {
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
         // A custom request carries exactly the revision's params (no `mode` on 2025-06-18);
         // rmcp's typed elicitation always writes one.
         let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
@@ -34,27 +34,25 @@ impl LivePeer for RmcpPeer {
                 Err(error) => Err(error),
             };
             match answered {
-                Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
-                Err(ServiceError::McpError(error)) => Err(format!(
-                    "the client answered with error {}: {}",
-                    error.code.0,
-                    crate::wire::clip(&error.message)
-                )),
+                Ok(result) => serde_json::to_value(result).map_err(|_| PeerError::Unreadable),
+                Err(ServiceError::McpError(error)) => {
+                    Err(PeerError::Answered { code: error.code.0, message: error.message.into_owned() })
+                }
                 // Transport detail is for the server's log; the handler's error reaches the client.
                 Err(error) => {
                     tracing::warn!(target: "elicit_runtime", %error, method, "a request to a 2025-era client failed in transport");
-                    Err("the connection to the client failed".to_owned())
+                    Err(PeerError::Connection)
                 }
             }
         })
     }
 
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
         let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
         Box::pin(async move {
             self.0.send_notification(notification).await.map_err(|error| {
                 tracing::warn!(target: "elicit_runtime", %error, method, "a notification to a 2025-era client failed in transport");
-                "the connection to the client failed".to_owned()
+                PeerError::Connection
             })
         })
     }

@@ -36,14 +36,47 @@ pub type LiveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait LivePeer: Send + Sync {
     /// Sends a server-to-client request and returns the client's result as sent, or why there is
     /// none (the connection closed, the client answered with an error).
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>>;
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>>;
 
     /// Sends a notification.
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>>;
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>>;
 }
 
-/// Tunables of the live executor; every field has a safe default.
+/// Why a [`LivePeer`] request has no result, or a notification was not sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// The client answered the request with a JSON-RPC error.
+    Answered {
+        /// The error's code.
+        code: i32,
+        /// The error's message, as the client sent it.
+        message: String,
+    },
+    /// The client's result is not JSON the engine can read.
+    Unreadable,
+    /// The connection to the client failed (the transport's detail belongs in the server's log).
+    Connection,
+}
+
+impl std::fmt::Display for PeerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerError::Answered { code, message } => {
+                write!(f, "the client answered with error {code}: {}", clip(message))
+            }
+            PeerError::Unreadable => f.write_str("the client's result could not be read"),
+            PeerError::Connection => f.write_str("the connection to the client failed"),
+        }
+    }
+}
+
+impl std::error::Error for PeerError {}
+
+/// Tunables of the live executor; every field has a safe default and a setter on
+/// [`EngineBuilder`](super::EngineBuilder).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LiveConfig {
     /// Asks outstanding at once on one session (more fail with a clear error). Default 16.
     pub max_outstanding_asks: usize,

@@ -43,6 +43,7 @@
 //! ```
 
 mod args;
+mod builder;
 mod clock;
 mod context;
 mod exec;
@@ -62,10 +63,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+pub use builder::{EngineBuilder, EngineConfig};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::{Progress, RequestHandle};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
-pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats};
+pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats, PeerError};
 pub use page_login::{PageLogin, PageLoginError};
 pub use store::{
     Claim, ClaimToken, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, Finish, FlowLedger, InProcessStore,
@@ -225,117 +227,6 @@ impl From<FlowError> for EngineError {
     }
 }
 
-/// Tunables of an [`Engine`]; every field has a safe default.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// How many times an answer that fails validation is asked again before the request fails.
-    pub max_invalid_answers: u32,
-    /// How long a retry after URL-mode consent may wait for the out-of-band step to finish
-    /// before the engine answers with another `InputRequiredResult`.
-    pub url_wait: Duration,
-    /// How long a minted URL-mode id stays valid.
-    pub url_ttl: Duration,
-    /// How long a [`Flow::once`] waits for a concurrent round of the same flow that is running
-    /// the same computation, before failing with a clear error.
-    pub once_wait: Duration,
-    /// The lease of a claim in the flow ledger: renewed while its computation runs, and taken
-    /// over by another round once it passed (an instance that crashed mid-`once` heals).
-    pub claim_lease: Duration,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            max_invalid_answers: 3,
-            url_wait: Duration::from_secs(2),
-            url_ttl: Duration::from_secs(15 * 60),
-            once_wait: Duration::from_secs(10),
-            claim_lease: Duration::from_secs(30),
-        }
-    }
-}
-
-/// Builds an [`Engine`].
-pub struct EngineBuilder {
-    audience: String,
-    sealer: StateSealer,
-    store: Option<Arc<dyn Store>>,
-    config: EngineConfig,
-    live: LiveConfig,
-    clock: Arc<dyn Clock>,
-    tasks: Option<Arc<dyn TaskRecords>>,
-    task_config: TaskConfig,
-}
-
-impl EngineBuilder {
-    /// Keeps task records in `tasks` (default: an [`InProcessTasks`] on the engine's clock).
-    /// Instances that serve the same clients' tasks must share it.
-    pub fn tasks(mut self, tasks: Arc<dyn TaskRecords>) -> Self {
-        self.tasks = Some(tasks);
-        self
-    }
-
-    /// Replaces the tunables of tasks.
-    pub fn task_config(self, task_config: TaskConfig) -> Self {
-        Self { task_config, ..self }
-    }
-
-    /// Replaces the tunables of handlers run live on 2025-era sessions.
-    pub fn live_config(self, live: LiveConfig) -> Self {
-        Self { live, ..self }
-    }
-
-    /// Uses this store for URL-mode completion and the flow ledger (default: an
-    /// [`InProcessStore`] on the engine's clock). Instances that share state keys must share it.
-    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// Reads the time from `clock` (default: the system's): state expiry, and the default
-    /// store's record expiry. For tests of expiry.
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// How long a sealed state stays valid (default 15 minutes).
-    pub fn state_ttl(mut self, ttl: Duration) -> Self {
-        self.sealer = self.sealer.with_ttl(ttl);
-        self
-    }
-
-    /// The largest `requestState` accepted or produced, in characters (default 64 KiB).
-    pub fn max_state_len(mut self, len: usize) -> Self {
-        self.sealer = self.sealer.with_max_token_len(len);
-        self
-    }
-
-    /// Replaces the tunables.
-    pub fn config(mut self, config: EngineConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// The engine.
-    pub fn build(self) -> Engine {
-        let clock = self.clock;
-        let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
-        let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
-        Engine {
-            audience: self.audience,
-            sealer: self.sealer,
-            store,
-            config: self.config,
-            live: self.live,
-            counters: Arc::default(),
-            clock,
-            tasks,
-            task_config: self.task_config,
-        }
-    }
-}
-
 /// Runs handlers round by round, sealing what they need between rounds into `requestState`.
 ///
 /// An engine keeps nothing between rounds: any instance holding the same key ring can serve the
@@ -356,16 +247,7 @@ impl Engine {
     /// Starts building an engine. `audience` (usually the server's name) is bound into every
     /// state, so a state minted by one server is refused by another sharing its keys.
     pub fn builder(audience: impl Into<String>, keys: KeyRing) -> EngineBuilder {
-        EngineBuilder {
-            audience: audience.into(),
-            sealer: StateSealer::new(keys),
-            store: None,
-            config: EngineConfig::default(),
-            live: LiveConfig::default(),
-            clock: Arc::new(SystemClock),
-            tasks: None,
-            task_config: TaskConfig::default(),
-        }
+        EngineBuilder::new(audience.into(), keys)
     }
 
     /// New caps for one 2025-era connection — its outstanding asks and its running calls, sized by
@@ -398,7 +280,7 @@ impl Engine {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use elicit_runtime::server::{Answer, Engine, Flow, LiveFuture, LivePeer, LiveSession, Request};
+    /// use elicit_runtime::server::{Answer, Engine, Flow, LiveFuture, LivePeer, LiveSession, PeerError, Request};
     /// use elicit_runtime::state::KeyRing;
     /// use elicit_runtime::wire::{Capabilities, LegacyVersion};
     /// use elicit_runtime::Elicit;
@@ -413,12 +295,12 @@ impl Engine {
     /// /// A client that answers every form with the name Ada (a real one is the rmcp adapter's peer).
     /// struct Ada;
     /// impl LivePeer for Ada {
-    ///     fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+    ///     fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
     ///         assert_eq!(method, "elicitation/create");
     ///         assert!(params.unwrap().get("mode").is_none(), "2025-06-18 has no mode");
     ///         Box::pin(async { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
     ///     }
-    ///     fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), String>> {
+    ///     fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
     ///         Box::pin(async { Ok(()) })
     ///     }
     /// }

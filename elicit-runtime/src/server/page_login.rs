@@ -1,69 +1,4 @@
 //! Who opened the page of a URL-mode step: one-time sign-in links for the browser.
-//!
-//! In URL mode the server hands the client a URL and the user opens it in a browser. The spec
-//! requires the server to verify that the person who opens it is the user the step is for, but a
-//! browser sends none of the credentials an MCP client does (no `Authorization` header). A
-//! [`PageLogin`] closes that gap with the pattern of a magic link:
-//!
-//! 1. Where the engine builds the step's URL (the closure of [`Flow::url`]), the server adds a
-//!    *ticket* from [`PageLogin::ticket`]: sealed (AEAD, with a key ring) for that step id and the
-//!    flow's principal, valid for a limited time, and usable once.
-//! 2. The page, opened with the ticket, calls [`PageLogin::redeem`]: it checks the seal, the step
-//!    and the expiry, and consumes the ticket in the completion store, so a replayed link, a link
-//!    for another step or a forged one is refused. It returns the principal.
-//! 3. The page then gives the browser a *session* ([`PageLogin::session`]) in an `HttpOnly`,
-//!    `SameSite` cookie scoped to the step's page, and redirects to the page without the ticket
-//!    (so it is neither bookmarked nor sent on). Each later request names its user by
-//!    [`PageLogin::session_principal`], and the page records the decision under that identity: the
-//!    `by` of [`UrlCompletions::complete`](super::UrlCompletions::complete), which refuses anyone but the step's owner.
-//!
-//! The page, not this type, decides what an unsigned browser may do; a server with users should
-//! refuse an anonymous decision. API clients that present the server's own credentials (a bearer
-//! token) need no ticket.
-//!
-//! ```
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//!
-//! use elicit_runtime::server::{InProcessStore, PageLogin, PageLoginError, UrlCompletions};
-//! use elicit_runtime::state::KeyRing;
-//!
-//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-//! let store: Arc<dyn UrlCompletions> = Arc::new(InProcessStore::new());
-//! let logins = PageLogin::new(KeyRing::generate(), store.clone());
-//! // The engine registered step "Zm9vYmFyYmF6cXV4MTIzNDU" for alice; its URL carries a ticket.
-//! let step = "Zm9vYmFyYmF6cXV4MTIzNDU";
-//! let ticket = logins.ticket(step, "alice")?;
-//! let url = format!("https://pay.example/pay/{step}?login={ticket}");
-//! # let _ = url;
-//!
-//! // The browser opens the URL: the page redeems the ticket and keeps a session in a cookie.
-//! let user = logins.redeem(step, &ticket).await?;
-//! assert_eq!(user, "alice");
-//! let cookie = logins.session(step, &user)?;
-//! assert_eq!(logins.session_principal(step, &cookie).as_deref(), Some("alice"));
-//!
-//! // The link works once, and only for its step.
-//! assert_eq!(logins.redeem(step, &ticket).await, Err(PageLoginError::Used));
-//! assert_eq!(logins.redeem("QW5vdGhlclN0ZXBJZDEyMzQ", &ticket).await, Err(PageLoginError::Invalid));
-//! assert_eq!(logins.session_principal("QW5vdGhlclN0ZXBJZDEyMzQ", &cookie), None);
-//! # Ok::<(), PageLoginError>(())
-//! # }).unwrap();
-//! ```
-//!
-//! **Keys.** Tickets and sessions are sealed like `requestState` ([`StateSealer`]), under a ring
-//! of their own or the engine's own ring: they are bound to names no request carries, so a
-//! ticket never opens as a state, a session never as a ticket, nor the reverse. Instances that
-//! share the ring and the store accept each other's tickets and sessions; rotating keys works as
-//! for states (the first key seals, every key opens).
-//!
-//! **Single use.** [`PageLogin::ticket`] is synchronous, because URLs are built in a synchronous
-//! closure; the ticket's one-time record is written to the store by a task on the current Tokio
-//! runtime, and [`PageLogin::redeem`] waits for it a little ([`PageLogin::with_redeem_wait`]) in
-//! case the browser is faster than the store. The record lives as long as the ticket, under a key
-//! (`{step}.login.{nonce}`) that is never a step id of the engine's.
-//!
-//! [`Flow::url`]: super::Flow::url
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -137,7 +72,72 @@ impl std::error::Error for PageLoginError {
 }
 
 /// Mints and redeems one-time sign-in links for the pages of URL-mode steps, and the browser
-/// sessions they are exchanged for (see the [module documentation](self)). Cheap to clone.
+/// sessions they are exchanged for. Cheap to clone.
+///
+/// In URL mode the server hands the client a URL and the user opens it in a browser. The spec
+/// requires the server to verify that the person who opens it is the user the step is for, but a
+/// browser sends none of the credentials an MCP client does (no `Authorization` header). A
+/// [`PageLogin`] closes that gap with the pattern of a magic link:
+///
+/// 1. Where the engine builds the step's URL (the closure of [`Flow::url`]), the server adds a
+///    *ticket* from [`PageLogin::ticket`]: sealed (AEAD, with a key ring) for that step id and the
+///    flow's principal, valid for a limited time, and usable once.
+/// 2. The page, opened with the ticket, calls [`PageLogin::redeem`]: it checks the seal, the step
+///    and the expiry, and consumes the ticket in the completion store, so a replayed link, a link
+///    for another step or a forged one is refused. It returns the principal.
+/// 3. The page then gives the browser a *session* ([`PageLogin::session`]) in an `HttpOnly`,
+///    `SameSite` cookie scoped to the step's page, and redirects to the page without the ticket
+///    (so it is neither bookmarked nor sent on). Each later request names its user by
+///    [`PageLogin::session_principal`], and the page records the decision under that identity: the
+///    `by` of [`UrlCompletions::complete`](super::UrlCompletions::complete), which refuses anyone but the step's owner.
+///
+/// The page, not this type, decides what an unsigned browser may do; a server with users should
+/// refuse an anonymous decision. API clients that present the server's own credentials (a bearer
+/// token) need no ticket.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{InProcessStore, PageLogin, PageLoginError, UrlCompletions};
+/// use elicit_runtime::state::KeyRing;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let store: Arc<dyn UrlCompletions> = Arc::new(InProcessStore::new());
+/// let logins = PageLogin::new(KeyRing::generate(), store.clone());
+/// // The engine registered step "Zm9vYmFyYmF6cXV4MTIzNDU" for alice; its URL carries a ticket.
+/// let step = "Zm9vYmFyYmF6cXV4MTIzNDU";
+/// let ticket = logins.ticket(step, "alice")?;
+/// let url = format!("https://pay.example/pay/{step}?login={ticket}");
+/// # let _ = url;
+///
+/// // The browser opens the URL: the page redeems the ticket and keeps a session in a cookie.
+/// let user = logins.redeem(step, &ticket).await?;
+/// assert_eq!(user, "alice");
+/// let cookie = logins.session(step, &user)?;
+/// assert_eq!(logins.session_principal(step, &cookie).as_deref(), Some("alice"));
+///
+/// // The link works once, and only for its step.
+/// assert_eq!(logins.redeem(step, &ticket).await, Err(PageLoginError::Used));
+/// assert_eq!(logins.redeem("QW5vdGhlclN0ZXBJZDEyMzQ", &ticket).await, Err(PageLoginError::Invalid));
+/// assert_eq!(logins.session_principal("QW5vdGhlclN0ZXBJZDEyMzQ", &cookie), None);
+/// # Ok::<(), PageLoginError>(())
+/// # }).unwrap();
+/// ```
+///
+/// **Keys.** Tickets and sessions are sealed like `requestState` ([`StateSealer`]), under a ring
+/// of their own or the engine's own ring: they are bound to names no request carries, so a
+/// ticket never opens as a state, a session never as a ticket, nor the reverse. Instances that
+/// share the ring and the store accept each other's tickets and sessions; rotating keys works as
+/// for states (the first key seals, every key opens).
+///
+/// **Single use.** [`PageLogin::ticket`] is synchronous, because URLs are built in a synchronous
+/// closure; the ticket's one-time record is written to the store by a task on the current Tokio
+/// runtime, and [`PageLogin::redeem`] waits for it a little ([`PageLogin::with_redeem_wait`]) in
+/// case the browser is faster than the store. The record lives as long as the ticket, under a key
+/// (`{step}.login.{nonce}`) that is never a step id of the engine's.
+///
+/// [`Flow::url`]: super::Flow::url
 #[derive(Clone)]
 pub struct PageLogin {
     tickets: StateSealer,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Engine, Flow, FlowError, LiveConfig, LiveStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Engine, EngineBuilder, Flow, FlowError, LiveStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -43,11 +43,11 @@ impl Pipe {
 }
 
 fn start() -> (McpServer, Pipe) {
-    start_with(LiveConfig::default())
+    start_with(|engine| engine)
 }
 
-fn start_with(live: LiveConfig) -> (McpServer, Pipe) {
-    let engine = Engine::builder("legacy-stdio", KeyRing::generate()).live_config(live).build();
+fn start_with(settings: impl FnOnce(EngineBuilder) -> EngineBuilder) -> (McpServer, Pipe) {
+    let engine = settings(Engine::builder("legacy-stdio", KeyRing::generate())).build();
     let server = McpServer::builder("legacy-stdio", "1.0.0", engine)
         .tool(Tool::new("pay", "test", Arc::new(JsonObject::new())), pay)
         .build()
@@ -124,10 +124,8 @@ async fn a_2025_06_18_session_gets_form_only_and_old_versions_negotiate_down() {
 /// ends with an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_that_times_out_is_cancelled_at_the_client() {
-    let (_server, mut pipe) = start_with(LiveConfig {
-        url_wait: Duration::from_millis(300),
-        ask_timeout: Duration::from_millis(300),
-        ..LiveConfig::default()
+    let (_server, mut pipe) = start_with(|engine| {
+        engine.live_url_wait(Duration::from_millis(300)).live_ask_timeout(Duration::from_millis(300))
     });
     open(&mut pipe, "2025-11-25", json!({"url": {}})).await;
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}))

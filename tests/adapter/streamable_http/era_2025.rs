@@ -6,15 +6,14 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use elicit_test_support::server;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, LiveConfig, LiveStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, LiveStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
+use elicit_test_support::server;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
@@ -49,22 +48,19 @@ fn tool(name: &'static str) -> Tool {
 }
 
 /// Serves a server with `greet` and `pay` on a loopback port; its `/mcp` URL and the server.
-async fn serve(live: LiveConfig) -> (String, McpServer) {
-    serve_with(live, |builder| builder).await
+async fn serve(engine: impl FnOnce(EngineBuilder) -> EngineBuilder) -> (String, McpServer) {
+    serve_with(engine, |builder| builder).await
 }
 
 /// As [`serve`], with more settings; clients are told apart by address.
 async fn serve_with(
-    live: LiveConfig,
+    engine: impl FnOnce(EngineBuilder) -> EngineBuilder,
     settings: impl FnOnce(McpServerBuilder) -> McpServerBuilder,
 ) -> (String, McpServer) {
-    let engine = Engine::builder("legacy-http", KeyRing::generate()).live_config(live).build();
+    let engine = engine(Engine::builder("legacy-http", KeyRing::generate())).build();
     let builder = McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).tool(tool("pay"), pay);
     let server = settings(builder).build().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let app = server.http_router(&[]).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = server::serve_by_address(&server).await;
     (url, server)
 }
 
@@ -181,7 +177,7 @@ async fn drained(server: &McpServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_pushes_its_ask_on_its_own_stream_and_gets_the_answer() {
-    let (url, server) = serve(LiveConfig::default()).await;
+    let (url, server) = serve(|engine| engine).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;
     let ask = call.request("elicitation/create").await;
@@ -203,7 +199,7 @@ async fn a_call_pushes_its_ask_on_its_own_stream_and_gets_the_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_drops_the_parked_task_and_releases_its_record() {
-    let (url, server) = serve(LiveConfig::default()).await;
+    let (url, server) = serve(|engine| engine).await;
     let session = Session::open(&url, json!({"form": {}, "url": {}})).await;
     let mut call = session.call(1, "pay").await;
     let ask = call.request("elicitation/create").await;
@@ -221,7 +217,7 @@ async fn delete_drops_the_parked_task_and_releases_its_record() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_the_call_drops_the_task_and_the_session_goes_on() {
-    let (url, server) = serve(LiveConfig::default()).await;
+    let (url, server) = serve(|engine| engine).await;
     let session = Session::open(&url, json!({"form": {}, "url": {}})).await;
     let mut call = session.call(7, "pay").await;
     let ask = call.request("elicitation/create").await;
@@ -242,7 +238,7 @@ async fn cancelling_the_call_drops_the_task_and_the_session_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_ask_ends_the_call_with_a_clear_error() {
-    let (url, server) = serve(LiveConfig { ask_timeout: Duration::from_millis(200), ..LiveConfig::default() }).await;
+    let (url, server) = serve(|engine| engine.live_ask_timeout(Duration::from_millis(200))).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;
     call.request("elicitation/create").await;
@@ -255,7 +251,7 @@ async fn an_unanswered_ask_ends_the_call_with_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_do_not_mix() {
-    let (url, server) = serve(LiveConfig::default()).await;
+    let (url, server) = serve(|engine| engine).await;
     let alice = Session::open(&url, json!({})).await;
     let bob = Session::open(&url, json!({})).await;
     assert_ne!(alice.id, bob.id);
@@ -286,7 +282,7 @@ async fn sessions_do_not_mix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_after_the_keep_alive_setting_still_reaches_the_call() {
     let live =
-        LiveConfig { ask_timeout: Duration::from_secs(20), url_wait: Duration::from_secs(1), ..LiveConfig::default() };
+        |engine: EngineBuilder| engine.live_ask_timeout(Duration::from_secs(20)).live_url_wait(Duration::from_secs(1));
     let (url, server) = serve_with(live, |builder| builder.session_keep_alive(Duration::from_millis(500))).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;
@@ -314,7 +310,7 @@ async fn sessions_are_capped_per_client_and_overall() {
         (status, body["error"]["message"].as_str().unwrap_or_default().to_owned())
     };
 
-    let (url, _server) = serve_with(LiveConfig::default(), |builder| builder.max_sessions_per_client(2)).await;
+    let (url, _server) = serve_with(|engine| engine, |builder| builder.max_sessions_per_client(2)).await;
     let first = Session::open(&url, json!({})).await;
     let _second = Session::open(&url, json!({})).await;
     let (status, message) = refused(&url).await;
@@ -325,7 +321,7 @@ async fn sessions_are_capped_per_client_and_overall() {
     assert_eq!(first.delete().await, 202);
     let _third = Session::open(&url, json!({})).await;
 
-    let (url, _server) = serve_with(LiveConfig::default(), |builder| builder.max_sessions(1)).await;
+    let (url, _server) = serve_with(|engine| engine, |builder| builder.max_sessions(1)).await;
     let _only = Session::open(&url, json!({})).await;
     let (status, message) = refused(&url).await;
     assert_eq!(status, 503, "{message}");
@@ -336,7 +332,7 @@ async fn sessions_are_capped_per_client_and_overall() {
 /// with an error, on the call's own stream, which then ends: nothing is left open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_ends_fails_its_open_calls() {
-    let (url, server) = serve(LiveConfig::default()).await;
+    let (url, server) = serve(|engine| engine).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;
     call.request("elicitation/create").await;

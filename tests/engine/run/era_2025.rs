@@ -11,36 +11,21 @@ use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::server::{
-    Answer, Engine, EngineError, Flow, FlowError, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats, Request,
-    UrlAnswer, UrlStatus,
+    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, LiveFuture, LivePeer, LiveSession, LiveStats,
+    PeerError, Request, UrlAnswer, UrlStatus,
 };
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{Capabilities, LegacyVersion};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-/// Tell us about yourself.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-struct Person {
-    /// Your name
-    #[elicit(min_length = 2)]
-    name: String,
-    /// Your age
-    #[elicit(minimum = 0, maximum = 150)]
-    age: u8,
-}
-
-/// Pick a colour.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-struct Colour {
-    colour: String,
-}
+use super::forms::{Colour, Person};
 
 /// A request the engine pushed, waiting for the test's answer.
 struct Pushed {
     method: &'static str,
     params: Option<Value>,
-    reply: oneshot::Sender<Result<Value, String>>,
+    reply: oneshot::Sender<Result<Value, PeerError>>,
 }
 
 impl Pushed {
@@ -56,17 +41,17 @@ struct Client {
 }
 
 impl LivePeer for Client {
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, String>> {
+    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
         let (reply, answer) = oneshot::channel();
         let sent = self.requests.send(Pushed { method, params, reply });
         Box::pin(async move {
-            sent.map_err(|_| "the client went away".to_owned())?;
-            answer.await.unwrap_or_else(|_| Err("the client went away".to_owned()))
+            sent.map_err(|_| PeerError::Connection)?;
+            answer.await.unwrap_or(Err(PeerError::Connection))
         })
     }
 
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), String>> {
-        let sent = self.notifications.send((method, params)).map_err(|_| "the client went away".to_owned());
+    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+        let sent = self.notifications.send((method, params)).map_err(|_| PeerError::Connection);
         Box::pin(async move { sent })
     }
 }
@@ -80,11 +65,11 @@ struct Harness {
 
 impl Harness {
     fn new(version: LegacyVersion, declared: Value) -> Self {
-        Self::with(version, declared, LiveConfig::default())
+        Self::with(version, declared, |engine| engine)
     }
 
-    fn with(version: LegacyVersion, declared: Value, config: LiveConfig) -> Self {
-        let engine = Arc::new(Engine::builder("legacy-engine-tests", KeyRing::generate()).live_config(config).build());
+    fn with(version: LegacyVersion, declared: Value, settings: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Self {
+        let engine = Arc::new(settings(Engine::builder("legacy-engine-tests", KeyRing::generate())).build());
         let (requests, requests_rx) = mpsc::unbounded_channel();
         let (notifications, notifications_rx) = mpsc::unbounded_channel();
         let capabilities = version.capabilities(declared.as_object());
@@ -232,7 +217,7 @@ async fn url_decline_and_cancel_reach_the_handler_and_release_the_record() {
 
 #[tokio::test]
 async fn a_page_not_completed_in_time_is_a_bounded_error() {
-    let config = LiveConfig { url_wait: Duration::from_millis(20), ..LiveConfig::default() };
+    let config = |engine: EngineBuilder| engine.live_url_wait(Duration::from_millis(20));
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
     let task = h.spawn(pay);
     h.next().await.answer(json!({"action": "accept"}));
@@ -288,7 +273,7 @@ async fn asks_joined_together_go_out_together() {
 
 #[tokio::test]
 async fn the_cap_on_outstanding_asks_is_per_session() {
-    let config = LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() };
+    let config = |engine: EngineBuilder| engine.max_outstanding_asks(1);
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
     let task = h.spawn(|flow: Flow| async move {
         let (person, colour) = tokio::join!(flow.form::<Person>("person"), flow.form::<Colour>("colour"));
@@ -300,11 +285,7 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
     let error = finished(task).await.unwrap_err();
     assert!(error.message.contains("at most 1"), "{error}");
     // Another session of the same engine has its own cap.
-    let mut other = Harness::with(
-        LegacyVersion::V2025_11_25,
-        json!({"elicitation": {}}),
-        LiveConfig { max_outstanding_asks: 1, ..LiveConfig::default() },
-    );
+    let mut other = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
     let task = other.spawn(describe_person);
     other.next().await.answer(json!({"action": "decline"}));
     assert_eq!(finished(task).await.unwrap(), "declined");
@@ -312,7 +293,7 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
 
 #[tokio::test]
 async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
-    let config = LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() };
+    let config = |engine: EngineBuilder| engine.max_tasks_per_session(1);
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
     // The first call waits for its page: it still holds the session's one permit.
     let paying = h.spawn(pay);
@@ -323,11 +304,7 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
     assert_eq!(error.code, -32603);
     assert!(error.message.contains("too many calls") && error.message.contains("at most 1"), "{error}");
     // Another session has its own cap.
-    let mut other = Harness::with(
-        LegacyVersion::V2025_11_25,
-        json!({"elicitation": {}}),
-        LiveConfig { max_tasks_per_session: 1, ..LiveConfig::default() },
-    );
+    let mut other = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
     let task = other.spawn(describe_person);
     other.next().await.answer(json!({"action": "decline"}));
     assert_eq!(finished(task).await.unwrap(), "declined");
@@ -341,7 +318,7 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
 
 #[tokio::test]
 async fn an_unanswered_ask_times_out() {
-    let config = LiveConfig { ask_timeout: Duration::from_millis(20), ..LiveConfig::default() };
+    let config = |engine: EngineBuilder| engine.live_ask_timeout(Duration::from_millis(20));
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
     let task = h.spawn(describe_person);
     let _unanswered = h.next().await;
@@ -371,7 +348,7 @@ async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
     let task = h.spawn(pay);
     drop(h.next().await);
     let error = finished(task).await.unwrap_err();
-    assert!(error.message.contains("went away"), "{error}");
+    assert!(error.message.contains("the connection to the client failed"), "{error}");
     assert_eq!(h.engine.live_stats(), LiveStats::default());
 }
 

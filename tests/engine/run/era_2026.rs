@@ -9,33 +9,16 @@ use elicit_test_support::server;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, EngineConfig, Flow, FlowError, UrlAnswer};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
 use elicit_runtime::state::{INVALID_STATE_MESSAGE, KeyRing};
 use serde_json::{Value, json};
+
+use super::forms::{Colour, Person};
 
 use server::engine::{Call, answer_who, asked, complete, failed, greet, keys, request_json};
 
 fn engine() -> Engine {
     Engine::builder("engine-tests", KeyRing::generate()).build()
-}
-
-/// Tell us about yourself.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-struct Person {
-    /// Your name
-    #[elicit(min_length = 2)]
-    name: String,
-    /// Your age
-    #[elicit(minimum = 0, maximum = 150)]
-    age: u8,
-}
-
-/// Pick a colour.
-#[derive(Elicit, Debug, Clone, PartialEq)]
-struct Colour {
-    /// A colour
-    colour: String,
 }
 
 #[tokio::test]
@@ -126,9 +109,7 @@ fn person(name: &str, age: i64) -> Value {
 
 #[tokio::test]
 async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_then_fails() {
-    let engine = Engine::builder("engine-tests", KeyRing::generate())
-        .config(EngineConfig { max_invalid_answers: 2, ..EngineConfig::default() })
-        .build();
+    let engine = Engine::builder("engine-tests", KeyRing::generate()).max_invalid_answers(2).build();
     let call = Call::tool("person");
     let first = asked(engine.run(&call.request(), ask_person).await);
     let original = request_json(&first, "person");

@@ -133,9 +133,9 @@ fn the_readmes_limits_are_the_defaults() {
     assert!(row.contains(&format!("| {} / {} KiB", secs(sealer.ttl()), sealer.max_token_len() / 1024)), "{row}");
 
     let engine = rt::server::EngineConfig::default();
-    let row = line_with(&readme, "`EngineConfig::max_invalid_answers`");
+    let row = line_with(&readme, "`EngineBuilder::max_invalid_answers`");
     assert!(row.contains(&format!("| {} (", engine.max_invalid_answers)), "{row}");
-    let row = line_with(&readme, "`EngineConfig::url_wait`");
+    let row = line_with(&readme, "`EngineBuilder::url_wait`");
     assert!(row.contains(&format!("| {} (", secs(engine.url_wait))), "{row}");
     assert!(row.contains(&format!("live {} (`url_ttl`)", secs(engine.url_ttl))), "{row}");
     let row = line_with(&readme, "`once_wait`");
@@ -146,9 +146,9 @@ fn the_readmes_limits_are_the_defaults() {
     )));
 
     let live = rt::server::LiveConfig::default();
-    let row = line_with(&readme, "(`LiveConfig`)");
+    let row = line_with(&readme, "(`max_outstanding_asks`, `max_tasks_per_session`)");
     assert!(row.contains(&format!("| {}, {} per connection", live.max_outstanding_asks, live.max_tasks_per_session)));
-    let row = line_with(&readme, "`LiveConfig::ask_timeout`");
+    let row = line_with(&readme, "(`live_ask_timeout`, `live_url_wait`)");
     assert!(row.contains(&format!("| {} / {} (", secs(live.ask_timeout), secs(live.url_wait))), "{row}");
 
     let row = line_with(&readme, "sessions open / per client / keep-alive");
@@ -163,7 +163,7 @@ fn the_readmes_limits_are_the_defaults() {
     assert!(row.contains(&format!("| {} MiB, 413", rt::rmcp::DEFAULT_MAX_REQUEST_BODY / (1024 * 1024))), "{row}");
 
     let tasks = rt::server::TaskConfig::default();
-    let row = line_with(&readme, "(`TaskConfig`)");
+    let row = line_with(&readme, "(`max_live_tasks`, `max_live_tasks_per_principal`, `task_lease`)");
     let caps = format!(
         "| {} / {} / {} (",
         thousands(tasks.max_live_tasks),

@@ -317,7 +317,7 @@ impl McpServerBuilder {
     }
 
     /// Takes the authenticated principal from each request with `hook` (default:
-    /// [`principal_of`](super::principal_of), a [`Principal`](super::Principal) your HTTP
+    /// [`principal_of`](crate::rmcp::principal_of), a [`Principal`](crate::rmcp::Principal) your HTTP
     /// middleware put in the request's extensions). Every `requestState` is bound to it, so a
     /// state minted for one principal is refused (`-32602`) for another, and so is every URL-mode
     /// step: the store completes it only for the same principal (see
@@ -331,7 +331,7 @@ impl McpServerBuilder {
     }
 
     /// At most `sessions` 2025-era sessions open at once on [`McpServer::http_router`] (default
-    /// [`DEFAULT_MAX_SESSIONS`](super::DEFAULT_MAX_SESSIONS)). An `initialize` past the cap is
+    /// [`DEFAULT_MAX_SESSIONS`](crate::rmcp::DEFAULT_MAX_SESSIONS)). An `initialize` past the cap is
     /// refused with HTTP 503 and a JSON-RPC error saying so; 2026-07-28 requests, which open no
     /// session, are not counted.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
@@ -340,8 +340,8 @@ impl McpServerBuilder {
     }
 
     /// At most `sessions` 2025-era sessions open at once per client (default
-    /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`](super::DEFAULT_MAX_SESSIONS_PER_CLIENT)). A client is
-    /// its authenticated [`Principal`](super::Principal) when your middleware put one in the
+    /// [`DEFAULT_MAX_SESSIONS_PER_CLIENT`](crate::rmcp::DEFAULT_MAX_SESSIONS_PER_CLIENT)). A client is
+    /// its authenticated [`Principal`](crate::rmcp::Principal) when your middleware put one in the
     /// request, else its IP address when the router is served with
     /// `into_make_service_with_connect_info::<SocketAddr>()`, else every client counts as one.
     /// An `initialize` past the cap is refused with HTTP 429 and a JSON-RPC error saying so.
@@ -351,7 +351,7 @@ impl McpServerBuilder {
     }
 
     /// How long a 2025-era session may stay without any event before it is closed (default
-    /// [`DEFAULT_SESSION_KEEP_ALIVE`](super::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`](crate::rmcp::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
     /// longest wait of the engine's [`LiveConfig`](crate::server::LiveConfig) (an ask, a URL
     /// page) plus a few seconds: a session must outlive the asks parked in it, so a shorter
     /// setting is raised to that.

@@ -47,8 +47,10 @@ pub enum TaskSupport {
     Required,
 }
 
-/// Tunables of tasks; every field has a safe default.
+/// Tunables of tasks; every field has a safe default and a setter on
+/// [`EngineBuilder`](super::EngineBuilder).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TaskConfig {
     /// How long a task's record lives after its creation (`ttlMs`). Default one hour.
     pub ttl: Duration,

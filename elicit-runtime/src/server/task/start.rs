@@ -43,9 +43,9 @@ impl Engine {
     /// The handler runs as a Multi Round-Trip round until it finishes (an ordinary result; for a
     /// [`TaskSupport::Required`] tool, a task that is already complete), parks on asks (an
     /// `InputRequiredResult`, as [`Engine::run`]), or first waits on anything else: then the call
-    /// becomes a task and the same future carries on in the background (see the module
-    /// [`task`](super)). A retried last round of a flow that became a task answers with the same
-    /// task: the handler's work after that point never runs twice.
+    /// becomes a task and the same future carries on in the background. A retried last round of a
+    /// flow that became a task answers with the same task: the handler's work after that point
+    /// never runs twice.
     ///
     /// # Errors
     ///

@@ -1,0 +1,186 @@
+//! Building an [`Engine`]: where its state lives (keys, store, task records, clock) and every
+//! tunable, one setter each.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Clock, Engine, InProcessStore, InProcessTasks, LiveConfig, Store, SystemClock, TaskConfig, TaskRecords};
+use crate::state::{KeyRing, StateSealer};
+
+/// Tunables of an [`Engine`]; every field has a safe default. Each has a setter on
+/// [`EngineBuilder`]; build one from [`EngineConfig::default`] to replace them all at once.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EngineConfig {
+    /// How many times an answer that fails validation is asked again before the request fails.
+    pub max_invalid_answers: u32,
+    /// How long a retry after URL-mode consent may wait for the out-of-band step to finish
+    /// before the engine answers with another `InputRequiredResult`.
+    pub url_wait: Duration,
+    /// How long a minted URL-mode id stays valid.
+    pub url_ttl: Duration,
+    /// How long a [`Flow::once`](super::Flow::once) waits for a concurrent round of the same
+    /// flow that is running the same computation, before failing with a clear error.
+    pub once_wait: Duration,
+    /// The lease of a claim in the flow ledger: renewed while its computation runs, and taken
+    /// over by another round once it passed (an instance that crashed mid-`once` heals).
+    pub claim_lease: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_invalid_answers: 3,
+            url_wait: Duration::from_secs(2),
+            url_ttl: Duration::from_secs(15 * 60),
+            once_wait: Duration::from_secs(10),
+            claim_lease: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    audience: String,
+    sealer: StateSealer,
+    store: Option<Arc<dyn Store>>,
+    config: EngineConfig,
+    live: LiveConfig,
+    clock: Arc<dyn Clock>,
+    tasks: Option<Arc<dyn TaskRecords>>,
+    task_config: TaskConfig,
+}
+
+impl EngineBuilder {
+    pub(super) fn new(audience: String, keys: KeyRing) -> Self {
+        EngineBuilder {
+            audience,
+            sealer: StateSealer::new(keys),
+            store: None,
+            config: EngineConfig::default(),
+            live: LiveConfig::default(),
+            clock: Arc::new(SystemClock),
+            tasks: None,
+            task_config: TaskConfig::default(),
+        }
+    }
+
+    /// Keeps task records in `tasks` (default: an [`InProcessTasks`] on the engine's clock).
+    /// Instances that serve the same clients' tasks must share it.
+    pub fn tasks(mut self, tasks: Arc<dyn TaskRecords>) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// Replaces the tunables of tasks.
+    pub fn task_config(self, task_config: TaskConfig) -> Self {
+        Self { task_config, ..self }
+    }
+
+    /// Replaces the tunables of handlers run live on 2025-era sessions.
+    pub fn live_config(self, live: LiveConfig) -> Self {
+        Self { live, ..self }
+    }
+
+    /// Uses this store for URL-mode completion and the flow ledger (default: an
+    /// [`InProcessStore`] on the engine's clock). Instances that share state keys must share it.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Reads the time from `clock` (default: the system's): state expiry, and the default
+    /// store's record expiry. For tests of expiry.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How long a sealed state stays valid (default 15 minutes).
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.sealer = self.sealer.with_ttl(ttl);
+        self
+    }
+
+    /// The largest `requestState` accepted or produced, in characters (default 64 KiB).
+    pub fn max_state_len(mut self, len: usize) -> Self {
+        self.sealer = self.sealer.with_max_token_len(len);
+        self
+    }
+
+    /// Replaces the tunables.
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The engine.
+    pub fn build(self) -> Engine {
+        let clock = self.clock;
+        let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
+        let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
+        Engine {
+            audience: self.audience,
+            sealer: self.sealer,
+            store,
+            config: self.config,
+            live: self.live,
+            counters: Arc::default(),
+            clock,
+            tasks,
+            task_config: self.task_config,
+        }
+    }
+}
+
+/// Setters of [`EngineBuilder`], one per tunable: `name(value)` sets the field it names.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $group:ident.$field:ident;)*) => {
+        impl EngineBuilder {
+            $(
+                $(#[$doc])*
+                pub fn $name(mut self, value: $ty) -> Self {
+                    self.$group.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    /// Sets [`EngineConfig::max_invalid_answers`].
+    max_invalid_answers: u32 => config.max_invalid_answers;
+    /// Sets [`EngineConfig::url_wait`].
+    url_wait: Duration => config.url_wait;
+    /// Sets [`EngineConfig::url_ttl`].
+    url_ttl: Duration => config.url_ttl;
+    /// Sets [`EngineConfig::once_wait`].
+    once_wait: Duration => config.once_wait;
+    /// Sets [`EngineConfig::claim_lease`].
+    claim_lease: Duration => config.claim_lease;
+    /// Sets [`LiveConfig::max_outstanding_asks`].
+    max_outstanding_asks: usize => live.max_outstanding_asks;
+    /// Sets [`LiveConfig::ask_timeout`].
+    live_ask_timeout: Duration => live.ask_timeout;
+    /// Sets [`LiveConfig::url_wait`].
+    live_url_wait: Duration => live.url_wait;
+    /// Sets [`LiveConfig::max_tasks_per_session`].
+    max_tasks_per_session: usize => live.max_tasks_per_session;
+    /// Sets [`TaskConfig::ttl`].
+    task_ttl: Duration => task_config.ttl;
+    /// Sets [`TaskConfig::poll_interval`].
+    task_poll_interval: Duration => task_config.poll_interval;
+    /// Sets [`TaskConfig::lease`].
+    task_lease: Duration => task_config.lease;
+    /// Sets [`TaskConfig::recheck`].
+    task_recheck: Duration => task_config.recheck;
+    /// Sets [`TaskConfig::cancel_grace`].
+    task_cancel_grace: Duration => task_config.cancel_grace;
+    /// Sets [`TaskConfig::url_wait`].
+    task_url_wait: Duration => task_config.url_wait;
+    /// Sets [`TaskConfig::max_live_tasks`].
+    max_live_tasks: usize => task_config.max_live_tasks;
+    /// Sets [`TaskConfig::max_live_tasks_per_principal`].
+    max_live_tasks_per_principal: usize => task_config.max_live_tasks_per_principal;
+}
