@@ -61,6 +61,8 @@ peers() {
 }
 # No lint warnings anywhere (workspace lints in the root Cargo.toml).
 step clippy cargo clippy --workspace --all-targets -- -D warnings
+# The API docs as docs.rs builds them: every intra-doc link resolves, none reaches a private item.
+step docs env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 step install-peers peers
 # The end-to-end tests run the real server and client binaries: built with the one build command
 # of lib.sh, which the tests and conformance.sh run again (a no-op after this step).
