@@ -101,13 +101,11 @@ impl Desk {
     async fn count(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
         call.run(&self.elicitation, |flow| async move {
             for step in 1..=3 {
-                flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}")))
-                    .await
-                    .map_err(FlowError::handler)?;
+                flow.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}"))).await?;
             }
             flow.cancelled().await;
             // The client is gone from this call; the notification tells a test the handler saw it.
-            flow.progress(4.0, None, Some("cancelled")).await.map_err(FlowError::handler)?;
+            flow.progress(4.0, None, Some("cancelled")).await?;
             Ok("cancelled".to_owned())
         })
         .await
