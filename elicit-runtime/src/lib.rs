@@ -405,13 +405,18 @@ pub mod __private {
     /// Answers usually list the fields in the form's order (the client builds them from the
     /// `requestedSchema`, whose order a `preserve_order` map keeps), so the entry at the cursor is
     /// compared with the field asked for: a match costs one string comparison and moves the
-    /// cursor on. Any other order, or keys the form does not have, fall back to a look-up, so the
-    /// value is always exactly `content.get(name)`.
+    /// cursor on. A field a few entries further on is found by looking ahead: the fields of a
+    /// flattened form sit between a host's fields, and the flattened form's own walk starts at
+    /// the host's first. Any other order, or keys the form does not have, fall back to a look-up,
+    /// so the value is always exactly `content.get(name)` (keys are unique).
     pub struct Walk<'a> {
         content: &'a Map<String, Value>,
         entries: serde_json::map::Iter<'a>,
         next: Option<(&'a String, &'a Value)>,
     }
+
+    /// How many entries past the cursor [`Walk::value`] compares before it looks the name up.
+    const LOOK_AHEAD: usize = 8;
 
     impl<'a> Walk<'a> {
         /// A walk from the first entry.
@@ -423,13 +428,21 @@ pub mod __private {
 
         /// The value of `name`, as `content.get(name)`.
         pub fn value(&mut self, name: &str) -> Option<&'a Value> {
-            match self.next {
-                Some((key, value)) if key == name => {
-                    self.next = self.entries.next();
-                    Some(value)
-                }
-                _ => self.content.get(name),
+            if let Some((key, value)) = self.next
+                && key == name
+            {
+                self.next = self.entries.next();
+                return Some(value);
             }
+            let mut ahead = self.entries.clone();
+            for (key, value) in ahead.by_ref().take(LOOK_AHEAD) {
+                if key == name {
+                    self.entries = ahead;
+                    self.next = self.entries.next();
+                    return Some(value);
+                }
+            }
+            self.content.get(name)
         }
     }
 
@@ -438,13 +451,23 @@ pub mod __private {
     fn a_walk_finds_what_get_finds_in_any_order() {
         #![allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
         let names = ["a", "b", "c", "d", "zz", ""];
-        let orders: [&[&str]; 5] =
-            [&["a", "b", "c", "d"], &["d", "c", "b", "a"], &["x", "a", "y", "c"], &[], &["b", "a", "", "d"]];
+        let long: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let orders: [&[&str]; 6] = [
+            &["a", "b", "c", "d"],
+            &["d", "c", "b", "a"],
+            &["x", "a", "y", "c"],
+            &[],
+            &["b", "a", "", "d"],
+            // Past the look-ahead, both ways.
+            &long,
+        ];
         for order in orders {
             let content: Map<String, Value> =
                 order.iter().enumerate().map(|(i, k)| ((*k).to_owned(), Value::from(i))).collect();
             // Asked in the form's order, and in others, every value is the look-up's.
-            for asked in [&names[..], &["d", "a", "a", "zz", "c"], &["c", "d"]] {
+            let far: &[&str] = &["k0", "k12", "k13", "k1", "k19", "k9", "a", "k10"];
+            for asked in [&names[..], &["d", "a", "a", "zz", "c"], &["c", "d"], far] {
                 let mut walk = Walk::new(&content);
                 for name in asked {
                     assert_eq!(walk.value(name), content.get(*name), "{order:?} {asked:?} {name}");
