@@ -214,15 +214,25 @@ pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
 pub(crate) fn is_email(text: &str) -> bool {
     // The parser's own limits (64-byte local part, 254-byte domain), checked before it reads a
     // hostile multi-megabyte answer.
-    const MAX_LEN: usize = 64 + 1 + 254;
-    if text.len() > MAX_LEN || !text.is_ascii() {
+    if text.len() > MAX_EMAIL_LEN || !text.is_ascii() {
         return false;
     }
-    let options = email_address::Options::default().without_display_text();
-    let Ok(address) = email_address::EmailAddress::parse_with_options(text, options) else {
+    // The crate's two part checks, as its parser runs them after splitting at the last `@`; its
+    // parser would also look for a display name (refused here: no `Name <...>` passes the part
+    // checks either) and copy the address into a `String`.
+    let Some((local, domain)) = text.rsplit_once('@') else {
         return false;
     };
-    let domain = address.domain();
+    email_address::EmailAddress::is_valid_local_part(local)
+        && email_address::EmailAddress::is_valid_domain(domain)
+        && is_mailbox_domain(domain)
+}
+
+/// 64-byte local part, `@`, 254-byte domain.
+const MAX_EMAIL_LEN: usize = 64 + 1 + 254;
+
+/// A host name, or an address literal that is an IPv4 or IPv6 address.
+fn is_mailbox_domain(domain: &str) -> bool {
     match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
         Some(literal) => match literal.get(..5) {
             Some(tag) if tag.eq_ignore_ascii_case("IPv6:") => literal[5..].parse::<std::net::Ipv6Addr>().is_ok(),
@@ -391,6 +401,59 @@ mod tests {
             "2026-07-28T09:30Z",
         ] {
             assert!(!is_date_time(bad), "{bad}");
+        }
+    }
+
+    /// `is_email` agrees with the crate's whole-address parser (no display text) followed by the
+    /// same domain rules, on addresses built to split, quote and bracket differently.
+    #[test]
+    fn the_part_checks_agree_with_the_crates_parser() {
+        let parser = |text: &str| {
+            let options = email_address::Options::default().without_display_text();
+            text.len() <= MAX_EMAIL_LEN
+                && text.is_ascii()
+                && email_address::EmailAddress::parse_with_options(text, options)
+                    .is_ok_and(|address| is_mailbox_domain(address.domain()))
+        };
+        let locals = [
+            "ada",
+            "a.b+c",
+            "\"a b\"",
+            "\"a@b\"",
+            "\"a\\\"b\"",
+            "\"\"",
+            "a..b",
+            ".a",
+            "a.",
+            "a b",
+            "<ada",
+            "Ada <ada",
+            "",
+            "x@y",
+            "é",
+        ];
+        let domains = [
+            "example.com",
+            "[192.0.2.1]",
+            "[IPv6:2001:db8::1]",
+            "[300.1.1.1]",
+            "ex ample.com",
+            "example.com>",
+            "",
+            "-x.com",
+            "a..b",
+            "x.com.",
+            "ex_ample.com",
+        ];
+        for local in locals {
+            for domain in domains {
+                let text = format!("{local}@{domain}");
+                assert_eq!(is_email(&text), parser(&text), "{text}");
+            }
+            assert_eq!(is_email(local), parser(local), "{local}");
+        }
+        for text in ["Ada <ada@example.com>", "<ada@example.com>", "ada@example.com <x>", "a <b> <c@d.e>"] {
+            assert_eq!(is_email(text), parser(text), "{text}");
         }
     }
 
