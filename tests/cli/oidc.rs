@@ -18,13 +18,13 @@
 
 use elicit_test_support::chromium::{Chromium, chromium_or_skip};
 use elicit_test_support::skip::unavailable;
-use elicit_test_support::{cli, process};
+use elicit_test_support::{cli, process, wait};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::{Mutex, MutexGuard, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cli::terminal::{ENTER, Terminal};
 use cli::{Browser, Run, Sandbox, kept_token, spawn_elicit_in, token_files};
@@ -168,13 +168,10 @@ fn elicit_in(config: &Path, args: &[&str]) -> Run {
     cli::elicit_in(config, args, LIMIT)
 }
 
-/// Waits until `what` holds, polling, for at most `limit`.
-fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(started.elapsed() < limit, "{what} within {limit:?}");
-        std::thread::sleep(Duration::from_millis(250));
-    }
+/// Waits until `condition` holds, for at most `limit`, looking every 250 ms: some conditions are
+/// requests to the server.
+fn wait_until(limit: Duration, what: &str, condition: impl FnMut() -> bool) {
+    wait::until_every(limit, Duration::from_millis(250), what, condition);
 }
 
 /// One Chromium and one provider at a time: the machine is small.
@@ -245,7 +242,7 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     term.send(ENTER);
 
     // The browser is handed the page shown; the person signs in and allows access in Chromium.
-    wait_until(LIMIT, "elicit did not hand the page to the browser", || !sandbox.opened().is_empty());
+    wait_until(LIMIT, "elicit to hand the page to the browser", || !sandbox.opened().is_empty());
     assert_eq!(sandbox.opened(), vec![shown.clone()], "the page opened is the page shown");
     let tab = chromium.open(&shown);
     chromium.type_into(&tab, "login", LOGIN, LIMIT);
@@ -299,7 +296,7 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
 
     // The access token expires: the server refuses it (a bounded wait for the provider's clock).
     let expiry = Duration::from_secs(ACCESS_TOKEN_TTL * 3) + LIMIT;
-    wait_until(expiry, "the expired access token was still accepted", || probe(&mcp, Some(&access)).0 == 401);
+    wait_until(expiry, "the expired access token to be refused", || probe(&mcp, Some(&access)).0 == 401);
     let (_, challenge) = probe(&mcp, Some(&access));
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
 
@@ -364,7 +361,7 @@ fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
         LIMIT,
         "the provider did not send the browser back to elicit with the refusal",
     );
-    wait_until(LIMIT, "elicit did not end after the denial", || matches!(child.try_wait(), Ok(Some(_))));
+    wait_until(LIMIT, "elicit to end after the denial", || matches!(child.try_wait(), Ok(Some(_))));
     drop(stdin);
     let status = child.wait().unwrap();
     let said = said.join().unwrap();

@@ -9,11 +9,17 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(20);
 
 /// Blocks until `condition` holds; panics with `what` if it does not within `bound`.
-pub fn until(bound: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+pub fn until(bound: Duration, what: &str, condition: impl FnMut() -> bool) {
+    until_every(bound, POLL, what, condition);
+}
+
+/// As [`until`], looking at `condition` every `every`: for a condition that is costly to look
+/// at (a request to a server).
+pub fn until_every(bound: Duration, every: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + bound;
     while !condition() {
         assert!(Instant::now() < deadline, "waited {bound:?} for {what}, in vain");
-        std::thread::sleep(POLL);
+        std::thread::sleep(every);
     }
 }
 
