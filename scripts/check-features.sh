@@ -2,7 +2,8 @@
 # The dependency contract, for the two builds users are told to name:
 # - a crate that declares forms and parses answers,
 #     elicit-runtime = { default-features = false, features = ["derive"] }
-#   gets them in at most 30 crates, with no AEAD crypto, no tokio and no IDNA tables;
+#   gets them in at most 30 crates, with no AEAD crypto, no tokio and no IDNA tables, and syn
+#   without its `full` feature;
 # - a server on rmcp (the README's server recipe),
 #     elicit-runtime = { default-features = false, features = ["derive", "rmcp"] }
 #   gets the engine and the adapter in at most 125 crates, with none of the client's crates (no
@@ -51,5 +52,16 @@ check() {
 }
 
 check derive-only derive unit-tests 30 chacha20poly1305 tokio idna || status=1
+# The derive reads attributes with syn's derive-input grammar: in the derive-only build syn (3)
+# compiles without its `full` feature. (The server build gets `full` from rmcp's own macros.)
+derive_syn=$(cargo tree -e normal,build,features -p elicit-runtime --no-default-features --features derive \
+  -i syn@3 --prefix none)
+if grep -q 'syn feature "full"' <<<"$derive_syn"; then
+  echo "check-features.sh: the derive-only build turns on syn's full feature:"
+  echo "$derive_syn"
+  status=1
+else
+  echo "check-features.sh: the derive-only build compiles syn without its full feature"
+fi
 check server derive,rmcp no-unit-tests 125 url idna 'icu_[a-z_]+' reqwest || status=1
 exit "$status"

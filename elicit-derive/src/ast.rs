@@ -244,7 +244,7 @@ pub(crate) fn is_transparent(attr: &syn::Attribute) -> bool {
         let _ = attr.parse_nested_meta(|meta| {
             found |= meta.path.is_ident(attr::TRANSPARENT);
             if meta.input.peek(syn::Token![=]) {
-                meta.value()?.parse::<syn::Expr>()?;
+                attr::value_expr(meta.value()?)?;
             }
             Ok(())
         });

@@ -3,10 +3,12 @@
 //! The vocabulary is closed: every keyword is spelled once below, and an unknown, misplaced or
 //! repeated key is an error on that key. Nothing here emits tokens.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::ToTokens;
+use syn::parse::{ParseStream, Parser as _};
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, UnOp};
+use syn::{Attribute, Expr, ExprLit, ExprUnary, Lit, LitStr, UnOp};
 
 use crate::case::{RULE_NAMES, RenameRule};
 use crate::ctxt::Ctxt;
@@ -158,6 +160,11 @@ fn is_const_expr(expr: &Expr) -> bool {
     match ungroup(expr) {
         Expr::Path(_) | Expr::Binary(_) | Expr::Call(_) | Expr::Cast(_) | Expr::Field(_) | Expr::Index(_) => true,
         Expr::MethodCall(_) | Expr::Block(_) => true,
+        // A block (`{ N + 1 }`) where syn is built without its `full` feature (another crate of the
+        // build may turn it on: then the arm above takes it).
+        Expr::Verbatim(tokens) => {
+            matches!(tokens.clone().into_iter().next(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace)
+        }
         Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => is_const_expr(expr),
         _ => false,
     }
@@ -238,7 +245,7 @@ fn for_each_key(
     for attr in attrs.iter().filter(|a| a.path().is_ident(ELICIT)) {
         let result = attr.parse_nested_meta(|meta| {
             let key_span = meta.path.span();
-            let value = if meta.input.peek(syn::Token![=]) { Some(meta.value()?.parse::<Expr>()?) } else { None };
+            let value = if meta.input.peek(syn::Token![=]) { Some(value_expr(meta.value()?)?) } else { None };
             let name = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
             match position.keys().iter().find(|k| **k == name) {
                 Some(key) => on_key(key, key_span, value),
@@ -370,6 +377,31 @@ fn number_literal(expr: &Expr) -> Option<Number> {
     }
 }
 
+/// An attribute's value: an expression, or a bracketed list (`default = ["a", "b"]`) kept as its
+/// tokens in an `Expr::Verbatim`: syn parses array expressions only with its `full` feature, which
+/// the derive does without.
+pub(crate) fn value_expr(input: ParseStream<'_>) -> syn::Result<Expr> {
+    if input.peek(syn::token::Bracket) {
+        let list: TokenTree = input.parse()?;
+        return Ok(Expr::Verbatim(list.into_token_stream()));
+    }
+    // One message whether or not another crate of the build turned syn's `full` on (without it,
+    // syn's own would suggest enabling it).
+    input.parse().map_err(|error| {
+        syn::Error::new(error.span(), "expected a literal, a list of string literals, a path or a constant expression")
+    })
+}
+
+/// The strings of a bracketed list of string literals; `None` for anything else.
+fn string_list(tokens: &TokenStream) -> Option<Vec<String>> {
+    let list = |input: ParseStream<'_>| {
+        let content;
+        syn::bracketed!(content in input);
+        Punctuated::<LitStr, syn::Token![,]>::parse_terminated(&content)
+    };
+    list.parse2(tokens.clone()).ok().map(|strings| strings.iter().map(LitStr::value).collect())
+}
+
 fn number_value(cx: &Ctxt, key: &str, key_span: Span, value: Option<Expr>) -> Option<Spanned<Number>> {
     let expr = require_value(cx, key, key_span, value)?;
     match number_literal(&expr) {
@@ -386,15 +418,7 @@ fn default_value(cx: &Ctxt, key_span: Span, value: Option<Expr>) -> Option<Spann
     let parsed = match ungroup(&expr) {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(DefaultLit::Str(s.value())),
         Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(DefaultLit::Bool(b.value)),
-        Expr::Array(array) => array
-            .elems
-            .iter()
-            .map(|e| match ungroup(e) {
-                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
-            .map(DefaultLit::List),
+        Expr::Verbatim(tokens) => string_list(tokens).map(DefaultLit::List),
         other => number_literal(other).map(DefaultLit::Number),
     };
     match parsed {
@@ -594,6 +618,24 @@ mod tests {
         assert_eq!(errors[4], "`min_length` takes a non-negative integer literal");
         assert!(errors[5].starts_with("unknown format `phone`"));
         assert!(errors[6].starts_with("`default` takes a literal"));
+    }
+
+    /// Without syn's `full` feature a block is kept as its tokens, and so is a bracketed list:
+    /// the block is a constant expression, the list a `default`, and neither anything else.
+    #[test]
+    fn blocks_and_lists_kept_as_tokens_are_told_apart() {
+        use super::{is_const_expr, string_list};
+        let block = syn::Expr::Verbatim(quote::quote!({ N + 1 }));
+        let list = syn::Expr::Verbatim(quote::quote!(["a", "b"]));
+        assert!(is_const_expr(&block));
+        assert!(!is_const_expr(&list));
+        assert_eq!(string_list(&quote::quote!(["a", "b",])), Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(string_list(&quote::quote!(["a", 1])), None);
+        assert_eq!(string_list(&quote::quote!({ "a" })), None);
+        let errors = field_errors(&[parse_quote!(#[elicit(maximum = [1, 2])]), parse_quote!(#[elicit(minimum = )])]);
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!(errors[0], "`maximum` takes a finite number literal");
+        assert_eq!(errors[1], "expected a literal, a list of string literals, a path or a constant expression");
     }
 
     #[test]

@@ -102,7 +102,7 @@ fn for_each_key(
 /// Skips `= value` or `(..)` after a key the form has no use for.
 fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
-        meta.value()?.parse::<Expr>()?;
+        crate::attr::value_expr(meta.value()?)?;
     } else if meta.input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in meta.input);
