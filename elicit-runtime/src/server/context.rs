@@ -20,9 +20,9 @@ pub struct Progress {
 
 impl Progress {
     /// The message, or else `progress/total` (`progress` alone without a total).
-    pub fn text(&self) -> String {
-        match (&self.message, self.total) {
-            (Some(message), _) => message.clone(),
+    pub fn into_text(self) -> String {
+        match (self.message, self.total) {
+            (Some(message), _) => message,
             (None, Some(total)) => format!("{}/{total}", self.progress),
             (None, None) => format!("{}", self.progress),
         }

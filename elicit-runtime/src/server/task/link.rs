@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
-use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis};
+use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis, millis_of};
 use crate::server::context::{Progress, RequestHandle};
 use crate::server::live::LiveFuture;
 use crate::server::{Clock, EngineError, Flow, FlowError};
@@ -201,10 +201,6 @@ impl TaskLink {
     }
 }
 
-fn millis_of(duration: std::time::Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// A task's flow's request handle: progress becomes the status message, `tasks/cancel` its
 /// cancellation. Before the call became a task it reports nothing and is never cancelled.
 struct TaskHandle(Arc<OnceLock<Arc<TaskLink>>>);
@@ -213,7 +209,7 @@ impl RequestHandle for TaskHandle {
     fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
             match self.0.get() {
-                Some(link) => link.progress(report.text()).await,
+                Some(link) => link.progress(report.into_text()).await,
                 None => Ok(()),
             }
         })

@@ -124,7 +124,6 @@ impl TaskRecord {
     /// A new task of `owner`, `working`, created at `now_ms`, with `config`'s lifetime, poll
     /// interval and lease.
     pub fn working(id: impl Into<String>, owner: Option<&str>, now_ms: u64, config: &TaskConfig) -> TaskRecord {
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         TaskRecord {
             id: id.into(),
             owner: owner.map(str::to_owned),
@@ -134,9 +133,9 @@ impl TaskRecord {
             outcome: None,
             created_ms: now_ms,
             updated_ms: now_ms,
-            ttl_ms: ms(config.ttl).max(1),
-            poll_interval_ms: ms(config.poll_interval).max(1),
-            lease_until_ms: now_ms.saturating_add(ms(config.lease)),
+            ttl_ms: millis_of(config.ttl).max(1),
+            poll_interval_ms: millis_of(config.poll_interval).max(1),
+            lease_until_ms: now_ms.saturating_add(millis_of(config.lease)),
         }
     }
 
@@ -244,7 +243,12 @@ impl TaskSnapshot {
 
 /// Milliseconds since the Unix epoch.
 pub(super) fn millis(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    time.duration_since(UNIX_EPOCH).map_or(0, millis_of)
+}
+
+/// Whole milliseconds of `duration` (`u64::MAX` past it).
+pub(super) fn millis_of(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `ms` since the Unix epoch as ISO 8601 UTC (`2026-12-04T00:30:00.123Z`).
