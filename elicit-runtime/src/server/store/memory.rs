@@ -22,21 +22,19 @@ pub const DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL: usize = 1_000;
 /// costs each operation O(log n) at worst, never a scan.
 const SWEEP_BUDGET: usize = 32;
 
-struct Record {
-    kind: Kind,
+/// A record and its place in the index of deadlines.
+struct Record<T> {
+    value: T,
     expires: SystemTime,
     /// Breaks ties between equal deadlines in the index.
     seq: u64,
 }
 
-enum Kind {
-    /// `owner`: the principal the step belongs to, if any; only they may complete it.
-    Url {
-        status: UrlStatus,
-        owner: Option<String>,
-        notify: Arc<Notify>,
-    },
-    Flow(FlowRecord),
+/// A URL-mode step. `owner`: the principal the step belongs to, if any; only they may complete it.
+struct UrlRecord {
+    status: UrlStatus,
+    owner: Option<String>,
+    notify: Arc<Notify>,
 }
 
 enum Held {
@@ -76,14 +74,15 @@ struct Caps {
     per_principal: usize,
 }
 
-/// The records, the index of their deadlines and the counts the caps read; one lock for all.
+/// The records of each kind by id, the index of their deadlines and the counts the caps read;
+/// one lock for all. A record's id is one allocation, shared by its table and the index, and a
+/// lookup by id allocates nothing.
 #[derive(Default)]
 struct Records {
-    map: HashMap<(RecordKind, String), Record>,
-    deadlines: BTreeMap<(SystemTime, u64), (RecordKind, String)>,
+    urls: HashMap<Arc<str>, Record<UrlRecord>>,
+    flows: HashMap<Arc<str>, Record<FlowRecord>>,
+    deadlines: BTreeMap<(SystemTime, u64), (RecordKind, Arc<str>)>,
     seq: u64,
-    urls: usize,
-    flows: usize,
     /// Live URL-mode steps by owner.
     owners: HashMap<String, usize>,
 }
@@ -92,45 +91,56 @@ impl Records {
     fn sweep(&mut self, now: SystemTime, budget: usize) {
         for _ in 0..budget {
             match self.deadlines.first_key_value() {
-                Some(((at, _), key)) if *at <= now => {
-                    let key = key.clone();
-                    self.remove(&key);
+                Some(((at, _), (kind, id))) if *at <= now => {
+                    let (kind, id) = (*kind, Arc::clone(id));
+                    match kind {
+                        RecordKind::Url => drop(self.remove_url(&id)),
+                        RecordKind::Flow => drop(self.remove_flow(&id)),
+                    }
                 }
                 _ => return,
             }
         }
     }
 
-    fn live(&mut self, key: &(RecordKind, String), now: SystemTime) -> Option<&mut Record> {
-        self.map.get_mut(key).filter(|r| r.expires > now)
+    fn len(&self) -> usize {
+        self.urls.len() + self.flows.len()
     }
 
-    fn remove(&mut self, key: &(RecordKind, String)) -> Option<Record> {
-        let record = self.map.remove(key)?;
+    fn live_url(&mut self, id: &str, now: SystemTime) -> Option<&mut UrlRecord> {
+        self.urls.get_mut(id).filter(|r| r.expires > now).map(|r| &mut r.value)
+    }
+
+    fn live_flow(&mut self, id: &str, now: SystemTime) -> Option<&mut FlowRecord> {
+        self.flows.get_mut(id).filter(|r| r.expires > now).map(|r| &mut r.value)
+    }
+
+    fn remove_url(&mut self, id: &str) -> Option<UrlRecord> {
+        let record = self.urls.remove(id)?;
         self.deadlines.remove(&(record.expires, record.seq));
-        match &record.kind {
-            Kind::Url { owner, .. } => {
-                self.urls -= 1;
-                if let Some(owner) = owner
-                    && let Some(count) = self.owners.get_mut(owner.as_str())
-                {
-                    *count -= 1;
-                    if *count == 0 {
-                        self.owners.remove(owner.as_str());
-                    }
-                }
+        if let Some(owner) = &record.value.owner
+            && let Some(count) = self.owners.get_mut(owner.as_str())
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.owners.remove(owner.as_str());
             }
-            Kind::Flow(_) => self.flows -= 1,
         }
-        Some(record)
+        Some(record.value)
+    }
+
+    fn remove_flow(&mut self, id: &str) -> Option<FlowRecord> {
+        let record = self.flows.remove(id)?;
+        self.deadlines.remove(&(record.expires, record.seq));
+        Some(record.value)
     }
 
     /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
     /// (amortised: each record is swept once), then the caps decide.
     fn room(&mut self, kind: RecordKind, owner: Option<&str>, now: SystemTime, caps: Caps) -> Result<(), StoreError> {
         let full = |records: &Records| match kind {
-            RecordKind::Url => records.urls >= caps.url,
-            RecordKind::Flow => records.flows >= caps.flow,
+            RecordKind::Url => records.urls.len() >= caps.url,
+            RecordKind::Flow => records.flows.len() >= caps.flow,
         };
         let over_quota = |records: &Records| {
             owner.is_some_and(|o| records.owners.get(o).copied().unwrap_or(0) >= caps.per_principal)
@@ -148,31 +158,21 @@ impl Records {
         Ok(())
     }
 
-    fn insert(&mut self, key: (RecordKind, String), kind: Kind, expires: SystemTime) {
-        self.remove(&key);
-        match &kind {
-            Kind::Url { owner, .. } => {
-                self.urls += 1;
-                if let Some(owner) = owner {
-                    *self.owners.entry(owner.clone()).or_default() += 1;
-                }
-            }
-            Kind::Flow(_) => self.flows += 1,
-        }
+    /// The next place in the index of deadlines, with `key` put there.
+    fn index(&mut self, expires: SystemTime, key: (RecordKind, Arc<str>)) -> u64 {
         self.seq = self.seq.wrapping_add(1);
-        self.deadlines.insert((expires, self.seq), key.clone());
-        self.map.insert(key, Record { kind, expires, seq: self.seq });
+        self.deadlines.insert((expires, self.seq), key);
+        self.seq
     }
 
-    /// Moves a record's deadline to `expires` if that is later.
-    fn extend(&mut self, key: &(RecordKind, String), expires: SystemTime) {
-        let Some(record) = self.map.get_mut(key) else { return };
-        if record.expires >= expires {
-            return;
+    fn insert_url(&mut self, id: &str, value: UrlRecord, expires: SystemTime) {
+        self.remove_url(id);
+        if let Some(owner) = &value.owner {
+            *self.owners.entry(owner.clone()).or_default() += 1;
         }
-        self.deadlines.remove(&(record.expires, record.seq));
-        record.expires = expires;
-        self.deadlines.insert((expires, record.seq), key.clone());
+        let id: Arc<str> = Arc::from(id);
+        let seq = self.index(expires, (RecordKind::Url, Arc::clone(&id)));
+        self.urls.insert(id, Record { value, expires, seq });
     }
 
     /// The live record of `flow`, its life extended to at least `ttl` from now; created (within
@@ -185,21 +185,34 @@ impl Records {
         caps: Caps,
         create: bool,
     ) -> Result<Option<&mut FlowRecord>, StoreError> {
-        let key = (RecordKind::Flow, flow.to_owned());
-        if self.live(&key, now).is_none() {
-            self.remove(&key);
-            if !create {
-                return Ok(None);
+        let expires = now + ttl;
+        let live = self.flows.get(flow).map(|r| r.expires > now);
+        match live {
+            Some(true) => {
+                // Moves the deadline later, never earlier.
+                let Some(record) = self.flows.get_mut(flow) else { return Ok(None) };
+                if record.expires < expires {
+                    let (old, seq) = (record.expires, record.seq);
+                    record.expires = expires;
+                    if let Some(key) = self.deadlines.remove(&(old, seq)) {
+                        self.deadlines.insert((expires, seq), key);
+                    }
+                }
             }
-            self.room(RecordKind::Flow, None, now, caps)?;
-            self.insert(key.clone(), Kind::Flow(FlowRecord::default()), now + ttl);
-        } else {
-            self.extend(&key, now + ttl);
+            _ => {
+                if live.is_some() {
+                    self.remove_flow(flow);
+                }
+                if !create {
+                    return Ok(None);
+                }
+                self.room(RecordKind::Flow, None, now, caps)?;
+                let id: Arc<str> = Arc::from(flow);
+                let seq = self.index(expires, (RecordKind::Flow, Arc::clone(&id)));
+                self.flows.insert(id, Record { value: FlowRecord::default(), expires, seq });
+            }
         }
-        Ok(match self.map.get_mut(&key).map(|r| &mut r.kind) {
-            Some(Kind::Flow(record)) => Some(record),
-            _ => None,
-        })
+        Ok(self.flows.get_mut(flow).map(|r| &mut r.value))
     }
 }
 
@@ -293,7 +306,7 @@ impl InProcessStore {
 
     /// How many records are held right now (live ones, and expired ones not swept yet).
     pub fn len(&self) -> usize {
-        self.lock().map.len()
+        self.lock().len()
     }
 
     /// Whether the store holds no record.
@@ -316,49 +329,46 @@ impl InProcessStore {
 
     /// Removes a completed record and returns it; another taker racing for it gets `Unknown`.
     fn consume(&self, id: &str) -> UrlStatus {
-        let key = (RecordKind::Url, id.to_owned());
-        self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
-            Some(Kind::Url { status: UrlStatus::Completed(_), .. }) => match records.remove(&key).map(|r| r.kind) {
-                Some(Kind::Url { status, .. }) => status,
-                _ => UrlStatus::Unknown,
-            },
-            Some(Kind::Url { status, .. }) => status.clone(),
-            _ => UrlStatus::Unknown,
+        self.with_records(|records, now| match records.live_url(id, now) {
+            Some(UrlRecord { status: UrlStatus::Completed(_), .. }) => {
+                records.remove_url(id).map_or(UrlStatus::Unknown, |record| record.status)
+            }
+            Some(record) => record.status.clone(),
+            None => UrlStatus::Unknown,
         })
     }
 
     fn current(&self, id: &str) -> (UrlStatus, Option<Arc<Notify>>) {
-        let key = (RecordKind::Url, id.to_owned());
-        self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
-            Some(Kind::Url { status, notify, .. }) => (status.clone(), Some(notify.clone())),
-            _ => (UrlStatus::Unknown, None),
+        self.with_records(|records, now| match records.live_url(id, now) {
+            Some(record) => (record.status.clone(), Some(record.notify.clone())),
+            None => (UrlStatus::Unknown, None),
         })
     }
 }
 
 impl UrlCompletions for InProcessStore {
     fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
-        let key = (RecordKind::Url, id.to_owned());
+        let id = id.to_owned();
         let owner = owner.map(str::to_owned);
         Box::pin(async move {
             self.with_records(|records, now| {
-                if records.live(&key, now).is_some() {
+                if records.live_url(&id, now).is_some() {
                     return Ok(());
                 }
                 records.room(RecordKind::Url, owner.as_deref(), now, self.caps)?;
                 let notify = Arc::new(Notify::new());
-                records.insert(key, Kind::Url { status: UrlStatus::Pending, owner, notify }, now + ttl);
+                records.insert_url(&id, UrlRecord { status: UrlStatus::Pending, owner, notify }, now + ttl);
                 Ok(())
             })
         })
     }
 
     fn complete(&self, id: &str, outcome: Value, by: Option<&str>) -> StoreFuture<'_, bool> {
-        let key = (RecordKind::Url, id.to_owned());
+        let id = id.to_owned();
         let by = by.map(str::to_owned);
         Box::pin(async move {
-            Ok(self.with_records(|records, now| match records.live(&key, now).map(|r| &mut r.kind) {
-                Some(Kind::Url { status, owner, notify })
+            Ok(self.with_records(|records, now| match records.live_url(&id, now) {
+                Some(UrlRecord { status, owner, notify })
                     if *status == UrlStatus::Pending
                         && owner.as_ref().is_none_or(|owner| by.as_ref() == Some(owner)) =>
                 {
@@ -404,8 +414,7 @@ impl UrlCompletions for InProcessStore {
     }
 
     fn release(&self, id: &str) {
-        let key = (RecordKind::Url, id.to_owned());
-        self.with_records(|records, _| records.remove(&key));
+        self.with_records(|records, _| records.remove_url(id));
     }
 }
 
@@ -452,15 +461,15 @@ impl FlowLedger for InProcessStore {
     }
 
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
-        let (key, name, token) = ((RecordKind::Flow, flow.to_owned()), slot.name(), token.as_str().to_owned());
+        let (flow, name, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some(Kind::Flow(record)) = records.live(&key, now).map(|r| &mut r.kind) else { return };
+                let Some(record) = records.live_flow(&flow, now) else { return };
                 if matches!(record.slots.get(&name), Some(Held::Claimed { token: holder, .. }) if *holder == token) {
                     record.slots.remove(&name);
                 }
                 if record.slots.is_empty() && record.finished.is_none() {
-                    records.remove(&key);
+                    records.remove_flow(&flow);
                 }
             });
             Ok(())
@@ -493,11 +502,11 @@ impl FlowLedger for InProcessStore {
     }
 
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
-        let key = (RecordKind::Flow, flow.to_owned());
+        let flow = flow.to_owned();
         Box::pin(async move {
-            self.with_records(|records, now| match records.live(&key, now).map(|r| &r.kind) {
-                Some(Kind::Flow(record)) => record.finished.as_ref().map(Finished::answers).transpose(),
-                _ => Ok(None),
+            self.with_records(|records, now| match records.live_flow(&flow, now) {
+                Some(record) => record.finished.as_ref().map(Finished::answers).transpose(),
+                None => Ok(None),
             })
         })
     }
