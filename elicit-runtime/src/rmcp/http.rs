@@ -8,7 +8,7 @@ use ::rmcp::model::ErrorData;
 use ::rmcp::service::RequestContext;
 use ::rmcp::transport::StreamableHttpServerConfig;
 use axum::body::{Body, HttpBody as _};
-use axum::http::{Request as HttpRequest, header};
+use axum::http::{HeaderName, Request as HttpRequest, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -50,9 +50,33 @@ pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 /// ```
 pub fn wire_layer(router: axum::Router, config: &StreamableHttpServerConfig) -> axum::Router {
     let gate = Arc::new(Gate::new(config));
-    router
-        .layer(middleware::from_fn(strip_legacy_fields))
-        .layer(middleware::from_fn_with_state(gate, mark_malformed_params))
+    router.layer(middleware::from_fn_with_state(gate, put_right))
+}
+
+/// The layer of [`wire_layer`]: both of its fixes in one middleware, since axum boxes and clones
+/// the inner service of each middleware on every request.
+async fn put_right(
+    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
+    request: HttpRequest<Body>,
+    next: Next,
+) -> Response {
+    let (request, session_call) = match mark_malformed_params(&gate, request).await {
+        Ok(marked) => marked,
+        Err(refused) => return refused,
+    };
+    let response = strip_legacy_fields(next.run(request).await).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    match session_call {
+        Some(id) if is_sse => {
+            let (parts, body) = response.into_parts();
+            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
+        }
+        _ => response,
+    }
 }
 
 /// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
@@ -178,9 +202,13 @@ fn normalize_host(host: &str) -> String {
     bare_host(host).to_ascii_lowercase()
 }
 
+/// A byte string looked for in every request or response body, with its searcher built once:
+/// building one costs more than most of the searches it then runs.
+pub(super) type Needle = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
+
 /// Whether `needle` occurs in `bytes`.
-pub(super) fn contains(bytes: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(bytes, needle).is_some()
+pub(super) fn contains(bytes: &[u8], needle: &Needle) -> bool {
+    needle.find(bytes).is_some()
 }
 
 /// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
@@ -197,33 +225,35 @@ struct MalformedParams(&'static str);
 /// (`Host`, `Origin`, `Accept`, `Content-Type`, the protocol headers) in its own order and only
 /// then hands the request to the handler, which answers `-32602` without running anything
 /// ([`refuse_marked`]). `inputResponses: null` is refused too: the member is optional, not nullable.
-pub(super) async fn mark_malformed_params(
-    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
+///
+/// `Err`: the answer, the request refused (413). `Ok`: the request to pass on, and the id of a
+/// call on a 2025-era session (its answer comes on the SSE stream of the response).
+async fn mark_malformed_params(
+    gate: &Gate,
     request: HttpRequest<Body>,
-    next: Next,
-) -> Response {
+) -> Result<(HttpRequest<Body>, Option<Value>), Response> {
     let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     let (mut parts, body) = request.into_parts();
     if !gate.lets_in(&parts) {
         // rmcp refuses it (403 or 400) before reading anything; so is nothing read here.
-        return next.run(HttpRequest::from_parts(parts, body)).await;
+        return Ok((HttpRequest::from_parts(parts, body), None));
     }
     let max_body = gate.max_body;
     let announced =
         parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > max_body as u64) {
-        return too_large();
+        return Err(too_large());
     }
     let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
-        return too_large();
+        return Err(too_large());
     };
-    if !parts.headers.contains_key(MCP_NAME)
+    if !parts.headers.contains_key(&MCP_NAME)
         && let Some(value) = task_id_header(&bytes)
     {
         parts.headers.insert(MCP_NAME, value);
     }
     // A call on a 2025-era session: its answer comes on the SSE stream of this response.
-    let session_call = if parts.headers.contains_key("mcp-session-id") { request_id(&bytes) } else { None };
+    let session_call = if parts.headers.contains_key(&MCP_SESSION_ID) { request_id(&bytes) } else { None };
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -232,23 +262,17 @@ pub(super) async fn mark_malformed_params(
         }
         None => Body::from(bytes),
     };
-    let response = next.run(HttpRequest::from_parts(parts, body)).await;
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    match session_call {
-        Some(id) if is_sse => {
-            let (parts, body) = response.into_parts();
-            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
-        }
-        _ => response,
-    }
+    Ok((HttpRequest::from_parts(parts, body), session_call))
 }
 
 /// The routing header of the Tasks extension's methods.
-const MCP_NAME: &str = "mcp-name";
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The header of a 2025-era session.
+pub(super) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// The member the 2025-era strip looks for.
+static ELICITATION_ID: Needle = Needle::new(|| memchr::memmem::Finder::new(b"elicitationId"));
 
 /// For a `tasks/get`, `tasks/update` or `tasks/cancel` request sent without `Mcp-Name` (the
 /// extension says the client MUST send it; FastMCP's task client does not), the header its
@@ -266,8 +290,8 @@ fn task_id_header(bytes: &[u8]) -> Option<axum::http::HeaderValue> {
         method: Option<String>,
         params: Option<Params>,
     }
-    let needle = b"\"tasks/";
-    if !contains(bytes, needle) {
+    static NEEDLE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"tasks/"));
+    if !contains(bytes, &NEEDLE) {
         return None;
     }
     let head: Head = serde_json::from_slice(bytes).ok()?;
@@ -352,8 +376,8 @@ fn answered_or_failed(
 
 /// Whether an SSE `data:` payload is the answer (result or error) to request `id`.
 fn answers(data: &[u8], id: &Value) -> bool {
-    let needle = b"\"id\"";
-    if !contains(data, needle) {
+    static NEEDLE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"id\""));
+    if !contains(data, &NEEDLE) {
         return false;
     }
     let Ok(message) = serde_json::from_slice::<Value>(data.trim_ascii()) else { return false };
@@ -379,8 +403,7 @@ const MAX_REWRITE_BODY: usize = 4 * 1024 * 1024;
 /// removed. This layer drops it from `input_required` responses, so what goes on the wire is
 /// exactly the revision's shape: JSON bodies (`json_response(true)`) and the events of SSE
 /// streams (rmcp's default), whatever else the server's `StreamableHttpServerConfig` says.
-pub(super) async fn strip_legacy_fields(request: HttpRequest<Body>, next: Next) -> Response {
-    let response = next.run(request).await;
+async fn strip_legacy_fields(response: Response) -> Response {
     let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if content_type.starts_with("text/event-stream") {
         let (parts, body) = response.into_parts();
@@ -463,8 +486,7 @@ fn sse_stripped(body: Body) -> impl futures_util::Stream<Item = Result<axum::bod
 
 /// Complete SSE lines (each ending in `\n`), each `data:` line put right.
 fn strip_sse_lines(lines: Vec<u8>) -> Vec<u8> {
-    let needle = b"elicitationId";
-    if !contains(&lines, needle) {
+    if !contains(&lines, &ELICITATION_ID) {
         return lines;
     }
     let mut out = Vec::with_capacity(lines.len());
@@ -489,8 +511,7 @@ fn strip_sse_lines(lines: Vec<u8>) -> Vec<u8> {
 
 pub(super) fn rewrite_input_required(bytes: &[u8]) -> Option<Vec<u8>> {
     // Cheap pre-check: most responses are not input-required results.
-    let needle = b"elicitationId";
-    if !contains(bytes, needle) {
+    if !contains(bytes, &ELICITATION_ID) {
         return None;
     }
     let mut message: Value = serde_json::from_slice(bytes).ok()?;

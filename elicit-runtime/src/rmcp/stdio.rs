@@ -122,8 +122,8 @@ async fn pump_output(
 /// The message with the fixes applied, or `None` when it needs none.
 fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     // Only results of the stateless revision carry a `resultType`.
-    let needle = b"\"resultType\"";
-    if !super::http::contains(line, needle) {
+    static NEEDLE: super::http::Needle = super::http::Needle::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+    if !super::http::contains(line, &NEEDLE) {
         return None;
     }
     let stripped = rewrite_input_required(line);

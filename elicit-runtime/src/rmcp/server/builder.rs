@@ -412,6 +412,7 @@ impl McpServer {
                 completion: None,
                 http: HttpLimits { allowed_origins: Vec::new(), max_request_body: DEFAULT_MAX_REQUEST_BODY },
                 sessions: SessionLimits::default(),
+                config: std::sync::OnceLock::new(),
             },
             problems: Vec::new(),
         }

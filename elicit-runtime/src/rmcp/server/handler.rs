@@ -42,8 +42,9 @@ fn resource_not_found(uri: &str) -> ErrorData {
     ErrorData::invalid_params("Resource not found", data)
 }
 
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
+impl McpServer {
+    /// The server's capabilities, name and instructions, from what was registered.
+    fn server_config(&self) -> ServerConfig {
         let inner = &self.inner;
         let mut capabilities = ServerCapabilities::default();
         if !inner.tools.is_empty() {
@@ -69,6 +70,13 @@ impl ServerHandler for McpServer {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
         }
+    }
+}
+
+impl ServerHandler for McpServer {
+    /// Built once: rmcp asks for it on every stateless request.
+    fn get_info(&self) -> ServerConfig {
+        self.inner.config.get_or_init(|| self.server_config()).clone()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

@@ -13,7 +13,7 @@ use ::rmcp::model::{
 };
 use ::rmcp::service::RequestContext;
 use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use axum::middleware;
+use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
 use super::http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
@@ -111,6 +111,8 @@ struct Inner {
     completion: Option<CompletionHandler>,
     http: HttpLimits,
     sessions: sessions::SessionLimits,
+    /// What `get_info` answers, built on first use.
+    config: std::sync::OnceLock<::rmcp::model::ServerConfig>,
 }
 
 /// What [`McpServer::http_router`] lets in, set on the builder.
@@ -218,14 +220,16 @@ impl McpServer {
         // rmcp's service behind an `Arc`: axum clones a route's service for every request, and so
         // does each layer in front of it, and rmcp's service carries its whole configuration (the
         // allowed hosts and origins among it). This clones a pointer and calls `handle`, which is
-        // what rmcp's own `Service::call` does after cloning itself.
-        let handle = axum::routing::any(move |request: axum::extract::Request| {
-            let service = Arc::clone(&service);
-            async move { service.handle(request).await }
+        // what rmcp's own `Service::call` does after cloning itself. A bare service, not a method
+        // router: axum would clone a router's endpoint for every method on every request.
+        let handle = tower::service_fn(move |request: axum::extract::Request| {
+            let (service, caps) = (Arc::clone(&service), Arc::clone(&caps));
+            async move {
+                let serve = |request| async move { service.handle(request).await.into_response() };
+                Ok::<_, std::convert::Infallible>(sessions::cap_sessions(&caps, request, serve).await)
+            }
         });
-        let router = axum::Router::new()
-            .nest_service("/mcp", handle)
-            .layer(middleware::from_fn_with_state(caps, sessions::cap_sessions));
+        let router = axum::Router::new().nest_service("/mcp", handle);
         wire_layer(router, &config)
     }
 }

@@ -7,6 +7,7 @@
 //! (its authenticated principal, else its address).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -14,11 +15,11 @@ use std::time::Duration;
 use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::{Method, Request as HttpRequest, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderName, Method, Request as HttpRequest, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
+use super::super::http::MCP_SESSION_ID;
 use crate::server::LiveConfig;
 use crate::wire::codes;
 
@@ -122,19 +123,24 @@ impl Drop for Opening<'_> {
     }
 }
 
+/// The header every 2026-07-28 request carries.
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+
 /// Refuses a request that would open a session past a cap. A request opens a session when it
 /// is a `POST` without `Mcp-Session-Id` and without the `Mcp-Method` header every 2026-07-28
 /// request carries (rmcp refuses a 2026-07-28 request without it): a 2025-era `initialize`.
-pub(super) async fn cap_sessions(
-    axum::extract::State(caps): axum::extract::State<Arc<SessionCaps>>,
-    request: HttpRequest<Body>,
-    next: Next,
-) -> Response {
+/// `serve` is the rest of the way (rmcp's service); it runs in the route itself rather than as a
+/// middleware, which axum would box and clone on every request.
+pub(super) async fn cap_sessions<F, Fut>(caps: &SessionCaps, request: HttpRequest<Body>, serve: F) -> Response
+where
+    F: FnOnce(HttpRequest<Body>) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let opens = request.method() == Method::POST
-        && !request.headers().contains_key("mcp-session-id")
-        && !request.headers().contains_key("mcp-method");
+        && !request.headers().contains_key(&MCP_SESSION_ID)
+        && !request.headers().contains_key(&MCP_METHOD);
     if !opens {
-        return next.run(request).await;
+        return serve(request).await;
     }
     let key = client_key(&request);
     let refused = {
@@ -171,9 +177,9 @@ pub(super) async fn cap_sessions(
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": message}});
         return (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
     }
-    let opening = Opening { caps: &caps, key };
-    let response = next.run(request).await;
-    let session = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let opening = Opening { caps, key };
+    let response = serve(request).await;
+    let session = response.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     opening.opened(session);
     response
 }
