@@ -86,10 +86,23 @@ async fn plain(_flow: Flow) -> Result<CallToolResult, FlowError> {
 }
 
 /// The bench server: the three tools, engine handlers on the runtime's rmcp adapter (task
-/// records in the engine's default in-process store).
+/// records in the engine's default in-process store), with the runtime's default caps on 2025-era
+/// sessions.
 pub fn bench_server() -> McpServer {
+    bench_server_with(None)
+}
+
+/// [`bench_server`], with the caps on 2025-era sessions (overall and per client) set to
+/// `max_sessions` when given. The bench server is served without the clients' addresses, so every
+/// client counts as one against the per-client cap (32 by default): parking thousands of flows at
+/// 16 per session needs both caps raised. A cap only refuses; raising it costs no memory.
+pub fn bench_server_with(max_sessions: Option<usize>) -> McpServer {
     let engine = Engine::builder("elicit-bench", KeyRing::generate()).build();
-    McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine)
+    let mut builder = McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine);
+    if let Some(max) = max_sessions {
+        builder = builder.max_sessions(max).max_sessions_per_client(max);
+    }
+    builder
         .tool(tool(FLOW_TOOL, "Asks for a name with one form, then greets it"), ask_name)
         .tool(tool(PLAIN_TOOL, "Answers at once"), plain)
         .task_tool(

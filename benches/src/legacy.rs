@@ -11,6 +11,7 @@
 //! [`park`] holds many flows suspended at once (each call's ask received and not yet answered), for
 //! the memory a server holds per parked flow, then answers every one and checks every result.
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -28,9 +29,15 @@ const MESSAGE_TIMEOUT: Duration = Duration::from_secs(60);
 /// An HTTP client for sessions: no overall request timeout (a parked call's stream stays open as
 /// long as the run needs), every read bounded by `MESSAGE_TIMEOUT` instead. Loopback only.
 pub fn http_client() -> Result<reqwest::Client, String> {
+    http_client_from(None)
+}
+
+/// [`http_client`] whose connections leave from `source` (a local address) when given.
+pub fn http_client_from(source: Option<IpAddr>) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .no_proxy()
         .connect_timeout(Duration::from_secs(10))
+        .local_address(source)
         .build()
         .map_err(|e| format!("HTTP client: {e}"))
 }
@@ -239,41 +246,136 @@ fn request(http: &reqwest::Client, endpoint: &str, session: Option<&str>, body: 
 /// What [`park`] measured.
 #[derive(Debug, Clone)]
 pub struct ParkReport {
-    /// Flows held parked at once.
+    /// Flows held parked at once (every one of them: fewer is an error).
     pub flows: usize,
     /// Sessions they were spread over.
     pub sessions: usize,
+    /// The local addresses the connections left from (none: the system's choice).
+    pub sources: Vec<IpAddr>,
     /// The server's RSS before any session, in bytes.
     pub rss_before_sessions: u64,
     /// The server's RSS with the sessions open and no flow parked, in bytes.
     pub rss_sessions: u64,
-    /// The server's RSS with every flow parked, in bytes.
+    /// The server's RSS with every flow parked, in bytes (once it has settled).
     pub rss_parked: u64,
+    /// The server's open files with every flow parked: at least one connection per parked call.
+    pub server_open_files: usize,
+    /// How long parking every flow took, from the first call to the last ask received.
+    pub parking_seconds: f64,
 }
 
-/// Opens `sessions` sessions, parks `flows` flows spread evenly over them (at most `opening` being
-/// started, and later finished, at a time), samples `rss()` (the server's resident set, in bytes) before the sessions,
-/// with them open and with every flow parked; then answers every ask and checks every result.
-/// An error when any flow failed, at any step.
-pub async fn park(
-    endpoint: &str,
-    flows: usize,
-    sessions: usize,
-    opening: usize,
-    rss: impl Fn() -> Result<u64, String>,
-) -> Result<ParkReport, String> {
-    let sessions = sessions.clamp(1, flows.max(1));
-    let http = http_client()?;
-    let rss_before_sessions = rss()?;
-    let mut open = Vec::with_capacity(sessions);
-    for _ in 0..sessions {
-        open.push(Arc::new(Session::open(&http, endpoint).await?));
-    }
-    // Let the server settle before sampling.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss_sessions = rss()?;
+/// Where [`park`] parks its flows and reads the server's figures.
+#[derive(Debug, Clone)]
+pub struct ParkPlan {
+    /// The server's MCP endpoint.
+    pub endpoint: String,
+    /// The server's process id: its RSS, open files and open-file limit are read from `/proc`.
+    pub pid: u32,
+    /// Flows to park at once.
+    pub flows: usize,
+    /// Sessions to spread them over (evenly).
+    pub sessions: usize,
+    /// Calls being started (and, later, answered) at a time.
+    pub opening: usize,
+    /// Local addresses to open connections from, one HTTP client each; the sessions take them in
+    /// turn. Empty: one client, the system's choice. One source address reaches one server port
+    /// from at most the ephemeral port range (about 28,000 ports on Linux), and each parked call
+    /// holds a connection, so a large run spreads its connections over several loopback addresses
+    /// (`127.0.0.0/8` is all loopback on Linux).
+    pub sources: Vec<IpAddr>,
+}
 
-    let gate = Arc::new(tokio::sync::Semaphore::new(opening.max(1)));
+/// Files a run of `flows` parked flows needs open, on each side: a connection per parked call,
+/// the connections answering (`opening` at a time) and some slack.
+pub fn files_needed(flows: usize, opening: usize) -> usize {
+    flows + opening + 64
+}
+
+/// `count` consecutive IPv4 addresses from `first` (`127.0.0.1`, `127.0.0.2`, ...).
+pub fn consecutive_addresses(first: Ipv4Addr, count: usize) -> Vec<IpAddr> {
+    (0..count as u32).map(|i| IpAddr::V4(Ipv4Addr::from(u32::from(first).wrapping_add(i)))).collect()
+}
+
+/// Checks that the server (process `pid`) and this process may both open `needed` files; an
+/// error saying which may not, and how to fix it, otherwise.
+pub fn check_open_file_limits(pid: u32, needed: usize) -> Result<(), String> {
+    for (who, limit) in [("this process", open_file_limit("self")?), ("the server", open_file_limit(&pid.to_string())?)]
+    {
+        if limit < needed as u64 {
+            return Err(format!(
+                "{who} may open {limit} files, fewer than the {needed} this run needs (a connection per parked \
+                 flow): raise the limit (`ulimit -n`, up to the hard limit `ulimit -Hn`; beyond it needs \
+                 CAP_SYS_RESOURCE) or park fewer flows"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The soft limit on open files of a process (`self` or a pid), from `/proc/PROC/limits`.
+fn open_file_limit(process: &str) -> Result<u64, String> {
+    let path = format!("/proc/{process}/limits");
+    let limits = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let line = limits.lines().find(|line| line.starts_with("Max open files"));
+    let soft = line.and_then(|line| line.trim_start_matches("Max open files").split_whitespace().next());
+    match soft {
+        Some("unlimited") => Ok(u64::MAX),
+        Some(soft) => soft.parse().map_err(|_| format!("{path}: unreadable open-file limit {soft}")),
+        None => Err(format!("{path}: no open-file limit")),
+    }
+}
+
+/// The files process `pid` holds open (`/proc/PID/fd`).
+pub fn open_files(pid: u32) -> Result<usize, String> {
+    let path = format!("/proc/{pid}/fd");
+    Ok(std::fs::read_dir(&path).map_err(|e| format!("{path}: {e}"))?.count())
+}
+
+/// The RSS of process `pid` once it has settled: sampled every 250 ms until two samples in a row
+/// are within 0.5 % of each other (at most 10 s; then the last sample).
+async fn settled_rss(pid: u32) -> Result<u64, String> {
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let mut last = rss_of(pid)?;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = rss_of(pid)?;
+        if now.abs_diff(last) <= last / 200 {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
+}
+
+/// Opens `plan.sessions` sessions, parks `plan.flows` flows spread evenly over them (at most
+/// `plan.opening` being started, and later finished, at a time), and samples the server's RSS
+/// before the sessions, with them open, and with every flow parked; then answers every ask and
+/// checks every result.
+///
+/// A flow counts as parked once its call's `elicitation/create` has arrived: the server's
+/// handler is then suspended on the ask, and the call's stream is open. The RSS with the flows
+/// parked is sampled only once every flow has counted so, and once the RSS has settled; and the
+/// server must then hold at least one open file per parked flow (its connection). Any flow that
+/// fails, at any step, or any check that does not hold, is an error: a run never reports on fewer
+/// flows than asked.
+pub async fn park(plan: &ParkPlan) -> Result<ParkReport, String> {
+    let (flows, pid) = (plan.flows.max(1), plan.pid);
+    let sessions = plan.sessions.clamp(1, flows);
+    let clients = if plan.sources.is_empty() {
+        vec![http_client()?]
+    } else {
+        plan.sources.iter().map(|source| http_client_from(Some(*source))).collect::<Result<Vec<_>, _>>()?
+    };
+    let rss_before_sessions = rss_of(pid)?;
+    let mut open = Vec::with_capacity(sessions);
+    for at in 0..sessions {
+        let session = Session::open(&clients[at % clients.len()], &plan.endpoint).await;
+        open.push(Arc::new(session.map_err(|e| format!("opening session {} of {sessions}: {e}", at + 1))?));
+    }
+    let rss_sessions = settled_rss(pid).await?;
+
+    let started = tokio::time::Instant::now();
+    let gate = Arc::new(tokio::sync::Semaphore::new(plan.opening.max(1)));
     let (parked_tx, mut parked_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
     let (release_tx, release_rx) = tokio::sync::watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
@@ -302,25 +404,44 @@ pub async fn park(
         });
     }
     drop((parked_tx, release_rx));
-    for _ in 0..flows {
+    let mut parked = 0usize;
+    while parked < flows {
         match parked_rx.recv().await {
-            Some(Ok(())) => {}
-            Some(Err(error)) => return Err(format!("parking a flow: {error}")),
-            None => return Err("the parking tasks ended early".to_owned()),
+            Some(Ok(())) => parked += 1,
+            Some(Err(error)) => return Err(format!("parking flow {} of {flows}: {error}", parked + 1)),
+            None => return Err(format!("only {parked} of {flows} flows parked: the parking tasks ended early")),
         }
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss_parked = rss()?;
+    let parking_seconds = started.elapsed().as_secs_f64();
+    let rss_parked = settled_rss(pid).await?;
+    let server_open_files = open_files(pid)?;
+    if server_open_files < flows {
+        return Err(format!(
+            "the server holds {server_open_files} open files with {flows} flows parked: fewer than one connection per \
+             parked call, so not every call is held open"
+        ));
+    }
     let _ = release_tx.send(true);
+    let mut finished = 0usize;
     while let Some(joined) = tasks.join_next().await {
         joined
             .map_err(|e| format!("a flow's task failed: {e}"))?
-            .map_err(|e| format!("finishing a parked flow: {e}"))?;
+            .map_err(|e| format!("finishing a parked flow ({finished} of {flows} finished): {e}"))?;
+        finished += 1;
     }
     for session in &open {
         session.close().await;
     }
-    Ok(ParkReport { flows, sessions, rss_before_sessions, rss_sessions, rss_parked })
+    Ok(ParkReport {
+        flows,
+        sessions,
+        sources: plan.sources.clone(),
+        rss_before_sessions,
+        rss_sessions,
+        rss_parked,
+        server_open_files,
+        parking_seconds,
+    })
 }
 
 /// The resident set size of process `pid`, in bytes (Linux `/proc/PID/status`, `VmRSS`).
@@ -368,18 +489,33 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn parks_flows_over_sessions_then_finishes_them() {
+        // This process is the server too: its RSS and open files are what is read.
         let url = serve().await;
-        let samples = std::sync::Mutex::new(Vec::new());
-        let report = park(&url, 40, 4, 8, || {
-            let mut samples = samples.lock().unwrap();
-            samples.push(());
-            Ok(samples.len() as u64)
-        })
-        .await
-        .unwrap();
+        let plan = ParkPlan {
+            endpoint: url,
+            pid: std::process::id(),
+            flows: 40,
+            sessions: 4,
+            opening: 8,
+            sources: consecutive_addresses(Ipv4Addr::new(127, 0, 0, 1), 2),
+        };
+        let report = park(&plan).await.unwrap();
         assert_eq!((report.flows, report.sessions), (40, 4));
-        // Sampled three times, in order.
-        assert_eq!((report.rss_before_sessions, report.rss_sessions, report.rss_parked), (1, 2, 3));
+        assert!(report.rss_before_sessions > 0 && report.rss_parked > 0);
+        // Both ends of 40 parked calls' connections are in this process.
+        assert!(report.server_open_files >= 80, "{report:?}");
         assert!(rss_of(std::process::id()).unwrap() > 0);
+    }
+
+    #[test]
+    fn addresses_limits_and_files() {
+        assert_eq!(
+            consecutive_addresses(Ipv4Addr::new(127, 0, 0, 255), 2),
+            [IpAddr::V4(Ipv4Addr::new(127, 0, 0, 255)), IpAddr::V4(Ipv4Addr::new(127, 0, 1, 0))]
+        );
+        assert!(open_file_limit("self").unwrap() > 0);
+        assert!(open_files(std::process::id()).unwrap() > 0);
+        let error = check_open_file_limits(std::process::id(), usize::MAX).unwrap_err();
+        assert!(error.contains("this process may open"), "{error}");
     }
 }

@@ -3,18 +3,20 @@
 //! the same tools written by hand on rmcp (`--server rmcp`, see `elicit_benches::rmcp_by_hand`).
 //!
 //! ```text
-//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp]
+//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp] [--max-sessions S]
 //!              (N tokio worker threads; default 2)
 //! ```
+//! `--max-sessions` raises our server's caps on 2025-era sessions, overall and per client (the
+//! runtime's defaults: 1,024 and 32), for `bench-park`, which opens one session per 16 flows.
 
 use axum::serve::{Listener as _, ListenerExt as _};
-use elicit_benches::e2e::bench_server;
+use elicit_benches::e2e::bench_server_with;
 use elicit_benches::rmcp_by_hand;
 
-const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp]";
+const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp] [--max-sessions S]";
 
 fn main() {
-    let (mut listen, mut threads, mut by_hand) = ("127.0.0.1:8931".to_owned(), 2usize, false);
+    let (mut listen, mut threads, mut by_hand, mut max_sessions) = ("127.0.0.1:8931".to_owned(), 2usize, false, None);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next();
@@ -23,6 +25,10 @@ fn main() {
             ("--threads", Some(value)) => match value.parse() {
                 Ok(n) if n > 0 => threads = n,
                 _ => exit(&format!("--threads {value}: give a positive number\n{USAGE}")),
+            },
+            ("--max-sessions", Some(value)) => match value.parse() {
+                Ok(n) if n > 0 => max_sessions = Some(n),
+                _ => exit(&format!("--max-sessions {value}: give a positive number\n{USAGE}")),
             },
             ("--server", Some(value)) => match value.as_str() {
                 "ours" => by_hand = false,
@@ -35,7 +41,7 @@ fn main() {
     let router = if by_hand {
         rmcp_by_hand::router().unwrap_or_else(|e| exit(&format!("bench-server: {e}")))
     } else {
-        bench_server().http_router(&[])
+        bench_server_with(max_sessions).http_router(&[])
     };
     let which = if by_hand { "rmcp by hand" } else { "ours" };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
