@@ -5,8 +5,18 @@
 //! - `round/*`: one replayed engine round of a flow that asks, runs a `once`, and asks again —
 //!   the round that passes the `once` (`once_round`) and the round that finishes the flow
 //!   (`final_round`) — on the in-process store;
+//! - `round_growth/once_round_N`: the round that passes the `once`, replayed, with `N` live flow
+//!   records already in the store (`ELICIT_BENCH_GROWTH_RECORDS`, ascending, comma-separated;
+//!   default 10,000 and 1,000,000): how the cost of a round grows with the ledger. Each record is
+//!   the one a finished two-round flow leaves (the commonest record: every flow of more than one
+//!   round leaves its finish for as long as its states live), written through the store's own
+//!   `FlowLedger::finish` as the engine writes it: a fresh 128-bit flow id, the answers of one
+//!   form, a one-hour TTL (so none expires during the run). The records are added to one store
+//!   from one size to the next, many writes in flight at a time; how long each step took is
+//!   printed on stderr and, with `ELICIT_BENCH_PREFILL_OUT=FILE`, written to FILE as JSON;
 //! - with `ELICIT_BENCH_REDIS` set to a `redis://` URL (scripts/bench.sh starts a redis-server on
-//!   127.0.0.1), the same on a `RedisStore` (`redis_store/*`, `redis_round/*`).
+//!   127.0.0.1), the same on a `RedisStore` (`redis_store/*`, `redis_round/*`,
+//!   `redis_round_growth/*`; the growth records under a key prefix of their own).
 //!
 //! The store is named by its traits (`Store`, `UrlCompletions`); against a version from before the
 //! flow ledger, read `CompletionStore` for `Store` and `completion_store` for `store`.
@@ -16,10 +26,10 @@
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use elicit_runtime::server::{Engine, InProcessStore, Outcome, RedisStore, Request, Store};
+use elicit_runtime::server::{ClaimToken, Engine, Finish, InProcessStore, Outcome, RedisStore, Request, Store};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
@@ -92,6 +102,105 @@ fn store_ops(c: &mut Criterion, group_name: &str, rt: &Runtime, store: Arc<dyn S
     group.finish();
 }
 
+/// The live flow records before each growth round, ascending.
+fn growth_sizes() -> Vec<usize> {
+    let sizes = std::env::var("ELICIT_BENCH_GROWTH_RECORDS").unwrap_or_else(|_| "10000,1000000".to_owned());
+    let mut sizes: Vec<usize> = sizes.split(',').filter_map(|n| n.trim().parse().ok()).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// How long a ledger record lives: longer than any run, so none expires while it is measured.
+const LEDGER_TTL: Duration = Duration::from_secs(3600);
+
+/// Adds `count` live flow records to `store`, `parallel` writes in flight at a time: each the
+/// finish of a finished two-round flow, as the engine records it (`Engine::finish` calls
+/// `FlowLedger::finish` with the flow's id and its answers).
+fn prefill_ledger(rt: &Runtime, store: &Arc<dyn Store>, count: usize, parallel: usize) {
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        let finish = |store: Arc<dyn Store>| async move {
+            // A flow id as the engine mints it: 128 random bits, URL-safe (a claim token's form).
+            let flow = ClaimToken::mint();
+            let answers = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+            match store.finish(flow.as_str(), answers, &[], LEDGER_TTL).await {
+                Ok(Finish::Recorded) => {}
+                other => panic!("a prefilled flow's finish was not recorded: {other:?}"),
+            }
+        };
+        for _ in 0..count {
+            if set.len() >= parallel
+                && let Some(joined) = set.join_next().await
+            {
+                joined.expect("a finish task");
+            }
+            set.spawn(finish(store.clone()));
+        }
+        while let Some(joined) = set.join_next().await {
+            joined.expect("a finish task");
+        }
+    });
+}
+
+/// How long it took to bring each store to each size (`ELICIT_BENCH_PREFILL_OUT`).
+#[derive(Default)]
+struct Prefills(Vec<Value>);
+
+impl Prefills {
+    fn note(&mut self, store: &str, records: usize, added: usize, parallel: usize, took: Duration) {
+        let rate = added as f64 / took.as_secs_f64().max(1e-9);
+        eprintln!(
+            "store bench: {store}: {added} ledger records added ({records} live) in {:.1} s, {rate:.0} a second, {parallel} in flight",
+            took.as_secs_f64()
+        );
+        self.0.push(json!({
+            "store": store, "records": records, "added": added, "parallel": parallel,
+            "seconds": took.as_secs_f64(), "per_second": rate,
+        }));
+        if let Ok(path) = std::env::var("ELICIT_BENCH_PREFILL_OUT") {
+            let written = std::fs::write(&path, format!("{:#}\n", Value::Array(self.0.clone())));
+            written.unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+    }
+}
+
+/// The round that reaches the `once`, replayed, with each of `sizes` live flow records in
+/// `store` (filled up from one size to the next, `parallel` writes in flight).
+fn growth_rounds(
+    c: &mut Criterion,
+    group_name: &str,
+    rt: &Runtime,
+    store: Arc<dyn Store>,
+    parallel: usize,
+    prefills: &mut Prefills,
+) {
+    let engine = Engine::builder("bench-once", KeyRing::generate()).store(store.clone()).build();
+    let who = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    let mut live = 0;
+    for size in growth_sizes() {
+        let started = Instant::now();
+        prefill_ledger(rt, &store, size - live, parallel);
+        prefills.note(group_name, size, size - live, parallel, started.elapsed());
+        live = size;
+        // A flow left at its second form, whose first state is sent again (as in `rounds`).
+        let first = asked(run(rt, &engine, None, None));
+        asked(run(rt, &engine, Some(&who), Some(&first)));
+        assert!(matches!(run(rt, &engine, Some(&who), Some(&first)), Outcome::InputRequired(_)));
+        let mut group = c.benchmark_group(group_name);
+        group.sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+        group.bench_function(format!("once_round_{size}"), |b| {
+            b.iter(|| black_box(run(rt, &engine, Some(&who), Some(&first))))
+        });
+        group.finish();
+    }
+}
+
+/// Room for the largest growth size and the bench's own flows: the default cap is 1,000,000.
+fn growth_cap() -> usize {
+    growth_sizes().last().copied().unwrap_or(0) + 10_000
+}
+
 fn run(rt: &Runtime, engine: &Engine, responses: Option<&Value>, state: Option<&str>) -> Outcome<String> {
     let meta = meta();
     let arguments = json!({});
@@ -133,6 +242,9 @@ fn bench(c: &mut Criterion) {
     fill(&rt, &store, n, 1);
     store_ops(c, "store", &rt, store, n);
     rounds(c, "round", &rt, Arc::new(InProcessStore::new()));
+    let mut prefills = Prefills::default();
+    let growing: Arc<dyn Store> = Arc::new(InProcessStore::new().with_max_flow_records(growth_cap()));
+    growth_rounds(c, "round_growth", &rt, growing, 1, &mut prefills);
 
     if let Ok(url) = std::env::var("ELICIT_BENCH_REDIS") {
         let connect =
@@ -141,6 +253,14 @@ fn bench(c: &mut Criterion) {
         fill(&rt, &store, n, 256);
         store_ops(c, "redis_store", &rt, store, n);
         rounds(c, "redis_round", &rt, Arc::new(connect()));
+        // A prefix of its own per run: the growth store starts empty, whatever Redis holds.
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let growing = RedisStore::builder(url.as_str())
+            .key_prefix(format!("bench-growth-{}-{now}", std::process::id()))
+            .max_flow_records(growth_cap())
+            .connect();
+        let growing: Arc<dyn Store> = Arc::new(rt.block_on(growing).expect("redis connects"));
+        growth_rounds(c, "redis_round_growth", &rt, growing, 256, &mut prefills);
     }
 }
 
