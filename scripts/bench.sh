@@ -1,26 +1,47 @@
 #!/usr/bin/env bash
 # Every benchmark of BENCHMARKS.md in one run, then its tables (Markdown on stdout).
 #
-#   scripts/bench.sh                 # ~10 minutes on a 2-core machine once built
+#   scripts/bench.sh                 # ~15 minutes on a 2-core machine once built (a few more for
+#                                    # the first release build and the peer installs)
 #   scripts/bench.sh --only tasks    # just the task against MRTR, same flow (~1 minute once built)
 #
 # 1. criterion micro-benchmarks (schema, parse, request_state) with criterion's default timings;
-# 2. allocations per call and sealed sizes (`alloc_count`);
-# 3. end to end over loopback HTTP: the same load generator, concurrency and trials against our
-#    bench server (tokio's default 2 worker threads, and 1 thread), the official Python SDK and the
-#    official TypeScript SDK serving the same two tools; and ours again with one request in flight;
-#    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`),
-#    ours against the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs), and the
-#    memory our server holds per parked 2025-era flow (`bench-park`, $PARKED flows parked at once);
-#    and a task of the Tasks extension with one input request against the same flow as Multi
-#    Round-Trip Requests, on one server in one load run, their trials alternating;
-# 4. `bench-report`: every figure, and every goal as a ratio of two figures of this run.
+# 2. allocations per call and sealed sizes (`alloc_count`; a seal + open counted together);
+# 3. the store bench (benches/benches/store.rs): the in-process store with 500,000 live records,
+#    replayed rounds, and a replayed round that reaches a `once` with $GROWTH_RECORDS live ledger
+#    records in the store (written through the store's own `FlowLedger::finish`, many at a time:
+#    1,000,000 take a few seconds in-process and about half a minute on Redis here; the times are
+#    in growth/prefill.json); then all of it again on a redis-server started here on loopback;
+# 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
+#    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
+#    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours again with one request in
+#    flight; a task of the Tasks extension with one input request against the same flow as Multi
+#    Round-Trip Requests, on one server in one load run, their trials alternating; then the 2025
+#    wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`), ours against
+#    the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs), and the memory each
+#    holds per parked 2025-era flow (`bench-park`, $PARKED flows parked at once, a fresh server);
+# 5. cost growth (about 1.5 minutes more): two-round flows/s and server CPU per flow of ours
+#    (2 threads) at concurrency $GROWTH_CONCURRENCY, a fresh server per point, $GROWTH_TRIALS trials
+#    of $GROWTH_SECONDS s each (a curve: fewer and shorter trials than the rows above); and our
+#    server's RSS with $GROWTH_PARKED 2025-era flows parked, 16 per session, a fresh server per size
+#    (a size the open-file limit does not allow is not run: the report says why);
+# 6. `bench-report`: every figure, every goal (each a ratio of two figures of this run, but the
+#    store's Redis round, an absolute figure), then the growth curves.
 #
 # The peer SDKs are installed with pip and npm into a scratch folder outside the repository
 # ($ELICIT_BENCH_PEERS, default ${TMPDIR:-/tmp}/elicit-bench-peers); their server sources are
-# benches/peers/. Results go to target/bench-results/ (report.md is the printed report); with
-# `--only tasks`, to target/bench-results/tasks/ (report.md and ours-tasks.json), nothing else run.
-# Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3), PARKED (10000).
+# benches/peers/. Results go to target/bench-results/ (report.md is the printed report, growth/
+# the growth curves' reports); with `--only tasks`, to target/bench-results/tasks/ (report.md and
+# ours-tasks.json), nothing else run.
+# Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3), PARKED (10000),
+# GROWTH_CONCURRENCY ("1 8 32 128"), GROWTH_TRIALS (3), GROWTH_SECONDS (3),
+# GROWTH_PARKED ("1000 10000 50000"), GROWTH_RECORDS ("10000,1000000").
+#
+# A parked flow holds a loopback connection, a file on each side: the script raises the open-file
+# limit as far as it may (to the hard limit; the hard limit itself only with CAP_SYS_RESOURCE).
+# 50,000 parked flows need about 50,400 files on each side. bench-park spreads its connections
+# over several loopback source addresses (one address reaches one port from about 28,000
+# ephemeral ports), each run its own range.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -41,6 +62,13 @@ concurrency="${CONCURRENCY:-32}"
 trials="${TRIALS:-5}"
 trial_seconds="${TRIAL_SECONDS:-3}"
 parked="${PARKED:-10000}"
+growth_concurrency="${GROWTH_CONCURRENCY:-1 8 32 128}"
+growth_trials="${GROWTH_TRIALS:-3}"
+growth_seconds="${GROWTH_SECONDS:-3}"
+growth_parked="${GROWTH_PARKED:-1000 10000 50000}"
+growth_records="${GROWTH_RECORDS:-10000,1000000}"
+# bench-server's caps on 2025-era sessions for the parking runs (one session per 16 flows).
+park_sessions=100000
 # The peer releases measured: the newest that serve protocol 2026-07-28 (input_required results).
 mcp_py_version="2.3.0"
 ts_server_version="2.4.0"
@@ -85,7 +113,7 @@ if [[ "$only" == tasks ]]; then
 fi
 
 rm -rf "$out" target/criterion/schema target/criterion/parse target/criterion/request_state
-mkdir -p "$out/e2e"
+mkdir -p "$out/e2e" "$out/growth"
 
 log "building (release)"
 cargo build --release -p elicit-benches --bins
@@ -136,11 +164,15 @@ cargo bench -p elicit-benches --bench schema --bench parse --bench request_state
 target/release/alloc_count >"$out/allocs.json"
 
 # The store benchmark (BENCHMARKS.md, "Completion store and exactly-once bookkeeping"): the in-process store
-# with 500,000 live records, and one replayed round with a `once` on it; then the same on a
-# redis-server started here on loopback (skipped when redis-server is not installed). Its figures
-# are criterion's (target/criterion/{store,round,redis_store,redis_round}), not in bench-report.
+# with 500,000 live records, and one replayed round with a `once` on it; the round that reaches a
+# `once` with $growth_records live ledger records in the store; then the same on a redis-server
+# started here on loopback (skipped when redis-server is not installed). Its figures are
+# criterion's (target/criterion/{store,round,round_growth} and their redis_ twins), read by
+# bench-report; how long writing the ledger records took, growth/prefill.json.
 log "completion store and exactly-once bookkeeping (criterion)"
-rm -rf target/criterion/store target/criterion/round target/criterion/redis_store target/criterion/redis_round
+rm -rf target/criterion/store target/criterion/round target/criterion/redis_store target/criterion/redis_round \
+    target/criterion/round_growth target/criterion/redis_round_growth
+export ELICIT_BENCH_GROWTH_RECORDS="$growth_records" ELICIT_BENCH_PREFILL_OUT="$out/growth/prefill.json"
 if command -v redis-server >/dev/null 2>&1; then
     redis_port=6390
     redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$out/redis.log" 2>&1 &
@@ -195,20 +227,64 @@ modes=legacy run_e2e typescript-v1 8948 "$concurrency" node "$peers/ts-v1/typesc
 
 # Memory per parked 2025-era flow: $parked flows parked at once, 16 per session (our default bound
 # on outstanding asks per session), on a fresh server; RSS sampled from /proc. Each parked call
-# holds one loopback connection on both sides, hence the file limit.
+# holds one loopback connection on both sides, hence the file limit: the hard limit raised first
+# as far as the kernel allows (only with CAP_SYS_RESOURCE), then the soft limit to it.
+ulimit -Hn "$(cat /proc/sys/fs/nr_open 2>/dev/null || echo 1048576)" 2>/dev/null || true
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-# run_park NAME PORT COMMAND...: serve, park, stop.
+log "open-file limit: $(ulimit -n)"
+# run_park NAME PORT FLOWS FIRST_SOURCE REPORT COMMAND...: serve, park FLOWS flows with connections
+# from loopback addresses from FIRST_SOURCE on (a range per run, so that no run meets the ports
+# another left in TIME_WAIT), stop. REPORT gets bench-park's JSON; on failure REPORT is removed,
+# and REPORT's .err says why.
 run_park() {
-    local name="$1" port="$2"
-    shift 2
-    log "parked flows: $name ($parked)"
-    start_server "$name" "$out/e2e/$name-park-server.log" "$@"
+    local name="$1" port="$2" flows="$3" source="$4" report="$5"
+    shift 5
+    local err="${report%.json}.err"
+    log "parked flows: $name ($flows)"
+    start_server "$name" "${report%.json}-server.log" "$@"
     wait_for_port "$port"
-    target/release/bench-park --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" --flows "$parked" --per-session 16 \
-        >"$out/e2e/$name-park.json" || log "$name park failed"
+    if target/release/bench-park --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" --flows "$flows" \
+        --per-session 16 --first-source "$source" >"$report" 2>"$err"; then
+        rm -f "$err"
+    else
+        rm -f "$report"
+        log "$name: parking $flows flows FAILED: $(cat "$err")"
+    fi
     stop_server
 }
-run_park ours 8949 target/release/bench-server --listen 127.0.0.1:8949 --threads 2
-run_park typescript-v1 8950 node "$peers/ts-v1/typescript_v1_server.mjs" 8950
+run_park ours 8949 "$parked" 127.0.1.1 "$out/e2e/ours-park.json" \
+    target/release/bench-server --listen 127.0.0.1:8949 --threads 2 --max-sessions "$park_sessions"
+run_park typescript-v1 8950 "$parked" 127.0.2.1 "$out/e2e/typescript-v1-park.json" \
+    node "$peers/ts-v1/typescript_v1_server.mjs" 8950
 
-target/release/bench-report --criterion target/criterion --allocs "$out/allocs.json" --e2e "$out/e2e" | tee "$out/report.md"
+# Cost growth: two-round flows/s and server CPU per flow against concurrency, a fresh server per
+# point (no point inherits the ledger records an earlier one left), the load generator reading the
+# server's CPU time around its warm-up and trials (`--pid`).
+{
+    echo "Flows against concurrency: ours (\`bench-server --threads 2\`), a fresh server per point; \`bench-loadgen --mode flow\` (one thread), $growth_trials trials of $growth_seconds s after 1 s of warm-up (a curve: fewer and shorter trials than the end-to-end rows)."
+    echo "Parked flows: ours, a fresh server per size, 16 flows per session, the connections spread over loopback source addresses; open-file limit $(ulimit -n) (a parked flow holds a connection, a file on each side)."
+    echo "Ledger records: the store bench, $growth_records live flow records."
+} >"$out/growth/settings.txt"
+port=8960
+for c in $growth_concurrency; do
+    log "growth: flows at concurrency $c"
+    start_server "growth-c$c" "$out/growth/flow-c$c-server.log" \
+        target/release/bench-server --listen "127.0.0.1:$port" --threads 2
+    wait_for_port "$port"
+    target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --mode flow --pid "$server_pid" \
+        --concurrency "$c" --trials "$growth_trials" --seconds "$growth_seconds" --warmup-seconds 1 \
+        >"$out/growth/flow-c$c.json" || log "growth: concurrency $c failed: $(cat "$out/growth/flow-c$c.json")"
+    stop_server
+    port=$((port + 1))
+done
+# Memory against parked flows: each size on a fresh server, from its own source addresses.
+range=10
+for flows in $growth_parked; do
+    run_park "growth-park-$flows" "$port" "$flows" "127.0.$range.1" "$out/growth/park-$flows.json" \
+        target/release/bench-server --listen "127.0.0.1:$port" --threads 2 --max-sessions "$park_sessions"
+    port=$((port + 1))
+    range=$((range + 1))
+done
+
+target/release/bench-report --criterion target/criterion --allocs "$out/allocs.json" --e2e "$out/e2e" \
+    --growth "$out/growth" | tee "$out/report.md"
