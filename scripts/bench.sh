@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of BENCHMARKS.md in one run, then its tables (Markdown on stdout).
 #
-#   scripts/bench.sh                 # ~15 minutes on a 2-core machine once built (a few more for
+#   scripts/bench.sh                 # ~17 minutes on a 2-core machine once built (a few more for
 #                                    # the first release build and the peer installs)
 #   scripts/bench.sh --only tasks    # just the task against MRTR, same flow (~1 minute once built)
 #
