@@ -177,6 +177,14 @@ fn main() {
     }
 }
 
+/// The server's CPU time, in µs, per unit a load run with `--pid` finished: its CPU seconds over
+/// the warm-up and trials, divided by the units finished in them.
+fn server_cpu_per_unit(report: &Value) -> Option<f64> {
+    let seconds = report.get("server_cpu_seconds")?.as_f64()?;
+    let finished = report.get("finished")?.as_f64()?;
+    (finished > 0.0).then(|| seconds * 1e6 / finished)
+}
+
 /// The task section: a task of the Tasks extension with one input request against the same flow
 /// as Multi Round-Trip Requests, from one `--mode task` load run (`ours-tasks.json`).
 fn tasks_report(e2e: &Path) -> String {
@@ -189,12 +197,7 @@ fn tasks_report(e2e: &Path) -> String {
         "| flow | per second (median) | min–max | latency p50 | latency p99 | server CPU per flow | HTTP requests per flow | errors |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
-    // The server's CPU seconds over the mode's warm-up and trials, per flow finished in them.
-    let cpu = |report: &Value| {
-        let seconds = report.get("server_cpu_seconds")?.as_f64()?;
-        let finished = report.get("finished")?.as_f64()?;
-        (finished > 0.0).then(|| seconds * 1e6 / finished)
-    };
+    let cpu = server_cpu_per_unit;
     let polls = task.get("polls_per_unit").and_then(Value::as_f64);
     let task_label = match polls {
         Some(polls) => format!("task with one input request ({polls:.2} `tasks/get` polls per flow)"),
@@ -232,16 +235,19 @@ fn tasks_report(e2e: &Path) -> String {
     out
 }
 
+/// Allocations per call of benchmark `id`, from `alloc_count`'s report.
+fn allocations(inputs: &Inputs, id: &str) -> Option<f64> {
+    inputs
+        .allocs
+        .as_ref()
+        .and_then(|a| a.pointer(&format!("/allocations_per_call/{}", id.replace('/', "~1"))))
+        .and_then(Value::as_f64)
+}
+
 fn report(inputs: &Inputs) -> String {
     let mut out = String::new();
     let get = |id: &str| estimate(&inputs.criterion, id);
-    let allocs = |id: &str| {
-        inputs
-            .allocs
-            .as_ref()
-            .and_then(|a| a.pointer(&format!("/allocations_per_call/{}", id.replace('/', "~1"))))
-            .and_then(Value::as_f64)
-    };
+    let allocs = |id: &str| allocations(inputs, id);
     let size =
         |key: &str| inputs.allocs.as_ref().and_then(|a| a.pointer(&format!("/sizes/{key}"))).and_then(Value::as_f64);
 
@@ -416,13 +422,7 @@ fn goals(inputs: &Inputs) -> String {
     let mut out = String::new();
     let e2e = &inputs.e2e;
     let get = |id: &str| estimate(&inputs.criterion, id);
-    let allocs = |id: &str| {
-        inputs
-            .allocs
-            .as_ref()
-            .and_then(|a| a.pointer(&format!("/allocations_per_call/{}", id.replace('/', "~1"))))
-            .and_then(Value::as_f64)
-    };
+    let allocs = |id: &str| allocations(inputs, id);
     let flows = |server: &str, mode: &str| load(e2e, server, mode).as_ref().and_then(rates);
     let cpu = |server: &str, mode: &str| load(e2e, server, mode).and_then(|r| cpu_per_unit(e2e, server, mode, &r));
     let park_kib = |server: &str| {
@@ -613,11 +613,7 @@ fn growth_report(criterion: &Path, growth: &Path) -> String {
             "| concurrency | flows/s (median) | min–max | latency p50 | latency p99 | server CPU per flow | CPU per flow ÷ at the lowest concurrency | errors |"
         );
         let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|");
-        let cpu = |report: &Value| {
-            let seconds = report.get("server_cpu_seconds")?.as_f64()?;
-            let finished = report.get("finished")?.as_f64()?;
-            (finished > 0.0).then(|| seconds * 1e6 / finished)
-        };
+        let cpu = server_cpu_per_unit;
         let base = points.first().and_then(|(_, r)| cpu(r));
         for (concurrency, report) in &points {
             let Some((median, min, max)) = rates(report) else { continue };
