@@ -19,6 +19,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use elicit_test_support::formats::thousands;
 use serde_json::Value;
 
 const USAGE: &str =
@@ -365,18 +366,6 @@ fn median_ci(e: Option<Estimate>) -> String {
     e.map_or("–".to_owned(), |e| format!("{} ({}–{})", time(e.median), time(e.low), time(e.high)))
 }
 
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (at, c) in digits.chars().enumerate() {
-        if at > 0 && (digits.len() - at).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The store bench (`benches/benches/store.rs`): the store's operations with its URL-mode records
 /// live, and the replayed rounds, in-process against Redis.
 fn store_report(criterion: &Path) -> String {
@@ -417,6 +406,39 @@ enum Verdict {
     NotJudged(&'static str),
 }
 
+/// The rows of the goal table.
+struct GoalTable<'a>(&'a mut String);
+
+impl GoalTable<'_> {
+    fn row(&mut self, name: &str, target: &str, measured: String, verdict: Verdict) {
+        let verdict = match verdict {
+            Verdict::Judged(met) => verdict_text(met).to_owned(),
+            Verdict::NotJudged(why) => format!("not judged ({why})"),
+        };
+        let _ = writeln!(self.0, "| {name} | {target} | {measured} | {verdict} |");
+    }
+
+    /// A goal on the ratio of two figures (median, min, max), `met` judging its median.
+    fn ratio(
+        &mut self,
+        name: &str,
+        target: &str,
+        figures: (Option<Figure>, Option<Figure>),
+        met: impl Fn(f64) -> bool,
+    ) {
+        match figures {
+            (Some(a), Some(b)) => {
+                let r = Ratio::of(a, b);
+                self.row(name, target, r.show(), Verdict::Judged(met(r.value)));
+            }
+            _ => self.row(name, target, "–".to_owned(), Verdict::NotJudged("a figure is missing")),
+        }
+    }
+}
+
+/// A figure of the run: its median, min and max.
+type Figure = (f64, f64, f64);
+
 /// Every goal, each a ratio of two figures of this run (or, for the store, one absolute figure).
 fn goals(inputs: &Inputs) -> String {
     let mut out = String::new();
@@ -434,50 +456,38 @@ fn goals(inputs: &Inputs) -> String {
     let _ = writeln!(out, "\n#### Goals (ratios of medians of this run; range from the spreads)\n");
     let _ = writeln!(out, "| goal | target | measured | verdict |");
     let _ = writeln!(out, "|---|---|---:|---|");
-    let mut goal = |name: &str, target: &str, measured: String, verdict: Verdict| {
-        let verdict = match verdict {
-            Verdict::Judged(met) => verdict_text(met).to_owned(),
-            Verdict::NotJudged(why) => format!("not judged ({why})"),
-        };
-        let _ = writeln!(out, "| {name} | {target} | {measured} | {verdict} |");
-    };
+    let mut table = GoalTable(&mut out);
     let missing = || "–".to_owned();
 
     // Memory per parked 2025-era flow, against 16 KiB and the TypeScript SDK v1 of this run.
     let name = "memory per parked 2025-era flow (RSS delta ÷ flows parked)";
     let target = "≤ 16 KiB, and below the TypeScript SDK v1 in the same run";
     match (park_kib("ours"), park_kib("typescript-v1")) {
-        (Some(ours), Some(peer)) => goal(
+        (Some(ours), Some(peer)) => table.row(
             name,
             target,
             format!("{ours:.1} KiB (TypeScript SDK v1: {peer:.1} KiB)"),
             Verdict::Judged(ours <= 16.0 && ours < peer),
         ),
         (Some(ours), None) => {
-            goal(name, target, format!("{ours:.1} KiB"), Verdict::NotJudged("no TypeScript SDK v1 figure"))
+            table.row(name, target, format!("{ours:.1} KiB"), Verdict::NotJudged("no TypeScript SDK v1 figure"))
         }
-        _ => goal(name, target, missing(), Verdict::NotJudged("no parked-flow figure of ours")),
+        _ => table.row(name, target, missing(), Verdict::NotJudged("no parked-flow figure of ours")),
     }
 
     let name = "server CPU per two-round flow: ours ÷ rmcp by hand";
     match (cpu("ours", "flow"), cpu("rmcp", "flow")) {
-        (Some(ours), Some(by_hand)) => goal(
+        (Some(ours), Some(by_hand)) => table.row(
             name,
             "≤ 1.05×",
             format!("{}× ({ours:.0} µs ÷ {by_hand:.0} µs)", ratio(ours / by_hand)),
             Verdict::Judged(ours / by_hand <= 1.05),
         ),
-        _ => goal(name, "≤ 1.05×", missing(), Verdict::NotJudged("a figure is missing")),
+        _ => table.row(name, "≤ 1.05×", missing(), Verdict::NotJudged("a figure is missing")),
     }
 
     let name = "two-round flows/s: ours ÷ rmcp by hand";
-    match (flows("ours", "flow"), flows("rmcp", "flow")) {
-        (Some(ours), Some(by_hand)) => {
-            let r = Ratio::of(ours, by_hand);
-            goal(name, "≥ 1.0×", r.show(), Verdict::Judged(r.value >= 1.0));
-        }
-        _ => goal(name, "≥ 1.0×", missing(), Verdict::NotJudged("a figure is missing")),
-    }
+    table.ratio(name, "≥ 1.0×", (flows("ours", "flow"), flows("rmcp", "flow")), |r| r >= 1.0);
 
     // Time per flow over time per plain call = plain calls/s over flows/s.
     for (server, fallback) in [("ours", "32"), ("ours-c1", "1")] {
@@ -487,23 +497,11 @@ fn goals(inputs: &Inputs) -> String {
         let name = format!(
             "flow ÷ plain call (time per two-round flow ÷ time per plain call, ours), concurrency {concurrency}"
         );
-        match (flows(server, "flow"), flows(server, "plain")) {
-            (Some(flow), Some(plain)) => {
-                let r = Ratio::of(plain, flow);
-                goal(&name, "≤ 2.15×", r.show(), Verdict::Judged(r.value <= 2.15));
-            }
-            _ => goal(&name, "≤ 2.15×", missing(), Verdict::NotJudged("a figure is missing")),
-        }
+        table.ratio(&name, "≤ 2.15×", (flows(server, "plain"), flows(server, "flow")), |r| r <= 2.15);
     }
 
     let name = "2025 wire flows/s: ours ÷ TypeScript SDK v1";
-    match (flows("ours-legacy", "legacy"), flows("typescript-v1", "legacy")) {
-        (Some(ours), Some(peer)) => {
-            let r = Ratio::of(ours, peer);
-            goal(name, "≥ 5×", r.show(), Verdict::Judged(r.value >= 5.0));
-        }
-        _ => goal(name, "≥ 5×", missing(), Verdict::NotJudged("a figure is missing")),
-    }
+    table.ratio(name, "≥ 5×", (flows("ours-legacy", "legacy"), flows("typescript-v1", "legacy")), |r| r >= 5.0);
 
     let name = "requestState seal + open ÷ rmcp's HMAC codec";
     let target = "≤ 0.5×, with ≤ 8 allocations (ours, per seal+open)";
@@ -511,59 +509,45 @@ fn goals(inputs: &Inputs) -> String {
         (Some(ours), Some(rmcp)) => {
             let r = Ratio::of(est(ours), est(rmcp));
             match allocs("request_state/ours_seal_open") {
-                Some(a) => goal(
+                Some(a) => table.row(
                     name,
                     target,
                     format!("{}; {a:.0} allocations", r.show()),
                     Verdict::Judged(r.value <= 0.5 && a <= 8.0),
                 ),
-                None => goal(name, target, r.show(), Verdict::NotJudged("no allocation count")),
+                None => table.row(name, target, r.show(), Verdict::NotJudged("no allocation count")),
             }
         }
-        _ => goal(name, target, missing(), Verdict::NotJudged("a figure is missing")),
+        _ => table.row(name, target, missing(), Verdict::NotJudged("a figure is missing")),
     }
 
     let name = "parse: (jsonschema + serde) ÷ ours";
-    match (get("parse/ours_from_content"), get("parse/jsonschema_then_serde")) {
-        (Some(ours), Some(validated)) => {
-            let r = Ratio::of(est(validated), est(ours));
-            goal(name, "≥ 3.5×", r.show(), Verdict::Judged(r.value >= 3.5));
-        }
-        _ => goal(name, "≥ 3.5×", missing(), Verdict::NotJudged("a figure is missing")),
-    }
+    let parsed = |id: &str| get(id).map(est);
+    table.ratio(name, "≥ 3.5×", (parsed("parse/jsonschema_then_serde"), parsed("parse/ours_from_content")), |r| {
+        r >= 3.5
+    });
 
     let name = "replayed round with a `once`, Redis (store bench `redis_round/once_round`; absolute)";
     match get("redis_round/once_round") {
-        Some(e) => goal(name, "≤ 150 µs", median_ci(Some(e)), Verdict::Judged(e.median <= 150e3)),
-        None => goal(name, "≤ 150 µs", missing(), Verdict::NotJudged("no Redis store bench")),
+        Some(e) => table.row(name, "≤ 150 µs", median_ci(Some(e)), Verdict::Judged(e.median <= 150e3)),
+        None => table.row(name, "≤ 150 µs", missing(), Verdict::NotJudged("no Redis store bench")),
     }
 
     let name = "task flow ÷ MRTR flow, server CPU per flow";
     let task = read_json(&e2e.join("ours-tasks.json"));
-    let task_cpu = |report: &Value| {
-        let seconds = report.get("server_cpu_seconds")?.as_f64()?;
-        let finished = report.get("finished")?.as_f64()?;
-        (finished > 0.0).then(|| seconds * 1e6 / finished)
-    };
-    match task.as_ref().and_then(|t| Some((task_cpu(t)?, task_cpu(t.get("mrtr")?)?))) {
-        Some((task, mrtr)) => goal(
+    match task.as_ref().and_then(|t| Some((server_cpu_per_unit(t)?, server_cpu_per_unit(t.get("mrtr")?)?))) {
+        Some((task, mrtr)) => table.row(
             name,
             "≤ 1.5×",
             format!("{}× ({task:.0} µs ÷ {mrtr:.0} µs)", ratio(task / mrtr)),
             Verdict::Judged(task / mrtr <= 1.5),
         ),
-        None => goal(name, "≤ 1.5×", missing(), Verdict::NotJudged("no task run")),
+        None => table.row(name, "≤ 1.5×", missing(), Verdict::NotJudged("no task run")),
     }
 
     for (server, label) in [("python", "Python SDK v2"), ("typescript", "TypeScript SDK v2")] {
         let name = format!("two-round flows/s: ours (2 threads) ÷ {label}");
-        match (flows("ours", "flow"), flows(server, "flow")) {
-            (Some(ours), Some(peer)) => {
-                let r = Ratio::of(ours, peer);
-                goal(&name, "≥ 10×", r.show(), Verdict::Judged(r.value >= 10.0));
-            }
-            _ => goal(&name, "≥ 10×", missing(), Verdict::NotJudged("a figure is missing")),
-        }
+        table.ratio(&name, "≥ 10×", (flows("ours", "flow"), flows(server, "flow")), |r| r >= 10.0);
     }
     out
 }

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use elicit_test_support::formats::thousands;
+
 fn read(relative: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     std::fs::read_to_string(root.join(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
@@ -110,19 +112,6 @@ fn secs(d: Duration) -> String {
         s if s.is_multiple_of(60) && s >= 15 * 60 => format!("{} min", s / 60),
         s => format!("{s} s"),
     }
-}
-
-/// `1,000,000`: the README writes thousands with commas.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

@@ -17,3 +17,17 @@ pub const VALID_EMAILS: &[&str] = &[
     "o'brien@example.ie",
     "ada@123",
 ];
+
+/// An integer with its thousands separated by commas (`1,000,000`), as the README and the
+/// benchmark reports write them.
+pub fn thousands(n: impl std::fmt::Display) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (at, c) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
