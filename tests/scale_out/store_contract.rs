@@ -8,11 +8,13 @@
 use elicit_test_support::redis::Redis;
 use elicit_test_support::wait;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::server::{
-    Claim, ClaimToken, Finish, InProcessStore, ManualClock, RecordKind, RedisStore, Slot, Store, StoreError, UrlStatus,
+    Claim, ClaimToken, Finish, InProcessStore, LedgerSnapshot, ManualClock, RecordKind, RedisStore, Slot, Store,
+    StoreError, UrlStatus,
 };
 use serde_json::json;
 
@@ -256,6 +258,50 @@ async fn records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone(
         b.record("g", &once("x"), &token, json!(1), SHORT).await.unwrap();
         on.after(SHORT * 2, || async { true }).await;
         assert_eq!(a.claim("g", &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record() {
+    both("a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record", |on| async move {
+        let (a, b) = on.stores(Caps { flows: 1, ..ROOMY }).await;
+        let token = ClaimToken::mint();
+        let (x, held, paid) = (once("x"), once("held"), Slot::Url("payment".into()));
+        for slot in [&x, &paid] {
+            assert_eq!(Slot::from_name(&slot.name()).as_ref(), Some(slot));
+        }
+        assert_eq!(Slot::from_name("final"), None);
+        // A flow without a record: an empty snapshot, and no record made (the one room is free).
+        assert_eq!(a.snapshot("nothing", LONG).await.unwrap(), LedgerSnapshot::default());
+        assert_eq!(a.claim("f", &x, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        // A slot only claimed is not held for good.
+        assert_eq!(b.snapshot("f", SHORT).await.unwrap(), LedgerSnapshot::default());
+        a.record("f", &x, &token, json!({"ref": "A"}), SHORT).await.unwrap();
+        assert_eq!(a.claim("f", &paid, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        a.record("f", &paid, &token, json!({"approved": true}), SHORT).await.unwrap();
+        assert_eq!(a.claim("f", &held, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        // Every recorded slot with its value, nothing else; the record extended to LONG...
+        let recorded = HashMap::from([(x.clone(), json!({"ref": "A"})), (paid.clone(), json!({"approved": true}))]);
+        let snapshot = b.snapshot("f", LONG).await.unwrap();
+        assert_eq!(snapshot, LedgerSnapshot { finished: None, recorded: recorded.clone() });
+        // ...so it outlives the TTL of its writes, and a shorter TTL never shortens it.
+        on.after(SHORT * 2, || async { true }).await;
+        assert_eq!(a.snapshot("f", SHORT).await.unwrap(), snapshot);
+        on.after(SHORT * 2, || async { true }).await;
+        // What it holds is what a claim answers.
+        assert_eq!(b.claim("f", &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        a.abandon("f", &held, &token).await.unwrap();
+        assert_eq!(b.finish("f", json!({"a": 1}), &[x.clone(), paid.clone()], LONG).await.unwrap(), Finish::Recorded);
+        // Finished: the answers too, which a later finish answers with.
+        let finished = a.snapshot("f", LONG).await.unwrap();
+        assert_eq!(finished, LedgerSnapshot { finished: Some(json!({"a": 1})), recorded });
+        assert_eq!(b.finish("f", json!({"a": 2}), &[x, paid], LONG).await.unwrap(), Finish::Already(json!({"a": 1})));
+        // A flow that finished with nothing recorded.
+        let (c, _) = on.stores(ROOMY).await;
+        assert_eq!(c.finish("plain", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        let plain = c.snapshot("plain", LONG).await.unwrap();
+        assert_eq!(plain, LedgerSnapshot { finished: Some(json!({})), recorded: HashMap::new() });
     })
     .await;
 }

@@ -71,7 +71,7 @@ pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStat
 pub use page_login::{PageLogin, PageLoginError};
 pub use store::{
     Claim, ClaimToken, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, Finish, FlowLedger, InProcessStore,
-    RecordKind, Slot, Store, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    LedgerSnapshot, RecordKind, Slot, Store, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};

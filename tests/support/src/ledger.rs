@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use elicit_runtime::server::{
-    Claim, ClaimToken, Finish, FlowLedger, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
 use serde_json::Value;
 
@@ -108,5 +108,8 @@ impl<S: FlowLedger> FlowLedger for FaultyClaims<S> {
     }
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         self.inner.extend(flow, ttl)
+    }
+    fn snapshot(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, LedgerSnapshot> {
+        self.inner.snapshot(flow, ttl)
     }
 }

@@ -8,7 +8,8 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
+    UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
 
@@ -516,6 +517,25 @@ impl FlowLedger for InProcessStore {
         Box::pin(
             async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, false).map(drop)) },
         )
+    }
+
+    fn snapshot(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, LedgerSnapshot> {
+        let flow = flow.to_owned();
+        Box::pin(async move {
+            self.with_records(|records, now| {
+                let Some(record) = records.flow(&flow, ttl, now, self.caps, false)? else {
+                    return Ok(LedgerSnapshot::default());
+                };
+                let recorded = record.slots.iter().filter_map(|(name, held)| match held {
+                    Held::Recorded(value) => Slot::from_name(name).map(|slot| (slot, value.clone())),
+                    Held::Claimed { .. } => None,
+                });
+                Ok(LedgerSnapshot {
+                    finished: record.finished.as_ref().map(Finished::answers).transpose()?,
+                    recorded: recorded.collect(),
+                })
+            })
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! - [`FlowLedger`]: the exactly-once bookkeeping of flows. [`Flow::once`](super::Flow::once)
 //!   claims a [`Slot`] with an owner token and a lease, records its value, or abandons the claim;
 //!   a flow of several rounds records its finish; a replayed or forked state reads what the flow
-//!   did from here.
+//!   did from here, in one [`FlowLedger::snapshot`] as its round opens.
 //!
 //! Two implementations keep one contract, and one test suite runs against both:
 //! [`InProcessStore`] (one process) and, with the `redis` feature, `RedisStore` (every instance
@@ -17,6 +17,7 @@ mod memory;
 #[cfg(feature = "redis")]
 mod redis;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -158,6 +159,15 @@ impl Slot {
             Slot::Once(key) | Slot::Url(key) => key,
         }
     }
+
+    /// The slot a store names `name` ([`Slot::name`]'s inverse); `None` for a name it never gives.
+    pub fn from_name(name: &str) -> Option<Slot> {
+        if let Some(key) = name.strip_prefix("o:") {
+            Some(Slot::Once(key.to_owned()))
+        } else {
+            name.strip_prefix("u:").map(|key| Slot::Url(key.to_owned()))
+        }
+    }
 }
 
 /// The random owner of a claim: only it may record or abandon the slot.
@@ -187,6 +197,16 @@ pub enum Claim {
     Busy,
     /// The flow has finished: nothing more may run in it.
     Finished,
+}
+
+/// What a flow's ledger holds for good, as [`FlowLedger::snapshot`] read it: what a round may use
+/// without asking the store again, since neither changes once written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LedgerSnapshot {
+    /// The answers the flow finished with, if it has finished.
+    pub finished: Option<Value>,
+    /// The value of every recorded slot (a slot only claimed is not here).
+    pub recorded: HashMap<Slot, Value>,
 }
 
 /// What [`FlowLedger::finish`] did.
@@ -263,6 +283,10 @@ pub trait FlowLedger: Send + Sync {
     /// The answers `flow` finished with, if it has finished.
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>>;
 
+    /// What `flow` holds for good — its finish and its recorded slots — read in one step, its
+    /// record kept at least `ttl` from now as [`extend`](Self::extend) keeps it.
+    fn snapshot(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, LedgerSnapshot>;
+
     /// Keeps `flow`'s record at least `ttl` from now.
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()>;
 }
@@ -299,9 +323,14 @@ pub trait FlowLedger: Send + Sync {
 ///   under a live lease; otherwise the answers are recorded, [`Finish::Recorded`].
 /// - `finished(flow)` reads the finish. `extend(flow, ttl)` makes the record live at least `ttl`
 ///   from now (nothing when there is none).
+/// - `snapshot(flow, ttl)` reads, in one step, the finish and the value of every recorded slot
+///   (the [`LedgerSnapshot`]; empty when there is no record), and extends the record as `extend`
+///   does. Both are final once written: a later `claim` of a slot in the snapshot is
+///   [`Claim::Done`] with that value, and a later `finish` of a flow finished in it is
+///   [`Finish::Already`] with those answers.
 /// - Every call but `finished` and `abandon` extends the flow's record to at least `ttl` from now,
 ///   never shortens it; a call that creates a record counts against the store's cap of flow
-///   records.
+///   records (`extend` and `snapshot` create none).
 ///
 /// A store that cannot answer says so with [`StoreError::Unavailable`]; the engine then fails
 /// the round, it never skips a check.

@@ -14,7 +14,9 @@
 //! - One hash per flow, `{prefix}:flow:{id}`: a field per slot ([`Slot::name`]), `?TOKEN:UNTIL`
 //!   while claimed (`UNTIL`: the lease's end, ms of Redis' own `TIME`) or `=` and the JSON once
 //!   recorded, and `final` (the answers the flow finished with).
-//! - Every state change is one Lua script, so two instances cannot both win a race.
+//! - Every state change is one Lua script, so two instances cannot both win a race. A resumed
+//!   round's read of the flow (its finish and recorded slots, the record extended) is one script
+//!   too: one round trip.
 //! - Caps: the sorted sets `{prefix}:live:url` and `{prefix}:live:flow` hold the live records of
 //!   each kind, scored by their expiry; `{prefix}:live:owner:{digest}` the steps one principal
 //!   owns. A script about to create a record drops the members whose expiry passed
@@ -61,7 +63,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, RedisError, Script};
+use redis::{Client, FromRedisValue, RedisError, Script};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
@@ -69,7 +71,8 @@ use tokio::time::Instant;
 
 use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
+    UrlStatus,
 };
 use wake::{AbortOnDrop, Waiters, subscribe_forever, subscription_changed};
 
@@ -128,6 +131,11 @@ const FINISH_SCRIPT: &str = include_str!("finish.lua");
 
 /// Extends a flow's record when it has one. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl.
 const EXTEND_SCRIPT: &str = include_str!("extend.lua");
+
+/// Reads what a flow holds for good and extends its record when it has one: a resumed round's one
+/// round trip. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl ms. Returns field, value
+/// pairs: `final` and its answers, each recorded slot and its JSON (without the `=`).
+const SNAPSHOT_SCRIPT: &str = include_str!("snapshot.lua");
 
 /// How often a waiter re-checks while the subscriber is down.
 const POLL_WHILE_UNSUBSCRIBED: Duration = Duration::from_millis(100);
@@ -223,6 +231,7 @@ impl RedisStoreBuilder {
             abandon_script: script(ABANDON_SCRIPT),
             finish_script: script(FINISH_SCRIPT),
             extend_script: script(EXTEND_SCRIPT),
+            snapshot_script: script(SNAPSHOT_SCRIPT),
             task_scripts: tasks::TaskScripts::new(),
             task_prefix: format!("{}:", self.prefix),
             url_prefix: format!("{}:url:", self.prefix),
@@ -266,6 +275,7 @@ pub struct RedisStore {
     abandon_script: Script,
     finish_script: Script,
     extend_script: Script,
+    snapshot_script: Script,
     task_scripts: tasks::TaskScripts,
     /// `{prefix}:`, before the task keys (see `tasks.rs`).
     task_prefix: String,
@@ -366,6 +376,17 @@ impl RedisStore {
         keys: &[&str],
         args: &[&str],
     ) -> Result<Option<String>, StoreError> {
+        self.invoke(what, script, keys, args).await
+    }
+
+    /// Runs a script on `keys` with these arguments, its answer read as a `T`.
+    async fn invoke<T: FromRedisValue>(
+        &self,
+        what: &str,
+        script: &Script,
+        keys: &[&str],
+        args: &[&str],
+    ) -> Result<T, StoreError> {
         self.run(what, |mut c| {
             let mut invocation = script.prepare_invoke();
             for key in keys {
@@ -597,6 +618,28 @@ impl FlowLedger for RedisStore {
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         let flow = flow.to_owned();
         Box::pin(async move { self.flow_script("extend", &self.extend_script, &flow, &[&ttl_ms(ttl)]).await.map(drop) })
+    }
+
+    fn snapshot(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, LedgerSnapshot> {
+        let flow = flow.to_owned();
+        Box::pin(async move {
+            let (hash, ttl) = (self.flow_key(&flow)?, ttl_ms(ttl));
+            let fields: Vec<String> =
+                self.invoke("snapshot", &self.snapshot_script, &[&hash, &self.live_flows], &[&ttl]).await?;
+            let mut snapshot = LedgerSnapshot::default();
+            for pair in fields.chunks(2) {
+                let [field, json] = pair else { return Err(self.invalid("an odd ledger snapshot".to_owned())) };
+                let value = self.json(json)?;
+                if field == "final" {
+                    snapshot.finished = Some(value);
+                } else {
+                    let slot =
+                        Slot::from_name(field).ok_or_else(|| self.invalid("an unknown ledger slot".to_owned()))?;
+                    snapshot.recorded.insert(slot, value);
+                }
+            }
+            Ok(snapshot)
+        })
     }
 }
 
