@@ -1,6 +1,7 @@
 //! The flow ledger through the engine: a claim answered late by the store while a sibling ask
-//! suspends, `once` after a chain of forks that outlives the first records, a replayed URL step
-//! that reuses its record, and the per-principal quota a client meets when it mints steps.
+//! suspends, `once` after a chain of forks that outlives the first records, a round that runs
+//! long, a recorded value answered from the round's read of the ledger, a replayed URL step that
+//! reuses its record, and the per-principal quota a client meets when it mints steps.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -9,7 +10,7 @@ use elicit_test_support::redis::Redis;
 use elicit_test_support::server;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use elicit_runtime::server::{
@@ -76,28 +77,43 @@ struct Confirm {
     confirm: bool,
 }
 
-#[tokio::test]
-async fn once_after_a_chain_of_forks_finds_the_record_of_the_first_run() {
-    let clock = ManualClock::new();
+/// A form, a `once` that counts its runs, a confirmation; with `slow` set, the round first lets
+/// `slow_by` pass on `clock` (a round that runs long).
+async fn charging(
+    flow: Flow,
+    runs: Arc<AtomicUsize>,
+    slow: Arc<AtomicBool>,
+    clock: ManualClock,
+    slow_by: Duration,
+) -> Result<String, FlowError> {
+    if slow.swap(false, Ordering::SeqCst) {
+        clock.advance(slow_by);
+    }
+    let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok("no name".to_owned()) };
+    let charge = flow.once("charge", || async { Ok(runs.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
+    let Answer::Accepted(Confirm { confirm: true }) = flow.form::<Confirm>("confirm").await? else {
+        return Ok(format!("not booked (charge #{charge})"));
+    };
+    Ok(format!("booked for {} (charge #{charge})", who.name))
+}
+
+/// An engine whose states live `state_ttl` on `clock`, over an in-process store on the same clock.
+fn clocked(clock: &ManualClock, state_ttl: Duration) -> Engine {
     let store = Arc::new(InProcessStore::new().with_clock(Arc::new(clock.clone())));
-    let state_ttl = Duration::from_secs(4);
-    let engine = Engine::builder("ledger", KeyRing::generate())
+    Engine::builder("ledger", KeyRing::generate())
         .state_ttl(state_ttl)
         .clock(Arc::new(clock.clone()))
         .store(store)
-        .build();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let handler = |flow: Flow| {
-        let runs = runs.clone();
-        async move {
-            let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok("no name".to_owned()) };
-            let charge = flow.once("charge", || async { Ok(runs.fetch_add(1, Ordering::SeqCst) + 1) }).await?;
-            let Answer::Accepted(Confirm { confirm: true }) = flow.form::<Confirm>("confirm").await? else {
-                return Ok(format!("not booked (charge #{charge})"));
-            };
-            Ok(format!("booked for {} (charge #{charge})", who.name))
-        }
-    };
+        .build()
+}
+
+#[tokio::test]
+async fn once_after_a_chain_of_forks_finds_the_record_of_the_first_run() {
+    let clock = ManualClock::new();
+    let state_ttl = Duration::from_secs(4);
+    let engine = clocked(&clock, state_ttl);
+    let (runs, slow) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let handler = |flow| charging(flow, runs.clone(), slow.clone(), clock.clone(), Duration::ZERO);
     let call = Call::tool("book");
     let first = asked(engine.run(&call.request(), handler).await);
     // The branch that charges, then is abandoned at its confirmation.
@@ -121,6 +137,57 @@ async fn once_after_a_chain_of_forks_finds_the_record_of_the_first_run() {
     let confirm = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
     let done = complete(engine.run(&call.retry(confirm, forked.request_state.as_deref()).request(), handler).await);
     assert_eq!(done, "booked for Ada (charge #1)");
+}
+
+#[tokio::test]
+async fn a_round_that_runs_long_keeps_the_records_as_long_as_the_state_it_seals() {
+    let clock = ManualClock::new();
+    let state_ttl = Duration::from_secs(3600);
+    let engine = clocked(&clock, state_ttl);
+    let (runs, slow) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    // Half the states' lifetime: far longer than any allowance a round is given.
+    let handler = |flow| charging(flow, runs.clone(), slow.clone(), clock.clone(), state_ttl / 2);
+    let call = Call::tool("book");
+    let first = asked(engine.run(&call.request(), handler).await);
+    asked(engine.run(&call.retry(answer_who("Ada"), first.request_state.as_deref()).request(), handler).await);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // The first state replayed, in a round that runs long before it seals a fresh state (which
+    // does not carry the charge: only the ledger knows it).
+    slow.store(true, Ordering::SeqCst);
+    let late = asked(engine.run(&call.retry(json!({}), first.request_state.as_deref()).request(), handler).await);
+    assert_eq!(keys(&late), ["who"]);
+    // Just before that state expires, the charge is still found.
+    clock.advance(state_ttl - Duration::from_secs(1));
+    let forked =
+        asked(engine.run(&call.retry(answer_who("Ada"), late.request_state.as_deref()).request(), handler).await);
+    assert_eq!(keys(&forked), ["confirm"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the charge ran again: its record died before the state");
+}
+
+#[tokio::test]
+async fn a_replayed_round_takes_a_recorded_value_from_its_read_of_the_ledger() {
+    let store = Arc::new(FaultyClaims::new(InProcessStore::new(), ClaimFault::None));
+    let engine = Engine::builder("ledger", KeyRing::generate()).store(store.clone()).build();
+    let (runs, slow) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let clock = ManualClock::new();
+    let handler = |flow| charging(flow, runs.clone(), slow.clone(), clock.clone(), Duration::ZERO);
+    let call = Call::tool("book");
+    let first = asked(engine.run(&call.request(), handler).await);
+    let retry = call.retry(answer_who("Ada"), first.request_state.as_deref());
+    asked(engine.run(&retry.request(), handler).await);
+    // Every claim now fails on the wire: the replay does not need one, the value is recorded.
+    store.set_fault(ClaimFault::ReplyLost);
+    let again = asked(engine.run(&retry.request(), handler).await);
+    assert_eq!(keys(&again), ["confirm"]);
+    let confirm = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let done = complete(engine.run(&call.retry(confirm, again.request_state.as_deref()).request(), handler).await);
+    assert_eq!(done, "booked for Ada (charge #1)");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // A slot never recorded still goes to the store, and its failure fails the round.
+    let fresh = asked(engine.run(&call.request(), handler).await);
+    let error =
+        failed(engine.run(&call.retry(answer_who("Bo"), fresh.request_state.as_deref()).request(), handler).await);
+    assert_eq!(error.code, -32603, "{error:?}");
 }
 
 async fn pay(flow: Flow) -> Result<String, FlowError> {

@@ -4,6 +4,7 @@
 //! (`exec.rs`), the one place where the ways of running a flow differ.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -170,6 +171,9 @@ pub(super) struct Inner {
     fatal: Option<FlowError>,
     /// The ledger slots this round read or recorded.
     pub(super) seen: Vec<Slot>,
+    /// The values the flow's ledger held for good as the round opened: a claim of one of these
+    /// slots is answered here, without the store.
+    pub(super) recorded: HashMap<Slot, Value>,
     /// Ledger calls in flight and `once` computations running now: the round is not suspended
     /// under one (a claim dropped on the wire would stay held).
     pub(super) running: usize,
@@ -238,6 +242,7 @@ impl Flow {
                 suspended: false,
                 fatal: None,
                 seen: Vec::new(),
+                recorded: HashMap::new(),
                 running: 0,
             })),
             shared: Arc::new(shared),

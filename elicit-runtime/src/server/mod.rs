@@ -375,3 +375,8 @@ impl Engine {
 
 /// See [`Engine::record_ttl`].
 const RECORD_TTL_MARGIN: Duration = Duration::from_secs(60);
+
+/// How long a resumed round may run and still seal its next state without extending its flow's
+/// ledger record again: the round extends the record as it opens by the record TTL and this
+/// much more, so a state sealed within it dies first, the margin for clock drift kept whole.
+const ROUND_ALLOWANCE: Duration = Duration::from_secs(60);

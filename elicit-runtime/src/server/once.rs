@@ -1,5 +1,6 @@
 //! [`Flow::once`], and the claims of ledger slots it and URL-mode steps share.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,8 +100,9 @@ impl Flow {
     ///
     /// The one precondition: instances that share state keys share the store (the default
     /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
-    /// one such as `RedisStore`). The records are extended whenever a state of the flow is sealed,
-    /// so they outlive every state that could replay them.
+    /// one such as `RedisStore`). The records are extended as each later round of the flow opens
+    /// (and again when it seals a state, if it ran long), so they outlive every state that could
+    /// replay them.
     ///
     /// ```
     /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
@@ -193,9 +195,22 @@ impl Flow {
         }
     }
 
+    /// This flow, with the slot values its ledger held for good as the round opened.
+    pub(super) fn with_recorded(self, recorded: HashMap<Slot, Value>) -> Self {
+        self.lock().recorded = recorded;
+        self
+    }
+
     /// Claims `slot` of this flow under a fresh token: its recorded value, or the claim. Waits,
     /// bounded, while another token holds it. Counted as running work while on the wire.
+    ///
+    /// A slot the round's ledger snapshot holds is answered from it: a recorded value never
+    /// changes, so the store would answer the same.
     pub(super) async fn claim(&self, slot: &Slot) -> Result<Claimed, FlowError> {
+        let known = self.lock().recorded.get(slot).cloned();
+        if let Some(value) = known {
+            return Ok(Claimed::Done(value));
+        }
         let _running = self.running();
         let (store, config) = (&self.shared.store, self.config());
         let mut guard = ClaimGuard {

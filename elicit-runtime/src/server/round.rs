@@ -1,16 +1,18 @@
 //! [`Engine::run`]: one round of a replayed flow, in its phases — open the request, replay a
 //! finished flow, run the handler, then record the finish or seal the next state.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
 use super::exec::Executor;
 use super::flow::{Flow, FlowError, Suspension};
 use super::payload::Payload;
-use super::store::Finish;
+use super::store::{Finish, LedgerSnapshot, Slot};
 use super::{Engine, EngineError, Outcome, Request};
 use crate::state::{Binding, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};
@@ -22,6 +24,24 @@ pub(super) struct Opened {
     /// Whether the request carried a state: a round of a flow of several rounds, which a client
     /// may replay, so its finish is recorded.
     pub(super) resumed: bool,
+    /// What a resumed round read of its flow's ledger as it opened.
+    pub(super) ledger: Ledger,
+}
+
+/// What a resumed round read of its flow's ledger as it opened, in one store call
+/// ([`FlowLedger::snapshot`](super::FlowLedger::snapshot)), and what that read settles for the
+/// rest of the round. Empty for a first round.
+#[derive(Default)]
+pub(super) struct Ledger {
+    /// The recorded slots' values, handed to the flow: a claim of one is answered from here.
+    pub(super) recorded: HashMap<Slot, Value>,
+    /// The answers the flow had finished with: final, so this round's finish is checked here.
+    pub(super) finished: Option<Value>,
+    /// Until when (by the engine's clock) a state sealed by this round dies before the flow's
+    /// record without another extension: the read extended the record by the states' lifetime,
+    /// the margin and [`ROUND_ALLOWANCE`](super::ROUND_ALLOWANCE), and the record could not
+    /// vanish since (it holds final values). `None`: extend when sealing.
+    pub(super) covers_until: Option<SystemTime>,
 }
 
 impl Engine {
@@ -39,10 +59,12 @@ impl Engine {
     /// rounds that completes records that finish; any later round — the last state replayed, an
     /// earlier one, changed answers — is answered from those answers, so it returns the same
     /// result. A round that would finish otherwise (a fork racing the finish, or one that did not
-    /// see an effect the flow had) fails with `-32603` rather than contradict it. Ledger records
-    /// are extended whenever a state is sealed, so they outlive every state that could replay
-    /// them; a store that cannot be reached fails the round. Answers for keys the previous round
-    /// did not ask are ignored. The precondition: instances that share keys share a store.
+    /// see an effect the flow had) fails with `-32603` rather than contradict it. A resumed round
+    /// reads what the ledger holds for good in one store call as it opens, which also extends the
+    /// records; a round that ran long extends them again as it seals, so they outlive every state
+    /// that could replay them. A store that cannot be reached fails the round. Answers for keys
+    /// the previous round did not ask are ignored. The precondition: instances that share keys
+    /// share a store.
     pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
     where
         F: FnOnce(Flow) -> Fut,
@@ -58,16 +80,19 @@ impl Engine {
             opened.responses,
             self.shared(Executor::Replay),
         )
-        .with_principal(request.principal);
+        .with_principal(request.principal)
+        .with_recorded(std::mem::take(&mut opened.ledger.recorded));
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
         if let Some(fatal) = flow.take_fatal() {
             return Err(fatal.into());
         }
         match finished {
-            Some(Ok(result)) if opened.resumed => self.finish(&flow).await.map(|()| Outcome::Complete(result)),
+            Some(Ok(result)) if opened.resumed => {
+                self.finish(&flow, opened.ledger.finished).await.map(|()| Outcome::Complete(result))
+            }
             // A one-round call has no state to replay: calling again is a new flow.
             Some(result) => result.map(Outcome::Complete).map_err(EngineError::from),
-            None => self.seal(&binding, &flow, opened.resumed).await.map(Outcome::InputRequired),
+            None => self.seal(&binding, &flow, opened.resumed, &opened.ledger).await.map(Outcome::InputRequired),
         }
     }
 
@@ -105,9 +130,12 @@ impl Engine {
         if !payload.flow.is_empty() {
             responses.retain(|key, _| pending.contains(key));
         }
-        Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses })
+        Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses, ledger: Ledger::default() })
     }
 
+    /// Reads the flow's ledger as a resumed round opens, in one store call that also extends its
+    /// record (see [`Ledger`]).
+    ///
     /// A flow that finished answers every later round from the answers it finished with: the
     /// same result, never a second, contradicting one. The check is never skipped: a store that
     /// cannot answer fails the round.
@@ -115,7 +143,18 @@ impl Engine {
         if !opened.resumed {
             return Ok(());
         }
-        let finished = self.store.finished(&opened.payload.flow).await.map_err(FlowError::Store)?;
+        // Read before the store is asked: the record's extension runs from a later instant.
+        let opened_at = self.clock.now();
+        let ttl = self.record_ttl() + super::ROUND_ALLOWANCE;
+        let LedgerSnapshot { finished, recorded } =
+            self.store.snapshot(&opened.payload.flow, ttl).await.map_err(FlowError::Store)?;
+        // Only final values keep a record from vanishing (an abandon that empties it removes it).
+        let lasting = finished.is_some() || !recorded.is_empty();
+        opened.ledger = Ledger {
+            recorded,
+            finished: finished.clone(),
+            covers_until: lasting.then(|| opened_at + super::ROUND_ALLOWANCE),
+        };
         let Some(answers) = finished else { return Ok(()) };
         // The answers sent are not used, but malformed ones are still refused as such.
         if let Some((key, _)) = opened.responses.iter().find(|(_, answer)| !answer.is_object()) {
@@ -132,10 +171,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Records how the flow finished, or refuses a round that would contradict it.
-    pub(super) async fn finish(&self, flow: &Flow) -> Result<(), EngineError> {
+    /// Records how the flow finished, or refuses a round that would contradict it. `finished`:
+    /// the answers the flow had finished with as the round opened, final, so the store is not
+    /// asked again.
+    pub(super) async fn finish(&self, flow: &Flow, finished: Option<Value>) -> Result<(), EngineError> {
         let report = flow.finish_report();
-        match self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await {
+        let outcome = match finished {
+            Some(answers) => Ok(Finish::Already(answers)),
+            None => self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await,
+        };
+        match outcome {
             Ok(Finish::Recorded) => Ok(()),
             Ok(Finish::Already(recorded)) if recorded == report.answers => Ok(()),
             Ok(Finish::Already(_) | Finish::Conflict) => {
@@ -151,6 +196,7 @@ impl Engine {
         binding: &Binding<'_>,
         flow: &Flow,
         resumed: bool,
+        ledger: &Ledger,
     ) -> Result<InputRequiredResult, EngineError> {
         let Suspension { requests, payload } = flow.suspension();
         let bytes = payload.encode().map_err(|e| EngineError {
@@ -161,15 +207,18 @@ impl Engine {
         // Sealing fails only when the token would pass the cap. The state carries the client's
         // answers (a long free-text answer, or keys the form never asked for), so a client can
         // make it too large: that is its invalid input, not a server failure.
-        let token = self.sealer.seal(binding, &bytes, self.clock.now()).map_err(|_| {
+        let now = self.clock.now();
+        let token = self.sealer.seal(binding, &bytes, now).map_err(|_| {
             EngineError::invalid_params(format!(
                 "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
                 self.sealer.max_token_len()
             ))
         })?;
         // A first round's flow id is known to no one else yet: it has a record only if this round
-        // wrote one, which already lives as long.
-        if resumed {
+        // wrote one, which already lives as long. A resumed round that opened a lasting record
+        // extended it then, with room for the round's own length.
+        let covered = ledger.covers_until.is_some_and(|until| now <= until);
+        if resumed && !covered {
             self.store.extend(&payload.flow, self.record_ttl()).await.map_err(FlowError::Store)?;
         }
         Ok(InputRequiredResult { input_requests: requests, request_state: Some(token) })

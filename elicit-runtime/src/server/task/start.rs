@@ -74,7 +74,8 @@ impl Engine {
             self.shared(Executor::Task(exec)),
         )
         .with_principal(request.principal)
-        .with_request_handle(handle);
+        .with_request_handle(handle)
+        .with_recorded(std::mem::take(&mut opened.ledger.recorded));
         let mut running = Box::pin(handler(flow.clone()));
         let first = std::future::poll_fn(|cx| match running.as_mut().poll(cx) {
             Poll::Ready(out) => Poll::Ready(First::Done(out)),
@@ -87,14 +88,16 @@ impl Engine {
                 if let Some(fatal) = flow.take_fatal() {
                     return Err(fatal.into());
                 }
-                return self.seal(&binding, &flow, opened.resumed).await.map(TaskStart::InputRequired);
+                return self.seal(&binding, &flow, opened.resumed, &opened.ledger).await.map(TaskStart::InputRequired);
             }
             First::Done(out) if support != TaskSupport::Required => {
                 if let Some(fatal) = flow.take_fatal() {
                     return Err(fatal.into());
                 }
                 return match out {
-                    Ok(result) if opened.resumed => self.finish(&flow).await.map(|()| TaskStart::Complete(result)),
+                    Ok(result) if opened.resumed => {
+                        self.finish(&flow, opened.ledger.finished).await.map(|()| TaskStart::Complete(result))
+                    }
                     other => other.map(TaskStart::Complete).map_err(EngineError::from),
                 };
             }
