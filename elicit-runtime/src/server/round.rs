@@ -1,5 +1,6 @@
-//! [`Engine::run`]: one round of a replayed flow, in its phases — open the request, replay a
-//! finished flow, run the handler, then record the finish or seal the next state.
+//! [`Engine::run`]: one round of a replayed flow, in its phases — open the request, read the
+//! flow's ledger (and replay a finished flow), run the handler, then record the finish or seal the
+//! next state.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -25,14 +26,14 @@ pub(super) struct Opened {
     /// may replay, so its finish is recorded.
     pub(super) resumed: bool,
     /// What a resumed round read of its flow's ledger as it opened.
-    pub(super) ledger: Ledger,
+    pub(super) ledger: LedgerRead,
 }
 
 /// What a resumed round read of its flow's ledger as it opened, in one store call
 /// ([`FlowLedger::snapshot`](super::FlowLedger::snapshot)), and what that read settles for the
 /// rest of the round. Empty for a first round.
 #[derive(Default)]
-pub(super) struct Ledger {
+pub(super) struct LedgerRead {
     /// The recorded slots' values, handed to the flow: a claim of one is answered from here.
     pub(super) recorded: HashMap<Slot, Value>,
     /// The answers the flow had finished with: final, so this round's finish is checked here.
@@ -72,7 +73,7 @@ impl Engine {
     {
         let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
-        self.replay_finished(&mut opened).await?;
+        self.read_ledger(&mut opened).await?;
         let flow = Flow::new(
             Capabilities::from_meta(request.meta),
             request.arguments.cloned().unwrap_or(Value::Null),
@@ -130,16 +131,16 @@ impl Engine {
         if !payload.flow.is_empty() {
             responses.retain(|key, _| pending.contains(key));
         }
-        Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses, ledger: Ledger::default() })
+        Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses, ledger: LedgerRead::default() })
     }
 
     /// Reads the flow's ledger as a resumed round opens, in one store call that also extends its
-    /// record (see [`Ledger`]).
+    /// record (see [`LedgerRead`]).
     ///
     /// A flow that finished answers every later round from the answers it finished with: the
     /// same result, never a second, contradicting one. The check is never skipped: a store that
     /// cannot answer fails the round.
-    pub(super) async fn replay_finished(&self, opened: &mut Opened) -> Result<(), EngineError> {
+    pub(super) async fn read_ledger(&self, opened: &mut Opened) -> Result<(), EngineError> {
         if !opened.resumed {
             return Ok(());
         }
@@ -150,7 +151,7 @@ impl Engine {
             self.store.snapshot(&opened.payload.flow, ttl).await.map_err(FlowError::Store)?;
         // Only final values keep a record from vanishing (an abandon that empties it removes it).
         let lasting = finished.is_some() || !recorded.is_empty();
-        opened.ledger = Ledger {
+        opened.ledger = LedgerRead {
             recorded,
             finished: finished.clone(),
             covers_until: lasting.then(|| opened_at + super::ROUND_ALLOWANCE),
@@ -196,7 +197,7 @@ impl Engine {
         binding: &Binding<'_>,
         flow: &Flow,
         resumed: bool,
-        ledger: &Ledger,
+        ledger: &LedgerRead,
     ) -> Result<InputRequiredResult, EngineError> {
         let Suspension { requests, payload } = flow.suspension();
         let bytes = payload.encode().map_err(|e| EngineError {

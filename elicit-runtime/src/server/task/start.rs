@@ -63,7 +63,7 @@ impl Engine {
     {
         let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
-        self.replay_finished(&mut opened).await?;
+        self.read_ledger(&mut opened).await?;
         let exec = TaskExec::default();
         let handle = exec.handle();
         let flow = Flow::new(
