@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{AAD_LABEL, KEY_ID_LEN};
+use super::AAD_LABEL;
 
 /// What a sealed state is bound to: the request that must be retried for the
 /// state to open.
@@ -27,49 +27,105 @@ pub struct Binding<'a> {
     pub audience: &'a str,
 }
 
+/// Associated data up to this length is encoded on the stack: every binding of a usual request
+/// (a tool name, an audience, a principal of a few dozen bytes) fits; a longer one goes to the heap.
+const AAD_ON_STACK: usize = 512;
+
 impl Binding<'_> {
-    /// Encodes the binding as associated data for an envelope of `version`.
+    /// The associated data for an envelope of `version`, as a `Vec` (for tests).
+    #[cfg(test)]
+    pub(super) fn encode_aad(&self, version: u8, key_id: &[u8]) -> Vec<u8> {
+        self.with_aad(version, key_id, <[u8]>::to_vec)
+    }
+
+    /// Calls `f` with the binding encoded as associated data for an envelope of `version`, built
+    /// on the stack when it fits: sealing and opening allocate nothing for it.
     ///
     /// Every variable-length field is prefixed with its length, and the
     /// optional principal with a presence tag, so that no two distinct
     /// bindings (e.g. `name = "ab", audience = "c"` versus `name = "a",
     /// audience = "bc"`, or no principal versus an empty one) encode alike.
-    pub(super) fn encode_aad(&self, version: u8, key_id: &[u8]) -> Vec<u8> {
-        let principal_len = self.principal.map_or(0, str::len);
-        let mut aad = Vec::with_capacity(
-            AAD_LABEL.len()
-                + 1
-                + KEY_ID_LEN
-                + 1
-                + 8 * 5
-                + principal_len
-                + self.method.len()
-                + self.name.len()
-                + self.arguments_digest.len()
-                + self.audience.len(),
-        );
-        aad.extend_from_slice(AAD_LABEL);
-        aad.push(version);
-        aad.extend_from_slice(key_id);
-        match self.principal {
-            None => aad.push(0),
-            Some(principal) => {
-                aad.push(1);
-                push_field(&mut aad, principal.as_bytes());
+    pub(super) fn with_aad<R>(&self, version: u8, key_id: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = self.aad_len(key_id);
+        if len <= AAD_ON_STACK {
+            let mut buf = [0u8; AAD_ON_STACK];
+            let mut out = Cursor { buf: &mut buf, at: 0, overflowed: false };
+            self.write_aad(version, key_id, &mut out);
+            let (at, overflowed) = (out.at, out.overflowed);
+            // `aad_len` is exact, so this always holds; were it ever wrong, the heap path below
+            // still encodes the whole binding rather than a truncated one.
+            if let Some(aad) = buf.get(..at).filter(|_| at == len && !overflowed) {
+                return f(aad);
             }
         }
-        push_field(&mut aad, self.method.as_bytes());
-        push_field(&mut aad, self.name.as_bytes());
-        push_field(&mut aad, &self.arguments_digest);
-        push_field(&mut aad, self.audience.as_bytes());
-        aad
+        let mut aad = Vec::with_capacity(len);
+        self.write_aad(version, key_id, &mut aad);
+        f(&aad)
+    }
+
+    /// The exact length `write_aad` writes.
+    fn aad_len(&self, key_id: &[u8]) -> usize {
+        const LEN: usize = 8;
+        let principal = self.principal.map_or(0, |principal| LEN + principal.len());
+        let fields = [self.method.len(), self.name.len(), self.arguments_digest.len(), self.audience.len()];
+        // The label, the version, the key id, the presence tag, then each field after its length.
+        AAD_LABEL.len() + 1 + key_id.len() + 1 + principal + fields.iter().map(|len| LEN + len).sum::<usize>()
+    }
+
+    fn write_aad(&self, version: u8, key_id: &[u8], out: &mut impl Sink) {
+        out.put(AAD_LABEL);
+        out.put(&[version]);
+        out.put(key_id);
+        match self.principal {
+            None => out.put(&[0]),
+            Some(principal) => {
+                out.put(&[1]);
+                put_field(out, principal.as_bytes());
+            }
+        }
+        put_field(out, self.method.as_bytes());
+        put_field(out, self.name.as_bytes());
+        put_field(out, &self.arguments_digest);
+        put_field(out, self.audience.as_bytes());
     }
 }
 
-fn push_field(out: &mut Vec<u8>, bytes: &[u8]) {
+/// Where associated data is written: a stack buffer or a `Vec`.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// A stack buffer filled from the front. It never panics: what would not fit is dropped and
+/// `overflowed` set, and the caller then encodes on the heap instead.
+struct Cursor<'b> {
+    buf: &'b mut [u8],
+    at: usize,
+    overflowed: bool,
+}
+
+impl Sink for Cursor<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        let end = self.at.saturating_add(bytes.len());
+        match self.buf.get_mut(self.at..end) {
+            Some(dst) => {
+                dst.copy_from_slice(bytes);
+                self.at = end;
+            }
+            None => self.overflowed = true,
+        }
+    }
+}
+
+fn put_field(out: &mut impl Sink, bytes: &[u8]) {
     // usize -> u64 is lossless on every supported target.
-    out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
-    out.extend_from_slice(bytes);
+    out.put(&(bytes.len() as u64).to_be_bytes());
+    out.put(bytes);
 }
 
 /// SHA-256 of the canonical JSON encoding of a request's arguments.

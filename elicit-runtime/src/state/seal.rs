@@ -1,6 +1,8 @@
 //! Sealing and opening `requestState` tokens.
 
 use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -9,6 +11,9 @@ use chacha20poly1305::aead::generic_array::GenericArray;
 use chacha20poly1305::aead::generic_array::typenum::Unsigned as _;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use chacha20poly1305::aead::{AeadInPlace, OsRng};
+use rand::Rng as _;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::binding::Binding;
 use super::keys::{Ciphers, KeyRing};
@@ -83,6 +88,12 @@ pub enum StateErrorKind {
     /// Sealing only: the payload would make the token exceed the cap. This
     /// is a server-side bug or limit, never caused by a client's token.
     PayloadTooLarge,
+    /// Sealing only ([`StateSealer::seal_json`]): the value could not be written as JSON (a
+    /// `Serialize` implementation failed). A server-side bug, never caused by a client's token.
+    Unserializable,
+    /// Opening only ([`StateSealer::open_json`]): the token authenticated, but its payload is not
+    /// the JSON of the type asked for (a state sealed by another use of the same keys).
+    UnreadablePayload,
 }
 
 /// Failure to seal or open a `requestState`.
@@ -113,6 +124,7 @@ impl fmt::Display for StateError {
             StateErrorKind::PayloadTooLarge => {
                 f.write_str("requestState payload too large to seal within the token length cap")
             }
+            StateErrorKind::Unserializable => f.write_str("requestState payload could not be written as JSON"),
             _ => f.write_str(INVALID_STATE_MESSAGE),
         }
     }
@@ -121,18 +133,48 @@ impl fmt::Display for StateError {
 impl std::error::Error for StateError {}
 
 /// Seals and opens `requestState` tokens with a [`KeyRing`].
+///
+/// Sealing allocates the token's bytes once and its text once; opening decodes the text into one
+/// buffer and decrypts it there. The nonces of version 2 come from the thread's CSPRNG (`rand`'s
+/// `ThreadRng`: ChaCha12, seeded from the OS and reseeded from it every 64 KiB of output), not
+/// from a system call per seal: 96 random bits a state, and AES-256-GCM-SIV, which makes even a
+/// repeated nonce (a process forked or a VM restored with the generator's state copied) reveal
+/// only whether two states were equal. Version 1's XChaCha20-Poly1305 has no such margin, so its
+/// nonces still come straight from the OS.
 #[derive(Debug, Clone)]
 pub struct StateSealer {
     ring: KeyRing,
     ttl: Duration,
     max_token_len: usize,
     version: EnvelopeVersion,
+    plaintext_hint: PlaintextHint,
 }
+
+/// The plaintext length of the latest [`StateSealer::seal_json`], so that the next one sizes its
+/// buffer right the first time: a flow's states grow slowly from round to round. Only a
+/// capacity: a wrong guess costs a reallocation, never a wrong token.
+#[derive(Debug, Default)]
+struct PlaintextHint(AtomicUsize);
+
+impl Clone for PlaintextHint {
+    fn clone(&self) -> Self {
+        Self(AtomicUsize::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+/// Room for a few more bytes than the latest plaintext, as a state grows by an answer a round.
+const PLAINTEXT_SLACK: usize = 64;
 
 impl StateSealer {
     /// A sealer with a 15-minute lifetime and a 64 KiB cap on token text.
     pub fn new(ring: KeyRing) -> Self {
-        Self { ring, ttl: DEFAULT_TTL, max_token_len: DEFAULT_MAX_TOKEN_LEN, version: EnvelopeVersion::default() }
+        Self {
+            ring,
+            ttl: DEFAULT_TTL,
+            max_token_len: DEFAULT_MAX_TOKEN_LEN,
+            version: EnvelopeVersion::default(),
+            plaintext_hint: PlaintextHint::default(),
+        }
     }
 
     /// Sets the envelope version that seals (version 2 unless set). Both versions open whatever
@@ -183,39 +225,101 @@ impl StateSealer {
     /// Fails only with [`StateErrorKind::PayloadTooLarge`], when the token
     /// would exceed the configured cap (and so could never be opened).
     pub fn seal(&self, binding: &Binding<'_>, payload: &[u8], now: SystemTime) -> Result<String, StateError> {
-        let too_large = || StateError::new(StateErrorKind::PayloadTooLarge);
-        let version = self.version;
-        let decoded_len = payload.len().checked_add(version.min_decoded_len()).ok_or_else(too_large)?;
-        let token_len = base64::encoded_len(decoded_len, false).ok_or_else(too_large)?;
-        if token_len > self.max_token_len {
-            return Err(too_large());
-        }
+        let prefix_len = self.version.header_len() + EXPIRY_LEN;
+        let decoded_len = payload.len().checked_add(prefix_len + TAG_LEN).ok_or(too_large())?;
+        self.check_len(decoded_len)?;
+        let mut envelope = Vec::with_capacity(decoded_len);
+        envelope.resize(prefix_len, 0);
+        envelope.extend_from_slice(payload);
+        self.seal_envelope(binding, envelope, now)
+    }
 
-        let (key_id, ciphers) = self.ring.sealing().ok_or_else(too_large)?;
+    /// Seals the JSON of `value`, written straight into the token's buffer, for the request
+    /// described by `binding`; [`StateSealer::open_json`] reads it back.
+    ///
+    /// Fails with [`StateErrorKind::PayloadTooLarge`] when the token would exceed the configured
+    /// cap, and with [`StateErrorKind::Unserializable`] when `value`'s `Serialize` fails.
+    ///
+    /// ```
+    /// use std::time::SystemTime;
+    /// use elicit_runtime::state::{Binding, KeyRing, StateSealer, digest_arguments};
+    ///
+    /// let sealer = StateSealer::new(KeyRing::generate());
+    /// let binding = Binding {
+    ///     principal: None,
+    ///     method: "tools/call",
+    ///     name: "book_trip",
+    ///     arguments_digest: digest_arguments(None),
+    ///     audience: "https://travel.example",
+    /// };
+    /// let now = SystemTime::now();
+    /// let token = sealer.seal_json(&binding, &vec!["CDG", "SFO"], now)?;
+    /// let opened: Vec<String> = sealer.open_json(&binding, &token, now)?;
+    /// assert_eq!(opened, ["CDG", "SFO"]);
+    /// # Ok::<(), elicit_runtime::state::StateError>(())
+    /// ```
+    pub fn seal_json<T: Serialize + ?Sized>(
+        &self,
+        binding: &Binding<'_>,
+        value: &T,
+        now: SystemTime,
+    ) -> Result<String, StateError> {
+        let prefix_len = self.version.header_len() + EXPIRY_LEN;
+        let hint = self.plaintext_hint.0.load(Ordering::Relaxed);
+        let capacity = (prefix_len + TAG_LEN + PLAINTEXT_SLACK).saturating_add(hint).min(self.max_token_len);
+        let mut envelope = Vec::with_capacity(capacity);
+        envelope.resize(prefix_len, 0);
+        serde_json::to_writer(&mut envelope, value).map_err(|_| StateError::new(StateErrorKind::Unserializable))?;
+        self.plaintext_hint.0.store(envelope.len() - prefix_len, Ordering::Relaxed);
+        self.check_len(envelope.len() + TAG_LEN)?;
+        self.seal_envelope(binding, envelope, now)
+    }
+
+    /// Refuses a token of `decoded_len` bytes whose text would pass the cap.
+    fn check_len(&self, decoded_len: usize) -> Result<(), StateError> {
+        match base64::encoded_len(decoded_len, false) {
+            Some(token_len) if token_len <= self.max_token_len => Ok(()),
+            _ => Err(too_large()),
+        }
+    }
+
+    /// Seals `envelope`, a buffer of room for the header and the expiry followed by the payload:
+    /// fills them in, encrypts in place, appends the tag, and encodes the token text once.
+    fn seal_envelope(
+        &self,
+        binding: &Binding<'_>,
+        mut envelope: Vec<u8>,
+        now: SystemTime,
+    ) -> Result<String, StateError> {
+        let version = self.version;
+        let (key_id, ciphers) = self.ring.sealing().ok_or(too_large())?;
         let expiry = unix_secs(now).saturating_add(self.ttl.as_secs());
         let header_len = version.header_len();
+        let Some((head, body)) = envelope.split_at_mut_checked(header_len) else { return Err(too_large()) };
+        let Some((version_and_key, nonce)) = head.split_at_mut_checked(1 + KEY_ID_LEN) else { return Err(too_large()) };
+        for (dst, src) in version_and_key.iter_mut().zip(std::iter::once(version.byte()).chain(key_id.iter().copied()))
+        {
+            *dst = src;
+        }
+        match version {
+            // See the type's documentation for why version 2 may take the thread's CSPRNG.
+            EnvelopeVersion::V2 => rand::rng().fill_bytes(nonce),
+            EnvelopeVersion::V1 => OsRng.fill_bytes(nonce),
+        }
+        let Some(expiry_bytes) = body.get_mut(..EXPIRY_LEN) else { return Err(too_large()) };
+        expiry_bytes.copy_from_slice(&expiry.to_be_bytes());
 
-        // One buffer, encrypted in place: header, then expiry || payload, then the tag.
-        let mut envelope = Vec::with_capacity(decoded_len);
-        envelope.push(version.byte());
-        envelope.extend_from_slice(key_id);
-        // Random nonces from the OS: 192 bits for version 1; 96 bits for version 2, where
-        // GCM-SIV makes a collision reveal no more than the equality of two states.
-        envelope.resize(header_len, 0);
-        OsRng.fill_bytes(envelope.get_mut(1 + KEY_ID_LEN..).unwrap_or_default());
-        envelope.extend_from_slice(&expiry.to_be_bytes());
-        envelope.extend_from_slice(payload);
-
-        let aad = binding.encode_aad(version.byte(), key_id);
         // The AEADs only refuse plaintexts beyond ~64 GiB, far above any cap.
-        let sealed = match version {
-            EnvelopeVersion::V1 => encrypt(&ciphers.v1, &aad, &mut envelope, header_len),
-            EnvelopeVersion::V2 => encrypt(&ciphers.v2, &aad, &mut envelope, header_len),
-        };
+        let sealed = binding.with_aad(version.byte(), key_id, |aad| match version {
+            EnvelopeVersion::V1 => encrypt(&ciphers.v1, aad, &mut envelope, header_len),
+            EnvelopeVersion::V2 => encrypt(&ciphers.v2, aad, &mut envelope, header_len),
+        });
         if !sealed {
             return Err(too_large());
         }
-        Ok(URL_SAFE_NO_PAD.encode(envelope))
+        let mut token = String::with_capacity(base64::encoded_len(envelope.len(), false).unwrap_or_default());
+        URL_SAFE_NO_PAD.encode_string(&envelope, &mut token);
+        Ok(token)
     }
 
     /// Opens a token previously produced by [`StateSealer::seal`] for the same
@@ -224,6 +328,38 @@ impl StateSealer {
     /// Never panics, whatever the token; every failure displays as
     /// [`INVALID_STATE_MESSAGE`].
     pub fn open(&self, binding: &Binding<'_>, token: &str, now: SystemTime) -> Result<Vec<u8>, StateError> {
+        let (mut envelope, payload) = self.open_in_place(binding, token, now)?;
+        // The payload, moved to the front of the buffer the token was decoded into.
+        envelope.truncate(payload.end);
+        envelope.drain(..payload.start);
+        Ok(envelope)
+    }
+
+    /// Opens a token produced by [`StateSealer::seal_json`] for the same binding and reads its
+    /// JSON as a `T`, straight from the buffer the token was decrypted in.
+    ///
+    /// Fails like [`StateSealer::open`], and with [`StateErrorKind::UnreadablePayload`] when the
+    /// payload is not the JSON of a `T`. Never panics, whatever the token; every failure displays
+    /// as [`INVALID_STATE_MESSAGE`].
+    pub fn open_json<T: DeserializeOwned>(
+        &self,
+        binding: &Binding<'_>,
+        token: &str,
+        now: SystemTime,
+    ) -> Result<T, StateError> {
+        let (envelope, payload) = self.open_in_place(binding, token, now)?;
+        let unreadable = StateError::new(StateErrorKind::UnreadablePayload);
+        serde_json::from_slice(envelope.get(payload).ok_or(unreadable)?).map_err(|_| unreadable)
+    }
+
+    /// Decodes, authenticates and decrypts `token` in one buffer: the buffer and where in it the
+    /// payload lies.
+    fn open_in_place(
+        &self,
+        binding: &Binding<'_>,
+        token: &str,
+        now: SystemTime,
+    ) -> Result<(Vec<u8>, Range<usize>), StateError> {
         use StateErrorKind as K;
         let fail = StateError::new;
 
@@ -247,12 +383,11 @@ impl StateSealer {
         let key_id = head.get(1..1 + KEY_ID_LEN).ok_or(fail(K::Malformed))?;
         let nonce = head.get(1 + KEY_ID_LEN..).ok_or(fail(K::Malformed))?;
         let ciphers: &Ciphers = self.ring.find(key_id).ok_or(fail(K::UnknownKey))?;
-        let aad = binding.encode_aad(version_byte, key_id);
         let (ciphertext, tag) = body.split_at_mut_checked(tag_at - header_len).ok_or(fail(K::Malformed))?;
-        let opened = match version {
-            EnvelopeVersion::V1 => decrypt(&ciphers.v1, nonce, &aad, ciphertext, tag),
-            EnvelopeVersion::V2 => decrypt(&ciphers.v2, nonce, &aad, ciphertext, tag),
-        };
+        let opened = binding.with_aad(version_byte, key_id, |aad| match version {
+            EnvelopeVersion::V1 => decrypt(&ciphers.v1, nonce, aad, ciphertext, tag),
+            EnvelopeVersion::V2 => decrypt(&ciphers.v2, nonce, aad, ciphertext, tag),
+        });
         if !opened {
             return Err(fail(K::Forged));
         }
@@ -262,11 +397,12 @@ impl StateSealer {
         if unix_secs(now) >= u64::from_be_bytes(expiry) {
             return Err(fail(K::Expired));
         }
-        // The payload, moved to the front of the buffer the token was decoded into.
-        envelope.truncate(tag_at);
-        envelope.drain(..header_len + EXPIRY_LEN);
-        Ok(envelope)
+        Ok((envelope, header_len + EXPIRY_LEN..tag_at))
     }
+}
+
+fn too_large() -> StateError {
+    StateError::new(StateErrorKind::PayloadTooLarge)
 }
 
 /// Encrypts what follows the header of `envelope` in place and appends the tag; the nonce is the

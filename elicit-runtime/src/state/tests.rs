@@ -600,3 +600,107 @@ fn engine_refuses_every_tampered_state_of_both_versions() {
         }
     }
 }
+
+#[test]
+fn json_round_trips_in_both_versions() {
+    let b = default_binding();
+    let value = json!({"a": {"who": {"action": "accept", "content": {"name": "Ada"}}}});
+    for s in versioned_sealers(vec![K1]) {
+        // Twice: the second seal sizes its buffer from the first.
+        for _ in 0..2 {
+            let token = s.seal_json(&b, &value, t0()).unwrap();
+            assert_eq!(s.open_json::<Value>(&b, &token, t0()).unwrap(), value);
+            // The same envelope as `seal`: either call opens the other's tokens.
+            assert_eq!(s.open(&b, &token, t0()).unwrap(), serde_json::to_vec(&value).unwrap());
+            let bytes = s.seal(&b, &serde_json::to_vec(&value).unwrap(), t0()).unwrap();
+            assert_eq!(s.open_json::<Value>(&b, &bytes, t0()).unwrap(), value);
+        }
+    }
+}
+
+#[test]
+fn json_that_is_not_the_type_asked_for_is_unreadable() {
+    let b = default_binding();
+    let s = sealer(vec![K1]);
+    let token = s.seal(&b, b"not json", t0()).unwrap();
+    let err = s.open_json::<Value>(&b, &token, t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::UnreadablePayload);
+    assert_opening_failure(err);
+    let token = s.seal_json(&b, &json!([1]), t0()).unwrap();
+    assert_eq!(s.open_json::<String>(&b, &token, t0()).unwrap_err().kind(), StateErrorKind::UnreadablePayload);
+    // Forgery is still reported as such, before any reading.
+    assert_eq!(s.open_json::<Value>(&binding([9; 32]), &token, t0()).unwrap_err().kind(), StateErrorKind::Forged);
+}
+
+#[test]
+fn json_sealing_fails_cleanly() {
+    struct Failing;
+    impl serde::Serialize for Failing {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("no"))
+        }
+    }
+    let b = default_binding();
+    let err = sealer(vec![K1]).seal_json(&b, &Failing, t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::Unserializable);
+    assert_ne!(err.to_string(), INVALID_STATE_MESSAGE);
+    let small = sealer(vec![K1]).with_max_token_len(100);
+    let err = small.seal_json(&b, &"x".repeat(100), t0()).unwrap_err();
+    assert_eq!(err.kind(), StateErrorKind::PayloadTooLarge);
+    assert!(small.open(&b, &small.seal_json(&b, &"x".repeat(10), t0()).unwrap(), t0()).is_ok());
+}
+
+#[test]
+fn a_binding_too_long_for_the_stack_is_encoded_whole() {
+    // Past the stack buffer, associated data is built on the heap, to the same layout: every byte
+    // of a long principal still binds the state.
+    let long = "p".repeat(1_000);
+    let longer = format!("{long}q");
+    let b = Binding { principal: Some(&long), ..default_binding() };
+    let aad = b.encode_aad(VERSION_2, &[0; 4]);
+    let mut expected = AAD_LABEL.to_vec();
+    expected.extend_from_slice(&[VERSION_2, 0, 0, 0, 0, 1]);
+    for field in [long.as_bytes(), b"tools/call", b"book_flight", &b.arguments_digest, b"https://mcp.example.com"] {
+        expected.extend_from_slice(&(field.len() as u64).to_be_bytes());
+        expected.extend_from_slice(field);
+    }
+    assert_eq!(aad, expected);
+    for s in versioned_sealers(vec![K1]) {
+        let token = s.seal(&b, b"state", t0()).unwrap();
+        assert_eq!(s.open(&b, &token, t0()).unwrap(), b"state");
+        let other = Binding { principal: Some(&longer), ..b };
+        assert_eq!(s.open(&other, &token, t0()).unwrap_err().kind(), StateErrorKind::Forged);
+    }
+}
+
+#[test]
+fn the_associated_data_layout_is_pinned() {
+    // Spelled out byte by byte, independently of the encoder: states sealed by earlier releases
+    // authenticate only if this never changes.
+    let b = Binding { principal: None, method: "m", name: "n", arguments_digest: [7; 32], audience: "a" };
+    let mut expected = b"elicit-runtime/requestState/aad/v1\0".to_vec();
+    expected.extend_from_slice(&[2, 9, 9, 9, 9, 0]);
+    expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1, b'm', 0, 0, 0, 0, 0, 0, 0, 1, b'n']);
+    expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 32]);
+    expected.extend_from_slice(&[7; 32]);
+    expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1, b'a']);
+    assert_eq!(b.encode_aad(VERSION_2, &[9; 4]), expected);
+}
+
+#[test]
+fn tokens_sealed_by_the_previous_sealer_still_open() {
+    // Sealed with K1, `default_binding()` and `t0()` by the sealer before it wrote into one
+    // buffer and drew version 2's nonces from the thread's CSPRNG: the format did not change.
+    const V1: &str = "Actf4KfODcyjA4zRJiOJOhiuFPo5QrmhXmpeqSdAM47n7h5lWq2CVsQJ7IAzXakbMEI3nxS57GWJvmY2h8lxirYyzbyIfsr3TZg7GV8SLQkkBCdZLbD6mU93LXTx4ld9H8Q5RANR05H1EhdjcqKoEZqWYsNjBFCfScfWCR69SZBoLtYsH4jDeKuCKAp6";
+    const V2: &str = "Astf4KfahxhwKNxi11fX8Z7QLllqpcYpYHxRXxDH6JoEMTvCZ96ZZReGBvYKFmg1MR_BIzj20SQB7wBw4UmGZI3fjyTxpWEveYjzC6jbC4dXryKlVv1vEvZIK-HHcp8lEC7iKTgyvVp2t6freQx_QOwgf2HhHveuo9rEUm7fzq3G";
+    let payload = br#"{"v":1,"f":"F","p":["confirm"],"a":{"who":{"action":"accept","content":{"name":"Ada"}}}}"#;
+    let b = default_binding();
+    for s in versioned_sealers(vec![K1]) {
+        for token in [V1, V2] {
+            assert_eq!(s.open(&b, token, t0()).unwrap(), payload);
+            let opened: Value = s.open_json(&b, token, t0()).unwrap();
+            assert_eq!(opened["a"]["who"]["content"]["name"], "Ada");
+            assert_eq!(s.open(&binding([0; 32]), token, t0()).unwrap_err().kind(), StateErrorKind::Forged);
+        }
+    }
+}
