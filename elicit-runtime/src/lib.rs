@@ -134,7 +134,7 @@ pub trait Elicit: Sized {
     fn to_content(&self) -> Map<String, Value>;
 }
 
-/// Not public API: the paths derived code uses.
+/// Not public API: the paths derived code (and the benchmarks) use.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::field::rules::{Bound, DefaultValue, FieldRules};
@@ -144,6 +144,11 @@ pub mod __private {
     pub use crate::{ContentErrors, Elicit};
     pub use serde_json::{Map, Value};
     pub use std::sync::OnceLock;
+
+    /// The payload the engine seals in `requestState`: for the benchmarks, which seal and open
+    /// exactly what the engine does.
+    #[cfg(feature = "server")]
+    pub use crate::server::payload::Payload as FlowPayload;
 
     use std::borrow::Cow;
     use std::fmt::Display;

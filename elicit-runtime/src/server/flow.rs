@@ -291,7 +291,7 @@ impl Flow {
         let inner = self.lock();
         FinishReport {
             flow: inner.state.flow.clone(),
-            answers: Value::Object(inner.state.answers.clone()),
+            answers: Value::Object(inner.state.answers.to_map().into_owned()),
             seen: inner.seen.clone(),
         }
     }
@@ -317,7 +317,7 @@ impl Flow {
     }
 
     pub(super) fn find(&self, key: &str) -> Found {
-        let inner = self.lock();
+        let mut inner = self.lock();
         if let Some(answer) = inner.state.answers.get(key) {
             Found::Carried(answer.clone())
         } else if let Some(answer) = inner.responses.get(key) {

@@ -51,7 +51,7 @@ mod flow;
 mod live;
 mod once;
 mod page_login;
-mod payload;
+pub(crate) mod payload;
 mod round;
 mod store;
 pub(crate) mod task;

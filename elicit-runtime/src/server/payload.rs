@@ -3,11 +3,20 @@
 //! Its JSON is a format: states sealed by one version of the library are opened by the next one
 //! during a rolling deploy. It carries a version (`v`); a payload of another version is refused
 //! like any bad state, and the golden test below pins the JSON of this one.
+//!
+//! Opening a state reads its answers as one piece of raw JSON, parsed only when a round reads or
+//! changes one ([`Answers`]): a round that asks nothing of them, and every state sealed without
+//! touching them, costs no parsing and one allocation for them all.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::state::{Binding, StateError, StateSealer};
 
 /// The version this library writes and reads.
 pub(super) const PAYLOAD_VERSION: u32 = 1;
@@ -25,9 +34,10 @@ pub(super) struct UrlStep {
     pub(super) message: String,
 }
 
-/// What a flow carries between rounds.
+/// What a flow carries between rounds. Not public API: public only so that the benchmarks seal and
+/// open exactly what the engine does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct Payload {
+pub struct Payload {
     #[serde(rename = "v", default = "current")]
     pub(super) version: u32,
     /// The flow's id: 128 random bits minted on its first round, naming its ledger records.
@@ -38,8 +48,8 @@ pub(super) struct Payload {
     #[serde(default, rename = "p", skip_serializing_if = "BTreeSet::is_empty")]
     pub(super) pending: BTreeSet<String>,
     /// Answers already consumed by the handler, by input request key.
-    #[serde(default, rename = "a", skip_serializing_if = "Map::is_empty")]
-    pub(super) answers: Map<String, Value>,
+    #[serde(default, rename = "a", skip_serializing_if = "Answers::is_empty")]
+    pub(super) answers: Answers,
     /// Values computed by `once`, by key (a cache of what the ledger recorded).
     #[serde(default, rename = "o", skip_serializing_if = "Map::is_empty")]
     pub(super) once: Map<String, Value>,
@@ -57,7 +67,7 @@ impl Default for Payload {
             version: PAYLOAD_VERSION,
             flow: String::new(),
             pending: BTreeSet::new(),
-            answers: Map::new(),
+            answers: Answers::default(),
             once: Map::new(),
             urls: BTreeMap::new(),
             invalid: BTreeMap::new(),
@@ -66,14 +76,115 @@ impl Default for Payload {
 }
 
 impl Payload {
+    /// Opens the payload sealed in `token` for `binding`: `None` when the token does not open or
+    /// holds no payload this version reads.
+    pub fn open(sealer: &StateSealer, binding: &Binding<'_>, token: &str, now: SystemTime) -> Option<Payload> {
+        sealer.open_json::<Payload>(binding, token, now).ok().filter(|p| p.version == PAYLOAD_VERSION)
+    }
+
+    /// Seals the payload for `binding`, its JSON written straight into the token's buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`StateSealer::seal_json`].
+    pub fn seal(&self, sealer: &StateSealer, binding: &Binding<'_>, now: SystemTime) -> Result<String, StateError> {
+        sealer.seal_json(binding, self, now)
+    }
+
     /// The payload in `bytes`, or `None` when it is not one this version reads.
-    pub(super) fn decode(bytes: &[u8]) -> Option<Payload> {
+    #[cfg(test)]
+    fn decode(bytes: &[u8]) -> Option<Payload> {
         serde_json::from_slice::<Payload>(bytes).ok().filter(|p| p.version == PAYLOAD_VERSION)
     }
 
     /// The payload's JSON.
-    pub(super) fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
+    #[cfg(test)]
+    fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(self)
+    }
+}
+
+/// Answers already consumed by the handler, by input request key: the JSON object they were sealed
+/// as, kept raw until a round reads or changes one, then parsed once.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Answers {
+    /// As opened, when nothing has read it yet: a JSON object (checked when opened); `parsed` is
+    /// then empty.
+    raw: Option<Box<RawValue>>,
+    parsed: Map<String, Value>,
+}
+
+impl Answers {
+    fn map(&mut self) -> &mut Map<String, Value> {
+        if let Some(raw) = self.raw.take() {
+            self.parsed = parse(&raw);
+        }
+        &mut self.parsed
+    }
+
+    /// The answers, parsed.
+    pub(super) fn to_map(&self) -> Cow<'_, Map<String, Value>> {
+        match &self.raw {
+            Some(raw) => Cow::Owned(parse(raw)),
+            None => Cow::Borrowed(&self.parsed),
+        }
+    }
+
+    pub(super) fn get(&mut self, key: &str) -> Option<&Value> {
+        self.map().get(key)
+    }
+
+    pub(super) fn insert(&mut self, key: String, answer: Value) {
+        self.map().insert(key, answer);
+    }
+
+    pub(super) fn remove(&mut self, key: &str) {
+        self.map().remove(key);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.raw.is_none() && self.parsed.is_empty()
+    }
+}
+
+/// A raw object of answers, parsed. It was read as valid JSON opening with `{`, so this fails only
+/// past serde_json's nesting limit, which no answer the engine kept reaches (each was parsed
+/// within it, inside the request); an authenticated state has no other source, and would then
+/// carry no answers: its asks are asked again.
+fn parse(raw: &RawValue) -> Map<String, Value> {
+    serde_json::from_str(raw.get()).unwrap_or_default()
+}
+
+impl From<Map<String, Value>> for Answers {
+    fn from(parsed: Map<String, Value>) -> Self {
+        Answers { raw: None, parsed }
+    }
+}
+
+impl PartialEq for Answers {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_map() == other.to_map()
+    }
+}
+
+impl Serialize for Answers {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Raw answers are written back byte for byte: the JSON this library wrote when it sealed them.
+        match &self.raw {
+            Some(raw) => raw.serialize(serializer),
+            None => self.parsed.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Answers {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        // Valid JSON that opens with `{` is an object, as the parsed map would require.
+        if !raw.get().starts_with('{') {
+            return Err(serde::de::Error::custom("answers must be a JSON object"));
+        }
+        Ok(Answers { raw: Some(raw), parsed: Map::new() })
     }
 }
 
@@ -99,6 +210,46 @@ mod tests {
         assert_eq!(String::from_utf8(sample().encode().unwrap()).unwrap(), golden);
         assert_eq!(Payload::decode(golden.as_bytes()).unwrap(), sample());
         assert_eq!(String::from_utf8(Payload::default().encode().unwrap()).unwrap(), r#"{"v":1}"#);
+    }
+
+    #[test]
+    fn opened_answers_are_written_back_as_they_were_until_changed() {
+        let sealed =
+            r#"{"v":1,"f":"F","a":{"who":{"action":"accept","content":{"name":"Ada"}},"when":{"action":"decline"}}}"#;
+        let mut opened = Payload::decode(sealed.as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(opened.encode().unwrap()).unwrap(), sealed);
+        assert_eq!(opened.answers.get("when"), Some(&json!({"action": "decline"})));
+        assert_eq!(String::from_utf8(opened.encode().unwrap()).unwrap(), sealed);
+        opened.answers.remove("when");
+        opened.answers.insert("seat".into(), json!({"action": "cancel"}));
+        let changed =
+            r#"{"v":1,"f":"F","a":{"who":{"action":"accept","content":{"name":"Ada"}},"seat":{"action":"cancel"}}}"#;
+        assert_eq!(String::from_utf8(opened.encode().unwrap()).unwrap(), changed);
+    }
+
+    #[test]
+    fn answers_that_are_not_an_object_are_refused() {
+        for answers in ["[]", "1", "\"x\"", "null"] {
+            assert!(Payload::decode(format!(r#"{{"v":1,"a":{answers}}}"#).as_bytes()).is_none(), "{answers}");
+        }
+        assert!(Payload::decode(br#"{"v":1,"a":{"who":{}}}"#).is_some());
+    }
+
+    #[test]
+    fn a_payload_is_sealed_and_opened_whole() {
+        let sealer = StateSealer::new(crate::state::KeyRing::generate());
+        let binding = Binding {
+            principal: None,
+            method: "tools/call",
+            name: "t",
+            arguments_digest: crate::state::digest_arguments(None),
+            audience: "a",
+        };
+        let now = SystemTime::now();
+        let token = sample().seal(&sealer, &binding, now).unwrap();
+        assert_eq!(Payload::open(&sealer, &binding, &token, now).unwrap(), sample());
+        let other = sealer.seal_json(&binding, &json!({"v": 2}), now).unwrap();
+        assert!(Payload::open(&sealer, &binding, &other, now).is_none());
     }
 
     #[test]

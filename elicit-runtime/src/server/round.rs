@@ -15,7 +15,7 @@ use super::flow::{Flow, FlowError, Suspension};
 use super::payload::Payload;
 use super::store::{Finish, LedgerSnapshot, Slot};
 use super::{Engine, EngineError, Outcome, Request};
-use crate::state::{Binding, digest_arguments};
+use crate::state::{Binding, StateErrorKind, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};
 
 /// A request opened: its state and the answers this round may use.
@@ -114,9 +114,7 @@ impl Engine {
         let mut payload = match request.request_state {
             None => Payload::default(),
             Some(token) => {
-                let bytes =
-                    self.sealer.open(binding, token, self.clock.now()).map_err(|_| EngineError::invalid_state())?;
-                Payload::decode(&bytes).ok_or_else(EngineError::invalid_state)?
+                Payload::open(&self.sealer, binding, token, self.clock.now()).ok_or_else(EngineError::invalid_state)?
             }
         };
         let mut responses = wire::parse_input_responses(request.input_responses)
@@ -165,8 +163,8 @@ impl Engine {
             )));
         }
         opened.payload.answers = match answers {
-            Value::Object(answers) => answers,
-            _ => Map::new(),
+            Value::Object(answers) => answers.into(),
+            _ => Map::new().into(),
         };
         opened.responses.clear();
         Ok(())
@@ -200,20 +198,20 @@ impl Engine {
         ledger: &LedgerRead,
     ) -> Result<InputRequiredResult, EngineError> {
         let Suspension { requests, payload } = flow.suspension();
-        let bytes = payload.encode().map_err(|e| EngineError {
-            code: codes::INTERNAL_ERROR,
-            message: format!("could not encode the flow state: {e}"),
-            data: None,
-        })?;
-        // Sealing fails only when the token would pass the cap. The state carries the client's
-        // answers (a long free-text answer, or keys the form never asked for), so a client can
-        // make it too large: that is its invalid input, not a server failure.
+        // Past the cap, the state carries the client's answers (a long free-text answer, or keys
+        // the form never asked for), so a client can make it too large: that is its invalid input,
+        // not a server failure.
         let now = self.clock.now();
-        let token = self.sealer.seal(binding, &bytes, now).map_err(|_| {
-            EngineError::invalid_params(format!(
+        let token = payload.seal(&self.sealer, binding, now).map_err(|e| match e.kind() {
+            StateErrorKind::PayloadTooLarge => EngineError::invalid_params(format!(
                 "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
                 self.sealer.max_token_len()
-            ))
+            )),
+            _ => EngineError {
+                code: codes::INTERNAL_ERROR,
+                message: format!("could not seal the flow state: {e}"),
+                data: None,
+            },
         })?;
         // A first round's flow id is known to no one else yet: it has a record only if this round
         // wrote one, which already lives as long. A resumed round that opened a lasting record
