@@ -1,6 +1,7 @@
-//! `requestState` holding three answers: our sealer (XChaCha20-Poly1305, encrypted and bound)
-//! against rmcp's `RequestStateCodec` (HMAC-SHA256, signed only), both bound to the request and
-//! with a lifetime, both round-tripping the state's JSON.
+//! `requestState` holding three answers: our sealer (AES-256-GCM-SIV, envelope version 2, encrypted
+//! and bound) against rmcp's `RequestStateCodec` (HMAC-SHA256, signed only), both bound to the
+//! request and with a lifetime. Both seal the engine's flow payload and open it back into that
+//! type (its answers kept as raw JSON until read): ours through the engine's own calls.
 
 use std::hint::black_box;
 

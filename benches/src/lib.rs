@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
+use elicit_runtime::__private::FlowPayload;
 use elicit_runtime::state::{Binding, KeyRing, StateSealer, digest_arguments};
 use elicit_runtime::{Elicit, Email, RequestedSchema};
 use rmcp::model::{ElicitationSchema, RequestStateCodec, SealOptions};
@@ -187,8 +188,8 @@ pub fn booking_content() -> Map<String, Value> {
     }
 }
 
-/// The `requestState` payload of a flow that has collected three answers, as the engine seals it:
-/// the flow state's JSON (`{"a": {key: answer}}`).
+/// The `requestState` payload of a flow that has collected three answers, as JSON: the engine's
+/// state layout (`{"a": {key: answer}}`).
 pub fn three_answers_state() -> Value {
     json!({"a": {
         "trip": {"action": "accept", "content": {"from": "CDG", "to": "SFO", "depart": "2026-07-28", "travellers": 2}},
@@ -233,13 +234,18 @@ pub fn validate_then_deserialize(validator: &jsonschema::Validator, content: Val
 
 /// The sealing comparison: our AEAD sealer and rmcp's HMAC codec, each bound to the same request
 /// (method, tool, digest of the arguments, audience) and with the same 15-minute lifetime.
+///
+/// Both sides seal the same value of the same type and open it back into that type: the engine's
+/// own flow payload, which is what the engine opens a `requestState` into (its answers stay raw
+/// JSON until a round reads one). Ours goes through the engine's own calls, so its figure is the
+/// engine's path.
 pub struct StateBench {
     sealer: StateSealer,
     codec: RequestStateCodec,
     arguments_digest: [u8; 32],
     associated_data: Vec<u8>,
-    /// The state: three answers.
-    pub payload: Value,
+    /// The state: three answers, as a round that opened it and read none holds it.
+    pub payload: FlowPayload,
 }
 
 const TTL: Duration = Duration::from_secs(15 * 60);
@@ -249,6 +255,8 @@ const TOOL: &str = "book_trip";
 impl StateBench {
     /// Fixed keys; the payload of [`three_answers_state`].
     pub fn new() -> Result<StateBench, String> {
+        let json = serde_json::to_vec(&three_answers_state()).map_err(|e| e.to_string())?;
+        let payload = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
         let ring = KeyRing::new(vec![[7; 32]]).map_err(|e| e.to_string())?;
         let codec = RequestStateCodec::try_new([7u8; 32].to_vec()).map_err(|e| e.to_string())?;
         let arguments_digest = digest_arguments(Some(&json!({})));
@@ -261,7 +269,7 @@ impl StateBench {
             codec,
             arguments_digest,
             associated_data,
-            payload: three_answers_state(),
+            payload,
         })
     }
 
@@ -275,16 +283,14 @@ impl StateBench {
         }
     }
 
-    /// Ours: the state's JSON, sealed (as the engine does it).
+    /// Ours: the state sealed, its JSON written into the token's buffer (the engine's call).
     pub fn ours_seal(&self) -> String {
-        let bytes = serde_json::to_vec(&self.payload).unwrap_or_default();
-        self.sealer.seal(&self.binding(), &bytes, SystemTime::now()).unwrap_or_default()
+        self.payload.seal(&self.sealer, &self.binding(), SystemTime::now()).unwrap_or_default()
     }
 
-    /// Ours: a token opened and its JSON parsed (as the engine does it).
-    pub fn ours_open(&self, token: &str) -> Option<Value> {
-        let bytes = self.sealer.open(&self.binding(), token, SystemTime::now()).ok()?;
-        serde_json::from_slice(&bytes).ok()
+    /// Ours: a token opened and its JSON read into the payload (the engine's call).
+    pub fn ours_open(&self, token: &str) -> Option<FlowPayload> {
+        FlowPayload::open(&self.sealer, &self.binding(), token, SystemTime::now())
     }
 
     /// rmcp: `seal_json_with`, bound by associated data, with a TTL.
@@ -293,8 +299,8 @@ impl StateBench {
         self.codec.seal_json_with(&self.payload, &options).unwrap_or_default()
     }
 
-    /// rmcp: `open_json_with` against the same associated data.
-    pub fn rmcp_open(&self, token: &str) -> Option<Value> {
+    /// rmcp: `open_json_with` against the same associated data, into the same payload type.
+    pub fn rmcp_open(&self, token: &str) -> Option<FlowPayload> {
         self.codec.open_json_with(token, &self.associated_data).ok()
     }
 
@@ -304,7 +310,7 @@ impl StateBench {
     }
 
     /// rmcp's bare `open_json`.
-    pub fn rmcp_open_bare(&self, token: &str) -> Option<Value> {
+    pub fn rmcp_open_bare(&self, token: &str) -> Option<FlowPayload> {
         self.codec.open_json(token).ok()
     }
 
