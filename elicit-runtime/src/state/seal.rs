@@ -270,8 +270,9 @@ impl StateSealer {
         let mut envelope = Vec::with_capacity(capacity);
         envelope.resize(prefix_len, 0);
         serde_json::to_writer(&mut envelope, value).map_err(|_| StateError::new(StateErrorKind::Unserializable))?;
-        self.plaintext_hint.0.store(envelope.len() - prefix_len, Ordering::Relaxed);
         self.check_len(envelope.len() + TAG_LEN)?;
+        // Only a payload that fits sizes the next buffer: one past the cap would not.
+        self.plaintext_hint.0.store(envelope.len() - prefix_len, Ordering::Relaxed);
         self.seal_envelope(binding, envelope, now)
     }
 
