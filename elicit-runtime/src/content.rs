@@ -167,6 +167,12 @@ pub fn expected(what: &str, found: &Value) -> String {
 pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<(), String> {
     // Counting stops as soon as the answer is known: a hostile multi-megabyte answer costs no more
     // than the larger bound, and nothing at all when there is none.
+    // A character takes one to four bytes, so the byte length alone often decides, and the count
+    // is skipped.
+    let bytes = text.len() as u64;
+    if max.is_none_or(|max| bytes <= max) && min.is_none_or(|min| bytes.div_ceil(4) >= min) {
+        return Ok(());
+    }
     let limit = match (min, max) {
         (None, None) => return Ok(()),
         (_, Some(max)) => max.saturating_add(1),
@@ -223,9 +229,43 @@ pub(crate) fn is_email(text: &str) -> bool {
     let Some((local, domain)) = text.rsplit_once('@') else {
         return false;
     };
-    email_address::EmailAddress::is_valid_local_part(local)
-        && email_address::EmailAddress::is_valid_domain(domain)
-        && is_mailbox_domain(domain)
+    // The usual address, a dot-atom at a host name, is checked here in one pass over each part:
+    // for those the crate's checks accept exactly what these do (`is_host_name` is the stricter
+    // of the two domain rules). A quoted local part and an address literal go to the crate.
+    let local_ok = if local.starts_with('"') {
+        email_address::EmailAddress::is_valid_local_part(local)
+    } else {
+        local.len() <= MAX_LOCAL_PART_LEN && is_dot_atom(local)
+    };
+    let domain_ok = if domain.starts_with('[') {
+        email_address::EmailAddress::is_valid_domain(domain) && is_mailbox_domain(domain)
+    } else {
+        is_host_name(domain)
+    };
+    local_ok && domain_ok
+}
+
+/// The longest local part RFC 5321 allows, in bytes.
+const MAX_LOCAL_PART_LEN: usize = 64;
+
+/// RFC 5322 `dot-atom-text` in ASCII: runs of `atext` separated by single dots, with no dot at
+/// either end.
+fn is_dot_atom(text: &str) -> bool {
+    // `true` where a dot may not come: at the start and after a dot.
+    let mut after_dot = true;
+    for &b in text.as_bytes() {
+        if b == b'.' {
+            if after_dot {
+                return false;
+            }
+            after_dot = true;
+        } else if b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~".contains(&b) {
+            after_dot = false;
+        } else {
+            return false;
+        }
+    }
+    !after_dot
 }
 
 /// 64-byte local part, `@`, 254-byte domain.
@@ -245,20 +285,87 @@ fn is_mailbox_domain(domain: &str) -> bool {
 /// RFC 5321 `Domain`: dot-separated labels of 1 to 63 letters, digits and hyphens, neither starting
 /// nor ending with a hyphen, at most 253 characters in all.
 fn is_host_name(domain: &str) -> bool {
-    domain.len() <= 253
-        && domain.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            (1..=63).contains(&bytes.len())
-                && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
-                && bytes.first() != Some(&b'-')
-                && bytes.last() != Some(&b'-')
-        })
+    if domain.len() > 253 {
+        return false;
+    }
+    // One pass: the length of the label so far and the byte before this one.
+    let (mut label, mut last) = (0, b'.');
+    for &b in domain.as_bytes() {
+        if b == b'.' {
+            if label == 0 || last == b'-' {
+                return false;
+            }
+            label = 0;
+        } else if b.is_ascii_alphanumeric() || (b == b'-' && label > 0) {
+            label += 1;
+            if label > 63 {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        last = b;
+    }
+    label > 0 && last != b'-'
 }
 
 /// An RFC 3986 URI with a scheme (JSON Schema's `uri`, which excludes relative references).
 pub(crate) fn is_uri(text: &str) -> bool {
-    fluent_uri::Uri::parse(text).is_ok()
+    is_plain_uri(text.as_bytes()) || fluent_uri::Uri::parse(text).is_ok()
 }
+
+/// A URI of the usual shape, checked in one pass: a scheme, then an optional authority that is a
+/// plain host name (no user info, port, IP literal or percent-encoding), then a path, query and
+/// fragment without percent-encoding. `true` only for a valid URI; `false` leaves the verdict to
+/// the full parser, which also takes every shape this skips.
+fn is_plain_uri(bytes: &[u8]) -> bool {
+    // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+    if !bytes.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let scheme = bytes.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')).count();
+    let Some(mut rest) = bytes[scheme..].strip_prefix(b":") else { return false };
+    if let Some(authority) = rest.strip_prefix(b"//") {
+        // A `reg-name` host, which may be empty (`file:///etc`); the path after it starts with `/`.
+        let host = authority.iter().take_while(|b| URI_HOST[usize::from(**b)]).count();
+        rest = &authority[host..];
+        if rest.first().is_some_and(|b| !matches!(b, b'/' | b'?' | b'#')) {
+            return false;
+        }
+    }
+    // Without an authority the path cannot start with `//`, which was read as one above. A path of
+    // `pchar` and `/`; a `?` starts the query, after which `?` is allowed too, and one `#` starts
+    // the fragment.
+    let mut fragment = false;
+    for &b in rest {
+        if b == b'#' {
+            if fragment {
+                return false;
+            }
+            fragment = true;
+        } else if !(URI_HOST[usize::from(b)] || matches!(b, b':' | b'@' | b'/' | b'?')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// RFC 3986 `unreserved` and `sub-delims`: the bytes of a `reg-name` host other than
+/// percent-encoding, and with `:`, `@`, `/` and `?` those of a path, query and fragment.
+const URI_HOST: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+            );
+        b += 1;
+    }
+    table
+};
 
 fn digits(bytes: &[u8]) -> Option<u32> {
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
@@ -494,5 +601,107 @@ mod tests {
         assert!(check_length(&"x".repeat(1_000_000), Some(5), None).is_ok());
         assert!(check_length("xxxx", Some(5), None).is_err());
         assert!(check_length("", None, None).is_ok());
+    }
+
+    /// The byte-length shortcut decides as counting the characters does, at the edges of both
+    /// bounds and for characters of every width.
+    #[test]
+    fn length_shortcut_agrees_with_counting() {
+        let counted = |text: &str, min: Option<u64>, max: Option<u64>| {
+            let count = text.chars().count() as u64;
+            min.is_none_or(|min| count >= min) && max.is_none_or(|max| count <= max)
+        };
+        for unit in ["a", "é", "日", "😀"] {
+            for n in 0..6 {
+                let text = unit.repeat(n);
+                for min in [None, Some(0), Some(1), Some(2), Some(3), Some(5), Some(6)] {
+                    for max in [None, Some(0), Some(1), Some(2), Some(4), Some(5), Some(8), Some(20)] {
+                        assert_eq!(
+                            check_length(&text, min, max).is_ok(),
+                            counted(&text, min, max),
+                            "{text} {min:?} {max:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// xorshift64: a fixed sequence per seed, so a failure replays.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+
+        /// Up to `max` pieces drawn from `pieces`, joined.
+        fn text(&mut self, pieces: &[&str], max: usize) -> String {
+            let len = self.below(max + 1);
+            (0..len).map(|_| pieces[self.below(pieces.len())]).collect()
+        }
+    }
+
+    /// The one-pass checks of the usual address accept exactly what the crate's part checks did
+    /// (followed by the same domain rules), on random addresses over the characters that matter.
+    #[test]
+    fn the_one_pass_email_check_agrees_with_the_crates_part_checks() {
+        let reference = |text: &str| {
+            text.len() <= MAX_EMAIL_LEN
+                && text.is_ascii()
+                && text.rsplit_once('@').is_some_and(|(local, domain)| {
+                    email_address::EmailAddress::is_valid_local_part(local)
+                        && email_address::EmailAddress::is_valid_domain(domain)
+                        && is_mailbox_domain(domain)
+                })
+        };
+        let local = ["a", "Z", "0", ".", "-", "_", "+", "!", "~", "\"", "\\", " ", "(", ",", "é", "@"];
+        let domain = ["a", "b", "9", ".", "-", "_", "[", "]", "1.2.3.4", "IPv6:", "::1", " ", "é", "aaaaaaaaaaaaaaaa"];
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..200_000 {
+            let text = format!("{}@{}", rng.text(&local, 6), rng.text(&domain, 8));
+            assert_eq!(is_email(&text), reference(&text), "{text:?}");
+        }
+        // Lengths at the limits of a label, a host name and a local part.
+        for (local, label, labels) in [(64, 63, 4), (65, 63, 1), (1, 64, 1), (1, 62, 4), (1, 63, 5)] {
+            let host = vec!["a".repeat(label); labels].join(".");
+            let text = format!("{}@{host}", "l".repeat(local));
+            assert_eq!(is_email(&text), reference(&text), "{text}");
+        }
+    }
+
+    /// The one-pass URI check says `true` only where the full parser does, and says it for the
+    /// usual shapes.
+    #[test]
+    fn the_one_pass_uri_check_is_never_wrong() {
+        let pieces = [
+            "a", "Z", "0", ":", "/", "//", "?", "#", "@", "%", "%2F", "[", "]", ".", "-", "+", "~", "!", "'", "=", " ",
+            "é", "\"", "{", "|", "\\", "^", "`",
+        ];
+        let schemes = ["", "a:", "h://", "ab+c:", "x-y.z://", "1a:", "a"];
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for _ in 0..200_000 {
+            let text = format!("{}{}", schemes[rng.below(schemes.len())], rng.text(&pieces, 10));
+            if is_plain_uri(text.as_bytes()) {
+                assert!(fluent_uri::Uri::parse(text.as_str()).is_ok(), "{text:?}");
+            }
+        }
+        for usual in [
+            "https://miles.example.com/members/ada",
+            "https://example.com/a?b=c&d=e#top",
+            "file:///etc/hosts",
+            "urn:isbn:0451450523",
+            "mailto:ada@example.com",
+            "a:",
+            "h://",
+        ] {
+            assert!(is_plain_uri(usual.as_bytes()), "{usual}");
+        }
+        for other in ["https://ada@example.com/", "http://example.com:8080/", "http://[::1]/", "http://e.com/%20"] {
+            assert!(!is_plain_uri(other.as_bytes()) && is_uri(other), "{other}");
+        }
     }
 }

@@ -56,6 +56,15 @@ impl Bound {
 
 /// Exact order of a finite `f64` and an `i128`.
 pub(crate) fn cmp_f64_i128(f: f64, i: i128) -> Ordering {
+    // An integer within ±2^53 is an `f64` exactly, and comparing two `f64`s is exact: the usual
+    // bound needs no 128-bit conversion (nor the software routine that converts an `i128`).
+    const EXACT: u128 = 1 << 53;
+    if i.unsigned_abs() <= EXACT
+        && let Ok(i) = i64::try_from(i)
+        && let Some(order) = f.partial_cmp(&(i as f64))
+    {
+        return order;
+    }
     // 2^127 is exactly representable; every f64 in [-2^127, 2^127) truncates to an i128 exactly.
     const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
     if f >= LIMIT {

@@ -161,3 +161,42 @@ fn dates_parse_as_chrono_parses_them() {
     assert!(NaiveDate::parse(&json!("2026-7-28"), &FieldRules::EMPTY).is_err());
     assert!(NaiveDate::parse(&json!("+2026-07-28"), &FieldRules::EMPTY).is_err());
 }
+
+/// The `f64` shortcut for small integer bounds orders every value as the exact 128-bit comparison.
+#[test]
+fn small_bounds_compare_exactly() {
+    let exact = |f: f64, i: i128| {
+        let whole = f.trunc();
+        (whole as i128).cmp(&i).then_with(|| (f - whole).partial_cmp(&0.0).unwrap_or(Ordering::Equal))
+    };
+    let edge = 1i128 << 53;
+    let bounds = [0, 1, -1, 9, 100_000, edge - 1, edge, edge + 1, -edge, -edge - 1, i128::from(i64::MAX)];
+    let values = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        8.999_999,
+        9.0,
+        9.000_001,
+        100_000.0,
+        100_000.5,
+        (edge - 1) as f64,
+        edge as f64,
+        (edge as f64).next_up(),
+        (edge as f64).next_down(),
+        -(edge as f64),
+        (-(edge as f64)).next_down(),
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for bound in bounds {
+        for value in values {
+            let expected = if value.is_infinite() { value.partial_cmp(&0.0).unwrap() } else { exact(value, bound) };
+            assert_eq!(cmp_f64_i128(value, bound), expected, "{value} {bound}");
+        }
+    }
+}
