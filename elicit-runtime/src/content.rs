@@ -200,16 +200,18 @@ pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
         StringFormat::Date => is_date(text),
         StringFormat::DateTime => is_date_time(text),
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(match format {
-            StringFormat::Email => "must be an e-mail address".to_owned(),
-            StringFormat::Uri => "must be an absolute URI".to_owned(),
-            StringFormat::Date => "must be a date (YYYY-MM-DD)".to_owned(),
-            StringFormat::DateTime => "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)".to_owned(),
-        })
+    if ok { Ok(()) } else { Err(format_error(format)) }
+}
+
+/// Why a string is refused by [`check_format`].
+pub(crate) fn format_error(format: StringFormat) -> String {
+    match format {
+        StringFormat::Email => "must be an e-mail address",
+        StringFormat::Uri => "must be an absolute URI",
+        StringFormat::Date => "must be a date (YYYY-MM-DD)",
+        StringFormat::DateTime => "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)",
     }
+    .to_owned()
 }
 
 /// An RFC 5321 `Mailbox` (`local-part@domain`), as JSON Schema's `email` format means it.
@@ -385,69 +387,90 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 
 /// An RFC 3339 `full-date`: `YYYY-MM-DD` naming a real day.
 pub(crate) fn is_date(text: &str) -> bool {
-    let b = text.as_bytes();
+    date_parts(text.as_bytes()).is_some()
+}
+
+/// Year, month and day of a `full-date` naming a real day.
+fn date_parts(b: &[u8]) -> Option<(u32, u32, u32)> {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
+        return None;
     }
-    match (digits(&b[0..4]), digits(&b[5..7]), digits(&b[8..10])) {
-        (Some(year), Some(month), Some(day)) => {
-            (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)
-        }
-        _ => false,
-    }
+    let (year, month, day) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
+    ((1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)).then_some((year, month, day))
+}
+
+/// The fields of an RFC 3339 `date-time`, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DateTimeParts {
+    pub(crate) year: u32,
+    pub(crate) month: u32,
+    pub(crate) day: u32,
+    pub(crate) hour: u32,
+    pub(crate) minute: u32,
+    /// 0 to 60 (a leap second).
+    pub(crate) second: u32,
+    /// The first nine digits of the fraction, as nanoseconds; further digits are dropped.
+    pub(crate) nanosecond: u32,
+    /// East of UTC.
+    pub(crate) offset_minutes: i32,
 }
 
 /// An RFC 3339 `date-time`: a full date, `T`, a time with optional fraction, and an offset.
 ///
 /// A leap second (`:60`) is accepted only where RFC 3339 allows it: at 23:59:60 UTC.
 pub(crate) fn is_date_time(text: &str) -> bool {
+    date_time_parts(text).is_some()
+}
+
+/// The fields of `text` when it is an RFC 3339 `date-time` ([`is_date_time`]), read in the same
+/// pass that checks it.
+pub(crate) fn date_time_parts(text: &str) -> Option<DateTimeParts> {
     let b = text.as_bytes();
     if b.len() < 20 || !matches!(b[10], b'T' | b't') {
-        return false;
+        return None;
     }
-    let Ok(date) = std::str::from_utf8(&b[..10]) else { return false };
-    if !is_date(date) {
-        return false;
-    }
+    let (year, month, day) = date_parts(&b[..10])?;
     let time = &b[11..];
     if time.len() < 9 || time[2] != b':' || time[5] != b':' {
-        return false;
+        return None;
     }
-    let (Some(hour), Some(minute), Some(second)) = (digits(&time[0..2]), digits(&time[3..5]), digits(&time[6..8]))
-    else {
-        return false;
-    };
+    let (hour, minute, second) = (digits(&time[0..2])?, digits(&time[3..5])?, digits(&time[6..8])?);
     if hour > 23 || minute > 59 || second > 60 {
-        return false;
+        return None;
     }
     let mut rest = &time[8..];
+    let mut nanosecond = 0;
     if let Some(fraction) = rest.strip_prefix(b".") {
         let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
         if n == 0 {
-            return false;
+            return None;
         }
+        let nine = &fraction[..n.min(9)];
+        let scale = 10u32.pow(9 - nine.len() as u32);
+        nanosecond = nine.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')) * scale;
         rest = &fraction[n..];
     }
-    let offset_minutes: i64 = match rest {
+    let offset_minutes: i32 = match rest {
         [b'Z' | b'z'] => 0,
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
-            let (Some(oh), Some(om)) = (digits(&[*h1, *h2]), digits(&[*m1, *m2])) else {
-                return false;
-            };
+            let (oh, om) = (digits(&[*h1, *h2])?, digits(&[*m1, *m2])?);
             if oh > 23 || om > 59 {
-                return false;
+                return None;
             }
-            let minutes = i64::from(oh * 60 + om);
+            // At most 23 * 60 + 59.
+            let minutes = i32::try_from(oh * 60 + om).ok()?;
             if *sign == b'+' { minutes } else { -minutes }
         }
-        _ => return false,
+        _ => return None,
     };
     if second == 60 {
         // The leap second is the last second of a UTC day.
-        let utc = (i64::from(hour * 60 + minute) - offset_minutes).rem_euclid(24 * 60);
-        return utc == 23 * 60 + 59;
+        let utc = (i64::from(hour * 60 + minute) - i64::from(offset_minutes)).rem_euclid(24 * 60);
+        if utc != 23 * 60 + 59 {
+            return None;
+        }
     }
-    true
+    Some(DateTimeParts { year, month, day, hour, minute, second, nanosecond, offset_minutes })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::*;
 #[cfg(feature = "chrono")]
 mod chrono_fields {
     use super::*;
-    use chrono::{DateTime, FixedOffset, NaiveDate, SecondsFormat, Utc};
+    use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, SecondsFormat, Utc};
 
     /// RFC 3339 has four-digit years: a date outside 0000..=9999 writes content that does not
     /// parse back.
@@ -48,8 +48,27 @@ mod chrono_fields {
     }
 
     fn parse_date_time(value: &Value, rules: &FieldRules) -> Result<DateTime<FixedOffset>, InvalidValue> {
-        let text = parse_str(value, rules, Some(StringFormat::DateTime))?;
-        DateTime::parse_from_rfc3339(text).map_err(|e| InvalidValue::new(format!("is not a valid date-time: {e}")))
+        // The type and length first, as `parse_str` checks them; then the format, read in the same
+        // pass that checks it, makes the value directly, as chrono's RFC 3339 parser would (leap
+        // second as nanoseconds past 1e9, fraction cut at nine digits). Chrono's parser stays as
+        // the fallback and the source of its error message.
+        let text = parse_str(value, rules, None)?;
+        let Some(parts) = crate::content::date_time_parts(text) else {
+            return Err(InvalidValue::new(crate::content::format_error(StringFormat::DateTime)));
+        };
+        match date_time_of(parts) {
+            Some(time) => Ok(time),
+            None => DateTime::parse_from_rfc3339(text)
+                .map_err(|e| InvalidValue::new(format!("is not a valid date-time: {e}"))),
+        }
+    }
+
+    fn date_time_of(parts: crate::content::DateTimeParts) -> Option<DateTime<FixedOffset>> {
+        let date = NaiveDate::from_ymd_opt(i32::try_from(parts.year).ok()?, parts.month, parts.day)?;
+        let (second, leap) = if parts.second == 60 { (59, 1_000_000_000) } else { (parts.second, 0) };
+        let time = NaiveTime::from_hms_nano_opt(parts.hour, parts.minute, second, parts.nanosecond + leap)?;
+        let offset = FixedOffset::east_opt(parts.offset_minutes * 60)?;
+        date.and_time(time).and_local_timezone(offset).single()
     }
 
     #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]

@@ -162,6 +162,45 @@ fn dates_parse_as_chrono_parses_them() {
     assert!(NaiveDate::parse(&json!("+2026-07-28"), &FieldRules::EMPTY).is_err());
 }
 
+/// A date-time made from the parts the format check reads is the one chrono's RFC 3339 parser
+/// makes (leap seconds, fractions past nine digits, offsets at their limits), and what the check
+/// refuses fails with the format's message.
+#[cfg(feature = "chrono")]
+#[test]
+fn date_times_parse_as_chrono_parses_them() {
+    use chrono::{DateTime, FixedOffset};
+    let mut checked = 0;
+    for date in ["0000-01-01", "2016-12-31", "2024-02-29", "2023-02-29", "9999-12-31", "2026-13-01"] {
+        for time in ["00:00:00", "23:59:59", "23:59:60", "15:59:60", "00:29:60", "12:00:60", "24:00:00", "23:60:00"] {
+            for fraction in ["", ".", ".5", ".123", ".000000001", ".123456789", ".1234567891234", ".999999999999"] {
+                for offset in
+                    ["Z", "z", "+00:00", "-00:00", "+08:00", "-08:00", "+23:59", "-23:59", "+24:00", "+02:60", ""]
+                {
+                    for t in ["T", "t", " "] {
+                        let text = format!("{date}{t}{time}{fraction}{offset}");
+                        let ours = <DateTime<FixedOffset> as FieldValue>::parse(&json!(text), &FieldRules::EMPTY);
+                        // The format check decides; where it accepts, the value is chrono's.
+                        let expected = crate::content::is_date_time(&text)
+                            .then(|| DateTime::parse_from_rfc3339(&text).ok())
+                            .flatten();
+                        assert_eq!(ours.clone().ok(), expected, "{text}");
+                        match ours {
+                            Ok(_) => checked += 1,
+                            Err(error) if !crate::content::is_date_time(&text) => assert_eq!(
+                                error.reason(),
+                                "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)",
+                                "{text}"
+                            ),
+                            Err(_) => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1_000, "{checked}");
+}
+
 /// The `f64` shortcut for small integer bounds orders every value as the exact 128-bit comparison.
 #[test]
 fn small_bounds_compare_exactly() {
