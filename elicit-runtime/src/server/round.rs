@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value};
 
 use super::exec::Executor;
-use super::flow::{Flow, FlowError, Suspension};
+use super::flow::{Flow, FlowError, Shared, Suspension};
 use super::payload::Payload;
 use super::store::{Finish, LedgerSnapshot, Slot};
 use super::{Engine, EngineError, Outcome, Request};
@@ -74,15 +74,7 @@ impl Engine {
         let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
         self.read_ledger(&mut opened).await?;
-        let flow = Flow::new(
-            Capabilities::from_meta(request.meta),
-            request.arguments.cloned().unwrap_or(Value::Null),
-            opened.payload,
-            opened.responses,
-            self.shared(Executor::Replay),
-        )
-        .with_principal(request.principal)
-        .with_recorded(std::mem::take(&mut opened.ledger.recorded));
+        let flow = self.flow(request, &mut opened, self.shared(Executor::Replay));
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
         if let Some(fatal) = flow.take_fatal() {
             return Err(fatal.into());
@@ -97,7 +89,6 @@ impl Engine {
         }
     }
 
-    /// Opens the request's state and keeps the answers this round may use.
     /// What this request's `requestState` is bound to: its principal, method, name, arguments and
     /// this engine's audience.
     pub(super) fn binding<'r>(&'r self, request: &Request<'r>) -> Binding<'r> {
@@ -110,6 +101,7 @@ impl Engine {
         }
     }
 
+    /// Opens the request's state and keeps the answers this round may use.
     pub(super) fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
         let mut payload = match request.request_state {
             None => Payload::default(),
@@ -130,6 +122,21 @@ impl Engine {
             responses.retain(|key, _| pending.contains(key));
         }
         Ok(Opened { resumed: !payload.flow.is_empty(), payload, responses, ledger: LedgerRead::default() })
+    }
+
+    /// The flow of this round, on `shared` (its executor among it): the opened state and answers,
+    /// what the ledger read holds for good, and the request's capabilities, arguments and
+    /// principal.
+    pub(super) fn flow(&self, request: &Request<'_>, opened: &mut Opened, shared: Shared) -> Flow {
+        Flow::new(
+            Capabilities::from_meta(request.meta),
+            request.arguments.cloned().unwrap_or(Value::Null),
+            std::mem::take(&mut opened.payload),
+            std::mem::take(&mut opened.responses),
+            shared,
+        )
+        .with_principal(request.principal)
+        .with_recorded(std::mem::take(&mut opened.ledger.recorded))
     }
 
     /// Reads the flow's ledger as a resumed round opens, in one store call that also extends its

@@ -14,7 +14,7 @@ use crate::server::exec::Executor;
 use crate::server::flow::Flow;
 use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
 use crate::server::{Engine, EngineError, FlowError, Request};
-use crate::wire::{Capabilities, InputRequiredResult, codes};
+use crate::wire::{InputRequiredResult, codes};
 
 /// What a call to a task-capable tool produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,16 +66,7 @@ impl Engine {
         self.read_ledger(&mut opened).await?;
         let exec = TaskExec::default();
         let handle = exec.handle();
-        let flow = Flow::new(
-            Capabilities::from_meta(request.meta),
-            request.arguments.cloned().unwrap_or(Value::Null),
-            opened.payload,
-            opened.responses,
-            self.shared(Executor::Task(exec)),
-        )
-        .with_principal(request.principal)
-        .with_request_handle(handle)
-        .with_recorded(std::mem::take(&mut opened.ledger.recorded));
+        let flow = self.flow(request, &mut opened, self.shared(Executor::Task(exec))).with_request_handle(handle);
         let mut running = Box::pin(handler(flow.clone()));
         let first = std::future::poll_fn(|cx| match running.as_mut().poll(cx) {
             Poll::Ready(out) => Poll::Ready(First::Done(out)),
