@@ -17,6 +17,12 @@ use elicit_runtime::server::{
     StoreError, UrlStatus,
 };
 use serde_json::json;
+use serde_json::value::RawValue;
+
+/// A flow's answers as the engine hands them to `finish`: their JSON text.
+fn answers(value: serde_json::Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(&value).unwrap()
+}
 
 const LONG: Duration = Duration::from_secs(60);
 /// A lease or TTL that the test lets pass.
@@ -210,16 +216,22 @@ async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
         assert_eq!(a.finished("f").await.unwrap(), None);
         assert_eq!(a.claim("f", &x, &token, LONG, LONG).await.unwrap(), Claim::Run);
         // A slot held under a live lease, or recorded, that the round did not see: a conflict.
-        assert_eq!(b.finish("f", json!({"a": 1}), &[], LONG).await.unwrap(), Finish::Conflict);
+        assert_eq!(b.finish("f", &answers(json!({"a": 1})), &[], LONG).await.unwrap(), Finish::Conflict);
         a.record("f", &x, &token, json!("X"), LONG).await.unwrap();
         assert_eq!(a.claim("f", &paid, &token, LONG, LONG).await.unwrap(), Claim::Run);
         a.record("f", &paid, &token, json!({"approved": true}), LONG).await.unwrap();
-        assert_eq!(b.finish("f", json!({"a": 1}), std::slice::from_ref(&x), LONG).await.unwrap(), Finish::Conflict);
+        assert_eq!(
+            b.finish("f", &answers(json!({"a": 1})), std::slice::from_ref(&x), LONG).await.unwrap(),
+            Finish::Conflict
+        );
         assert_eq!(b.finished("f").await.unwrap(), None);
-        assert_eq!(b.finish("f", json!({"a": 1}), &[x.clone(), paid.clone()], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(
+            b.finish("f", &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
+            Finish::Recorded
+        );
         assert_eq!(a.finished("f").await.unwrap(), Some(json!({"a": 1})));
         assert_eq!(
-            a.finish("f", json!({"a": 2}), &[x.clone(), paid], LONG).await.unwrap(),
+            a.finish("f", &answers(json!({"a": 2})), &[x.clone(), paid], LONG).await.unwrap(),
             Finish::Already(json!({"a": 1}))
         );
         // Finished: recorded slots are still read, nothing new runs.
@@ -227,10 +239,10 @@ async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
         assert_eq!(b.claim("f", &once("new"), &token, LONG, LONG).await.unwrap(), Claim::Finished);
 
         // A flow with nothing recorded finishes too; a claim whose lease passed is no conflict.
-        assert_eq!(a.finish("plain", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.finish("plain", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
         assert_eq!(a.claim("crashed", &x, &token, SHORT, LONG).await.unwrap(), Claim::Run);
         on.after(SHORT, || async {
-            b.finish("crashed", json!({"b": 1}), &[], LONG).await.unwrap() == Finish::Recorded
+            b.finish("crashed", &answers(json!({"b": 1})), &[], LONG).await.unwrap() == Finish::Recorded
         })
         .await;
     })
@@ -292,14 +304,20 @@ async fn a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record() {
         // What it holds is what a claim answers.
         assert_eq!(b.claim("f", &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
         a.abandon("f", &held, &token).await.unwrap();
-        assert_eq!(b.finish("f", json!({"a": 1}), &[x.clone(), paid.clone()], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(
+            b.finish("f", &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
+            Finish::Recorded
+        );
         // Finished: the answers too, which a later finish answers with.
         let finished = a.snapshot("f", LONG).await.unwrap();
         assert_eq!(finished, LedgerSnapshot { finished: Some(json!({"a": 1})), recorded });
-        assert_eq!(b.finish("f", json!({"a": 2}), &[x, paid], LONG).await.unwrap(), Finish::Already(json!({"a": 1})));
+        assert_eq!(
+            b.finish("f", &answers(json!({"a": 2})), &[x, paid], LONG).await.unwrap(),
+            Finish::Already(json!({"a": 1}))
+        );
         // A flow that finished with nothing recorded.
         let (c, _) = on.stores(ROOMY).await;
-        assert_eq!(c.finish("plain", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(c.finish("plain", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
         let plain = c.snapshot("plain", LONG).await.unwrap();
         assert_eq!(plain, LedgerSnapshot { finished: Some(json!({})), recorded: HashMap::new() });
     })
@@ -330,7 +348,7 @@ async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
             other => panic!("expected the URL cap, got {other:?}"),
         }
         assert_eq!(a.claim("f1", &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
-        assert_eq!(b.finish("f2", json!({}), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(b.finish("f2", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
         assert!(matches!(
             a.claim("f3", &once("x"), &token, LONG, LONG).await,
             Err(StoreError::Full { kind: RecordKind::Flow, cap: 2 })

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::EngineConfig;
@@ -157,7 +158,8 @@ pub(super) struct Suspension {
 /// slots it saw.
 pub(super) struct FinishReport {
     pub(super) flow: String,
-    pub(super) answers: Value,
+    /// The answers as the JSON object the flow's state carries (written once, here).
+    pub(super) answers: Box<RawValue>,
     pub(super) seen: Vec<Slot>,
 }
 
@@ -287,13 +289,13 @@ impl Flow {
     }
 
     /// What the engine records when the flow finishes.
-    pub(super) fn finish_report(&self) -> FinishReport {
+    pub(super) fn finish_report(&self) -> Result<FinishReport, serde_json::Error> {
         let inner = self.lock();
-        FinishReport {
+        Ok(FinishReport {
             flow: inner.state.flow.clone(),
-            answers: Value::Object(inner.state.answers.to_map().into_owned()),
+            answers: inner.state.answers.to_json()?,
             seen: inner.seen.clone(),
-        }
+        })
     }
 
     pub(super) fn take_fatal(&self) -> Option<FlowError> {

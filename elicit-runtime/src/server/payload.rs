@@ -130,6 +130,14 @@ impl Answers {
         }
     }
 
+    /// The answers as one JSON object: the raw text as opened, or the parsed map written out.
+    pub(super) fn to_json(&self) -> Result<Box<RawValue>, serde_json::Error> {
+        match &self.raw {
+            Some(raw) => Ok(raw.clone()),
+            None => serde_json::value::to_raw_value(&self.parsed),
+        }
+    }
+
     pub(super) fn get(&mut self, key: &str) -> Option<&Value> {
         self.map().get(key)
     }

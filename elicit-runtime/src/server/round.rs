@@ -181,14 +181,23 @@ impl Engine {
     /// the answers the flow had finished with as the round opened, final, so the store is not
     /// asked again.
     pub(super) async fn finish(&self, flow: &Flow, finished: Option<Value>) -> Result<(), EngineError> {
-        let report = flow.finish_report();
+        let report = flow.finish_report().map_err(|e| EngineError {
+            code: codes::INTERNAL_ERROR,
+            message: format!("could not write the flow's answers: {e}"),
+            data: None,
+        })?;
         let outcome = match finished {
             Some(answers) => Ok(Finish::Already(answers)),
-            None => self.store.finish(&report.flow, report.answers.clone(), &report.seen, self.record_ttl()).await,
+            None => self.store.finish(&report.flow, &report.answers, &report.seen, self.record_ttl()).await,
         };
         match outcome {
             Ok(Finish::Recorded) => Ok(()),
-            Ok(Finish::Already(recorded)) if recorded == report.answers => Ok(()),
+            // Compared as JSON values, so the store's formatting of the text does not matter.
+            Ok(Finish::Already(recorded))
+                if serde_json::from_str::<Value>(report.answers.get()).is_ok_and(|answers| answers == recorded) =>
+            {
+                Ok(())
+            }
             Ok(Finish::Already(_) | Finish::Conflict) => {
                 Err(EngineError { code: codes::INTERNAL_ERROR, message: super::FLOW_CONFLICT.to_owned(), data: None })
             }

@@ -10,6 +10,7 @@ use elicit_runtime::server::{
     Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// How the next claims reach the inner store and come back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,7 +101,7 @@ impl<S: FlowLedger> FlowLedger for FaultyClaims<S> {
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
         self.inner.abandon(flow, slot, token)
     }
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
         self.inner.finish(flow, answers, seen, ttl)
     }
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::{
@@ -55,10 +56,8 @@ struct FlowRecord {
 struct Finished(Box<str>);
 
 impl Finished {
-    fn new(answers: &Value) -> Result<Self, StoreError> {
-        serde_json::to_string(answers)
-            .map(|text| Self(text.into_boxed_str()))
-            .map_err(|e| StoreError::Invalid { detail: format!("a flow's answers cannot be recorded: {e}") })
+    fn new(answers: &RawValue) -> Self {
+        Self(Box::from(answers.get()))
     }
 
     fn answers(&self) -> Result<Value, StoreError> {
@@ -477,12 +476,11 @@ impl FlowLedger for InProcessStore {
         })
     }
 
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
         let flow = flow.to_owned();
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
+        let text = Finished::new(answers);
         Box::pin(async move {
-            // Written out before the lock is taken.
-            let text = Finished::new(&answers)?;
             self.with_records(|records, now| {
                 let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });

@@ -27,7 +27,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore;
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 
 pub use memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore};
 #[cfg(feature = "redis")]
@@ -277,8 +277,9 @@ pub trait FlowLedger: Send + Sync {
     /// Frees a slot held under `token` without a value.
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()>;
 
-    /// Records that `flow` finished with `answers`, having seen the slots `seen`.
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish>;
+    /// Records that `flow` finished with `answers` (a JSON object, as the engine wrote it: a store
+    /// keeps the text as it is), having seen the slots `seen`.
+    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish>;
 
     /// The answers `flow` finished with, if it has finished.
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>>;

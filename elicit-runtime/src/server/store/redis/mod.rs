@@ -64,7 +64,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, FromRedisValue, RedisError, Script};
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -581,11 +581,11 @@ impl FlowLedger for RedisStore {
         )
     }
 
-    fn finish(&self, flow: &str, answers: Value, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let flow = flow.to_owned();
+    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
+        let (flow, answers) = (flow.to_owned(), answers.get().to_owned());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         Box::pin(async move {
-            let (answers, ttl, cap) = (answers.to_string(), ttl_ms(ttl), self.max_flow_records.to_string());
+            let (ttl, cap) = (ttl_ms(ttl), self.max_flow_records.to_string());
             let mut args: Vec<&str> = vec![&answers, &ttl, &cap];
             args.extend(seen.iter().map(String::as_str));
             match self.flow_script("finish", &self.finish_script, &flow, &args).await?.as_deref() {
