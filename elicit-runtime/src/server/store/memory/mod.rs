@@ -1,5 +1,8 @@
 //! [`InProcessStore`]: both store traits in this process's memory.
 
+mod flow;
+mod pages;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -13,6 +16,8 @@ use super::{
     UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
+use flow::{FlowKey, FlowRecord, Held, read_answers};
+use pages::Pages;
 
 /// The default cap on live records of each kind (URL-mode steps, flows).
 pub const DEFAULT_MAX_RECORDS: usize = 1_000_000;
@@ -39,31 +44,10 @@ struct UrlRecord {
     notify: Arc<Notify>,
 }
 
-enum Held {
-    Claimed { token: String, until: SystemTime },
-    Recorded(Value),
-}
-
-#[derive(Default)]
-struct FlowRecord {
-    slots: HashMap<String, Held>,
-    finished: Option<Finished>,
-}
-
-/// A finished flow's answers as their JSON text: one allocation per record where a [`Value`]
-/// would hold a tree of them. Every flow leaves one, kept as long as its longest-lived state, so
-/// under load they are most of what the store holds.
-struct Finished(Box<str>);
-
-impl Finished {
-    fn new(answers: &RawValue) -> Self {
-        Self(Box::from(answers.get()))
-    }
-
-    fn answers(&self) -> Result<Value, StoreError> {
-        serde_json::from_str(&self.0)
-            .map_err(|e| StoreError::Invalid { detail: format!("a flow's recorded answers do not read back: {e}") })
-    }
+/// A record in the index of deadlines.
+enum Expiring {
+    Url(Arc<str>),
+    Flow(FlowKey),
 }
 
 /// The caps, as configured.
@@ -75,13 +59,15 @@ struct Caps {
 }
 
 /// The records of each kind by id, the index of their deadlines and the counts the caps read;
-/// one lock for all. A record's id is one allocation, shared by its table and the index, and a
-/// lookup by id allocates nothing.
+/// one lock for all. A URL-mode step's id is one allocation, shared by its table and the index;
+/// a flow's id minted by the engine is none. A lookup of either allocates nothing.
 #[derive(Default)]
 struct Records {
     urls: HashMap<Arc<str>, Record<UrlRecord>>,
-    flows: HashMap<Arc<str>, Record<FlowRecord>>,
-    deadlines: BTreeMap<(SystemTime, u64), (RecordKind, Arc<str>)>,
+    flows: HashMap<FlowKey, Record<FlowRecord>>,
+    deadlines: BTreeMap<(SystemTime, u64), Expiring>,
+    /// The finished flows' answers.
+    pages: Pages,
     seq: u64,
     /// Live URL-mode steps by owner.
     owners: HashMap<String, usize>,
@@ -91,13 +77,16 @@ impl Records {
     fn sweep(&mut self, now: SystemTime, budget: usize) {
         for _ in 0..budget {
             match self.deadlines.first_key_value() {
-                Some(((at, _), (kind, id))) if *at <= now => {
-                    let (kind, id) = (*kind, Arc::clone(id));
-                    match kind {
-                        RecordKind::Url => drop(self.remove_url(&id)),
-                        RecordKind::Flow => drop(self.remove_flow(&id)),
+                Some(((at, _), expiring)) if *at <= now => match expiring {
+                    Expiring::Url(id) => {
+                        let id = Arc::clone(id);
+                        self.remove_url(&id);
                     }
-                }
+                    Expiring::Flow(key) => {
+                        let key = key.clone();
+                        self.remove_flow(&key);
+                    }
+                },
                 _ => return,
             }
         }
@@ -111,8 +100,9 @@ impl Records {
         self.urls.get_mut(id).filter(|r| r.expires > now).map(|r| &mut r.value)
     }
 
-    fn live_flow(&mut self, id: &str, now: SystemTime) -> Option<&mut FlowRecord> {
-        self.flows.get_mut(id).filter(|r| r.expires > now).map(|r| &mut r.value)
+    fn live_flow(&mut self, key: &FlowKey, now: SystemTime) -> Option<(&mut FlowRecord, &mut Pages)> {
+        let Records { flows, pages, .. } = self;
+        flows.get_mut(key).filter(|r| r.expires > now).map(|r| (&mut r.value, pages))
     }
 
     fn remove_url(&mut self, id: &str) -> Option<UrlRecord> {
@@ -129,10 +119,12 @@ impl Records {
         Some(record.value)
     }
 
-    fn remove_flow(&mut self, id: &str) -> Option<FlowRecord> {
-        let record = self.flows.remove(id)?;
+    fn remove_flow(&mut self, key: &FlowKey) {
+        let Some(record) = self.flows.remove(key) else { return };
         self.deadlines.remove(&(record.expires, record.seq));
-        Some(record.value)
+        if let Some(finished) = record.value.finished {
+            self.pages.free(finished);
+        }
     }
 
     /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
@@ -159,7 +151,7 @@ impl Records {
     }
 
     /// The next place in the index of deadlines, with `key` put there.
-    fn index(&mut self, expires: SystemTime, key: (RecordKind, Arc<str>)) -> u64 {
+    fn index(&mut self, expires: SystemTime, key: Expiring) -> u64 {
         self.seq = self.seq.wrapping_add(1);
         self.deadlines.insert((expires, self.seq), key);
         self.seq
@@ -171,20 +163,20 @@ impl Records {
             *self.owners.entry(owner.clone()).or_default() += 1;
         }
         let id: Arc<str> = Arc::from(id);
-        let seq = self.index(expires, (RecordKind::Url, Arc::clone(&id)));
+        let seq = self.index(expires, Expiring::Url(Arc::clone(&id)));
         self.urls.insert(id, Record { value, expires, seq });
     }
 
-    /// The live record of `flow`, its life extended to at least `ttl` from now; created (within
-    /// the cap) when missing and `create` says so.
+    /// The live record of `flow` (and the pages its answers are in), its life extended to at
+    /// least `ttl` from now; created (within the cap) when missing and `create` says so.
     fn flow(
         &mut self,
-        flow: &str,
+        flow: &FlowKey,
         ttl: Duration,
         now: SystemTime,
         caps: Caps,
         create: bool,
-    ) -> Result<Option<&mut FlowRecord>, StoreError> {
+    ) -> Result<Option<(&mut FlowRecord, &mut Pages)>, StoreError> {
         let expires = now + ttl;
         let live = self.flows.get(flow).map(|r| r.expires > now);
         match live {
@@ -207,12 +199,12 @@ impl Records {
                     return Ok(None);
                 }
                 self.room(RecordKind::Flow, None, now, caps)?;
-                let id: Arc<str> = Arc::from(flow);
-                let seq = self.index(expires, (RecordKind::Flow, Arc::clone(&id)));
-                self.flows.insert(id, Record { value: FlowRecord::default(), expires, seq });
+                let seq = self.index(expires, Expiring::Flow(flow.clone()));
+                self.flows.insert(flow.clone(), Record { value: FlowRecord::default(), expires, seq });
             }
         }
-        Ok(self.flows.get_mut(flow).map(|r| &mut r.value))
+        let Records { flows, pages, .. } = self;
+        Ok(flows.get_mut(flow).map(|r| (&mut r.value, pages)))
     }
 }
 
@@ -420,10 +412,10 @@ impl UrlCompletions for InProcessStore {
 
 impl FlowLedger for InProcessStore {
     fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, name, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
+        let (flow, name, token) = (FlowKey::of(flow), at.name(), by.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, _)) = records.flow(&flow, ttl, now, self.caps, true)? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 let claim = Held::Claimed { token: token.clone(), until: now + lease };
@@ -445,10 +437,10 @@ impl FlowLedger for InProcessStore {
     }
 
     fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
-        let (flow, name, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        let (flow, name, token) = (FlowKey::of(flow), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let record = records.flow(&flow, ttl, now, self.caps, false)?.ok_or(StoreError::ClaimLost)?;
+                let (record, _) = records.flow(&flow, ttl, now, self.caps, false)?.ok_or(StoreError::ClaimLost)?;
                 match record.slots.get(&name) {
                     Some(Held::Claimed { token: holder, .. }) if *holder == token => {}
                     Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
@@ -461,10 +453,10 @@ impl FlowLedger for InProcessStore {
     }
 
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
-        let (flow, name, token) = (flow.to_owned(), slot.name(), token.as_str().to_owned());
+        let (flow, name, token) = (FlowKey::of(flow), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some(record) = records.live_flow(&flow, now) else { return };
+                let Some((record, _)) = records.live_flow(&flow, now) else { return };
                 if matches!(record.slots.get(&name), Some(Held::Claimed { token: holder, .. }) if *holder == token) {
                     record.slots.remove(&name);
                 }
@@ -477,16 +469,16 @@ impl FlowLedger for InProcessStore {
     }
 
     fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let flow = flow.to_owned();
+        let flow = FlowKey::of(flow);
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
-        let text = Finished::new(answers);
+        let text = answers.get().to_owned();
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some(record) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, true)? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 if let Some(already) = &record.finished {
-                    return Ok(Finish::Already(already.answers()?));
+                    return Ok(Finish::Already(read_answers(pages, already)?));
                 }
                 let unseen = record.slots.iter().any(|(name, held)| {
                     !seen.contains(name) && !matches!(held, Held::Claimed { until, .. } if *until <= now)
@@ -494,34 +486,34 @@ impl FlowLedger for InProcessStore {
                 if unseen {
                     return Ok(Finish::Conflict);
                 }
-                record.finished = Some(text);
+                record.finished = Some(pages.keep(&text));
                 Ok(Finish::Recorded)
             })
         })
     }
 
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
-        let flow = flow.to_owned();
+        let flow = FlowKey::of(flow);
         Box::pin(async move {
             self.with_records(|records, now| match records.live_flow(&flow, now) {
-                Some(record) => record.finished.as_ref().map(Finished::answers).transpose(),
+                Some((record, pages)) => record.finished.as_ref().map(|text| read_answers(pages, text)).transpose(),
                 None => Ok(None),
             })
         })
     }
 
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
-        let flow = flow.to_owned();
+        let flow = FlowKey::of(flow);
         Box::pin(
             async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, false).map(drop)) },
         )
     }
 
     fn snapshot(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, LedgerSnapshot> {
-        let flow = flow.to_owned();
+        let flow = FlowKey::of(flow);
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some(record) = records.flow(&flow, ttl, now, self.caps, false)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, false)? else {
                     return Ok(LedgerSnapshot::default());
                 };
                 let recorded = record.slots.iter().filter_map(|(name, held)| match held {
@@ -529,7 +521,7 @@ impl FlowLedger for InProcessStore {
                     Held::Claimed { .. } => None,
                 });
                 Ok(LedgerSnapshot {
-                    finished: record.finished.as_ref().map(Finished::answers).transpose()?,
+                    finished: record.finished.as_ref().map(|text| read_answers(pages, text)).transpose()?,
                     recorded: recorded.collect(),
                 })
             })
@@ -559,5 +551,27 @@ mod tests {
         }
         assert_eq!(store.len(), 1, "every expired record is gone after a few operations");
         assert_eq!(store.status("old-3").await.unwrap(), UrlStatus::Unknown);
+    }
+
+    #[tokio::test]
+    async fn minted_flow_ids_are_held_inline_and_no_two_ids_share_a_record() {
+        let minted = ClaimToken::mint();
+        assert!(matches!(FlowKey::of(minted.as_str()), FlowKey::Minted(_)));
+        // 22 characters carry 132 bits, 4 more than 16 bytes: an id whose last character sets
+        // them is not one the engine mints, and must not read another flow's record.
+        let (zero, trailing) = ("A".repeat(22), format!("{}B", "A".repeat(21)));
+        assert!(matches!(FlowKey::of(&zero), FlowKey::Minted(_)));
+        assert!(matches!(FlowKey::of(&trailing), FlowKey::Named(_)));
+        assert!(matches!(FlowKey::of("f"), FlowKey::Named(_)));
+
+        let store = InProcessStore::new();
+        let answers = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+        for id in [zero.as_str(), minted.as_str()] {
+            assert_eq!(store.finish(id, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+            assert_eq!(store.finished(id).await.unwrap(), Some(serde_json::json!({"a": 1})));
+        }
+        assert_eq!(store.finished(&trailing).await.unwrap(), None);
+        assert_eq!(store.finish(&trailing, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+        assert_eq!(store.len(), 3);
     }
 }

@@ -1,0 +1,86 @@
+//! What the in-process store keeps of a flow: its record, the key it is found by, its slots.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+
+use super::pages::{Pages, Text};
+use crate::server::store::StoreError;
+
+/// A slot of a flow: held under a claim until its lease ends, or recorded for good.
+pub(super) enum Held {
+    Claimed { token: String, until: SystemTime },
+    Recorded(Value),
+}
+
+#[derive(Default)]
+pub(super) struct FlowRecord {
+    pub(super) slots: Slots,
+    /// The answers the flow finished with, as JSON text in the store's pages: every flow leaves
+    /// one, kept as long as its longest-lived state, so under load they are most of what the
+    /// store holds, and they take no allocation of their own (pages.rs says why).
+    pub(super) finished: Option<Text>,
+}
+
+/// A flow record's id. The ids the engine mints (128 random bits, base64url without padding) are
+/// held inline, so that a record holds no allocation for its id; any other id as its text.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(super) enum FlowKey {
+    Minted([u8; 16]),
+    Named(Arc<str>),
+}
+
+impl FlowKey {
+    pub(super) fn of(id: &str) -> FlowKey {
+        // Room for what 22 characters could decode to; the decoder refuses non-zero trailing
+        // bits, so no two ids decode to the same bytes.
+        let mut bytes = [0u8; 18];
+        match URL_SAFE_NO_PAD.decode_slice(id, &mut bytes) {
+            Ok(16) if id.len() == 22 => {
+                let mut minted = [0u8; 16];
+                minted.copy_from_slice(&bytes[..16]);
+                FlowKey::Minted(minted)
+            }
+            _ => FlowKey::Named(Arc::from(id)),
+        }
+    }
+}
+
+/// A flow's slots by name. A flow has a few (its `once` steps and URL steps), most flows none:
+/// a list searched in order is smaller than a map and allocates nothing while empty.
+#[derive(Default)]
+pub(super) struct Slots(Vec<(String, Held)>);
+
+impl Slots {
+    pub(super) fn get(&self, name: &str) -> Option<&Held> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, held)| held)
+    }
+
+    pub(super) fn insert(&mut self, name: String, held: Held) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, slot)) => *slot = held,
+            None => self.0.push((name, held)),
+        }
+    }
+
+    pub(super) fn remove(&mut self, name: &str) {
+        self.0.retain(|(n, _)| n != name);
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&String, &Held)> {
+        self.0.iter().map(|(name, held)| (name, held))
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A finished flow's answers, read back from their text.
+pub(super) fn read_answers(pages: &Pages, finished: &Text) -> Result<Value, StoreError> {
+    serde_json::from_str(pages.get(finished))
+        .map_err(|e| StoreError::Invalid { detail: format!("a flow's recorded answers do not read back: {e}") })
+}
