@@ -262,6 +262,12 @@ for rep in sorted(e2e, key=int):
 med = lambda v, i: statistics.median(e2e[r][v][i] for r in e2e)
 print(f"| median | {med('before', 0):.0f} | {med('after', 0):.0f} | {med('before', 1):.0f} | {med('after', 1):.0f} |")
 print(f"\nafter ÷ before: flows/s {med('after', 0) / med('before', 0):.2f}×, server CPU per flow {med('after', 1) / med('before', 1):.2f}×")
+# Each rep runs the two versions back to back, so the ratio within a rep cancels most of the
+# machine's drift between reps: its median is the steadier figure.
+pairs = lambda i: sorted(e2e[r]["after"][i] / e2e[r]["before"][i] for r in e2e)
+for label, i in (("flows/s", 0), ("server CPU per flow", 1)):
+    p = pairs(i)
+    print(f"after ÷ before within each rep, {label}: median {statistics.median(p):.3f}× ({p[0]:.2f}–{p[-1]:.2f}×)")
 grind_e2e = {}
 for r in rows("callgrind-e2e.txt"):
     grind_e2e.setdefault(r[0], []).append((int(r[2]), int(r[3])))
