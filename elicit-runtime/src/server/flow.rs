@@ -163,6 +163,18 @@ pub(super) struct FinishReport {
     pub(super) seen: Vec<Slot>,
 }
 
+impl Inner {
+    /// The flow's id, minted when a round first needs one (a ledger slot, a URL-mode step, a state
+    /// to seal): a call that completes in its first round without either never reads the OS's
+    /// random source for it.
+    fn flow_id(&mut self) -> &str {
+        if self.state.flow.is_empty() {
+            self.state.flow = mint_id();
+        }
+        &self.state.flow
+    }
+}
+
 pub(super) struct Inner {
     capabilities: Capabilities,
     arguments: Value,
@@ -229,10 +241,6 @@ impl Flow {
         responses: Map<String, Value>,
         shared: Shared,
     ) -> Self {
-        let mut state = state;
-        if state.flow.is_empty() {
-            state.flow = mint_id();
-        }
         let capabilities = shared.exec.capabilities().unwrap_or(capabilities);
         Flow {
             inner: Arc::new(Mutex::new(Inner {
@@ -279,7 +287,7 @@ impl Flow {
     }
 
     pub(super) fn flow_id(&self) -> String {
-        self.lock().state.flow.clone()
+        self.lock().flow_id().to_owned()
     }
 
     /// Parked on an unanswered ask, with no ledger call or `once` computation half-way.
@@ -305,6 +313,7 @@ impl Flow {
     pub(super) fn suspension(&self) -> Suspension {
         let mut inner = self.lock();
         let requests = std::mem::take(&mut inner.requests);
+        inner.flow_id();
         let mut payload = inner.state.clone();
         payload.pending = requests.iter().map(|(key, _)| key.clone()).collect();
         Suspension { requests, payload }
