@@ -60,11 +60,23 @@ async fn put_right(
     request: HttpRequest<Body>,
     next: Next,
 ) -> Response {
-    let (request, session_call) = match mark_malformed_params(&gate, request).await {
+    put_right_around(&gate, request, |request| next.run(request)).await
+}
+
+/// What [`wire_layer`] does to a request and its response, around `serve`: the layer calls it
+/// with the rest of the router, [`McpServer::http_router`](super::McpServer::http_router) with
+/// its service directly (a middleware of axum's costs a boxed, cloned service and a boxed future
+/// on every request).
+pub(super) async fn put_right_around<F, Fut>(gate: &Gate, request: HttpRequest<Body>, serve: F) -> Response
+where
+    F: FnOnce(HttpRequest<Body>) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
+    let (request, session_call) = match mark_malformed_params(gate, request).await {
         Ok(marked) => marked,
         Err(refused) => return refused,
     };
-    let response = strip_legacy_fields(next.run(request).await).await;
+    let response = strip_legacy_fields(serve(request).await).await;
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -107,7 +119,7 @@ struct AllowedOrigin {
 }
 
 impl Gate {
-    fn new(config: &StreamableHttpServerConfig) -> Self {
+    pub(super) fn new(config: &StreamableHttpServerConfig) -> Self {
         let allowed_hosts = config
             .allowed_hosts
             .iter()

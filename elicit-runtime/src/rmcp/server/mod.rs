@@ -16,7 +16,7 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
-use super::http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
+use super::http::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
 use super::stdio::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
@@ -217,19 +217,22 @@ impl McpServer {
         let server = self.clone();
         let service =
             Arc::new(StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone()));
+        // What `wire_layer` does, called here around the service rather than layered on the
+        // router, which would cost a boxed, cloned service and a boxed future per request.
+        let gate = Arc::new(Gate::new(&config));
         // rmcp's service behind an `Arc`: axum clones a route's service for every request, and so
         // does each layer in front of it, and rmcp's service carries its whole configuration (the
         // allowed hosts and origins among it). This clones a pointer and calls `handle`, which is
         // what rmcp's own `Service::call` does after cloning itself. A bare service, not a method
         // router: axum would clone a router's endpoint for every method on every request.
         let handle = tower::service_fn(move |request: axum::extract::Request| {
-            let (service, caps) = (Arc::clone(&service), Arc::clone(&caps));
+            let (service, caps, gate) = (Arc::clone(&service), Arc::clone(&caps), Arc::clone(&gate));
             async move {
                 let serve = |request| async move { service.handle(request).await.into_response() };
-                Ok::<_, std::convert::Infallible>(sessions::cap_sessions(&caps, request, serve).await)
+                let capped = |request| async move { sessions::cap_sessions(&caps, request, serve).await };
+                Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }
         });
-        let router = axum::Router::new().nest_service("/mcp", handle);
-        wire_layer(router, &config)
+        axum::Router::new().nest_service("/mcp", handle)
     }
 }
