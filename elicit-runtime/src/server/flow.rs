@@ -163,18 +163,6 @@ pub(super) struct FinishReport {
     pub(super) seen: Vec<Slot>,
 }
 
-impl Inner {
-    /// The flow's id, minted when a round first needs one (a ledger slot, a URL-mode step, a state
-    /// to seal): a call that completes in its first round without either never reads the OS's
-    /// random source for it.
-    fn flow_id(&mut self) -> &str {
-        if self.state.flow.is_empty() {
-            self.state.flow = mint_id();
-        }
-        &self.state.flow
-    }
-}
-
 pub(super) struct Inner {
     capabilities: Capabilities,
     arguments: Value,
@@ -191,6 +179,18 @@ pub(super) struct Inner {
     /// Ledger calls in flight and `once` computations running now: the round is not suspended
     /// under one (a claim dropped on the wire would stay held).
     pub(super) running: usize,
+}
+
+impl Inner {
+    /// The flow's id, minted when a round first needs one (a ledger slot, a URL-mode step, a state
+    /// to seal): a call that completes in its first round without either never reads the OS's
+    /// random source for it.
+    fn flow_id(&mut self) -> &str {
+        if self.state.flow.is_empty() {
+            self.state.flow = mint_id();
+        }
+        &self.state.flow
+    }
 }
 
 /// What every clone of a flow shares and never changes during the round.

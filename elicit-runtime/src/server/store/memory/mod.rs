@@ -60,7 +60,8 @@ struct Caps {
 
 /// The records of each kind by id, the index of their deadlines and the counts the caps read;
 /// one lock for all. A URL-mode step's id is one allocation, shared by its table and the index;
-/// a flow's id minted by the engine is none. A lookup of either allocates nothing.
+/// a flow's id minted by the engine is none. Looking up a step, or a flow by a minted id,
+/// allocates nothing.
 #[derive(Default)]
 struct Records {
     urls: HashMap<Arc<str>, Record<UrlRecord>>,
