@@ -477,6 +477,7 @@ pub(crate) fn date_time_parts(text: &str) -> Option<DateTimeParts> {
 #[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     #[test]
     fn errors_carry_their_kind() {
@@ -650,24 +651,6 @@ mod tests {
         }
     }
 
-    /// xorshift64: a fixed sequence per seed, so a failure replays.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-
-        /// Up to `max` pieces drawn from `pieces`, joined.
-        fn text(&mut self, pieces: &[&str], max: usize) -> String {
-            let len = self.below(max + 1);
-            (0..len).map(|_| pieces[self.below(pieces.len())]).collect()
-        }
-    }
-
     /// The one-pass checks of the usual address accept exactly what the crate's part checks did
     /// (followed by the same domain rules), on random addresses over the characters that matter.
     #[test]
@@ -707,7 +690,7 @@ mod tests {
         let schemes = ["", "a:", "h://", "ab+c:", "x-y.z://", "1a:", "a"];
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for _ in 0..200_000 {
-            let text = format!("{}{}", schemes[rng.below(schemes.len())], rng.text(&pieces, 10));
+            let text = format!("{}{}", schemes[rng.index(schemes.len())], rng.text(&pieces, 10));
             if is_plain_uri(text.as_bytes()) {
                 assert!(fluent_uri::Uri::parse(text.as_str()).is_ok(), "{text:?}");
             }

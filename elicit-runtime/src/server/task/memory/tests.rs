@@ -4,6 +4,7 @@
 use super::*;
 use crate::server::ManualClock;
 use crate::server::task::{TaskConfig, TaskStatus};
+use crate::test_rng::Rng;
 
 fn record(id: &str, now: u64) -> TaskRecord {
     let config = TaskConfig { ttl: Duration::from_secs(60), ..TaskConfig::default() };
@@ -84,18 +85,6 @@ impl Scan {
             }
             _ => false,
         }
-    }
-}
-
-/// xorshift64: a fixed sequence per seed, so a failure replays.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
     }
 }
 
