@@ -265,7 +265,12 @@ async fn mark_malformed_params(
         parts.headers.insert(MCP_NAME, value);
     }
     // A call on a 2025-era session: its answer comes on the SSE stream of this response.
-    let session_call = if parts.headers.contains_key(&MCP_SESSION_ID) { request_id(&bytes) } else { None };
+    let session_call = if parts.headers.contains_key(&MCP_SESSION_ID) {
+        own_head(&mut parts);
+        request_id(&bytes)
+    } else {
+        None
+    };
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -275,6 +280,28 @@ async fn mark_malformed_params(
         None => Body::from(bytes),
     };
     Ok((HttpRequest::from_parts(parts, body), session_call))
+}
+
+/// Gives a request's head its own bytes. hyper parses the head in place: the URI and every header
+/// value are slices of the connection's read buffer, so whoever keeps the head keeps that buffer
+/// (8 KiB). rmcp keeps the head in the request's context for as long as the call runs, and a
+/// 2025-era session's call or stream can wait for minutes. Copied, the head holds a few hundred
+/// bytes, and the buffer goes as soon as hyper lets its own hold go. Stock hyper 1.x holds a read
+/// buffer for as long as the connection is open, so this alone frees nothing yet; with hyper
+/// releasing it while a read waits on an empty buffer (BENCHMARKS.md measures hyper patched that
+/// way) it is 7 KiB less per parked flow, and without this copy the patch frees nothing. Calls of
+/// the current revision complete in their request, so only session requests pay for the copy.
+fn own_head(parts: &mut axum::http::request::Parts) {
+    for value in parts.headers.values_mut() {
+        // Bytes that were a header value are one again: the copy cannot fail.
+        if let Ok(mut owned) = axum::http::HeaderValue::from_bytes(value.as_bytes()) {
+            owned.set_sensitive(value.is_sensitive());
+            *value = owned;
+        }
+    }
+    if let Ok(uri) = axum::http::Uri::try_from(parts.uri.to_string()) {
+        parts.uri = uri;
+    }
 }
 
 /// The routing header of the Tasks extension's methods.
@@ -546,6 +573,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// A head parsed in place (its URI and header values slices of one buffer, as hyper parses it)
+    /// holds that buffer until `own_head` copies it out; the copy keeps every value and the
+    /// sensitive mark.
+    #[test]
+    fn an_owned_head_holds_nothing_of_the_buffer_it_was_parsed_from() {
+        let buffer = axum::body::Bytes::from(b"/mcp?x=1 application/json secret-token".to_vec());
+        let slice = |from: usize, to: usize| buffer.slice(from..to);
+        let (mut parts, ()) = HttpRequest::new(()).into_parts();
+        parts.uri = axum::http::Uri::from_maybe_shared(slice(0, 8)).unwrap();
+        parts.headers.insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_maybe_shared(slice(9, 25)).unwrap());
+        let mut token = axum::http::HeaderValue::from_maybe_shared(slice(26, 38)).unwrap();
+        token.set_sensitive(true);
+        parts.headers.insert(header::AUTHORIZATION, token);
+        assert!(!buffer.is_unique(), "the parsed head shares the buffer");
+
+        own_head(&mut parts);
+
+        assert!(buffer.is_unique(), "the owned head still holds the buffer");
+        assert_eq!(parts.uri, "/mcp?x=1");
+        assert_eq!(parts.headers[header::CONTENT_TYPE], "application/json");
+        assert_eq!(parts.headers[header::AUTHORIZATION], "secret-token");
+        assert!(parts.headers[header::AUTHORIZATION].is_sensitive());
+    }
 
     /// An `input_required` result on an SSE stream loses `elicitationId`, however the stream is cut
     /// into chunks; every other line passes byte for byte.
