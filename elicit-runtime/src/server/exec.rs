@@ -47,7 +47,9 @@ impl Executor {
             Executor::Replay => flow.suspend(key, request).await,
             Executor::Live(live) => live.ask(flow, key, &request, elicitation_id).await,
             Executor::Task(task) => match task.link() {
-                Some(link) => link.ask(flow, key, request).await,
+                // Boxed: inline, a task's ask would make every ask's future its size, and a
+                // 2025-era call holds one for as long as its client takes to answer.
+                Some(link) => Box::pin(link.ask(flow, key, request)).await,
                 None => flow.suspend(key, request).await,
             },
         }

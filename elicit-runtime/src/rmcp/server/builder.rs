@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
+
 use ::rmcp::RoleServer;
 use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::model::{
@@ -19,7 +21,7 @@ use super::super::extract::Elicitation;
 use super::sessions::SessionLimits;
 use super::uri_template::UriTemplate;
 use super::{
-    DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
+    BoxFuture, DEFAULT_MAX_REQUEST_BODY, FlowHandler, HttpLimits, Inner, McpServer, McpServerBuilder, PromptHandler,
     RawPromptHandler, RawToolHandler, Registered, RegisteredPrompt, RegisteredResource, RegisteredTemplate,
     TemplateHandler, ToolHandler, ToolResponse,
 };
@@ -136,6 +138,18 @@ impl TemplateMatch {
     }
 }
 
+/// A tool handler's running future, boxed, its value made rmcp's response. A combinator rather
+/// than `async move { running.await.map(..) }`: an async block keeps the future it captured
+/// beside the one it awaits, so the box would be twice the handler's future, allocated for every
+/// call and held for as long as a 2025-era call waits on its ask.
+fn tool_response<T, Fut>(running: Fut) -> BoxFuture<Result<ToolResponse, FlowError>>
+where
+    T: IntoCallToolResult + Send + 'static,
+    Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+{
+    Box::pin(running.map(|result| result.map(IntoCallToolResult::into_call_tool_result)))
+}
+
 impl McpServerBuilder {
     /// Adds a tool whose handler runs under the engine. The handler returns anything rmcp turns
     /// into a tool result (`String`, `CallToolResult`, `Json<T>`, ...); its own error becomes a
@@ -146,10 +160,7 @@ impl McpServerBuilder {
         F: Fn(Flow) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
     {
-        let handler: FlowHandler<ToolResponse> = Arc::new(move |flow| {
-            let running = handler(flow);
-            Box::pin(async move { running.await.map(IntoCallToolResult::into_call_tool_result) })
-        });
+        let handler: FlowHandler<ToolResponse> = Arc::new(move |flow| tool_response(handler(flow)));
         self.inner.tools.push(Registered {
             spec: tool,
             handler: ToolHandler::Flow(handler),
@@ -416,5 +427,26 @@ impl McpServer {
             },
             problems: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The boxed future of a tool call is the handler's future and little more, not twice it.
+    #[test]
+    fn a_tool_call_boxes_the_handler_future_once() {
+        async fn handler() -> Result<String, FlowError> {
+            let held = [7u8; 4096];
+            tokio::task::yield_now().await;
+            Ok(format!("{}", held.iter().map(|b| u32::from(*b)).sum::<u32>()))
+        }
+        let running = handler();
+        let handler_size = std::mem::size_of_val(&running);
+        assert!(handler_size >= 4096, "the handler future holds its buffer across the await");
+        let boxed = tool_response(running);
+        let boxed_size = std::mem::size_of_val(&*boxed);
+        assert!(boxed_size < handler_size + 64, "boxed {boxed_size} bytes for a handler future of {handler_size}");
     }
 }

@@ -96,32 +96,37 @@ impl ServerHandler for McpServer {
         self.inner.tools.iter().find(|t| t.spec.name == name).map(|t| t.spec.clone())
     }
 
-    async fn call_tool(
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        refuse_marked(&ctx)?;
-        let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
-            // Not -32601: on HTTP that code means "no such method" (404).
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", crate::wire::clip(&request.name)),
-                None,
-            ));
-        };
-        let handler = match &tool.handler {
-            ToolHandler::Raw(handler) => return handler(request, ctx).await,
-            ToolHandler::Flow(handler) => handler,
-        };
-        match (tool.task, declares_tasks(&ctx)) {
-            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
-            (TaskSupport::Required, false) => return Err(tasks_required()),
-            (support, true) => {
-                return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
+        // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
+        // (as taken and as bound), in every request's task for as long as the call waits.
+        async move {
+            refuse_marked(&ctx)?;
+            let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
+                // Not -32601: on HTTP that code means "no such method" (404).
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool `{}`", crate::wire::clip(&request.name)),
+                    None,
+                ));
+            };
+            let handler = match &tool.handler {
+                ToolHandler::Raw(handler) => return handler(request, ctx).await,
+                ToolHandler::Flow(handler) => handler,
+            };
+            match (tool.task, declares_tasks(&ctx)) {
+                (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
+                (TaskSupport::Required, false) => return Err(tasks_required()),
+                (support, true) => {
+                    return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
+                }
             }
+            // The same piece a server of your own calls (`ToolCall::run`).
+            self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
         }
-        // The same piece a server of your own calls (`ToolCall::run`).
-        self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
     }
 
     async fn list_prompts(
@@ -132,24 +137,29 @@ impl ServerHandler for McpServer {
         Ok(ListPromptsResult::with_all_items(self.inner.prompts.iter().map(|p| p.prompt.clone()).collect()))
     }
 
-    async fn get_prompt(
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    fn get_prompt(
         &self,
         request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        refuse_marked(&ctx)?;
-        let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown prompt `{}`", crate::wire::clip(&request.name)),
-                None,
-            ));
-        };
-        let handler = match &prompt.handler {
-            PromptHandler::Raw(handler) => return handler(request, ctx).await,
-            PromptHandler::Flow(handler) => handler,
-        };
-        // The same piece a server of your own calls (`PromptCall::run`).
-        self.connection.get_prompt(request, &ctx, |flow| handler(flow)).await
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + Send + '_ {
+        // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
+        // (as taken and as bound), in every request's task for as long as the call waits.
+        async move {
+            refuse_marked(&ctx)?;
+            let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown prompt `{}`", crate::wire::clip(&request.name)),
+                    None,
+                ));
+            };
+            let handler = match &prompt.handler {
+                PromptHandler::Raw(handler) => return handler(request, ctx).await,
+                PromptHandler::Flow(handler) => handler,
+            };
+            // The same piece a server of your own calls (`PromptCall::run`).
+            self.connection.get_prompt(request, &ctx, |flow| handler(flow)).await
+        }
     }
 
     async fn list_resources(
@@ -176,34 +186,39 @@ impl ServerHandler for McpServer {
         ))
     }
 
-    async fn read_resource(
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        refuse_marked(&ctx)?;
-        if !self.has_resources() {
-            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
-        }
-        let uri = request.uri.as_str();
-        let responses = responses_value(request.input_responses);
-        let round = Request::new(wire::RESOURCES_READ, uri)
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref());
-        // A registered resource wins over a template that also matches its URI.
-        let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
-            self.run(round, &ctx, |flow| (resource.handler)(flow)).await?
-        } else if let Some((template, variables)) =
-            self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
-        {
-            let matched = TemplateMatch { uri: uri.to_owned(), variables };
-            self.run(round, &ctx, |flow| (template.handler)(matched, flow)).await?
-        } else {
-            return Err(resource_not_found(uri));
-        };
-        match outcome {
-            Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
-            Outcome::InputRequired(result) => Ok(ReadResourceResponse::InputRequired(input_required(&result)?)),
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + Send + '_ {
+        // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
+        // (as taken and as bound), in every request's task for as long as the call waits.
+        async move {
+            refuse_marked(&ctx)?;
+            if !self.has_resources() {
+                return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+            }
+            let uri = request.uri.as_str();
+            let responses = responses_value(request.input_responses);
+            let round = Request::new(wire::RESOURCES_READ, uri)
+                .input_responses(responses.as_ref())
+                .request_state(request.request_state.as_deref());
+            // A registered resource wins over a template that also matches its URI.
+            let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
+                self.run(round, &ctx, |flow| (resource.handler)(flow)).await?
+            } else if let Some((template, variables)) =
+                self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
+            {
+                let matched = TemplateMatch { uri: uri.to_owned(), variables };
+                self.run(round, &ctx, |flow| (template.handler)(matched, flow)).await?
+            } else {
+                return Err(resource_not_found(uri));
+            };
+            match outcome {
+                Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
+                Outcome::InputRequired(result) => Ok(ReadResourceResponse::InputRequired(input_required(&result)?)),
+            }
         }
     }
 
