@@ -3,10 +3,11 @@
 
 use ::rmcp::RoleServer;
 use ::rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, CustomNotification, CustomRequest, ProgressNotificationParam,
-    RequestId, ServerNotification, ServerRequest,
+    CancelledNotification, CancelledNotificationParam, ClientResult, CustomNotification, CustomRequest,
+    ProgressNotificationParam, RequestId, ServerNotification, ServerRequest,
 };
-use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, ServiceError};
+use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, RequestHandle as ServerRequestHandle, ServiceError};
+use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use crate::server::{FlowError, LiveFuture, LivePeer, PeerError, Progress, RequestHandle};
@@ -20,17 +21,13 @@ impl LivePeer for RmcpPeer {
         // A custom request carries exactly the revision's params (no `mode` on 2025-06-18);
         // rmcp's typed elicitation always writes one.
         let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
+        // Sending is boxed on its own and the wait is built outside this future, so that what
+        // a 2025-era call holds while its client answers, often for minutes, is the wait alone:
+        // inline, the request, the sending future and the handle would stay in the layout.
+        let sending = Box::pin(self.0.send_cancellable_request(request, PeerRequestOptions::no_options()));
         Box::pin(async move {
-            let sent = self.0.send_cancellable_request(request, PeerRequestOptions::no_options()).await;
-            let answered = match sent {
-                Ok(handle) => {
-                    // Dropped before the client answers (the ask timed out, the call was
-                    // cancelled or dropped): the client is told to stop asking its user.
-                    let guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
-                    let answered = handle.await_response().await;
-                    guard.disarm();
-                    answered
-                }
+            let answered = match sending.await {
+                Ok(handle) => answer(handle).await,
                 Err(error) => Err(error),
             };
             match answered {
@@ -56,6 +53,17 @@ impl LivePeer for RmcpPeer {
             })
         })
     }
+}
+
+/// The client's answer to a sent request. Dropped before the client answers (the ask timed out,
+/// the call was cancelled or dropped), it tells the client to stop asking its user. A combinator
+/// rather than an async block, which would keep the wait twice (as captured and as awaited).
+fn answer(handle: ServerRequestHandle<RoleServer>) -> impl Future<Output = Result<ClientResult, ServiceError>> + Send {
+    let guard = CancelOnDrop { peer: Some(handle.peer.clone()), id: handle.id.clone() };
+    handle.await_response().map(move |answered| {
+        guard.disarm();
+        answered
+    })
 }
 
 /// Sends `notifications/cancelled` for a pushed request when dropped armed: the server stopped
