@@ -1,9 +1,10 @@
 //! The end-to-end bench server: `ask_name` (one form, two rounds) and `plain` over stateless
 //! Streamable HTTP at `/mcp` — engine handlers on the runtime's rmcp adapter (`--server ours`), or
-//! the same tools written by hand on rmcp (`--server rmcp`, see `elicit_benches::rmcp_by_hand`).
+//! the same tools written by hand on rmcp (`--server rmcp`, see `elicit_benches::rmcp_by_hand`), or
+//! `ask_name` by hand on rmcp for 2025-era sessions, the form pushed (`--server rmcp-pushed`).
 //!
 //! ```text
-//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp] [--max-sessions S]
+//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S]
 //!              (N tokio worker threads; default 2)
 //! ```
 //! `--max-sessions` raises our server's caps on 2025-era sessions, overall and per client (the
@@ -13,10 +14,20 @@ use axum::serve::{Listener as _, ListenerExt as _};
 use elicit_benches::e2e::bench_server_with;
 use elicit_benches::rmcp_by_hand;
 
-const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp] [--max-sessions S]";
+const USAGE: &str =
+    "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S]";
+
+/// Which server is served.
+#[derive(Clone, Copy)]
+enum Which {
+    Ours,
+    ByHand,
+    ByHandPushed,
+}
 
 fn main() {
-    let (mut listen, mut threads, mut by_hand, mut max_sessions) = ("127.0.0.1:8931".to_owned(), 2usize, false, None);
+    let (mut listen, mut threads, mut which, mut max_sessions) =
+        ("127.0.0.1:8931".to_owned(), 2usize, Which::Ours, None);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next();
@@ -31,19 +42,24 @@ fn main() {
                 _ => exit(&format!("--max-sessions {value}: give a positive number\n{USAGE}")),
             },
             ("--server", Some(value)) => match value.as_str() {
-                "ours" => by_hand = false,
-                "rmcp" => by_hand = true,
-                _ => exit(&format!("--server {value}: give ours or rmcp\n{USAGE}")),
+                "ours" => which = Which::Ours,
+                "rmcp" => which = Which::ByHand,
+                "rmcp-pushed" => which = Which::ByHandPushed,
+                _ => exit(&format!("--server {value}: give ours, rmcp or rmcp-pushed\n{USAGE}")),
             },
             _ => exit(USAGE),
         }
     }
-    let router = if by_hand {
-        rmcp_by_hand::router().unwrap_or_else(|e| exit(&format!("bench-server: {e}")))
-    } else {
-        bench_server_with(max_sessions).http_router(&[])
+    let router = match which {
+        Which::Ours => bench_server_with(max_sessions).http_router(&[]),
+        Which::ByHand => rmcp_by_hand::router().unwrap_or_else(|e| exit(&format!("bench-server: {e}"))),
+        Which::ByHandPushed => rmcp_by_hand::pushed_router(),
     };
-    let which = if by_hand { "rmcp by hand" } else { "ours" };
+    let which = match which {
+        Which::Ours => "ours",
+        Which::ByHand => "rmcp by hand",
+        Which::ByHandPushed => "rmcp by hand, the form pushed on 2025-era sessions",
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
     let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
     let served = runtime.block_on(async {
