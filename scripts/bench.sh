@@ -14,12 +14,13 @@
 #    in growth/prefill.json); then all of it again on a redis-server started here on loopback;
 # 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
-#    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours again with one request in
-#    flight; a task of the Tasks extension with one input request against the same flow as Multi
+#    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours and rmcp by hand again
+#    with one request in flight; a task of the Tasks extension with one input request against the same flow as Multi
 #    Round-Trip Requests, on one server in one load run, their trials alternating; then the 2025
 #    wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`), ours against
-#    the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs), and the memory each
-#    holds per parked 2025-era flow (`bench-park`, $PARKED flows parked at once, a fresh server);
+#    the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs) and rmcp by hand (the
+#    form pushed with rmcp's own peer), and the memory each holds per parked 2025-era flow
+#    (`bench-park`, $PARKED flows parked at once, a fresh server);
 # 5. cost growth (about 1.5 minutes more): two-round flows/s and server CPU per flow of ours
 #    (2 threads) at concurrency $GROWTH_CONCURRENCY, a fresh server per point, $GROWTH_TRIALS trials
 #    of $GROWTH_SECONDS s each (a curve: fewer and shorter trials than the rows above); and our
@@ -219,12 +220,16 @@ run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_s
 run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
 # One request in flight: the flow against the plain call where round trips, not CPU, set the pace.
 run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --threads 2
+run_e2e rmcp-c1 8954 1 target/release/bench-server --listen 127.0.0.1:8954 --threads 2 --server rmcp
 # The same flow as a task of the Tasks extension, against MRTR in the same load run.
 run_tasks "$out/e2e" 8951
 
 # The 2025 wire: each worker keeps one 2025-11-25 session; a flow is a call whose ask is pushed.
 modes=legacy run_e2e ours-legacy 8947 "$concurrency" target/release/bench-server --listen 127.0.0.1:8947 --threads 2
 modes=legacy run_e2e typescript-v1 8948 "$concurrency" node "$peers/ts-v1/typescript_v1_server.mjs" 8948
+# rmcp by hand, pushing the form (`--server rmcp-pushed`): what any server on rmcp starts from.
+modes=legacy run_e2e rmcp-legacy 8952 "$concurrency" \
+    target/release/bench-server --listen 127.0.0.1:8952 --threads 2 --server rmcp-pushed
 
 # Memory per parked 2025-era flow: $parked flows parked at once, 16 per session (our default bound
 # on outstanding asks per session), on a fresh server; RSS sampled from /proc. Each parked call
@@ -257,6 +262,8 @@ run_park ours 8949 "$parked" 127.0.1.1 "$out/e2e/ours-park.json" \
     target/release/bench-server --listen 127.0.0.1:8949 --threads 2 --max-sessions "$park_sessions"
 run_park typescript-v1 8950 "$parked" 127.0.2.1 "$out/e2e/typescript-v1-park.json" \
     node "$peers/ts-v1/typescript_v1_server.mjs" 8950
+run_park rmcp 8953 "$parked" 127.0.3.1 "$out/e2e/rmcp-park.json" \
+    target/release/bench-server --listen 127.0.0.1:8953 --threads 2 --server rmcp-pushed
 
 # Cost growth: two-round flows/s and server CPU per flow against concurrency, a fresh server per
 # point (no point inherits the ledger records an earlier one left), the load generator reading the

@@ -44,6 +44,11 @@ const MICRO: &[(&str, &str)] = &[
     ("request_state/ours_open", "ours: open only"),
     ("request_state/rmcp_seal", "rmcp: seal only (bound, TTL)"),
     ("request_state/rmcp_open", "rmcp: open only (bound, TTL)"),
+    (
+        "request_state/cipher_only",
+        "the cipher alone: AES-256-GCM-SIV seal + open in place of what ours encrypts (expiry + payload JSON)",
+    ),
+    ("request_state/cipher_only_expiry", "the cipher alone on the expiry only (an empty payload): its fixed cost"),
 ];
 
 const SERVERS: &[(&str, &str)] = &[
@@ -53,12 +58,18 @@ const SERVERS: &[(&str, &str)] = &[
     ("python", "Python SDK v2"),
     ("typescript", "TypeScript SDK v2"),
     ("ours-c1", "ours, 2 threads, concurrency 1"),
+    ("rmcp-c1", "rmcp by hand, 2 threads, concurrency 1"),
     ("ours-legacy", "ours, 2 threads, 2025-11-25 sessions"),
     ("typescript-v1", "TypeScript SDK v1, 2025-11-25 sessions"),
+    ("rmcp-legacy", "rmcp by hand (form pushed by rmcp's peer), 2 threads, 2025-11-25 sessions"),
 ];
 
 /// The memory of parked 2025-era flows (`bench-park` reports, `SERVER-park.json`), in report order.
-const PARKED: &[(&str, &str)] = &[("ours", "ours, 2 threads"), ("typescript-v1", "TypeScript SDK v1")];
+const PARKED: &[(&str, &str)] = &[
+    ("ours", "ours, 2 threads"),
+    ("typescript-v1", "TypeScript SDK v1"),
+    ("rmcp", "rmcp by hand (form pushed by rmcp's peer), 2 threads"),
+];
 
 /// One criterion estimate, in nanoseconds.
 #[derive(Debug, Clone, Copy)]
@@ -465,11 +476,12 @@ fn goals(inputs: &Inputs) -> String {
     // Memory per parked 2025-era flow, against 16 KiB and the TypeScript SDK v1 of this run.
     let name = "memory per parked 2025-era flow (RSS delta ÷ flows parked)";
     let target = "≤ 16 KiB, and below the TypeScript SDK v1 in the same run";
+    let by_hand = park_kib("rmcp").map_or(String::new(), |kib| format!("; rmcp by hand: {kib:.1} KiB"));
     match (park_kib("ours"), park_kib("typescript-v1")) {
         (Some(ours), Some(peer)) => table.row(
             name,
             target,
-            format!("{ours:.1} KiB (TypeScript SDK v1: {peer:.1} KiB)"),
+            format!("{ours:.1} KiB (TypeScript SDK v1: {peer:.1} KiB{by_hand})"),
             Verdict::Judged(ours <= 16.0 && ours < peer),
         ),
         (Some(ours), None) => {
@@ -552,7 +564,124 @@ fn goals(inputs: &Inputs) -> String {
         let name = format!("two-round flows/s: ours (2 threads) ÷ {label}");
         table.ratio(&name, "≥ 10×", (flows("ours", "flow"), flows(server, "flow")), |r| r >= 10.0);
     }
+    out.push_str(&floors(inputs));
     out
+}
+
+/// What the same run measures under the goals a server on rmcp cannot beat rmcp by hand at: the
+/// memory a hand-written server on rmcp and hyper as released holds per parked 2025-era flow (the
+/// form pushed with rmcp's own peer) and the rate it reaches on the 2025 wire, its own flow ÷
+/// plain call and its rate against the peers; then the cipher's share of a `requestState`, and
+/// the requests a task flow needs against an MRTR flow. Each line says whether its figure puts
+/// the goal out of reach, so a floor that moves below its goal is reported as no floor.
+fn floors(inputs: &Inputs) -> String {
+    let e2e = &inputs.e2e;
+    let mut lines = Vec::new();
+    let park = |server: &str| {
+        read_json(&e2e.join(format!("{server}-park.json")))
+            .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
+            .map(|bytes| bytes / 1024.0)
+    };
+    if let (Some(by_hand), Some(ours), Some(peer)) = (park("rmcp"), park("ours"), park("typescript-v1")) {
+        // The hand-written server holds the same connection, stream, rmcp task and session
+        // channels per parked call, and a handler that only waits: the stack's own share.
+        let reach = if by_hand > 16.0 && by_hand >= peer {
+            "above both halves of the goal: the stack as released (hyper, rmcp) holds more than the goal allows"
+        } else if by_hand > 16.0 {
+            "above 16 KiB (the stack as released holds more than that), below the TypeScript SDK v1"
+        } else {
+            "within 16 KiB: not a floor under the goal"
+        };
+        lines.push(format!(
+            "- Memory per parked 2025-era flow: rmcp by hand parks one in {by_hand:.1} KiB, {reach}; ours \
+             ({ours:.1} KiB) is {}× that.",
+            ratio(ours / by_hand)
+        ));
+    }
+    // The hand-written server's own flow ÷ plain call, and its own rate against the peers: what
+    // the same flow costs on the stack with nothing of ours in it.
+    let rate = |server: &str, mode: &str| load(e2e, server, mode).as_ref().and_then(rates).map(|r| r.0);
+    for (server, ours) in [("rmcp", "ours"), ("rmcp-c1", "ours-c1")] {
+        let (Some(plain), Some(flow)) = (rate(server, "plain"), rate(server, "flow")) else { continue };
+        let concurrency = load(e2e, server, "flow").and_then(|r| r.get("concurrency").and_then(Value::as_u64));
+        let concurrency = concurrency.map_or("–".to_owned(), |c| c.to_string());
+        let by_hand = plain / flow;
+        let reach = if by_hand > 2.15 {
+            "above 2.15×: the same flow with nothing of ours in it misses the goal"
+        } else {
+            "within 2.15×: not a floor under the goal"
+        };
+        let ours = match (rate(ours, "plain"), rate(ours, "flow")) {
+            (Some(plain), Some(flow)) => format!("; ours {}×", ratio(plain / flow)),
+            _ => String::new(),
+        };
+        lines.push(format!(
+            "- Flow ÷ plain call at concurrency {concurrency}: rmcp by hand's own is {}×, {reach}{ours}.",
+            ratio(by_hand)
+        ));
+    }
+    for (server, label) in [("python", "Python SDK v2"), ("typescript", "TypeScript SDK v2")] {
+        let (Some(by_hand), Some(peer)) = (rate("rmcp", "flow"), rate(server, "flow")) else { continue };
+        let r = by_hand / peer;
+        let reach =
+            if r < 10.0 { "below 10×: short of the goal on rmcp as released" } else { "not a floor under the goal" };
+        lines.push(format!("- Against the {label}: rmcp by hand reaches {}× its flows/s, {reach}.", ratio(r)));
+    }
+    let flows = |server: &str| load(e2e, server, "legacy").as_ref().and_then(rates);
+    if let (Some(by_hand), Some(ours), Some(peer)) =
+        (flows("rmcp-legacy"), flows("ours-legacy"), flows("typescript-v1"))
+    {
+        let r = by_hand.0 / peer.0;
+        let reach =
+            if r < 5.0 { "below 5×: short of the goal on rmcp as released" } else { "not a floor under the goal" };
+        lines.push(format!(
+            "- 2025 wire: rmcp by hand ÷ TypeScript SDK v1 is {}× ({:.0} ÷ {:.0} flows/s), {reach}; ours ÷ rmcp \
+             by hand {}×.",
+            ratio(r),
+            by_hand.0,
+            peer.0,
+            ratio(ours.0 / by_hand.0)
+        ));
+    }
+    let micro = |id: &str| estimate(&inputs.criterion, id).map(est);
+    if let (Some(cipher), Some(rmcp)) = (micro("request_state/cipher_only"), micro("request_state/rmcp_seal_open")) {
+        let r = cipher.0 / rmcp.0;
+        let reach = if r > 0.5 {
+            "above 0.5×: out of reach while the state is this JSON under AES-256-GCM-SIV"
+        } else {
+            "within 0.5×: not a floor under the goal"
+        };
+        let fixed = micro("request_state/cipher_only_expiry").map_or(String::new(), |fixed| {
+            format!(
+                " On the expiry alone (no payload at all) the cipher takes {}, {}× rmcp's seal + open: what \
+                 a smaller encoding of the payload could at best come down to.",
+                time(fixed.0),
+                ratio(fixed.0 / rmcp.0)
+            )
+        });
+        lines.push(format!(
+            "- `requestState`: AES-256-GCM-SIV alone, sealing and opening what ours encrypts, takes {} against \
+             rmcp's whole seal + open {}: {}×, {reach}.{fixed}",
+            time(cipher.0),
+            time(rmcp.0),
+            ratio(r)
+        ));
+    }
+    let task = read_json(&e2e.join("ours-tasks.json"));
+    let requests = |report: Option<&Value>| report?.get("http_requests_per_unit").and_then(Value::as_f64);
+    if let (Some(task), Some(mrtr)) = (requests(task.as_ref()), requests(task.as_ref().and_then(|t| t.get("mrtr")))) {
+        let r = task / mrtr;
+        let reach = if r > 1.5 { "above 1.5×: out of reach for this flow" } else { "not a floor under the goal" };
+        lines.push(format!(
+            "- Task ÷ MRTR: {task:.2} HTTP requests per task flow against {mrtr:.2}, so {}× even at equal cost \
+             per request, {reach}.",
+            ratio(r)
+        ));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\nFloors measured in this run:\n{}\n", lines.join("\n"))
 }
 
 /// The least-squares line through `points`: (slope, intercept).
@@ -809,6 +938,66 @@ mod tests {
         assert!((slope - 50.0).abs() < 1e-9 && (intercept - 10.0e3).abs() < 1e-6, "{slope} {intercept}");
         assert!(least_squares(&[(1.0, 1.0)]).is_none());
         assert!(least_squares(&[(1.0, 1.0), (1.0, 2.0)]).is_none());
+    }
+
+    /// A fresh scratch folder for one test's report inputs.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bench-report-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn write(dir: &Path, file: &str, value: Value) {
+        std::fs::write(dir.join(file), value.to_string()).unwrap();
+    }
+
+    fn rates(median: f64) -> Value {
+        serde_json::json!({"median_rate": median, "min_rate": median, "max_rate": median, "concurrency": 32})
+    }
+
+    /// Each floor line judges its own figure: a floor above the goal puts it out of reach, one
+    /// within it is said to be no floor, and a missing figure leaves its line out.
+    #[test]
+    fn floors_say_which_side_of_the_goal_they_fall() {
+        let e2e = scratch("floors");
+        let inputs = || Inputs {
+            criterion: e2e.join("criterion"),
+            allocs: None,
+            e2e: e2e.clone(),
+            growth: None,
+            only_tasks: false,
+        };
+        assert_eq!(floors(&inputs()), "");
+
+        // The stack parks a flow in 39.5 KiB; its flow ÷ plain call is 2.4×; against the Python SDK
+        // it reaches 9×; on the 2025 wire 3×: every one a floor above (or short of) its goal.
+        write(&e2e, "ours-park.json", serde_json::json!({"bytes_per_parked_flow": 41.0 * 1024.0}));
+        write(&e2e, "typescript-v1-park.json", serde_json::json!({"bytes_per_parked_flow": 32.0 * 1024.0}));
+        write(&e2e, "rmcp-park.json", serde_json::json!({"bytes_per_parked_flow": 39.5 * 1024.0}));
+        write(&e2e, "rmcp-flow.json", rates(9000.0));
+        write(&e2e, "rmcp-plain.json", rates(21600.0));
+        write(&e2e, "python-flow.json", rates(1000.0));
+        write(&e2e, "rmcp-legacy-legacy.json", rates(9000.0));
+        write(&e2e, "ours-legacy-legacy.json", rates(8100.0));
+        write(&e2e, "typescript-v1-legacy.json", rates(3000.0));
+        let above = floors(&inputs());
+        assert!(above.contains("parks one in 39.5 KiB, above both halves of the goal"), "{above}");
+        assert!(above.contains("ours (41.0 KiB) is 1.04× that"), "{above}");
+        assert!(above.contains("rmcp by hand's own is 2.40×, above 2.15×"), "{above}");
+        assert!(above.contains("Python SDK v2: rmcp by hand reaches 9.00× its flows/s, below 10×"), "{above}");
+        assert!(above.contains("TypeScript SDK v1 is 3.00× (9000 ÷ 3000 flows/s), below 5×"), "{above}");
+        assert!(!above.contains("not a floor"), "{above}");
+        assert!(!above.contains("TypeScript SDK v2"), "no figure, no line: {above}");
+
+        // The same lines with figures inside their goals.
+        write(&e2e, "rmcp-park.json", serde_json::json!({"bytes_per_parked_flow": 15.0 * 1024.0}));
+        write(&e2e, "rmcp-plain.json", rates(18000.0));
+        write(&e2e, "python-flow.json", rates(800.0));
+        write(&e2e, "typescript-v1-legacy.json", rates(1500.0));
+        let within = floors(&inputs());
+        assert_eq!(within.matches("not a floor under the goal").count(), 4, "{within}");
+        let _ = std::fs::remove_dir_all(&e2e);
     }
 
     #[test]
