@@ -321,7 +321,7 @@ fn report(inputs: &Inputs) -> String {
     if let Some(concurrency) =
         load(&inputs.e2e, "ours", "flow").and_then(|r| r.get("concurrency").and_then(Value::as_u64))
     {
-        let _ = writeln!(out, "\nConcurrency {concurrency} for every row but the two of concurrency 1.");
+        let _ = writeln!(out, "\nConcurrency {concurrency} for every row but those of concurrency 1.");
     }
     out.push_str(&tasks_report(&inputs.e2e));
     let parked: Vec<(&str, Value)> = PARKED
