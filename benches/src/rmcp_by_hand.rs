@@ -148,8 +148,8 @@ pub fn router() -> Result<axum::Router, String> {
 }
 
 /// The same `ask_name` written by hand on rmcp for 2025-era sessions, where the server *pushes*
-/// the form: `Peer::create_elicitation` from inside the call, which rmcp sends on the call's SSE
-/// stream, and the answer awaited there. What a Rust author weighs against the engine's 2025-era
+/// the form: sent with the session's peer from inside the call (what rmcp's `create_elicitation`
+/// does), which rmcp puts on the call's SSE stream, and the answer awaited there. What a Rust author weighs against the engine's 2025-era
 /// flows (`bench-loadgen --mode legacy`, `bench-park`): the call holds its connection, its stream
 /// and the suspended handler for as long as the user takes, as the engine's does.
 #[derive(Clone)]

@@ -4,7 +4,8 @@
 //! `ask_name` by hand on rmcp for 2025-era sessions, the form pushed (`--server rmcp-pushed`).
 //!
 //! ```text
-//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S]
+//! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp|rmcp-pushed]
+//!              [--max-sessions S]
 //!              (N tokio worker threads; default 2)
 //! ```
 //! `--max-sessions` raises our server's caps on 2025-era sessions, overall and per client (the
