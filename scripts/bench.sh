@@ -15,12 +15,13 @@
 # 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
 #    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours and rmcp by hand again
-#    with one request in flight; a task of the Tasks extension with one input request against the same flow as Multi
-#    Round-Trip Requests, on one server in one load run, their trials alternating; then the 2025
-#    wire: the same flow on 2025-11-25 sessions (ask pushed as `elicitation/create`), ours against
-#    the official TypeScript SDK v1 (benches/peers/typescript_v1_server.mjs) and rmcp by hand (the
-#    form pushed with rmcp's own peer), and the memory each holds per parked 2025-era flow
-#    (`bench-park`, $PARKED flows parked at once, a fresh server);
+#    with one request in flight; a task of the Tasks extension with one input request against the
+#    same flow as Multi Round-Trip Requests, on one server in one load run, their trials
+#    alternating; then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as
+#    `elicitation/create`), ours against the official TypeScript SDK v1
+#    (benches/peers/typescript_v1_server.mjs) and rmcp by hand (the form pushed with rmcp's own
+#    peer), and the memory each holds per parked 2025-era flow (`bench-park`, $PARKED flows parked
+#    at once, a fresh server);
 # 5. cost growth (about 1.5 minutes more): two-round flows/s and server CPU per flow of ours
 #    (2 threads) at concurrency $GROWTH_CONCURRENCY, a fresh server per point, $GROWTH_TRIALS trials
 #    of $GROWTH_SECONDS s each (a curve: fewer and shorter trials than the rows above); and our

@@ -568,11 +568,11 @@ fn goals(inputs: &Inputs) -> String {
     out
 }
 
-/// What the same run measures under the goals a server on rmcp cannot beat rmcp by hand at: the
-/// memory a hand-written server on rmcp and hyper as released holds per parked 2025-era flow (the
-/// form pushed with rmcp's own peer) and the rate it reaches on the 2025 wire, its own flow ÷
-/// plain call and its rate against the peers; then the cipher's share of a `requestState`, and
-/// the requests a task flow needs against an MRTR flow. Each line says whether its figure puts
+/// The floors the same run measures beneath the goals, with nothing of ours in them: the memory
+/// a hand-written server on rmcp and hyper as released holds per parked 2025-era flow (the form
+/// pushed with rmcp's own peer) and the rate it reaches on the 2025 wire, its own flow ÷ plain
+/// call and its rate against the peers; then the cipher's share of a `requestState`, and the
+/// requests a task flow needs against an MRTR flow. Each line says whether its figure puts
 /// the goal out of reach, so a floor that moves below its goal is reported as no floor.
 fn floors(inputs: &Inputs) -> String {
     let e2e = &inputs.e2e;
