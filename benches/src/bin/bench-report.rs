@@ -146,6 +146,18 @@ fn rates(report: &Value) -> Option<(f64, f64, f64)> {
     Some((report.get("median_rate")?.as_f64()?, report.get("min_rate")?.as_f64()?, report.get("max_rate")?.as_f64()?))
 }
 
+/// Median, min and max rate of `server`'s load report for `mode`.
+fn rates_of(e2e: &Path, server: &str, mode: &str) -> Option<(f64, f64, f64)> {
+    load(e2e, server, mode).as_ref().and_then(rates)
+}
+
+/// Memory per parked 2025-era flow in `server`'s `bench-park` report, in KiB.
+fn park_kib(e2e: &Path, server: &str) -> Option<f64> {
+    read_json(&e2e.join(format!("{server}-park.json")))
+        .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
+        .map(|bytes| bytes / 1024.0)
+}
+
 fn verdict_text(met: bool) -> &'static str {
     if met { "met" } else { "**missed**" }
 }
@@ -459,13 +471,9 @@ fn goals(inputs: &Inputs) -> String {
     let e2e = &inputs.e2e;
     let get = |id: &str| estimate(&inputs.criterion, id);
     let allocs = |id: &str| allocations(inputs, id);
-    let flows = |server: &str, mode: &str| load(e2e, server, mode).as_ref().and_then(rates);
+    let flows = |server: &str, mode: &str| rates_of(e2e, server, mode);
     let cpu = |server: &str, mode: &str| load(e2e, server, mode).and_then(|r| cpu_per_unit(e2e, server, mode, &r));
-    let park_kib = |server: &str| {
-        read_json(&e2e.join(format!("{server}-park.json")))
-            .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
-            .map(|bytes| bytes / 1024.0)
-    };
+    let park_kib = |server: &str| park_kib(e2e, server);
 
     let _ = writeln!(out, "\n#### Goals (ratios of medians of this run; range from the spreads)\n");
     let _ = writeln!(out, "| goal | target | measured | verdict |");
@@ -577,11 +585,7 @@ fn goals(inputs: &Inputs) -> String {
 fn floors(inputs: &Inputs) -> String {
     let e2e = &inputs.e2e;
     let mut lines = Vec::new();
-    let park = |server: &str| {
-        read_json(&e2e.join(format!("{server}-park.json")))
-            .and_then(|park| park.get("bytes_per_parked_flow").and_then(Value::as_f64))
-            .map(|bytes| bytes / 1024.0)
-    };
+    let park = |server: &str| park_kib(e2e, server);
     if let (Some(by_hand), Some(ours), Some(peer)) = (park("rmcp"), park("ours"), park("typescript-v1")) {
         // The hand-written server holds the same connection, stream, rmcp task and session
         // channels per parked call, and a handler that only waits: the stack's own share.
@@ -600,7 +604,7 @@ fn floors(inputs: &Inputs) -> String {
     }
     // The hand-written server's own flow ÷ plain call, and its own rate against the peers: what
     // the same flow costs on the stack with nothing of ours in it.
-    let rate = |server: &str, mode: &str| load(e2e, server, mode).as_ref().and_then(rates).map(|r| r.0);
+    let rate = |server: &str, mode: &str| rates_of(e2e, server, mode).map(|r| r.0);
     for (server, ours) in [("rmcp", "ours"), ("rmcp-c1", "ours-c1")] {
         let (Some(plain), Some(flow)) = (rate(server, "plain"), rate(server, "flow")) else { continue };
         let concurrency = load(e2e, server, "flow").and_then(|r| r.get("concurrency").and_then(Value::as_u64));
@@ -627,7 +631,7 @@ fn floors(inputs: &Inputs) -> String {
             if r < 10.0 { "below 10×: short of the goal on rmcp as released" } else { "not a floor under the goal" };
         lines.push(format!("- Against the {label}: rmcp by hand reaches {}× its flows/s, {reach}.", ratio(r)));
     }
-    let flows = |server: &str| load(e2e, server, "legacy").as_ref().and_then(rates);
+    let flows = |server: &str| rates_of(e2e, server, "legacy");
     if let (Some(by_hand), Some(ours), Some(peer)) =
         (flows("rmcp-legacy"), flows("ours-legacy"), flows("typescript-v1"))
     {
