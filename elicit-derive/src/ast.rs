@@ -142,9 +142,10 @@ impl<'a> Input<'a> {
 impl<'a> Struct<'a> {
     /// `None` (after an error) for tuple and unit structs, which have no property names.
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, fields: &'a Fields) -> Option<Self> {
-        let attrs = attr::container(cx, &input.attrs, false);
-        let serde = serde_attr::container(cx, &input.attrs);
+        let mut attrs = attr::container(cx, &input.attrs, false);
+        let serde = serde_attr::container(cx, &input.attrs, false);
         let rule = agreed(cx, "rename_all", &attrs.rename_all, &serde.rename_all).map(|r| r.value);
+        attrs.deny_unknown_fields = serde.deny_unknown_fields;
         let named = match fields {
             Fields::Named(named) => named,
             Fields::Unnamed(_) => {
@@ -202,7 +203,7 @@ impl<'a> Field<'a> {
 impl<'a> Enum<'a> {
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, data: &'a DataEnum) -> Self {
         let attrs = attr::container(cx, &input.attrs, true);
-        let serde = serde_attr::container(cx, &input.attrs);
+        let serde = serde_attr::container(cx, &input.attrs, false);
         let rule = agreed(cx, "rename_all", &attrs.rename_all, &serde.rename_all).map(|r| r.value);
         if data.variants.is_empty() {
             cx.error_spanned_by(&input.ident, "an enum deriving `Elicit` needs at least one variant to choose from");
@@ -256,7 +257,7 @@ impl<'a> Transparent<'a> {
     /// `None` (after an error) unless the struct has exactly one field.
     fn from_syn(cx: &Ctxt, input: &'a DeriveInput, fields: &'a Fields) -> Option<Self> {
         let attrs = attr::container(cx, &input.attrs, false);
-        let _ = serde_attr::container(cx, &input.attrs);
+        let _ = serde_attr::container(cx, &input.attrs, true);
         for (key, used) in [
             (attr::MESSAGE, attrs.message.as_ref().map(|m| m.key)),
             (attr::RENAME_ALL, attrs.rename_all.as_ref().map(|m| m.key)),

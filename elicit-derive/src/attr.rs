@@ -141,6 +141,9 @@ pub(crate) struct ContainerAttrs {
     /// `validate = path`: `fn(&Self) -> Result<(), ContentErrors>`, run after every field check.
     pub(crate) validate: Option<Spanned<syn::Path>>,
     pub(crate) doc: Option<String>,
+    /// Serde's `deny_unknown_fields` beside the derive: the validating `Deserialize` refuses keys
+    /// the form does not have, as serde's would.
+    pub(crate) deny_unknown_fields: bool,
 }
 
 /// A bound, length or default given as a constant expression (`maximum = MAX_SEATS`), checked

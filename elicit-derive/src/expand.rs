@@ -222,6 +222,8 @@ fn constant(rt: &Path, c: &attr::ConstValue, kind: Option<&Kind>) -> TokenStream
 fn consistency_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
     let Some(first) = field.attrs.consts.first() else { return TokenStream::new() };
     let range = match field.field_type.as_ref().map(|ft| &ft.kind) {
+        // Checked with the type's own range by `shape_check`.
+        Some(Kind::Other) => return TokenStream::new(),
         Some(Kind::Integer { min, max, .. }) => {
             let (min, max) = (Literal::i128_suffixed(*min), Literal::i128_suffixed(*max));
             quote!(::core::option::Option::Some((#min, #max)))
@@ -283,7 +285,7 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
         input.body.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
     let items = fields.iter().filter(|names| names.is_question()).map(|names| field_items(names, rt));
     let flatten_checks = flatten_checks(input, &fields, rt);
-    let own_names: Vec<&str> = fields.iter().filter(|names| names.is_question()).map(|names| names.wire).collect();
+    let all_names = all_names(&fields, rt);
     let properties = properties(input, &fields, rt);
     let from_content = from_content_body(input, &fields, rt);
     let to_content = to_content_body(&fields, rt);
@@ -294,11 +296,12 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     quote! {
         #(#items)*
         #flatten_checks
+        #all_names
 
         #[automatically_derived]
         impl #rt::Elicit for #ident {
             const MESSAGE: &'static ::core::primitive::str = #message;
-            const FIELD_NAMES: &'static [&'static ::core::primitive::str] = &[#(#own_names),*];
+            const FIELD_NAMES: &'static [&'static ::core::primitive::str] = &__NAMES;
 
             fn requested_schema() -> &'static #rt::__private::RequestedSchema {
                 static __SCHEMA: #rt::__private::OnceLock<#rt::__private::RequestedSchema> =
@@ -325,6 +328,30 @@ fn expand_struct(input: &Struct<'_>, rt: &Path) -> TokenStream {
     }
 }
 
+/// `__NAMES`: every wire name of the form in declaration order, its own properties' and each
+/// flattened form's (at every depth, since theirs hold their own flattened names), as a `const`
+/// array whose length is known at compile time: [`flatten_checks`] compares them.
+fn all_names(fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
+    let mut parts = Vec::new();
+    let mut lengths = Vec::new();
+    for names in fields.iter().filter(|names| !names.field.skip) {
+        if names.field.flatten.is_some() {
+            let flat = &names.field_const;
+            parts.push(quote!(#flat.names));
+            lengths.push(quote!(#flat.names.len()));
+        } else {
+            let wire = names.wire;
+            parts.push(quote!(&[#wire]));
+            lengths.push(quote!(1));
+        }
+    }
+    quote! {
+        const __NAMES_LEN: ::core::primitive::usize = 0 #(+ #lengths)*;
+        const __NAMES: [&::core::primitive::str; __NAMES_LEN] =
+            #rt::__private::concat_names::<__NAMES_LEN>(&[#(#parts),*]);
+    }
+}
+
 /// The schema's properties in declaration order: a `vec!` of the form's own, or, with flattened
 /// fields, a vector their forms' properties are spliced into.
 fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
@@ -348,6 +375,7 @@ fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> Token
     quote! {
         let mut __properties = ::std::vec::Vec::new();
         #(#steps)*
+        #rt::__private::unique_properties(&__properties, #host);
         #rt::__private::RequestedSchema::new(__properties)
     }
 }
@@ -463,6 +491,14 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
         Some(with) => {
             let adapter = format_ident!("__With{}", index);
             let path = &with.value;
+            // An `Option` field read by a module stays optional: absent is `None`.
+            let absent = crate::ty::option_argument(ty).map(|_| {
+                quote! {
+                    fn absent() -> ::core::option::Option<#ty> {
+                        ::core::option::Option::Some(::core::option::Option::None)
+                    }
+                }
+            });
             quote_spanned! {with.span=>
                 struct #adapter;
                 impl #rt::__private::FieldWith for #adapter {
@@ -480,6 +516,7 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
                     fn to_value(__value: &#ty) -> ::core::option::Option<#rt::__private::Value> {
                         #path::to_value(__value)
                     }
+                    #absent
                 }
                 const #field_const: #rt::__private::FormField<#ty> =
                     #rt::__private::form_field_via::<#rt::__private::Via<#adapter>>();
@@ -501,8 +538,10 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
     }
 }
 
-/// For a type the derive cannot classify by name, a `const` evaluation that fails when the
-/// field's rules do not fit the type's `FieldValue::SHAPE`, spanned on the first declared key.
+/// For a type the derive cannot classify by name (a newtype, an alias, an enum), a `const`
+/// evaluation that fails when the field's rules do not fit the type's `FieldValue::SHAPE`, or
+/// contradict themselves or the type's integer range (`FieldValue::RANGE`), spanned on the first
+/// declared key.
 fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
     let (Some(ft), None) = (&field.field_type, &field.attrs.with) else { return TokenStream::new() };
     if !matches!(ft.kind, Kind::Other) {
@@ -522,7 +561,8 @@ fn shape_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenS
     let constants = a.consts.iter().map(|c| c.key_span);
     let Some(span) = keys.into_iter().flatten().chain(constants).next() else { return TokenStream::new() };
     let inner = &ft.inner;
-    let check = quote!(const _: () = #rt::__private::assert_fits(<#inner as #rt::__private::FieldValue>::SHAPE, &#rules_const););
+    let value = quote!(<#inner as #rt::__private::FieldValue>);
+    let check = quote!(const _: () = #rt::__private::assert_fits(#value::SHAPE, #value::RANGE, &#rules_const););
     respan(check, span)
 }
 
@@ -639,13 +679,14 @@ fn deserialize_impl(input: &Struct<'_>, rt: &Path) -> TokenStream {
         return TokenStream::new();
     }
     let ident = input.ident;
+    let deny_unknown = input.attrs.deny_unknown_fields;
     quote! {
         #[automatically_derived]
         impl<'de> #rt::__private::serde::Deserialize<'de> for #ident {
             fn deserialize<__D: #rt::__private::serde::Deserializer<'de>>(
                 __deserializer: __D,
             ) -> ::core::result::Result<Self, __D::Error> {
-                #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer)
+                #rt::__private::deserialize_validated::<'de, Self, __D>(__deserializer, #deny_unknown)
             }
         }
     }
@@ -660,6 +701,7 @@ fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
         impl #rt::__private::FieldValue for #ident {
             const REQUIRED: ::core::primitive::bool = #inner::REQUIRED;
             const SHAPE: #rt::__private::FieldShape = #inner::SHAPE;
+            const RANGE: ::core::option::Option<(::core::primitive::i128, ::core::primitive::i128)> = #inner::RANGE;
 
             fn schema(__rules: &#rt::__private::FieldRules) -> #rt::__private::PrimitiveSchema {
                 #inner::schema(__rules)
@@ -674,6 +716,13 @@ fn expand_transparent(input: &Transparent<'_>, rt: &Path) -> TokenStream {
 
             fn absent() -> ::core::option::Option<Self> {
                 ::core::option::Option::map(#inner::absent(), |__inner| Self { #member: __inner })
+            }
+
+            fn from_default(
+                __default: #rt::__private::DefaultValue,
+                __rules: &#rt::__private::FieldRules,
+            ) -> ::core::result::Result<Self, #rt::__private::InvalidValue> {
+                ::core::result::Result::map(#inner::from_default(__default, __rules), |__inner| Self { #member: __inner })
             }
 
             fn to_value(&self) -> ::core::option::Option<#rt::__private::Value> {

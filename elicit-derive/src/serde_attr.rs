@@ -26,6 +26,7 @@ pub(crate) enum SerdeDefault {
 #[derive(Default)]
 pub(crate) struct SerdeContainer {
     pub(crate) rename_all: Option<Spanned<RenameRule>>,
+    pub(crate) deny_unknown_fields: bool,
 }
 
 #[derive(Default)]
@@ -43,12 +44,18 @@ pub(crate) struct SerdeVariant {
 }
 
 /// Why a serde key on a struct or enum cannot be honoured.
-fn container_refusal(key: &str) -> Option<&'static str> {
+fn container_refusal(key: &str, transparent: bool) -> Option<&'static str> {
     Some(match key {
+        "from" | "try_from" | "remote" if transparent => {
+            "an `#[elicit(transparent)]` newtype is read through its one field, and serde would read another type's shape"
+        }
         "tag" | "content" | "untagged" => {
             "a form is a flat object of the struct's fields, and a select is a plain string: serde would read another shape than the form asks for"
         }
-        "transparent" | "from" | "try_from" | "remote" => {
+        "transparent" => {
+            "serde would read the one field's shape, not a form of named properties; to make a newtype a field type, add `#[elicit(transparent)]`"
+        }
+        "from" | "try_from" | "remote" => {
             "serde would read another type's shape, which the form does not ask for; derive `Elicit` on that type instead"
         }
         "default" => {
@@ -141,12 +148,21 @@ fn refuse(cx: &Ctxt, meta: &ParseNestedMeta<'_>, name: &str, why: &str) {
     cx.error(meta.path.span(), format!("`#[serde({name})]` cannot be honoured by `Elicit`: {why}"));
 }
 
-pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute]) -> SerdeContainer {
+/// `transparent` is whether the type is `#[elicit(transparent)]`, a field type through its field
+/// as serde's `transparent` reads it: the two agree there.
+pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], transparent: bool) -> SerdeContainer {
     let mut out = SerdeContainer::default();
     for_each_key(cx, attrs, |name, meta| {
-        if let Some(why) = container_refusal(name) {
+        if transparent && name == "transparent" {
+            return Ok(true);
+        }
+        if let Some(why) = container_refusal(name, transparent) {
             refuse(cx, meta, name, why);
             return Ok(false);
+        }
+        if name == "deny_unknown_fields" {
+            out.deny_unknown_fields = true;
+            return Ok(true);
         }
         if name != "rename_all" {
             return Ok(false);

@@ -182,14 +182,19 @@ pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<()
     if let Some(min) = min
         && count < min
     {
-        return Err(format!("must be at least {min} characters long"));
+        return Err(format!("must be at least {} long", counted(min, "character")));
     }
     if let Some(max) = max
         && count > max
     {
-        return Err(format!("must be at most {max} characters long"));
+        return Err(format!("must be at most {} long", counted(max, "character")));
     }
     Ok(())
+}
+
+/// `"1 character"`, `"2 characters"`: a count and its noun, plural unless the count is 1.
+pub(crate) fn counted(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
 }
 
 /// Checks `text` against a declared format.

@@ -120,8 +120,10 @@ pub trait Elicit: Sized {
     /// The message shown with the form unless the asker supplies one.
     const MESSAGE: &'static str;
 
-    /// The wire names of the form's own properties (not those it flattens in), for the derive's
-    /// compile-time check that a flattened form's names do not collide with its host's.
+    /// The wire names of every property of the form, those it flattens in included (at every
+    /// depth), for the derive's compile-time check that a flattened form's names collide with no
+    /// other property of its host. Empty for a form implemented by hand: its collisions are found
+    /// when the host's schema is first built.
     #[doc(hidden)]
     const FIELD_NAMES: &'static [&'static str] = &[];
 
@@ -167,6 +169,11 @@ pub mod __private {
         fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// `path::to_value`.
         fn to_value(value: &Self::Value) -> Option<Value>;
+        /// The value when the field is absent: `None` (required), or for an `Option` field,
+        /// `Some(None)`.
+        fn absent() -> Option<Self::Value> {
+            None
+        }
     }
 
     /// How one field's value is read and written: through its [`FieldValue`] impl, or through a
@@ -174,14 +181,18 @@ pub mod __private {
     pub trait Codec {
         /// The field's type.
         type Value;
-        /// As [`FieldValue::REQUIRED`].
-        const REQUIRED: bool;
+        /// Whether the field is listed in `required` under these rules.
+        fn required(rules: &FieldRules) -> bool;
         /// As [`FieldValue::schema`].
         fn schema(rules: &FieldRules) -> PrimitiveSchema;
         /// As [`FieldValue::parse`].
         fn parse(value: &Value, rules: &FieldRules) -> Result<Self::Value, InvalidValue>;
         /// As [`FieldValue::absent`].
         fn absent() -> Option<Self::Value>;
+        /// The value of the field's declared `default`.
+        fn from_default(default: DefaultValue, rules: &FieldRules) -> Result<Self::Value, InvalidValue> {
+            Self::parse(&default.to_value(), rules)
+        }
         /// As [`FieldValue::to_value`].
         fn to_value(value: &Self::Value) -> Option<Value>;
     }
@@ -191,7 +202,16 @@ pub mod __private {
 
     impl<T: FieldValue> Codec for Direct<T> {
         type Value = T;
-        const REQUIRED: bool = T::REQUIRED;
+        fn required(rules: &FieldRules) -> bool {
+            // A multi-select that allows no choice is answered by leaving it out (attributes.md,
+            // "Multi-selects").
+            let optional_multi =
+                matches!(T::SHAPE, FieldShape::MultiSelect(_)) && rules.min_items.is_none_or(|min| min == 0);
+            rules.is_required(T::REQUIRED && !optional_multi)
+        }
+        fn from_default(default: DefaultValue, rules: &FieldRules) -> Result<T, InvalidValue> {
+            T::from_default(default, rules)
+        }
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             T::schema(rules)
         }
@@ -211,7 +231,9 @@ pub mod __private {
 
     impl<W: FieldWith> Codec for Via<W> {
         type Value = W::Value;
-        const REQUIRED: bool = true;
+        fn required(rules: &FieldRules) -> bool {
+            rules.is_required(W::absent().is_none())
+        }
         fn schema(rules: &FieldRules) -> PrimitiveSchema {
             W::schema(rules)
         }
@@ -219,7 +241,7 @@ pub mod __private {
             W::parse(value, rules)
         }
         fn absent() -> Option<W::Value> {
-            None
+            W::absent()
         }
         fn to_value(value: &W::Value) -> Option<Value> {
             W::to_value(value)
@@ -228,7 +250,7 @@ pub mod __private {
 
     /// The schema of one property.
     pub fn property<C: Codec>(name: &'static str, rules: &FieldRules) -> Property {
-        Property { name: Cow::Borrowed(name), required: rules.is_required(C::REQUIRED), schema: C::schema(rules) }
+        Property { name: Cow::Borrowed(name), required: C::required(rules), schema: C::schema(rules) }
     }
 
     /// Reads one field of an answer from its value (`None`: the answer lacks the key), recording
@@ -267,10 +289,10 @@ pub mod __private {
                 errors.push_missing(name);
                 return None;
             }
-            (None, _, Some(default), _) => C::parse(&default.to_value(), rules),
+            (None, _, Some(default), _) => C::from_default(default, rules),
             (None, _, None, Some(fallback)) => return Some(fallback()),
             (None, ..) => {
-                let absent = C::absent();
+                let absent = if C::required(rules) { None } else { C::absent() };
                 if absent.is_none() {
                     errors.push_missing(name);
                 }
@@ -297,6 +319,38 @@ pub mod __private {
             property.required &= !optional;
             properties.push(property);
         }
+    }
+
+    /// Checks, once the schema of a host with flattened forms is built, that no two properties
+    /// share a wire name, whatever the order of their fields: for forms implemented by hand, whose
+    /// names the derive cannot see at compile time.
+    #[allow(clippy::panic, reason = "a collision of wire names is a bug in the form's declaration, found on first use")]
+    pub fn unique_properties(properties: &[Property], host: &str) {
+        for (i, property) in properties.iter().enumerate() {
+            if properties[..i].iter().any(|p| p.name == property.name) {
+                ::core::panic!(
+                    "`{host}`: property `{}` is asked by two fields, one of them flattened in; rename one of them",
+                    property.name
+                );
+            }
+        }
+    }
+
+    /// Every wire name of a form, in declaration order: its own properties' and each flattened
+    /// form's, as `parts` lists them (usable in `const` items; `N` is the total).
+    pub const fn concat_names<const N: usize>(parts: &[&'static [&'static str]]) -> [&'static str; N] {
+        let mut out = [""; N];
+        let (mut i, mut n) = (0, 0);
+        while i < parts.len() {
+            let mut j = 0;
+            while j < parts[i].len() {
+                out[n] = parts[i][j];
+                n += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        out
     }
 
     /// Reads a flattened form from its host's content, recording its failures with the host's.
@@ -517,11 +571,15 @@ pub mod __private {
         FormField { property: property::<C>, read: field::<C>, read_or: field_or::<C>, write: put::<C> }
     }
 
-    /// Fails constant evaluation with `misfit`'s reason when a field's rules do not fit its type
-    /// (for the types the derive cannot classify by name).
+    /// Fails constant evaluation with `misfit`'s reason when a field's rules do not fit its type,
+    /// or with `inconsistency`'s when they contradict themselves or the type's integer `range`
+    /// (for the types the derive cannot classify by name: newtypes, aliases, enums).
     #[allow(clippy::panic, reason = "runs only at constant evaluation, where a panic is the compile error")]
-    pub const fn assert_fits(shape: FieldShape, rules: &FieldRules) {
+    pub const fn assert_fits(shape: FieldShape, range: Option<(i128, i128)>, rules: &FieldRules) {
         if let Some(reason) = shape.misfit(rules) {
+            ::core::panic!("{}", reason);
+        }
+        if let Some(reason) = rules.inconsistency(range) {
             ::core::panic!("{}", reason);
         }
     }
@@ -530,8 +588,17 @@ pub mod __private {
 
     /// `Deserialize` for `#[elicit(deserialize)]` types: read a JSON object, then run the same
     /// validating parser as elicited content, so tool arguments get every check too.
-    pub fn deserialize_validated<'de, T: Elicit, D: serde::Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+    ///
+    /// With `deny_unknown` (serde's `deny_unknown_fields` on the struct), a key that is not a
+    /// property of the form is refused, as serde refuses it.
+    pub fn deserialize_validated<'de, T: Elicit, D: serde::Deserializer<'de>>(
+        deserializer: D,
+        deny_unknown: bool,
+    ) -> Result<T, D::Error> {
         let mut content = <Map<String, Value> as serde::Deserialize>::deserialize(deserializer)?;
+        if deny_unknown && let Some(key) = content.keys().find(|key| T::requested_schema().property(key).is_none()) {
+            return Err(<D::Error as serde::de::Error>::unknown_field(key, T::FIELD_NAMES));
+        }
         // Models send `"limit": null` for an argument they leave out: in tool arguments a null
         // is an absent argument (attributes.md, "Defaults and nulls").
         content.retain(|_, value| !value.is_null());

@@ -108,7 +108,7 @@ fn deserialize_runs_the_validating_parser() {
     let invalid = json!({"name": "", "email": "nope", "day": "2027-02-30", "quantity": 12});
     let error = serde_json::from_value::<Order>(invalid).unwrap_err().to_string();
     for expected in [
-        "`name` must be at least 1 characters long",
+        "`name` must be at least 1 character long",
         "`email` must be an e-mail address",
         "`day` must be a date",
         "`quantity` must be at most 9",

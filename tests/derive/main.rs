@@ -7,6 +7,7 @@
 
 mod agreement;
 mod fields;
+mod flatten;
 mod golden;
 mod robustness;
 mod schemars;

@@ -138,6 +138,10 @@ pub trait FieldValue: Sized {
     /// attributes (a `min_length` on a number, a `default` that is not a variant).
     const SHAPE: FieldShape;
 
+    /// The range of an integer type (`None` for any other), for the derive's compile-time checks
+    /// of a field's bounds and default when it cannot name the type (a newtype, an alias).
+    const RANGE: Option<(i128, i128)> = None;
+
     /// The field's schema under these rules.
     fn schema(rules: &FieldRules) -> PrimitiveSchema;
 
@@ -148,6 +152,13 @@ pub trait FieldValue: Sized {
     /// The value when the field is absent from the answer (`None` = "is required").
     fn absent() -> Option<Self> {
         None
+    }
+
+    /// The value of the field's declared `default`, used when the answer leaves the field out.
+    /// The default reads the default's JSON value as an answer; a type whose schema states the
+    /// default otherwise (an `f32` states it at its own precision) reads it the same way.
+    fn from_default(default: DefaultValue, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        Self::parse(&default.to_value(), rules)
     }
 
     /// The answer a client would send for this value (`None` = leave the key out).

@@ -146,6 +146,15 @@ fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
     Ok(())
 }
 
+/// 2^64, the first magnitude a JSON number is no longer read exactly as an integer.
+const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// 2^63, the magnitude of the most negative integer a JSON number is read exactly as.
+const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// Why an integer past the 64-bit integers is refused.
+const BEYOND_64_BITS: &str = "is too large to be read exactly: integers past 64 bits arrive rounded in JSON";
+
 /// Reads a JSON number as an integer, the way JSON Schema's `integer` type means it: any number
 /// with no fractional part, so `3.0` is the integer 3.
 pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
@@ -160,6 +169,10 @@ pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
     }
     match n.as_f64() {
         Some(f) if f.fract() != 0.0 => Err("must be an integer, found a number with a fraction".to_owned()),
+        // Past the 64-bit integers (below -2^63, from 2^64 up) a JSON number is read as an `f64`,
+        // already rounded: the integer the client meant is not known, so it is refused rather
+        // than taken rounded.
+        Some(f) if f >= TWO_TO_64 || f < -TWO_TO_63 => Err(BEYOND_64_BITS.to_owned()),
         // Inside [-2^127, 2^127) the conversion is exact; beyond it no integer type can hold the
         // value (and `as` would saturate, silently changing it).
         Some(f) if cmp_f64_i128(f, i128::MIN).is_ge() && cmp_f64_i128(f, i128::MAX).is_le() => Ok(f as i128),
@@ -176,6 +189,12 @@ macro_rules! integer_field {
     ($($ty:ty),*) => {$(
         impl FieldValue for $ty {
             const SHAPE: FieldShape = FieldShape::Integer;
+            // `u128` is capped at `i128::MAX`, as the derive states it.
+            #[allow(clippy::cast_possible_wrap, reason = "the maximum of `u128` is capped below")]
+            const RANGE: Option<(i128, i128)> = Some((
+                <$ty>::MIN as i128,
+                if <$ty>::MAX as u128 > i128::MAX as u128 { i128::MAX } else { <$ty>::MAX as i128 },
+            ));
 
             fn schema(rules: &FieldRules) -> PrimitiveSchema {
                 let (min, max) = type_range(<$ty>::MIN, <$ty>::MAX);
@@ -191,10 +210,12 @@ macro_rules! integer_field {
                     // Integral but beyond any integer type (`1e308`): state the bound it breaks.
                     Err(reason) => {
                         return Err(InvalidValue::new(match value.as_f64() {
-                            Some(f) if f.fract() == 0.0 && f > 0.0 => {
+                            Some(f) if f.fract() == 0.0 && max.cmp_value(f) == Ordering::Greater => {
                                 format!("must be at most {}", max.to_schema_number(true))
                             }
-                            Some(f) if f.fract() == 0.0 => format!("must be at least {}", min.to_schema_number(false)),
+                            Some(f) if f.fract() == 0.0 && min.cmp_value(f) == Ordering::Less => {
+                                format!("must be at least {}", min.to_schema_number(false))
+                            }
                             _ => reason,
                         }));
                     }
@@ -249,33 +270,79 @@ impl FieldValue for f64 {
     }
 }
 
+/// The shortest decimal that reads back as `value` (an `f32`), as an `f64`: what an `f32` field
+/// states and writes (attributes.md, "Numbers").
+fn f32_decimal(value: f32) -> f64 {
+    // `Display` of a float is its shortest round-trip decimal; the parse cannot fail on it.
+    value.to_string().parse().unwrap_or(f64::from(value))
+}
+
+/// A bound or default of an `f32` field at the field's own precision: the nearest `f32`, as its
+/// shortest decimal. An integer an `f32` holds exactly stays an integer.
+fn f32_bound(bound: Bound) -> Bound {
+    let nearest = match bound {
+        Bound::Int(i) => {
+            let f = i as f32;
+            if f.is_finite() && f as i128 == i {
+                return bound;
+            }
+            f
+        }
+        Bound::Float(f) => f as f32,
+    };
+    Bound::Float(f32_decimal(nearest))
+}
+
+/// The rules of an `f32` field at its own precision, with the type's range as the default bounds.
+fn f32_rules(rules: &FieldRules) -> FieldRules {
+    FieldRules {
+        minimum: Some(f32_bound(rules.minimum.unwrap_or(Bound::Float(f64::from(f32::MIN))))),
+        maximum: Some(f32_bound(rules.maximum.unwrap_or(Bound::Float(f64::from(f32::MAX))))),
+        default: match rules.default {
+            Some(DefaultValue::Number(n)) => Some(DefaultValue::Number(f32_bound(n))),
+            other => other,
+        },
+        ..*rules
+    }
+}
+
+/// Bounds, default and answer at the field's own precision: the schema states each bound and the
+/// default as the nearest `f32`'s shortest decimal, the parser checks the answer against exactly
+/// those numbers (as any JSON Schema validator does) and keeps the nearest `f32`, and the writer
+/// writes the shortest decimal that reads back as that `f32`, which lies within the stated bounds
+/// whenever the answer did: so content written by `to_content` always parses back unchanged.
 impl FieldValue for f32 {
     const SHAPE: FieldShape = FieldShape::Number;
 
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         // Bounds keep a client from sending what an f32 cannot hold.
-        number_schema(rules, false, Some(Bound::Float(f64::from(f32::MIN))), Some(Bound::Float(f64::from(f32::MAX))))
+        let rules = f32_rules(rules);
+        number_schema(&rules, false, None, None)
     }
 
     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         let f = value.as_f64().ok_or_else(|| expected("a number", value))?;
-        let rules = FieldRules {
-            minimum: rules.minimum.or(Some(Bound::Float(f64::from(f32::MIN)))),
-            maximum: rules.maximum.or(Some(Bound::Float(f64::from(f32::MAX)))),
-            ..*rules
-        };
-        check_bounds(f, &rules)?;
+        check_bounds(f, &f32_rules(rules))?;
         Ok(f as f32)
     }
 
+    fn from_default(default: DefaultValue, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        let default = match default {
+            DefaultValue::Number(n) => DefaultValue::Number(f32_bound(n)),
+            other => other,
+        };
+        Self::parse(&default.to_value(), rules)
+    }
+
     fn to_value(&self) -> Option<Value> {
-        Number::from_f64(f64::from(*self)).map(Value::Number)
+        Number::from_f64(f32_decimal(*self)).map(Value::Number)
     }
 }
 
 impl<T: FieldValue> FieldValue for Option<T> {
     const REQUIRED: bool = false;
     const SHAPE: FieldShape = T::SHAPE;
+    const RANGE: Option<(i128, i128)> = T::RANGE;
 
     fn schema(rules: &FieldRules) -> PrimitiveSchema {
         T::schema(rules)
@@ -288,6 +355,10 @@ impl<T: FieldValue> FieldValue for Option<T> {
 
     fn absent() -> Option<Self> {
         Some(None)
+    }
+
+    fn from_default(default: DefaultValue, rules: &FieldRules) -> Result<Self, InvalidValue> {
+        T::from_default(default, rules).map(Some)
     }
 
     fn to_value(&self) -> Option<Value> {

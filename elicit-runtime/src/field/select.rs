@@ -2,6 +2,7 @@
 
 use super::InvalidValue;
 use super::*;
+use crate::content::counted;
 
 /// One variant of a unit enum: its wire value and optional display title.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,12 +137,12 @@ fn parse_multi_select<E: ElicitEnum, C: FromIterator<E>>(value: &Value, rules: &
     if let Some(min) = rules.min_items
         && (items.len() as u64) < min
     {
-        return Err(format!("must have at least {min} items selected"));
+        return Err(format!("must have at least {} selected", counted(min, "item")));
     }
     if let Some(max) = rules.max_items
         && items.len() as u64 > max
     {
-        return Err(format!("must have at most {max} items selected"));
+        return Err(format!("must have at most {} selected", counted(max, "item")));
     }
     items.iter().map(|item| parse_single_select::<E>(item).map_err(|reason| format!("item {reason}"))).collect()
 }
@@ -158,7 +159,9 @@ fn parse_set<E: ElicitEnum, C: FromIterator<E>>(
 ) -> Result<C, String> {
     let set: C = parse_multi_select(value, rules)?;
     match rules.min_items {
-        Some(min) if (len(&set) as u64) < min => Err(format!("must have at least {min} different items selected")),
+        Some(min) if (len(&set) as u64) < min => {
+            Err(format!("must have at least {} selected", counted(min, "different item")))
+        }
         _ => Ok(set),
     }
 }
@@ -178,6 +181,11 @@ impl<E: ElicitEnum> FieldValue for Vec<E> {
         parse_multi_select(value, rules).map_err(InvalidValue::from)
     }
 
+    fn absent() -> Option<Self> {
+        // Left out, a multi-select without `min_items` is no choice (attributes.md).
+        Some(Self::default())
+    }
+
     fn to_value(&self) -> Option<Value> {
         multi_select_value(self.iter())
     }
@@ -194,6 +202,11 @@ impl<E: ElicitEnum + Ord> FieldValue for BTreeSet<E> {
         parse_set(value, rules, BTreeSet::len).map_err(InvalidValue::from)
     }
 
+    fn absent() -> Option<Self> {
+        // Left out, a multi-select without `min_items` is no choice (attributes.md).
+        Some(Self::default())
+    }
+
     fn to_value(&self) -> Option<Value> {
         multi_select_value(self.iter())
     }
@@ -208,6 +221,10 @@ impl<E: ElicitEnum + Eq + Hash, S: std::hash::BuildHasher + Default> FieldValue 
 
     fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
         parse_set(value, rules, HashSet::len).map_err(InvalidValue::from)
+    }
+
+    fn absent() -> Option<Self> {
+        Some(Self::default())
     }
 
     fn to_value(&self) -> Option<Value> {

@@ -39,6 +39,10 @@ macro_rules! non_zero_unsigned {
     ($($ty:ty => $int:ty),*) => {$(
         impl FieldValue for $ty {
             const SHAPE: FieldShape = FieldShape::Integer;
+            const RANGE: Option<(i128, i128)> = match <$int>::RANGE {
+                Some((_, max)) => Some((1, max)),
+                None => None,
+            };
 
             fn schema(rules: &FieldRules) -> PrimitiveSchema {
                 <$int>::schema(&at_least_one(rules))
@@ -74,6 +78,7 @@ macro_rules! non_zero_signed {
     ($($ty:ty => $int:ty),*) => {$(
         impl FieldValue for $ty {
             const SHAPE: FieldShape = FieldShape::Integer;
+            const RANGE: Option<(i128, i128)> = <$int>::RANGE;
 
             fn schema(rules: &FieldRules) -> PrimitiveSchema {
                 <$int>::schema(rules)
