@@ -36,7 +36,15 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         (Ok(()), None) => TokenStream::new(),
         (Err(error), parsed) => {
             let mut out = error.to_compile_error();
-            let mut items = fallback(input, &rt);
+            // A newtype whose derive failed still has its field's shape, so the forms using it
+            // are checked against that shape, not against a stand-in that misleads.
+            let mut items = match &parsed {
+                Some(Input::Transparent(t)) => {
+                    let ty = t.body.ty;
+                    field_value_fallback(input, &rt, quote!(<#ty as #rt::__private::FieldValue>::SHAPE))
+                }
+                _ => fallback(input, &rt),
+            };
             // Every mistake in one build: the field types are still checked beside the attribute
             // errors, so an unsupported type does not wait for them to be fixed (types the derive
             // refused by name are not reported twice).
@@ -45,11 +53,31 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
                     let ty = f.ty;
                     quote_spanned! {ty.span()=> const _: () = #rt::__private::assert_field::<#ty>(); }
                 }));
+                items.extend(checks_beside_errors(s, &rt));
             }
             out.extend(dummy::wrap_in_const(items));
             out
         }
     }
+}
+
+/// The checks left to constant evaluation (a field's rules against its type, a default's variants
+/// and format, flattened names), emitted beside the derive's own errors so that one build reports
+/// them too. Fields whose type the derive refused are left out: their error is already reported.
+fn checks_beside_errors(input: &Struct<'_>, rt: &Path) -> TokenStream {
+    let fields: Vec<FieldNames<'_>> =
+        input.body.iter().enumerate().map(|(i, field)| FieldNames::new(i, field)).collect();
+    let mut items = TokenStream::new();
+    for names in fields.iter().filter(|names| names.is_question()) {
+        if names.field.field_type.is_none() || names.field.attrs.with.is_some() {
+            continue;
+        }
+        let (rules_const, rules) = (&names.rules_const, rules(names.field, rt));
+        items.extend(quote!(const #rules_const: #rt::__private::FieldRules = #rules;));
+        items.extend(field_checks(names, rt));
+    }
+    items.extend(flatten_checks(input, &fields, rt));
+    items
 }
 
 fn runtime_path(parsed: &Option<Input<'_>>) -> Path {
@@ -485,7 +513,6 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
     let FieldNames { index, field, rules_const, field_const, .. } = names;
     let ty = field.ty;
     let rules = rules(field, rt);
-    let default_check = default_variant_check(*index, field, rt);
     let accessors = match &field.attrs.with {
         // The module's three functions, gathered into a local type the runtime's helpers take.
         Some(with) => {
@@ -527,15 +554,46 @@ fn field_items(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
             const #field_const: #rt::__private::FormField<#ty> = #rt::__private::form_field::<#ty>();
         },
     };
-    let fits = shape_check(field, rules_const, rt);
-    let consistent = consistency_check(field, rules_const, rt);
+    let checks = field_checks(names, rt);
     quote! {
         const #rules_const: #rt::__private::FieldRules = #rules;
         #accessors
-        #default_check
-        #fits
-        #consistent
+        #checks
     }
+}
+
+/// A field's compile-time checks that the derive leaves to constant evaluation: the variants of a
+/// multi-select default, the rules against a type it cannot name, constant expressions, and the
+/// format of a string default.
+fn field_checks(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
+    let FieldNames { index, field, rules_const, .. } = names;
+    let mut checks = default_variant_check(*index, field, rt);
+    checks.extend(shape_check(field, rules_const, rt));
+    checks.extend(consistency_check(field, rules_const, rt));
+    checks.extend(default_format_check(field, rules_const, rt));
+    checks
+}
+
+/// For a string field with a format (declared, or implied by its type) and a default, a `const`
+/// evaluation that fails when the default certainly does not have that format, spanned on the
+/// default: the form must not pre-fill an answer its own parser refuses.
+fn default_format_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
+    let Some(Kind::String { format: implied, .. }) = field.field_type.as_ref().map(|ft| &ft.kind) else {
+        return TokenStream::new();
+    };
+    if field.attrs.with.is_some() || (field.attrs.format.is_none() && implied.is_none()) {
+        return TokenStream::new();
+    }
+    let span = match (&field.attrs.default, field.attrs.consts.iter().find(|c| c.key == attr::DEFAULT)) {
+        (Some(default), _) => default.span,
+        (None, Some(constant)) => constant.key_span,
+        (None, None) => return TokenStream::new(),
+    };
+    let implied = some(implied.map(|f| {
+        let variant = format_ident!("{}", f.variant());
+        quote!(#rt::__private::StringFormat::#variant)
+    }));
+    respan(quote!(const _: () = #rt::__private::assert_default_format(&#rules_const, #implied);), span)
 }
 
 /// For a type the derive cannot classify by name (a newtype, an alias, an enum), a `const`

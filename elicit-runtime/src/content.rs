@@ -242,12 +242,12 @@ pub(crate) fn is_email(text: &str) -> bool {
     let local_ok = if local.starts_with('"') {
         email_address::EmailAddress::is_valid_local_part(local)
     } else {
-        local.len() <= MAX_LOCAL_PART_LEN && is_dot_atom(local)
+        local.len() <= MAX_LOCAL_PART_LEN && is_dot_atom(local.as_bytes())
     };
     let domain_ok = if domain.starts_with('[') {
         email_address::EmailAddress::is_valid_domain(domain) && is_mailbox_domain(domain)
     } else {
-        is_host_name(domain)
+        is_host_name(domain.as_bytes())
     };
     local_ok && domain_ok
 }
@@ -257,20 +257,45 @@ const MAX_LOCAL_PART_LEN: usize = 64;
 
 /// RFC 5322 `dot-atom-text` in ASCII: runs of `atext` separated by single dots, with no dot at
 /// either end.
-fn is_dot_atom(text: &str) -> bool {
+const fn is_dot_atom(text: &[u8]) -> bool {
     // `true` where a dot may not come: at the start and after a dot.
     let mut after_dot = true;
-    for &b in text.as_bytes() {
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
         if b == b'.' {
             if after_dot {
                 return false;
             }
             after_dot = true;
-        } else if b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~".contains(&b) {
+        } else if b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'/'
+                    | b'='
+                    | b'?'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'{'
+                    | b'|'
+                    | b'}'
+                    | b'~'
+            )
+        {
             after_dot = false;
         } else {
             return false;
         }
+        i += 1;
     }
     !after_dot
 }
@@ -285,19 +310,21 @@ fn is_mailbox_domain(domain: &str) -> bool {
             Some(tag) if tag.eq_ignore_ascii_case("IPv6:") => literal[5..].parse::<std::net::Ipv6Addr>().is_ok(),
             _ => literal.parse::<std::net::Ipv4Addr>().is_ok(),
         },
-        None => is_host_name(domain),
+        None => is_host_name(domain.as_bytes()),
     }
 }
 
 /// RFC 5321 `Domain`: dot-separated labels of 1 to 63 letters, digits and hyphens, neither starting
 /// nor ending with a hyphen, at most 253 characters in all.
-fn is_host_name(domain: &str) -> bool {
+const fn is_host_name(domain: &[u8]) -> bool {
     if domain.len() > 253 {
         return false;
     }
     // One pass: the length of the label so far and the byte before this one.
     let (mut label, mut last) = (0, b'.');
-    for &b in domain.as_bytes() {
+    let mut i = 0;
+    while i < domain.len() {
+        let b = domain[i];
         if b == b'.' {
             if label == 0 || last == b'-' {
                 return false;
@@ -312,6 +339,7 @@ fn is_host_name(domain: &str) -> bool {
             return false;
         }
         last = b;
+        i += 1;
     }
     label > 0 && last != b'-'
 }
@@ -325,18 +353,23 @@ pub(crate) fn is_uri(text: &str) -> bool {
 /// plain host name (no user info, port, IP literal or percent-encoding), then a path, query and
 /// fragment without percent-encoding. `true` only for a valid URI; `false` leaves the verdict to
 /// the full parser, which also takes every shape this skips.
-fn is_plain_uri(bytes: &[u8]) -> bool {
+const fn is_plain_uri(bytes: &[u8]) -> bool {
     // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
-    if !bytes.first().is_some_and(u8::is_ascii_alphabetic) {
+    if !has_scheme(bytes) {
         return false;
     }
-    let scheme = bytes.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')).count();
-    let Some(mut rest) = bytes[scheme..].strip_prefix(b":") else { return false };
-    if let Some(authority) = rest.strip_prefix(b"//") {
+    let mut i = 1;
+    while bytes[i] != b':' {
+        i += 1;
+    }
+    i += 1;
+    if i + 1 < bytes.len() && bytes[i] == b'/' && bytes[i + 1] == b'/' {
         // A `reg-name` host, which may be empty (`file:///etc`); the path after it starts with `/`.
-        let host = authority.iter().take_while(|b| URI_HOST[usize::from(**b)]).count();
-        rest = &authority[host..];
-        if rest.first().is_some_and(|b| !matches!(b, b'/' | b'?' | b'#')) {
+        i += 2;
+        while i < bytes.len() && URI_HOST[bytes[i] as usize] {
+            i += 1;
+        }
+        if i < bytes.len() && !matches!(bytes[i], b'/' | b'?' | b'#') {
             return false;
         }
     }
@@ -344,15 +377,17 @@ fn is_plain_uri(bytes: &[u8]) -> bool {
     // `pchar` and `/`; a `?` starts the query, after which `?` is allowed too, and one `#` starts
     // the fragment.
     let mut fragment = false;
-    for &b in rest {
+    while i < bytes.len() {
+        let b = bytes[i];
         if b == b'#' {
             if fragment {
                 return false;
             }
             fragment = true;
-        } else if !(URI_HOST[usize::from(b)] || matches!(b, b':' | b'@' | b'/' | b'?')) {
+        } else if !(URI_HOST[b as usize] || matches!(b, b':' | b'@' | b'/' | b'?')) {
             return false;
         }
+        i += 1;
     }
     true
 }
@@ -374,14 +409,24 @@ const URI_HOST: [bool; 256] = {
     table
 };
 
-fn digits(bytes: &[u8]) -> Option<u32> {
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
+/// The decimal number written in `bytes[from..to]`, all ASCII digits (a `const fn`: defaults are
+/// checked at compile time with it).
+const fn digits(bytes: &[u8], from: usize, to: usize) -> Option<u32> {
+    if from >= to || to > bytes.len() {
         return None;
     }
-    Some(bytes.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+    let (mut i, mut value) = (from, 0u32);
+    while i < to {
+        if !bytes[i].is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    Some(value)
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
+const fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
         2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
         2 => 28,
@@ -391,17 +436,24 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 }
 
 /// An RFC 3339 `full-date`: `YYYY-MM-DD` naming a real day.
-pub(crate) fn is_date(text: &str) -> bool {
-    date_parts(text.as_bytes()).is_some()
+pub(crate) const fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10 && date_parts(b).is_some()
 }
 
-/// Year, month and day of a `full-date` naming a real day.
-fn date_parts(b: &[u8]) -> Option<(u32, u32, u32)> {
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+/// Year, month and day of a `full-date` naming a real day, in the first ten bytes of `b`.
+const fn date_parts(b: &[u8]) -> Option<(u32, u32, u32)> {
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let (year, month, day) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
-    ((1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)).then_some((year, month, day))
+    let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 7), digits(b, 8, 10)) else {
+        return None;
+    };
+    if month >= 1 && month <= 12 && day >= 1 && day <= days_in_month(year, month) {
+        Some((year, month, day))
+    } else {
+        None
+    }
 }
 
 /// The fields of an RFC 3339 `date-time`, as written.
@@ -423,59 +475,128 @@ pub(crate) struct DateTimeParts {
 /// An RFC 3339 `date-time`: a full date, `T`, a time with optional fraction, and an offset.
 ///
 /// A leap second (`:60`) is accepted only where RFC 3339 allows it: at 23:59:60 UTC.
-pub(crate) fn is_date_time(text: &str) -> bool {
+pub(crate) const fn is_date_time(text: &str) -> bool {
     date_time_parts(text).is_some()
 }
 
 /// The fields of `text` when it is an RFC 3339 `date-time` ([`is_date_time`]), read in the same
 /// pass that checks it.
-pub(crate) fn date_time_parts(text: &str) -> Option<DateTimeParts> {
+pub(crate) const fn date_time_parts(text: &str) -> Option<DateTimeParts> {
     let b = text.as_bytes();
     if b.len() < 20 || !matches!(b[10], b'T' | b't') {
         return None;
     }
-    let (year, month, day) = date_parts(&b[..10])?;
-    let time = &b[11..];
-    if time.len() < 9 || time[2] != b':' || time[5] != b':' {
+    let Some((year, month, day)) = date_parts(b) else { return None };
+    // The time starts at byte 11: `hh:mm:ss`.
+    if b[13] != b':' || b[16] != b':' {
         return None;
     }
-    let (hour, minute, second) = (digits(&time[0..2])?, digits(&time[3..5])?, digits(&time[6..8])?);
+    let (Some(hour), Some(minute), Some(second)) = (digits(b, 11, 13), digits(b, 14, 16), digits(b, 17, 19)) else {
+        return None;
+    };
     if hour > 23 || minute > 59 || second > 60 {
         return None;
     }
-    let mut rest = &time[8..];
+    let mut at = 19;
     let mut nanosecond = 0;
-    if let Some(fraction) = rest.strip_prefix(b".") {
-        let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 {
+    if b[at] == b'.' {
+        at += 1;
+        let start = at;
+        let mut scale = 100_000_000;
+        while at < b.len() && b[at].is_ascii_digit() {
+            // The first nine digits count; further ones are dropped.
+            nanosecond += (b[at] - b'0') as u32 * scale;
+            scale /= 10;
+            at += 1;
+        }
+        if at == start {
             return None;
         }
-        let nine = &fraction[..n.min(9)];
-        let scale = 10u32.pow(9 - nine.len() as u32);
-        nanosecond = nine.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')) * scale;
-        rest = &fraction[n..];
     }
-    let offset_minutes: i32 = match rest {
-        [b'Z' | b'z'] => 0,
-        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
-            let (oh, om) = (digits(&[*h1, *h2])?, digits(&[*m1, *m2])?);
-            if oh > 23 || om > 59 {
-                return None;
-            }
-            // At most 23 * 60 + 59.
-            let minutes = i32::try_from(oh * 60 + om).ok()?;
-            if *sign == b'+' { minutes } else { -minutes }
+    let rest = b.len() - at;
+    let offset_minutes: i32 = if rest == 1 && matches!(b[at], b'Z' | b'z') {
+        0
+    } else if rest == 6 && matches!(b[at], b'+' | b'-') && b[at + 3] == b':' {
+        let (Some(oh), Some(om)) = (digits(b, at + 1, at + 3), digits(b, at + 4, at + 6)) else { return None };
+        if oh > 23 || om > 59 {
+            return None;
         }
-        _ => return None,
+        // At most 23 * 60 + 59.
+        let minutes = (oh * 60 + om) as i32;
+        if b[at] == b'+' { minutes } else { -minutes }
+    } else {
+        return None;
     };
     if second == 60 {
         // The leap second is the last second of a UTC day.
-        let utc = (i64::from(hour * 60 + minute) - i64::from(offset_minutes)).rem_euclid(24 * 60);
+        let utc = ((hour * 60 + minute) as i64 - offset_minutes as i64).rem_euclid(24 * 60);
         if utc != 23 * 60 + 59 {
             return None;
         }
     }
     Some(DateTimeParts { year, month, day, hour, minute, second, nanosecond, offset_minutes })
+}
+
+/// Whether `text` has `format`, as far as constant evaluation can tell: `Some(true)` valid,
+/// `Some(false)` invalid, `None` when only the full parsers of the run time can say (a quoted
+/// e-mail local part, an address literal, a URI beyond the usual shape). Derived code checks a
+/// string `default` with it at compile time; [`check_format`] has the last word when the schema
+/// is built.
+pub const fn format_verdict(text: &str, format: StringFormat) -> Option<bool> {
+    match format {
+        StringFormat::Date => Some(is_date(text)),
+        StringFormat::DateTime => Some(is_date_time(text)),
+        StringFormat::Email => email_verdict(text),
+        StringFormat::Uri => {
+            let b = text.as_bytes();
+            if is_plain_uri(b) {
+                Some(true)
+            } else if !has_scheme(b) {
+                // A URI starts with its scheme; a relative reference is not one.
+                Some(false)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// `scheme ":"` at the start: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`.
+const fn has_scheme(b: &[u8]) -> bool {
+    if b.is_empty() || !b[0].is_ascii_alphabetic() {
+        return false;
+    }
+    let mut i = 1;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'+' | b'-' | b'.')) {
+        i += 1;
+    }
+    i < b.len() && b[i] == b':'
+}
+
+/// [`is_email`] where it needs no crate: `None` for a quoted local part or an address literal.
+const fn email_verdict(text: &str) -> Option<bool> {
+    let b = text.as_bytes();
+    if b.len() > MAX_EMAIL_LEN || !text.is_ascii() {
+        return Some(false);
+    }
+    // The last `@` splits the address, as the crate's parser splits it.
+    let mut at = b.len();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'@' {
+            at = i;
+        }
+        i += 1;
+    }
+    if at == b.len() {
+        return Some(false);
+    }
+    let (local, domain) = b.split_at(at);
+    let domain = domain.split_at(1).1;
+    if (!local.is_empty() && local[0] == b'"') || (!domain.is_empty() && domain[0] == b'[') {
+        return None;
+    }
+    Some(local.len() <= MAX_LOCAL_PART_LEN && is_dot_atom(local) && is_host_name(domain))
 }
 
 #[cfg(test)]

@@ -250,7 +250,53 @@ pub mod __private {
 
     /// The schema of one property.
     pub fn property<C: Codec>(name: &'static str, rules: &FieldRules) -> Property {
-        Property { name: Cow::Borrowed(name), required: C::required(rules), schema: C::schema(rules) }
+        let schema = C::schema(rules);
+        default_has_its_format(name, &schema);
+        Property { name: Cow::Borrowed(name), required: C::required(rules), schema }
+    }
+
+    /// A string `default` must have the field's format, or the form would pre-fill an answer its
+    /// own parser refuses. The derive checks what constant evaluation can decide; this check, when
+    /// the schema is first built, has the last word (and sees formats a type implies).
+    #[allow(
+        clippy::panic,
+        reason = "a default refused by its own format is a bug in the form's declaration, found on first use"
+    )]
+    fn default_has_its_format(name: &str, schema: &PrimitiveSchema) {
+        if let PrimitiveSchema::String(string) = schema
+            && let (Some(format), Some(default)) = (string.format, &string.default)
+            && let Err(reason) = crate::content::check_format(default, format)
+        {
+            ::core::panic!("property `{name}`: its `default` {default:?} {reason}");
+        }
+    }
+
+    /// Fails constant evaluation when a string `default` certainly does not have its field's
+    /// format, declared in the rules or `implied` by the field's type (see
+    /// [`crate::content::format_verdict`]).
+    #[allow(clippy::panic, reason = "runs only at constant evaluation, where a panic is the compile error")]
+    pub const fn assert_default_format(rules: &FieldRules, implied: Option<StringFormat>) {
+        let format = match (rules.format, implied) {
+            (Some(format), _) | (None, Some(format)) => format,
+            (None, None) => return,
+        };
+        let Some(DefaultValue::Str(default)) = rules.default else { return };
+        if let Some(false) = crate::content::format_verdict(default, format) {
+            match format {
+                StringFormat::Email => {
+                    ::core::panic!("`default` is not an e-mail address, as the field's format `email` requires")
+                }
+                StringFormat::Uri => {
+                    ::core::panic!("`default` is not an absolute URI, as the field's format `uri` requires")
+                }
+                StringFormat::Date => {
+                    ::core::panic!("`default` is not a date (YYYY-MM-DD), as the field's format `date` requires")
+                }
+                StringFormat::DateTime => ::core::panic!(
+                    "`default` is not a date and time with offset (YYYY-MM-DDThh:mm:ssZ), as the field's format `date-time` requires"
+                ),
+            }
+        }
     }
 
     /// Reads one field of an answer from its value (`None`: the answer lacks the key), recording

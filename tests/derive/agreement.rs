@@ -816,7 +816,9 @@ fn pinned_answers() {
         ("a_u8", json!(-0.0), true, true),
         ("a_u64", json!(u64::MAX), true, false),
         ("a_u64", json!(1.8446744073709552e19), false, false),
-        ("a_i64", json!(-9.223372036854776e18), true, false),
+        // -2^63 as a float may be the rounding of an integer past 64 bits: refused.
+        ("a_i64", json!(-9.223372036854776e18), false, false),
+        ("a_i64", json!(i64::MIN), true, false),
         // Past 2^64 a JSON integer arrives rounded: refused, never taken rounded.
         ("a_i128", json!(1.7e38), false, false),
         ("a_i128", json!(1.8446744073709552e19), false, false),

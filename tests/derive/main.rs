@@ -6,6 +6,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
 mod agreement;
+mod corners;
 mod fields;
 mod flatten;
 mod golden;

@@ -146,10 +146,7 @@ fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
     Ok(())
 }
 
-/// 2^64, the first magnitude a JSON number is no longer read exactly as an integer.
-const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
-
-/// 2^63, the magnitude of the most negative integer a JSON number is read exactly as.
+/// 2^63: from this magnitude an integral float may be a rounded integer past the 64-bit ones.
 const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// Why an integer past the 64-bit integers is refused.
@@ -169,10 +166,11 @@ pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
     }
     match n.as_f64() {
         Some(f) if f.fract() != 0.0 => Err("must be an integer, found a number with a fraction".to_owned()),
-        // Past the 64-bit integers (below -2^63, from 2^64 up) a JSON number is read as an `f64`,
-        // already rounded: the integer the client meant is not known, so it is refused rather
-        // than taken rounded.
-        Some(f) if f >= TWO_TO_64 || f < -TWO_TO_63 => Err(BEYOND_64_BITS.to_owned()),
+        // Past the 64-bit integers a JSON number is read as an `f64`, already rounded: the integer
+        // the client meant is not known, so it is refused rather than taken rounded. From 2^63 a
+        // float may be the rounding of one past them (`-9223372036854775809` reads as -2^63);
+        // every integer a 64-bit type holds arrives as an integer, not a float.
+        Some(f) if f.abs() >= TWO_TO_63 => Err(BEYOND_64_BITS.to_owned()),
         // Inside [-2^127, 2^127) the conversion is exact; beyond it no integer type can hold the
         // value (and `as` would saturate, silently changing it).
         Some(f) if cmp_f64_i128(f, i128::MIN).is_ge() && cmp_f64_i128(f, i128::MAX).is_le() => Ok(f as i128),
