@@ -11,5 +11,6 @@ mod fields;
 mod flatten;
 mod golden;
 mod robustness;
+mod round_trip;
 mod schemars;
 mod serde_names;
