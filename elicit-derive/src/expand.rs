@@ -72,9 +72,11 @@ fn checks_beside_errors(input: &Struct<'_>, rt: &Path) -> TokenStream {
         if names.field.field_type.is_none() || names.field.attrs.with.is_some() {
             continue;
         }
-        let (rules_const, rules) = (&names.rules_const, rules(names.field, rt));
-        items.extend(quote!(const #rules_const: #rt::__private::FieldRules = #rules;));
-        items.extend(field_checks(names, rt));
+        let checks = field_checks(names, rt);
+        if !checks.is_empty() {
+            let (rules_const, rules) = (&names.rules_const, rules(names.field, rt));
+            items.extend(quote!(const #rules_const: #rt::__private::FieldRules = #rules; #checks));
+        }
     }
     items.extend(flatten_checks(input, &fields, rt));
     items
