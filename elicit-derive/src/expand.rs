@@ -410,9 +410,10 @@ fn properties(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> Token
     }
 }
 
-/// Compile-time checks that a flattened form's own wire names collide neither with this form's
-/// nor with another flattened form's; names flattened in further down are checked when the
-/// schema is first built.
+/// Compile-time checks that a flattened form's wire names (its `FIELD_NAMES`: every name it puts
+/// on the wire, at every depth) collide neither with this form's own nor with another flattened
+/// form's, whatever the order of the fields. A form implemented by hand lists no names; its
+/// collisions are found when the schema is first built (`unique_properties`).
 fn flatten_checks(input: &Struct<'_>, fields: &[FieldNames<'_>], rt: &Path) -> TokenStream {
     let own: Vec<&str> =
         input.body.iter().filter(|f| !f.skip && f.flatten.is_none()).map(|f| f.wire.as_str()).collect();

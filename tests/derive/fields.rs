@@ -12,16 +12,7 @@ use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, InvalidValue, pa
 use elicit_runtime::schema::PrimitiveSchema;
 use serde_json::{Map, Value, json};
 
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-fn required(schema: &Value) -> Vec<&str> {
-    schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
-}
+use crate::{object, required};
 
 // ---- defaults and nulls ----
 

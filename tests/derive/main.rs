@@ -14,3 +14,16 @@ mod robustness;
 mod round_trip;
 mod schemars;
 mod serde_names;
+
+/// The JSON object in `value`.
+fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// The names a schema lists in `required`.
+fn required(schema: &serde_json::Value) -> Vec<&str> {
+    schema["required"].as_array().map(|r| r.iter().filter_map(serde_json::Value::as_str).collect()).unwrap_or_default()
+}
