@@ -200,9 +200,8 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
         ("default", default),
         ("required", required(field)),
     ];
-    let kind = field.field_type.as_ref().map(|ft| &ft.kind);
     let declared = declared.map(|(name, value)| {
-        let constant = a.consts.iter().find(|c| c.key == name).map(|c| constant(rt, c, kind));
+        let constant = a.consts.iter().find(|c| c.key == name).map(|c| constant(rt, c, field.field_type.as_ref()));
         (name, value.or(constant))
     });
     // Only the declared rules are spelled out, which keeps each field's `const` a few lines.
@@ -222,15 +221,22 @@ fn rules(field: &Field<'_>, rt: &Path) -> TokenStream {
 
 /// A key's constant expression as the rules' value: a length as `u64`, a bound as the field's
 /// kind of number, a default as the field's kind of default.
-fn constant(rt: &Path, c: &attr::ConstValue, kind: Option<&Kind>) -> TokenStream {
+fn constant(rt: &Path, c: &attr::ConstValue, ft: Option<&crate::ty::FieldType>) -> TokenStream {
     let expr = &c.expr;
-    let integer = matches!(kind, Some(Kind::Integer { .. }));
-    let number = |expr: &syn::Expr| {
-        if integer {
+    let kind = ft.map(|ft| &ft.kind);
+    let number = |expr: &syn::Expr| match ft {
+        Some(crate::ty::FieldType { kind: Kind::Integer { .. }, .. }) => {
             quote!(#rt::__private::Bound::Int((#expr) as ::core::primitive::i128))
-        } else {
-            quote!(#rt::__private::Bound::Float((#expr) as ::core::primitive::f64))
         }
+        // A type the derive cannot name: the kind of number its `SHAPE` says.
+        Some(crate::ty::FieldType { kind: Kind::Other, inner }) => quote! {
+            #rt::__private::Bound::of_shape(
+                <#inner as #rt::__private::FieldValue>::SHAPE,
+                (#expr) as ::core::primitive::i128,
+                (#expr) as ::core::primitive::f64,
+            )
+        },
+        _ => quote!(#rt::__private::Bound::Float((#expr) as ::core::primitive::f64)),
     };
     match c.key {
         attr::MINIMUM | attr::MAXIMUM => number(expr),

@@ -13,7 +13,7 @@ use elicit_runtime::field::{FieldRules, InvalidValue};
 use elicit_runtime::schema::PrimitiveSchema;
 use elicit_test_support::spec;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::{object, required};
 
@@ -275,6 +275,40 @@ fn serde_transparent_beside_elicit_transparent_is_taken() {
     assert_eq!(serde_json::from_value::<Table>(Value::Object(content)).unwrap(), Table { seats: Seats(4) });
     let errors = Table::from_content(&object(json!({"seats": 13}))).unwrap_err();
     assert_eq!(errors.to_string(), "`seats` must be at most 12");
+}
+
+// ---- constant bounds through a newtype ----
+
+const MAX_SEATS: u16 = 40;
+const MAX_SHARE: f64 = 0.75;
+
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(transparent)]
+struct Capacity(u16);
+
+#[derive(Elicit, Debug, PartialEq)]
+#[elicit(transparent)]
+struct Share(f64);
+
+/// Constant bounds on types the derive cannot name take the kind of number the type's `SHAPE`
+/// says: an integer newtype's bound is an integer, checked against the type's `RANGE`.
+#[derive(Elicit, Debug, PartialEq)]
+struct Venue {
+    #[elicit(minimum = 1, maximum = MAX_SEATS)]
+    capacity: Capacity,
+    #[elicit(maximum = MAX_SHARE)]
+    share: Share,
+}
+
+#[test]
+fn constant_bounds_through_a_newtype_keep_the_kind_of_its_number() {
+    let schema = Venue::requested_schema().to_json();
+    assert_eq!(schema["properties"]["capacity"]["maximum"], json!(40));
+    assert_eq!(schema["properties"]["share"]["maximum"], json!(0.75));
+    let venue = Venue::from_content(&object(json!({"capacity": 40, "share": 0.75}))).unwrap();
+    assert_eq!(venue, Venue { capacity: Capacity(40), share: Share(0.75) });
+    let errors = Venue::from_content(&object(json!({"capacity": 41, "share": 0.8}))).unwrap_err();
+    assert_eq!(errors.to_string(), "`capacity` must be at most 40; `share` must be at most 0.75");
 }
 
 // ---- a default's own format, when the derive cannot decide it ----

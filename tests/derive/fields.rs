@@ -10,7 +10,7 @@ use elicit_runtime::Elicit;
 use elicit_runtime::content::ContentErrors;
 use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, InvalidValue, parse_str, string_schema};
 use elicit_runtime::schema::PrimitiveSchema;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::{object, required};
 

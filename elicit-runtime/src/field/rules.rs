@@ -28,6 +28,17 @@ impl Bound {
         }
     }
 
+    /// A constant bound (`maximum = MAX`) of a field whose type has `shape`, given as the constant
+    /// cast both ways: an integer for an integer type whose constant is a whole number, else the
+    /// number (which the integer type's checks then refuse as not an integer).
+    pub const fn of_shape(shape: super::FieldShape, as_integer: i128, as_number: f64) -> Bound {
+        if matches!(shape, super::FieldShape::Integer) && as_integer as f64 == as_number {
+            Bound::Int(as_integer)
+        } else {
+            Bound::Float(as_number)
+        }
+    }
+
     /// Compares a JSON number's value with this bound exactly: an `f64` cannot hold every integer
     /// bound (`2^53 + 1`, `i128::MAX`), and rounding the bound would let a value slip past it.
     pub(super) fn cmp_value(self, value: f64) -> Ordering {
