@@ -362,8 +362,9 @@ mod tests {
                 "r#type",
             ]
         );
-        // Fields with a `default` are filled in when absent, so they are not required.
-        assert_eq!(schema["required"], json!(["email", "offset", "budget", "snacks", "r#type"]));
+        // Fields with a `default` are filled in when absent, so they are not required; nor is a
+        // multi-select without `min_items` (absent is no choice).
+        assert_eq!(schema["required"], json!(["email", "offset", "budget", "r#type"]));
     }
 
     #[test]
