@@ -587,8 +587,12 @@ fn field_checks(names: &FieldNames<'_>, rt: &Path) -> TokenStream {
 /// evaluation that fails when the default certainly does not have that format, spanned on the
 /// default: the form must not pre-fill an answer its own parser refuses.
 fn default_format_check(field: &Field<'_>, rules_const: &syn::Ident, rt: &Path) -> TokenStream {
-    let Some(Kind::String { format: implied, .. }) = field.field_type.as_ref().map(|ft| &ft.kind) else {
-        return TokenStream::new();
+    // A type the derive cannot name (an alias of `String`) is checked against a declared format;
+    // one its type implies is checked when the schema is built.
+    let implied = match field.field_type.as_ref().map(|ft| &ft.kind) {
+        Some(Kind::String { format, .. }) => format,
+        Some(Kind::Other) => &None,
+        _ => return TokenStream::new(),
     };
     if field.attrs.with.is_some() || (field.attrs.format.is_none() && implied.is_none()) {
         return TokenStream::new();

@@ -1,5 +1,7 @@
 use elicit_runtime::{Elicit, Email};
 
+type Site = String;
+
 #[derive(Elicit)]
 struct Profile {
     #[elicit(format = "uri", default = "example.com")]
@@ -14,6 +16,8 @@ struct Profile {
     work: Email,
     #[elicit(format = "uri", default = "https://example.com/ok")]
     fine: String,
+    #[elicit(format = "uri", default = "www.example.com")]
+    site: Site,
 }
 
 fn main() {}
