@@ -805,6 +805,46 @@ mod tests {
         }
     }
 
+    /// What constant evaluation decides about a default's format is what the parser decides, on
+    /// random texts of the pieces that matter to each format; it leaves undecided only the shapes
+    /// it says it does (a quoted local part, an address literal, a URI beyond the usual shape).
+    #[test]
+    fn the_compile_time_verdict_never_contradicts_the_parser() {
+        let pieces = [
+            "a", "Z", "0", "9", "-", ":", "T", "Z", "+", ".", "@", "\"", "[", "]", "/", "//", "?", "#", "%20", " ",
+            "é", "2026", "02", "29", "23:59:60", "x.com", "http", "1.2.3.4",
+        ];
+        let mut rng = Rng(0x51_7CC1_B727_220A);
+        let mut undecided = [0; 4];
+        for _ in 0..100_000 {
+            let text = rng.text(&pieces, 8);
+            for (i, format) in [StringFormat::Email, StringFormat::Uri, StringFormat::Date, StringFormat::DateTime]
+                .into_iter()
+                .enumerate()
+            {
+                match format_verdict(&text, format) {
+                    Some(verdict) => assert_eq!(verdict, check_format(&text, format).is_ok(), "{text:?} {format:?}"),
+                    None => undecided[i] += 1,
+                }
+            }
+        }
+        // Dates are always decided; e-mails and URIs mostly.
+        assert_eq!(undecided[2] + undecided[3], 0);
+        assert!(undecided[0] < 50_000 && undecided[1] < 50_000, "{undecided:?}");
+        for (text, format, verdict) in [
+            ("example.com", StringFormat::Uri, Some(false)),
+            ("https://example.com/a", StringFormat::Uri, Some(true)),
+            ("http://[::1]/", StringFormat::Uri, None),
+            ("ada@example.com", StringFormat::Email, Some(true)),
+            ("ada.example.com", StringFormat::Email, Some(false)),
+            ("\"a b\"@example.com", StringFormat::Email, None),
+            ("2026-02-30", StringFormat::Date, Some(false)),
+            ("2026-07-28T09:30:00Z", StringFormat::DateTime, Some(true)),
+        ] {
+            assert_eq!(format_verdict(text, format), verdict, "{text}");
+        }
+    }
+
     /// The one-pass URI check says `true` only where the full parser does, and says it for the
     /// usual shapes.
     #[test]
