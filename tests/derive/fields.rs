@@ -62,7 +62,7 @@ fn null_is_absent_in_tool_arguments_and_refused_in_form_content() {
 
 /// A project key: two to ten capital letters, which the schema cannot say.
 #[derive(Debug, PartialEq)]
-struct ProjectKey(String);
+pub(crate) struct ProjectKey(pub(crate) String);
 
 impl FieldValue for ProjectKey {
     const SHAPE: FieldShape = FieldShape::String;

@@ -7,42 +7,17 @@
 use std::fmt::Debug;
 
 use chrono::{DateTime, Datelike as _, Duration, FixedOffset, NaiveDate, TimeZone as _, Utc};
-use elicit_runtime::field::{FieldRules, FieldShape, FieldValue, InvalidValue, parse_str, string_schema};
-use elicit_runtime::schema::PrimitiveSchema;
 use elicit_runtime::{Elicit, Email};
 use elicit_test_support::rng::Rng;
 use elicit_test_support::spec;
 use serde_json::Value;
 
-/// A newtype field type, through `#[elicit(transparent)]`.
+use crate::fields::ProjectKey;
+
+/// A newtype field type, through `#[elicit(transparent)]`; `ProjectKey` is one of one's own.
 #[derive(Elicit, Debug, PartialEq, Clone, Copy)]
 #[elicit(transparent)]
 struct Seats(u16);
-
-/// A field type of one's own: a ticket code of capital letters.
-#[derive(Debug, PartialEq, Clone)]
-struct Ticket(String);
-
-impl FieldValue for Ticket {
-    const SHAPE: FieldShape = FieldShape::String;
-
-    fn schema(rules: &FieldRules) -> PrimitiveSchema {
-        string_schema(rules, rules.format)
-    }
-
-    fn parse(value: &Value, rules: &FieldRules) -> Result<Self, InvalidValue> {
-        let text = parse_str(value, rules, rules.format)?;
-        if text.bytes().all(|b| b.is_ascii_uppercase()) {
-            Ok(Ticket(text.to_owned()))
-        } else {
-            Err("must be capitals".into())
-        }
-    }
-
-    fn to_value(&self) -> Option<Value> {
-        Some(Value::String(self.0.clone()))
-    }
-}
 
 /// Declared bounds on every numeric type; the 64- and 128-bit ones inside `±(2^53 - 1)`, the
 /// range every JSON peer (and the schema) holds exactly.
@@ -81,7 +56,7 @@ struct Bounded {
     #[elicit(minimum = 2, maximum = 9)]
     seats: Seats,
     #[elicit(min_length = 2, max_length = 6)]
-    ticket: Ticket,
+    ticket: ProjectKey,
     #[elicit(min_length = 1, max_length = 12)]
     name: String,
 }
@@ -166,7 +141,7 @@ fn bounded(rng: &mut Rng) -> Bounded {
         a_f64: float(rng, -2.5e-3, f64::MAX),
         wide_f32: float(rng, -0.7, 1e30) as f32,
         seats: Seats(ints!(rng, u16, 2, 9)),
-        ticket: Ticket(text(rng, 2, 6, &['A', 'Q', 'Z'])),
+        ticket: ProjectKey(text(rng, 2, 6, &['A', 'Q', 'Z'])),
         name: text(rng, 1, 12, &['a', 'é', '日', '😀', ' ']),
     }
 }
