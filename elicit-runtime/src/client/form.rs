@@ -47,10 +47,10 @@ pub fn check_value(property: &Property, value: &Value) -> Result<(), String> {
             let items = value.as_array().ok_or_else(|| expected("an array", value))?;
             let count = items.len() as u64;
             if let Some(min) = s.min_items.filter(|m| count < *m) {
-                return Err(format!("must have at least {min} items selected"));
+                return Err(format!("must have at least {} selected", crate::content::counted(min, "item")));
             }
             if let Some(max) = s.max_items.filter(|m| count > *m) {
-                return Err(format!("must have at most {max} items selected"));
+                return Err(format!("must have at most {} selected", crate::content::counted(max, "item")));
             }
             for item in items {
                 let text = item.as_str().ok_or_else(|| format!("item {}", expected("a string", item)))?;
@@ -140,6 +140,18 @@ mod tests {
         let errors = validate(&schema(), content.as_object().unwrap()).unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
         assert_eq!(fields, ["name", "email", "n", "x", "ok", "c", "m"]);
+    }
+
+    #[test]
+    fn selection_counts_read_as_english() {
+        let errors =
+            validate(&schema(), json!({"name": "ab", "n": 1, "m": ["a", "b"]}).as_object().unwrap()).unwrap_err();
+        assert_eq!(errors.iter().next().unwrap().reason, "must have at most 1 item selected");
+        let two = RequestedSchema::from_json(&json!({"type": "object", "properties": {
+            "m": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 2}}}))
+        .unwrap();
+        let errors = validate(&two, json!({"m": ["a"]}).as_object().unwrap()).unwrap_err();
+        assert_eq!(errors.iter().next().unwrap().reason, "must have at least 2 items selected");
     }
 
     #[test]
