@@ -53,6 +53,42 @@ async fn book_trip_answers_every_replay_the_same() {
     assert!(text(&result).starts_with("Booked! Reference "), "{}", text(&result));
 }
 
+/// The fork a hostile client tries: the trip form answered with one traveller in economy, then the
+/// same state answered with nine in business with every extra. The fork fails as a conflict
+/// instead of booking nine travellers at the price quoted for one; a declined payment page, which
+/// comes after the quote, is a fork that answers as a new flow would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn book_trip_passes_the_fork_with_changed_answers() {
+    let engine = engine();
+    let summaries = PaymentSummaries::new(engine.url_completions().clone());
+    let public_url: Arc<str> = Arc::from("https://travel.example");
+    let handler = |flow: Flow| travel::book_trip(flow, public_url.clone(), summaries.clone());
+    let meta = meta();
+    let request = Request::new("tools/call", "book_trip").meta(meta.as_object());
+    let store = engine.url_completions().clone();
+    let result = ReplayCheck::new(&engine, request)
+        .forks(|key, _answer| match key {
+            // Nine travellers in business with every extra: €8,982.00 where one in economy is €129.00.
+            "trip" => Some(json!({"action": "accept", "content": trip_answer("dear", 71)})),
+            "payment" => Some(json!({"action": "decline"})),
+            _ => None,
+        })
+        .run(handler, async |key, asked| match (key, asked) {
+            ("trip", _) => json!({"action": "accept", "content": trip_answer("cheap", 0)}),
+            ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
+                let id = url.rsplit('/').next().unwrap();
+                assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
+                json!({"action": "accept"})
+            }
+            ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
+            other => panic!("unexpected ask {other:?}"),
+        })
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let text = text(&result);
+    assert!(text.contains("1 traveller(s), €129.00 paid"), "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_trip_and_plan_trip_answer_every_replay_the_same() {
     let engine = engine();

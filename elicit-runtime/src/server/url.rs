@@ -76,6 +76,7 @@ impl Flow {
                     if matches!(answer, UrlAnswer::Completed(_)) {
                         self.saw(Slot::Url(key.to_owned()));
                     }
+                    self.consumed(key, raw);
                     return Ok(answer);
                 }
                 super::flow::Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
@@ -106,6 +107,7 @@ impl Flow {
                         Claimed::Done(value) => {
                             let outcome = UrlAnswer::Completed(value);
                             self.keep(key, url_answer_json(&outcome));
+                            self.consumed(key, url_answer_json(&outcome));
                             self.saw(slot);
                             return Ok(outcome);
                         }
@@ -132,6 +134,7 @@ impl Flow {
                 }
             };
             self.keep(key, url_answer_json(&outcome));
+            self.consumed(key, url_answer_json(&outcome));
             return Ok(outcome);
         }
     }
