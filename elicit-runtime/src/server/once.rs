@@ -15,25 +15,29 @@ use crate::state::digest_arguments;
 use crate::wire::clip;
 
 /// The key of the envelope a `once` value is recorded in (in the flow's ledger and in the sealed
-/// state's cache): `{ENVELOPE: {"value": .., "answers": ..}}`. A value recorded without it (by
-/// an earlier version) belongs to no history and is taken as it is.
+/// state's cache): `{ENVELOPE: {"value": .., "answers": {key: digest, ..}}}`, the answers the round
+/// had consumed when the value was computed. A value recorded without it (by an earlier version)
+/// belongs to no history and is taken as it is.
 const ENVELOPE: &str = "elicit.once";
 
-/// A computed value in its envelope, with the digest of the history it belongs to.
-fn envelope(value: Value, history: &str) -> Value {
+/// A computed value in its envelope, with the history it belongs to.
+fn envelope(value: Value, history: &Map<String, Value>) -> Value {
     serde_json::json!({ ENVELOPE: { "value": value, "answers": history } })
 }
 
 /// A recorded value out of its envelope, and the history it belongs to (`None` for a value
 /// recorded without one).
-fn unwrap_envelope(mut recorded: Value) -> (Value, Option<String>) {
+fn unwrap_envelope(mut recorded: Value) -> (Value, Option<Map<String, Value>>) {
     let single = recorded.as_object().is_some_and(|outer| outer.len() == 1);
     let inner = recorded.get_mut(ENVELOPE).filter(|_| single).and_then(Value::as_object_mut);
     let wrapped = |inner: &&mut Map<String, Value>| {
-        inner.contains_key("value") && inner.get("answers").is_some_and(Value::is_string)
+        inner.contains_key("value") && inner.get("answers").is_some_and(Value::is_object)
     };
     let Some(inner) = inner.filter(wrapped) else { return (recorded, None) };
-    let history = inner.remove("answers").and_then(|history| history.as_str().map(str::to_owned));
+    let history = match inner.remove("answers") {
+        Some(Value::Object(history)) => Some(history),
+        _ => None,
+    };
     (inner.remove("value").unwrap_or(Value::Null), history)
 }
 
@@ -123,15 +127,15 @@ impl Flow {
     /// new runs in it.
     ///
     /// A recorded value belongs to the history that produced it: with it the ledger keeps a digest
-    /// of the answers the round had consumed when `compute` ran (every answer an ask returned,
+    /// of each answer the round had consumed when `compute` ran (every answer an ask returned,
     /// carried from earlier rounds or sent in this one). A later round that reaches `once(key)`
-    /// having consumed different answers up to that point — a fork of an earlier state that
+    /// without having consumed each of those answers the same — a fork of an earlier state that
     /// changed an answer the value was computed after — fails with `-32603` and
     /// [`FLOW_CONFLICT`](super::FLOW_CONFLICT) instead of reusing a value computed for other
     /// answers (a price quoted for one traveller cannot pay for nine). Answers consumed after
-    /// `once` returned do not count: a fork that changes only those gets the recorded value.
-    /// Keep a handler's asks before a `once` in the same order on every round (they are, when
-    /// they depend only on the answers and arguments).
+    /// `once` returned do not count, nor do answers a later round consumed besides (an ask
+    /// awaited beside the `once`, answered since): a fork that changes only those gets the
+    /// recorded value.
     ///
     /// The one precondition: instances that share state keys share the store (the default
     /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
@@ -221,19 +225,24 @@ impl Flow {
         Ok(value)
     }
 
-    /// The digest of the answers this round consumed so far: the history a value computed now
-    /// belongs to.
-    fn history(&self) -> String {
-        let consumed = Value::Object(self.lock().consumed.clone());
-        let digest = digest_arguments(Some(&consumed));
-        digest.iter().map(|byte| format!("{byte:02x}")).collect()
+    /// The answers this round consumed so far, each as a digest: the history a value computed
+    /// now belongs to.
+    fn history(&self) -> Map<String, Value> {
+        let inner = self.lock();
+        let digest =
+            |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
+        inner.consumed.iter().map(|(key, answer)| (key.clone(), Value::String(digest(answer)))).collect()
     }
 
-    /// The recorded value, when it belongs to `history`; otherwise this round is a fork that
-    /// changed an answer the value was computed after, and fails as a conflict.
-    fn belonging(&self, recorded: Value, history: &str) -> Result<Value, FlowError> {
+    /// The recorded value, when this round consumed every answer it was computed after, each the
+    /// same; otherwise this round is a fork that changed (or skipped) one, and fails as a
+    /// conflict. Answers this round consumed besides (an ask awaited beside the `once`, answered
+    /// since) do not matter.
+    fn belonging(&self, recorded: Value, history: &Map<String, Value>) -> Result<Value, FlowError> {
         match unwrap_envelope(recorded) {
-            (_, Some(recorded)) if recorded != history => Err(self.fail(FlowError::Failed(FLOW_CONFLICT.to_owned()))),
+            (_, Some(recorded)) if recorded.iter().any(|(key, digest)| history.get(key) != Some(digest)) => {
+                Err(self.fail(FlowError::Failed(FLOW_CONFLICT.to_owned())))
+            }
             (value, _) => Ok(value),
         }
     }
