@@ -526,7 +526,7 @@ impl Flow {
                     continue;
                 }
             };
-            let answer = self.parse_answer(key, &raw)?;
+            let mut answer = self.parse_answer(key, &raw)?;
             let outcome = match answer.action {
                 ElicitAction::Decline => Answer::Declined,
                 ElicitAction::Cancel => Answer::Cancelled,
@@ -559,7 +559,12 @@ impl Flow {
                     }
                 }
             };
-            // Keep only what the protocol defines: no `_meta`, no `resultType`.
+            // Keep only what the protocol and the schema define: no `_meta`, no `resultType`, no
+            // key the form did not ask (a client could make the state or the flow's record as
+            // large as it likes with them).
+            if let Some(content) = answer.content.as_mut() {
+                content.retain(|name, _| schema.property(name).is_some());
+            }
             let kept = answer.to_json();
             if fresh {
                 self.keep(key, kept.clone());
