@@ -190,4 +190,6 @@ setters! {
     max_live_tasks: usize => task_config.max_live_tasks;
     /// Sets [`TaskConfig::max_live_tasks_per_principal`].
     max_live_tasks_per_principal: usize => task_config.max_live_tasks_per_principal;
+    /// Sets [`TaskConfig::input_wait`].
+    task_input_wait: Duration => task_config.input_wait;
 }

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use axum::body::Body;
-use axum::extract::ConnectInfo;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderName, Method, Request as HttpRequest, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
@@ -182,4 +183,82 @@ where
     let session = response.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     opening.opened(session);
     response
+}
+
+/// The 2025-era session handling of [`McpServer::http_router`](super::McpServer::http_router), for
+/// an rmcp server written by hand: rmcp's session manager with a keep-alive that covers the
+/// engine's live waits, and a layer refusing an `initialize` past the caps on sessions open at
+/// once, overall (503) and per client (429): its [`Principal`](crate::rmcp::Principal), else its
+/// IP address (serve the router with `into_make_service_with_connect_info::<SocketAddr>()`),
+/// else every client counts as one.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use elicit_runtime::rmcp::CappedSessions;
+/// use elicit_runtime::server::LiveConfig;
+///
+/// let sessions = CappedSessions::new(&LiveConfig::default()).max_sessions_per_client(8);
+/// // Give `sessions.manager()` to rmcp's `StreamableHttpService::new`, nest the service in a
+/// // router, then: `sessions.layer(router).into_make_service_with_connect_info::<SocketAddr>()`.
+/// let router = sessions.layer(axum::Router::new());
+/// let _app = router.into_make_service_with_connect_info::<SocketAddr>();
+/// ```
+#[derive(Clone)]
+pub struct CappedSessions {
+    manager: Arc<LocalSessionManager>,
+    limits: SessionLimits,
+    live: LiveConfig,
+}
+
+impl std::fmt::Debug for CappedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CappedSessions").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl CappedSessions {
+    /// The defaults ([`DEFAULT_MAX_SESSIONS`], [`DEFAULT_MAX_SESSIONS_PER_CLIENT`],
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`]), the keep-alive raised to cover `live`'s waits (the
+    /// engine's [`Engine::live_config`](crate::server::Engine::live_config)).
+    pub fn new(live: &LiveConfig) -> CappedSessions {
+        let limits = SessionLimits::default();
+        let manager = Arc::new(session_manager(keep_alive(limits.keep_alive, live)));
+        CappedSessions { manager, limits, live: live.clone() }
+    }
+
+    /// At most `sessions` open at once.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.limits.max_sessions = sessions;
+        self
+    }
+
+    /// At most `sessions` open at once per client.
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.limits.max_per_client = sessions;
+        self
+    }
+
+    /// How long a session may stay without any event (never less than the live waits allow).
+    pub fn keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.limits.keep_alive = keep_alive;
+        self.manager = Arc::new(session_manager(self::keep_alive(keep_alive, &self.live)));
+        self
+    }
+
+    /// The session manager to give rmcp's `StreamableHttpService`.
+    pub fn manager(&self) -> Arc<LocalSessionManager> {
+        self.manager.clone()
+    }
+
+    /// `router` (holding the service built on [`CappedSessions::manager`]) with the caps applied
+    /// to every request that would open a session.
+    pub fn layer(&self, router: axum::Router) -> axum::Router {
+        let caps = Arc::new(SessionCaps::new(self.limits.clone(), self.manager.clone()));
+        router.layer(middleware::from_fn_with_state(caps, capped))
+    }
+}
+
+/// The middleware of [`CappedSessions::layer`].
+async fn capped(State(caps): State<Arc<SessionCaps>>, request: HttpRequest<Body>, next: Next) -> Response {
+    cap_sessions(&caps, request, |request| next.run(request)).await
 }
