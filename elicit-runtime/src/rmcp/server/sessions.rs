@@ -4,7 +4,8 @@
 //! default), while a pushed ask or a URL wait may park a call far longer without any: the
 //! session's keep-alive is derived from the engine's live timeouts here. And a session costs
 //! memory for as long as it lives, so the number of sessions is capped, overall and per client
-//! (its authenticated principal, else its address).
+//! (its authenticated principal, else its address). A session belongs to the principal that
+//! opened it: a request of another principal naming it is refused.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -65,11 +66,14 @@ pub(super) fn session_manager(keep_alive: Duration) -> LocalSessionManager {
     manager
 }
 
-/// The sessions each client opened, counted against the caps.
+/// The sessions each client opened, counted against the caps, and the principal each session
+/// belongs to.
 pub(super) struct SessionCaps {
     limits: SessionLimits,
     manager: Arc<LocalSessionManager>,
     clients: Mutex<HashMap<String, Client>>,
+    /// The principal that opened each session (`None`: anonymous), by session id.
+    owners: Mutex<HashMap<String, Option<String>>>,
 }
 
 #[derive(Default)]
@@ -82,13 +86,18 @@ struct Client {
 
 impl SessionCaps {
     pub(super) fn new(limits: SessionLimits, manager: Arc<LocalSessionManager>) -> SessionCaps {
-        SessionCaps { limits, manager, clients: Mutex::new(HashMap::new()) }
+        SessionCaps { limits, manager, clients: Mutex::new(HashMap::new()), owners: Mutex::new(HashMap::new()) }
     }
+}
+
+/// The authenticated principal of a request, as the transport's middleware put it there.
+fn principal_of(request: &HttpRequest<Body>) -> Option<String> {
+    request.extensions().get::<Principal>().map(|Principal(principal)| principal.clone())
 }
 
 /// The client a request counts against: its principal, else its address, else one shared bucket.
 fn client_key(request: &HttpRequest<Body>) -> String {
-    if let Some(Principal(principal)) = request.extensions().get::<Principal>() {
+    if let Some(principal) = principal_of(request) {
         return format!("principal:{principal}");
     }
     match request.extensions().get::<ConnectInfo<SocketAddr>>() {
@@ -97,18 +106,33 @@ fn client_key(request: &HttpRequest<Body>) -> String {
     }
 }
 
-/// Releases an open in flight, and records the session it opened.
+/// Releases an open in flight, and records the session it opened and its principal.
 struct Opening<'a> {
     caps: &'a SessionCaps,
     key: String,
+    principal: Option<String>,
 }
 
 impl Opening<'_> {
     fn opened(self, session: Option<String>) {
+        let Some(session) = session else { return };
         let mut clients = self.caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        if let (Some(client), Some(session)) = (clients.get_mut(&self.key), session) {
-            client.sessions.push(session);
+        if let Some(client) = clients.get_mut(&self.key) {
+            client.sessions.push(session.clone());
         }
+        drop(clients);
+        self.caps.owners.lock().unwrap_or_else(PoisonError::into_inner).insert(session, self.principal.clone());
+    }
+}
+
+/// Whether `request`, naming a session, comes from the principal that opened it (or names a
+/// session these caps did not open: rmcp answers for those).
+fn owns_session(caps: &SessionCaps, request: &HttpRequest<Body>) -> bool {
+    let Some(session) = request.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()) else { return true };
+    let owners = caps.owners.lock().unwrap_or_else(PoisonError::into_inner);
+    match owners.get(session) {
+        Some(owner) => *owner == principal_of(request),
+        None => true,
     }
 }
 
@@ -141,9 +165,17 @@ where
         && !request.headers().contains_key(&MCP_SESSION_ID)
         && !request.headers().contains_key(&MCP_METHOD);
     if !opens {
+        // A session id is no credential: another principal's requests on it (its answers to the
+        // session's pushed asks among them) are refused as for a session that does not exist.
+        if !owns_session(caps, &request) {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": "session not found"}});
+            return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string())
+                .into_response();
+        }
         return serve(request).await;
     }
     let key = client_key(&request);
+    let principal = principal_of(&request);
     let refused = {
         let live = caps.manager.sessions.read().await;
         let mut clients = caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
@@ -151,6 +183,7 @@ where
             client.sessions.retain(|id| live.contains_key(id.as_str()));
         }
         clients.retain(|_, client| client.opening > 0 || !client.sessions.is_empty());
+        caps.owners.lock().unwrap_or_else(PoisonError::into_inner).retain(|id, _| live.contains_key(id.as_str()));
         let opening: usize = clients.values().map(|c| c.opening).sum();
         let client = clients.entry(key.clone()).or_default();
         if live.len() + opening >= caps.limits.max_sessions {
@@ -178,7 +211,7 @@ where
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": message}});
         return (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
     }
-    let opening = Opening { caps, key };
+    let opening = Opening { caps, key, principal };
     let response = serve(request).await;
     let session = response.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     opening.opened(session);
