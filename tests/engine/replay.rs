@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use elicit_examples::loadgen::trip_answer;
 use elicit_examples::travel::{self, PaymentSummaries};
-use elicit_runtime::server::{Engine, Flow, Request};
+use elicit_runtime::server::{Engine, Flow, Request, UrlCompletions};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::testing::ReplayCheck;
 use elicit_runtime::wire::{ElicitParams, InputRequest};
@@ -27,6 +27,26 @@ fn meta() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}})
 }
 
+/// What the user answers `book_trip`'s ask `key`: the trip `trip`, the payment approved on the page
+/// before the client answers, the booking confirmed.
+async fn book_trip_answer(
+    store: &Arc<dyn UrlCompletions>,
+    trip: serde_json::Map<String, Value>,
+    key: &str,
+    asked: &InputRequest,
+) -> Value {
+    match (key, asked) {
+        ("trip", _) => json!({"action": "accept", "content": trip}),
+        ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
+            let id = url.rsplit('/').next().unwrap();
+            assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
+            json!({"action": "accept"})
+        }
+        ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
+        other => panic!("unexpected ask {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn book_trip_answers_every_replay_the_same() {
     let engine = engine();
@@ -37,17 +57,7 @@ async fn book_trip_answers_every_replay_the_same() {
     let request = Request::new("tools/call", "book_trip").meta(meta.as_object());
     let store = engine.url_completions().clone();
     let result = ReplayCheck::new(&engine, request)
-        .run(handler, async |key, asked| match (key, asked) {
-            ("trip", _) => json!({"action": "accept", "content": trip_answer("replay", 3)}),
-            ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
-                // The user approves on the page before the client answers.
-                let id = url.rsplit('/').next().unwrap();
-                assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
-                json!({"action": "accept"})
-            }
-            ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
-            other => panic!("unexpected ask {other:?}"),
-        })
+        .run(handler, async |key, asked| book_trip_answer(&store, trip_answer("replay", 3), key, asked).await)
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
     assert!(text(&result).starts_with("Booked! Reference "), "{}", text(&result));
@@ -73,16 +83,7 @@ async fn book_trip_passes_the_fork_with_changed_answers() {
             "payment" => Some(json!({"action": "decline"})),
             _ => None,
         })
-        .run(handler, async |key, asked| match (key, asked) {
-            ("trip", _) => json!({"action": "accept", "content": trip_answer("cheap", 0)}),
-            ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
-                let id = url.rsplit('/').next().unwrap();
-                assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
-                json!({"action": "accept"})
-            }
-            ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
-            other => panic!("unexpected ask {other:?}"),
-        })
+        .run(handler, async |key, asked| book_trip_answer(&store, trip_answer("cheap", 0), key, asked).await)
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
     let text = text(&result);
