@@ -285,3 +285,27 @@ async fn a_price_fork_on_two_instances_sharing_redis_does_not_reuse_the_quote() 
     let Some(on) = Instances::two_on_redis(test).await else { return };
     price_fork(&on).await;
 }
+
+/// The payment fork: Ada's payment taken, then the first state answered with another name and the
+/// payment page accepted. The completion belongs to Ada's answers: the fork fails as a conflict
+/// instead of booking for Grace with Ada's payment, and Ada's branch books.
+async fn payment_fork(on: &Instances) {
+    let call = Call::tool("book");
+    let (s1, s_confirm) = to_confirmation(on, &call, paid_handler).await;
+    let renamed = asked(on.run(&call.retry(who("Grace"), Some(&s1)), paid_handler).await);
+    assert_eq!(renamed.input_requests[0].0, "payment");
+    let state = renamed.request_state.unwrap();
+    let consent = json!({"payment": {"action": "accept"}});
+    let refused = on.run(&call.retry(consent, Some(&state)), paid_handler).await.expect_err("Grace took Ada's payment");
+    assert_eq!((refused.code, refused.message.as_str()), (-32603, elicit_runtime::server::FLOW_CONFLICT));
+    let booked = complete(on.run(&call.retry(confirmed(), Some(&s_confirm)), paid_handler).await);
+    assert_eq!(booked, "Booked for Ada");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_that_changes_an_answer_before_a_payment_cannot_take_it() {
+    payment_fork(&Instances::one()).await;
+    let test = "a_fork_that_changes_an_answer_before_a_payment";
+    let Some(on) = Instances::two_on_redis(test).await else { return };
+    payment_fork(&on).await;
+}

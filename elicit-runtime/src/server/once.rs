@@ -14,14 +14,14 @@ use super::{FLOW_CONFLICT, Flow, FlowError};
 use crate::state::digest_arguments;
 use crate::wire::clip;
 
-/// The key of the envelope a `once` value is recorded in (in the flow's ledger and in the sealed
-/// state's cache): `{ENVELOPE: {"value": .., "answers": {key: digest, ..}}}`, the answers the round
+/// The key of the envelope a `once` value (and a URL-mode completion a flow took) is recorded in
+/// (in the flow's ledger, and for `once` in the sealed state's cache): `{ENVELOPE: {"value": .., "answers": {key: digest, ..}}}`, the answers the round
 /// had consumed when the value was computed. A value recorded without it (by an earlier version)
 /// belongs to no history and is taken as it is.
 const ENVELOPE: &str = "elicit.once";
 
 /// A computed value in its envelope, with the history it belongs to.
-fn envelope(value: Value, history: &Map<String, Value>) -> Value {
+pub(super) fn envelope(value: Value, history: &Map<String, Value>) -> Value {
     serde_json::json!({ ENVELOPE: { "value": value, "answers": history } })
 }
 
@@ -227,7 +227,7 @@ impl Flow {
 
     /// The answers this round consumed so far, each as a digest: the history a value computed
     /// now belongs to.
-    fn history(&self) -> Map<String, Value> {
+    pub(super) fn history(&self) -> Map<String, Value> {
         let inner = self.lock();
         let digest =
             |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
@@ -238,7 +238,7 @@ impl Flow {
     /// same; otherwise this round is a fork that changed (or skipped) one, and fails as a
     /// conflict. Answers this round consumed besides (an ask awaited beside the `once`, answered
     /// since) do not matter.
-    fn belonging(&self, recorded: Value, history: &Map<String, Value>) -> Result<Value, FlowError> {
+    pub(super) fn belonging(&self, recorded: Value, history: &Map<String, Value>) -> Result<Value, FlowError> {
         match unwrap_envelope(recorded) {
             (_, Some(recorded)) if recorded.iter().any(|(key, digest)| history.get(key) != Some(digest)) => {
                 Err(self.fail(FlowError::Failed(FLOW_CONFLICT.to_owned())))
