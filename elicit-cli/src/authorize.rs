@@ -67,8 +67,18 @@ fn consent(url: &elicit_runtime::client::CheckedUrl, ansi: bool) -> Result<Choic
     }
 }
 
-/// Reads one redirect from the loopback listener: the request's target on `redirect`'s origin.
-async fn receive(listener: &TcpListener, redirect: &str) -> Result<String, AuthorizeError> {
+/// The `state` parameter of `url` (empty when it has none).
+fn state_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
+        .unwrap_or_default()
+}
+
+/// Reads the redirect of this authorization from the loopback listener: the request's target on
+/// `redirect`'s origin. Any process of the machine can reach the listener; a callback without the
+/// `state` this authorization sent (`state`) is answered 400 and the listener goes on waiting.
+async fn receive(listener: &TcpListener, redirect: &str, state: &str) -> Result<String, AuthorizeError> {
     loop {
         let (mut stream, _) =
             listener.accept().await.map_err(|e| AuthorizeError::Unavailable(format!("the redirect listener: {e}")))?;
@@ -92,6 +102,15 @@ async fn receive(listener: &TcpListener, redirect: &str) -> Result<String, Autho
         let path = target.split('?').next().unwrap_or_default();
         if !line.starts_with("GET ") || path != CALLBACK_PATH {
             let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+            continue;
+        }
+        if state.is_empty() || state_of(&format!("http://127.0.0.1{target}")) != state {
+            let body = "<!doctype html><meta charset=utf-8><title>elicit</title><p>This sign-in was not started by elicit here: ignored.</p>";
+            let reply = format!(
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
             continue;
         }
         let body = if refusal(&format!("http://127.0.0.1{target}")).is_some() {
@@ -154,10 +173,7 @@ async fn pasted(url: &str, redirect: &str) -> Result<String, AuthorizeError> {
             return Ok(text.to_owned());
         }
         // A bare code: the state is the one this authorization sent.
-        let state = url::Url::parse(url)
-            .ok()
-            .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
-            .unwrap_or_default();
+        let state = state_of(url);
         let mut back = url::Url::parse(redirect).map_err(|e| AuthorizeError::Unavailable(e.to_string()))?;
         back.query_pairs_mut().append_pair("code", text).append_pair("state", &state);
         return Ok(back.to_string());
@@ -199,8 +215,9 @@ impl Authorizer for TerminalAuthorizer {
                 "Waiting up to {} s for the sign-in. Without a browser here, open the page elsewhere and paste the address it sends you to (or the code):",
                 self.wait.as_secs()
             );
+            let state = state_of(url);
             let received = tokio::select! {
-                received = receive(listener, redirect) => received,
+                received = receive(listener, redirect, &state) => received,
                 received = pasted(url, redirect) => received,
                 () = tokio::time::sleep(self.wait) => Err(AuthorizeError::Unavailable(format!("no sign-in within {} s", self.wait.as_secs()))),
             };
@@ -269,5 +286,31 @@ mod tests {
         );
         assert_eq!(refusal(&format!("{back}?code=c&state=s")), None);
         assert_eq!(refusal("not a url"), None);
+    }
+
+    /// Sends `GET target` to the listener at `port`; the reply's status line.
+    async fn get(port: u16, target: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connects");
+        let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).await.expect("a reply");
+        reply.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_listener_takes_only_the_callback_with_the_state_it_sent_and_keeps_listening() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let redirect = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
+        let waiting = tokio::spawn(async move { receive(&listener, &redirect, "the-state").await });
+        // Another process of the machine: another state, none, an error redirect without it.
+        for foreign in ["/callback?code=evil&state=other", "/callback?code=evil", "/callback?error=access_denied"] {
+            assert!(get(port, foreign).await.contains(" 400 "), "{foreign} was taken");
+        }
+        assert!(!waiting.is_finished(), "the listener stopped on a callback it did not issue");
+        assert!(get(port, "/callback?code=good&state=the-state").await.contains(" 200 "));
+        let received = waiting.await.expect("ends").expect("a redirect");
+        assert_eq!(received, format!("http://127.0.0.1:{port}/callback?code=good&state=the-state"));
     }
 }

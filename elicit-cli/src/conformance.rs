@@ -9,6 +9,8 @@ use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
 use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
 use serde_json::{Map, Value, json};
 
+use crate::printable::one_line;
+
 /// Answers every form with plausible values. It shows no pages (no scenario uses them): a URL
 /// ends the call rather than being declined on anyone's behalf.
 #[derive(Default)]
@@ -159,11 +161,11 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
         params.insert("name".into(), Value::String(name.clone()));
         params.insert("arguments".into(), Value::Object(arguments));
         match client.call_with(&driver, &mut Automatic::default(), wire::TOOLS_CALL, params).await {
-            Ok(_) => eprintln!("[{scenario}] {name} completed"),
+            Ok(_) => eprintln!("[{scenario}] {} completed", one_line(&name)),
             // A fixture that serves only `tools/list` (the schema scenarios check what the client
             // does with the listing): it has no `tools/call` to exercise, which is no failure.
             Err(DriveError::Call(CallError::Rpc { code: wire::codes::METHOD_NOT_FOUND, .. })) => {
-                eprintln!("[{scenario}] {name}: the server serves no tools/call")
+                eprintln!("[{scenario}] {}: the server serves no tools/call", one_line(&name))
             }
             Err(error) => failures.push(format!("{name}: {error}")),
         }

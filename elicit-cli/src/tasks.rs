@@ -8,7 +8,7 @@ use std::time::Duration;
 use elicit_runtime::client::{TaskAction, TaskPolicy, TaskWait};
 use elicit_runtime::wire::tasks::TaskStatus;
 
-use crate::printable::printable;
+use crate::printable::one_line;
 use crate::terminal::{Key, read_key};
 
 /// The driver's bounds for `--tasks`: give up on (and cancel) a task after `deadline`.
@@ -36,8 +36,10 @@ impl StatusLine {
             TaskStatus::Failed => "failed",
             TaskStatus::Cancelled => "cancelled",
         };
-        let message = wait.task.status_message.as_deref().map(|m| format!(": {}", printable(m))).unwrap_or_default();
-        eprintln!("\r\n{} runs the call as task {}: {what}{message}", printable(wait.server), printable(&now.0));
+        // One line whatever the server sent: a status message with line breaks could print lines
+        // that pass for ours (a host name, a prompt).
+        let message = wait.task.status_message.as_deref().map(|m| format!(": {}", one_line(m))).unwrap_or_default();
+        eprintln!("\r\n{} runs the call as task {}: {what}{message}", one_line(wait.server), one_line(&now.0));
         self.shown = Some(now);
         true
     }

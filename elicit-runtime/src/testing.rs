@@ -6,14 +6,16 @@
 //! the first form runs once per later round — but a well-behaved client never replays, so a test
 //! that only drives the flow forward never sees it. [`ReplayCheck`] drives a handler through every
 //! round, then replays each state it was given, and fails when a replay answers differently or
-//! runs counted work again.
+//! runs counted work again. Given changed answers ([`ReplayCheck::forks`]), it also forks each
+//! round as a hostile client may before the flow finishes, and fails when the fork passes what
+//! the first branch computed for other answers.
 
 use std::fmt;
 use std::future::Future;
 
 use serde_json::{Map, Value};
 
-use crate::server::{Engine, Flow, FlowError, Outcome, Request};
+use crate::server::{Engine, EngineError, FLOW_CONFLICT, Flow, FlowError, Outcome, Request};
 use crate::wire::{ElicitParams, InputRequest, InputRequiredResult};
 
 /// How many rounds a flow may take before the check gives up on it.
@@ -71,7 +73,11 @@ pub struct ReplayCheck<'a, 'r> {
     engine: &'a Engine,
     request: Request<'r>,
     effects: Option<Box<dyn Fn() -> u64 + 'a>>,
+    forks: Option<Box<Change<'a>>>,
 }
+
+/// Changes one answer for a fork: the changed answer, or `None` to send it unchanged.
+type Change<'a> = dyn Fn(&str, &Value) -> Option<Value> + 'a;
 
 impl fmt::Debug for ReplayCheck<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,6 +110,16 @@ pub enum ReplayFailure {
         /// What the replay answered.
         replayed: String,
     },
+    /// A fork of a round with changed answers answered otherwise than a new flow given the same
+    /// answers, and did not fail as a conflict: it passed a value computed for other answers.
+    Forked {
+        /// The round forked, counted from 1.
+        round: usize,
+        /// What the fork answered (`Debug` of the result, or the error).
+        forked: String,
+        /// What a new flow given the same answers answered.
+        fresh: String,
+    },
     /// Replaying a round ran counted work again: work outside `once`.
     RanAgain {
         /// The round replayed, counted from 1.
@@ -125,6 +141,11 @@ impl fmt::Display for ReplayFailure {
             ReplayFailure::Diverged { round, first, replayed } => {
                 write!(f, "replaying round {round} answered {replayed}, where the round answered {first}")
             }
+            ReplayFailure::Forked { round, forked, fresh } => write!(
+                f,
+                "forking round {round} with changed answers answered {forked}, where a new flow given those \
+                 answers answered {fresh}: the fork passed a value computed for other answers"
+            ),
             ReplayFailure::RanAgain { round, before, after } => write!(
                 f,
                 "replaying round {round} ran counted work again ({before} before, {after} after): \
@@ -147,7 +168,22 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
     /// A check of the flow `request` starts (its method, name, arguments, `_meta`, principal) on
     /// `engine`. Any `inputResponses` or `requestState` in `request` are ignored.
     pub fn new(engine: &'a Engine, request: Request<'r>) -> Self {
-        ReplayCheck { engine, request, effects: None }
+        ReplayCheck { engine, request, effects: None, forks: None }
+    }
+
+    /// Also forks every round of the flow but its last with changed answers, as a hostile client
+    /// may before the flow finishes: on a new flow, the round is run with its answers, then its
+    /// state is sent again with each answer `change(key, answer)` changes, and the fork is driven
+    /// to its end (later asks answered as in the forward run). The fork must fail with the
+    /// engine's [`FLOW_CONFLICT`](crate::server::FLOW_CONFLICT), or answer what a new flow given
+    /// the same answers answers: a fork that changed an answer preceding a
+    /// [`Flow::once`](crate::server::Flow::once) must not pass the value the first branch
+    /// computed. A round whose answers `change` leaves alone is not forked. Choose changes whose
+    /// outcome the answers decide: a fork that legitimately reuses a random value (a reference
+    /// minted before the changed answer) shows it where a new flow shows another.
+    pub fn forks(mut self, change: impl Fn(&str, &Value) -> Option<Value> + 'a) -> Self {
+        self.forks = Some(Box::new(change));
+        self
     }
 
     /// Counts the work that must happen at most once (charges, mails, writes): no replay may
@@ -225,10 +261,125 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
                 }
             }
         }
+        if let Some(change) = &self.forks {
+            // The last round finished the flow: a fork of it is answered with the result.
+            for number in 2..rounds.len() {
+                self.fork(&handler, &mut answer, change, number).await?;
+            }
+        }
         let Some(Round { outcome: Outcome::Complete(last), .. }) = rounds.pop() else {
             return Err(ReplayFailure::TooManyRounds);
         };
         Ok(last)
+    }
+
+    /// Forks round `number` of a new flow with changed answers (see [`ReplayCheck::forks`]).
+    async fn fork<R, F, Fut>(
+        &self,
+        handler: &F,
+        answer: &mut impl AsyncFnMut(&str, &InputRequest) -> Value,
+        change: &Change<'a>,
+        number: usize,
+    ) -> Result<(), ReplayFailure>
+    where
+        R: fmt::Debug + PartialEq,
+        F: Fn(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let (state, real) = self.advance(handler, answer, number).await?;
+        let forked_answers = changed(&real, change);
+        if forked_answers == real {
+            return Ok(());
+        }
+        // The first branch: the round with its own answers (it may compute what the fork reaches).
+        self.round::<R, _, _>(handler, Some(&state), Some(&real), number).await?;
+        let forked = self.finish(handler, answer, state, forked_answers).await;
+        if matches!(&forked, Err(failure) if failure.message == FLOW_CONFLICT) {
+            return Ok(());
+        }
+        let (state, real) = self.advance(handler, answer, number).await?;
+        let fresh = self.finish(handler, answer, state, changed(&real, change)).await;
+        let same = match (&forked, &fresh) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let show = |outcome: &Result<R, EngineError>| match outcome {
+            Ok(result) => format!("{result:?}"),
+            Err(error) => error.to_string(),
+        };
+        Err(ReplayFailure::Forked { round: number, forked: show(&forked), fresh: show(&fresh) })
+    }
+
+    /// A new flow driven up to round `number`: the state that round is sent, and its answers.
+    async fn advance<R, F, Fut>(
+        &self,
+        handler: &F,
+        answer: &mut impl AsyncFnMut(&str, &InputRequest) -> Value,
+        number: usize,
+    ) -> Result<(String, Value), ReplayFailure>
+    where
+        F: Fn(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let (mut state, mut responses) = (None, None);
+        for round in 1..number {
+            let Outcome::InputRequired(asked) =
+                self.round(handler, state.as_deref(), responses.as_ref(), round).await?
+            else {
+                return Err(ReplayFailure::Diverged {
+                    round,
+                    first: "a request for input".to_owned(),
+                    replayed: "the flow's result, on a new flow".to_owned(),
+                });
+            };
+            let mut answers = Map::new();
+            for (key, request) in &asked.input_requests {
+                answers.insert(key.clone(), answer(key, request).await);
+            }
+            state = asked.request_state;
+            responses = Some(Value::Object(answers));
+        }
+        match (state, responses) {
+            (Some(state), Some(responses)) => Ok((state, responses)),
+            _ => Err(ReplayFailure::TooManyRounds),
+        }
+    }
+
+    /// Runs the flow from `state` with `responses` to its end, later asks answered by `answer`.
+    async fn finish<R, F, Fut>(
+        &self,
+        handler: &F,
+        answer: &mut impl AsyncFnMut(&str, &InputRequest) -> Value,
+        state: String,
+        responses: Value,
+    ) -> Result<R, EngineError>
+    where
+        F: Fn(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let (mut state, mut responses) = (Some(state), Some(responses));
+        for _ in 0..MAX_ROUNDS {
+            let request = self.request.input_responses(responses.as_ref()).request_state(state.as_deref());
+            let asked = match self.engine.run(&request, handler).await? {
+                Outcome::Complete(result) => return Ok(result),
+                Outcome::InputRequired(asked) => asked,
+            };
+            let mut answers = Map::new();
+            for (key, request) in &asked.input_requests {
+                answers.insert(key.clone(), answer(key, request).await);
+            }
+            state = asked.request_state;
+            responses = Some(Value::Object(answers));
+        }
+        Err(EngineError {
+            code: crate::wire::codes::INTERNAL_ERROR,
+            message: ReplayFailure::TooManyRounds.to_string(),
+            data: None,
+        })
     }
 
     async fn round<R, F, Fut>(
@@ -248,6 +399,19 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
             code: error.code,
             message: error.message,
         })
+    }
+}
+
+/// `answers` with each answer `change` changes changed.
+fn changed(answers: &Value, change: &Change<'_>) -> Value {
+    match answers {
+        Value::Object(answers) => Value::Object(
+            answers
+                .iter()
+                .map(|(key, answer)| (key.clone(), change(key, answer).unwrap_or_else(|| answer.clone())))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 

@@ -29,7 +29,7 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use tokio::sync::RwLock;
+use tokio::sync::Mutex;
 
 /// The environment variable holding `TOKEN=USER` entries.
 pub const TOKENS_VAR: &str = "ELICIT_BEARER_TOKENS";
@@ -122,8 +122,8 @@ fn unauthorized(why: &'static str) -> Response {
 pub const OPENID_SCOPE: &str = "mcp";
 /// The clock skew allowed on `exp` and `nbf`.
 const LEEWAY: u64 = 5;
-/// The least time between two fetches of the provider's keys (a token naming an unknown key
-/// fetches them again, at most this often).
+/// The least time between two fetches of the provider's keys for tokens naming an unknown key
+/// (the first such token after start-up fetches them at once).
 const KEYS_REFETCH: Duration = Duration::from_secs(30);
 /// The signature algorithms accepted: asymmetric ones only (never a shared secret).
 const ALGORITHMS: [Algorithm; 7] = [
@@ -161,13 +161,6 @@ impl std::fmt::Display for TokenError {
 
 impl std::error::Error for TokenError {}
 
-/// The keys last fetched, and when.
-#[derive(Debug)]
-struct Keys {
-    set: JwkSet,
-    fetched: Option<Instant>,
-}
-
 /// Access tokens of one OpenID provider, for one resource (this server's `/mcp` URL).
 #[derive(Clone, Debug)]
 pub struct OpenIdTokens(Arc<OpenId>);
@@ -176,9 +169,16 @@ pub struct OpenIdTokens(Arc<OpenId>);
 struct OpenId {
     issuer: String,
     resource: String,
+    /// Empty: the keys are never fetched again.
     jwks_uri: String,
     http: reqwest::Client,
-    keys: RwLock<Keys>,
+    /// The keys last fetched: read without waiting, even while a fetch runs.
+    keys: std::sync::RwLock<Arc<JwkSet>>,
+    /// When a token naming an unknown key last made the keys be fetched again, whether the fetch
+    /// succeeded or failed; held while such a fetch runs, by the requests that need it only.
+    refetched: Mutex<Option<Instant>>,
+    /// The least time between two such fetches.
+    refetch_every: Duration,
 }
 
 /// The part of the provider's metadata this server reads.
@@ -204,6 +204,21 @@ impl OpenIdTokens {
     ///
     /// The metadata or the keys cannot be fetched or read, or the metadata names another issuer.
     pub async fn discover(issuer: &str, resource: &str) -> Result<OpenIdTokens, TokenError> {
+        OpenIdTokens::discover_refetching(issuer, resource, KEYS_REFETCH).await
+    }
+
+    /// [`OpenIdTokens::discover`], where a token naming a key the provider's set lacks fetches the
+    /// keys again at most once per `every` (whether that fetch succeeds or fails), instead of
+    /// every 30 seconds.
+    ///
+    /// # Errors
+    ///
+    /// As [`OpenIdTokens::discover`].
+    pub async fn discover_refetching(
+        issuer: &str,
+        resource: &str,
+        every: Duration,
+    ) -> Result<OpenIdTokens, TokenError> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
@@ -216,13 +231,14 @@ impl OpenIdTokens {
             return Err(TokenError::Provider(format!("{url} names the issuer {:?}, not {issuer:?}", metadata.issuer)));
         }
         let set: JwkSet = fetch_json(&http, &metadata.jwks_uri).await?;
-        let keys = RwLock::new(Keys { set, fetched: Some(Instant::now()) });
         Ok(OpenIdTokens(Arc::new(OpenId {
             issuer,
             resource: resource.to_owned(),
             jwks_uri: metadata.jwks_uri,
             http,
-            keys,
+            keys: std::sync::RwLock::new(Arc::new(set)),
+            refetched: Mutex::new(None),
+            refetch_every: every,
         })))
     }
 
@@ -233,7 +249,9 @@ impl OpenIdTokens {
             resource: resource.to_owned(),
             jwks_uri: String::new(),
             http: reqwest::Client::new(),
-            keys: RwLock::new(Keys { set: keys, fetched: None }),
+            keys: std::sync::RwLock::new(Arc::new(keys)),
+            refetched: Mutex::new(None),
+            refetch_every: KEYS_REFETCH,
         }))
     }
 
@@ -284,23 +302,37 @@ impl OpenIdTokens {
         Ok(claims.sub)
     }
 
-    /// The verification key `kid`, fetching the provider's keys again (at most every
-    /// [`KEYS_REFETCH`]) when it is not known yet.
+    /// The verification key `kid`, fetching the provider's keys again when it is not known, at
+    /// most once per interval whatever became of the last fetch: a stranger's tokens naming made-up
+    /// keys (nothing is checked before the key is found) cannot drive fetches. Only requests that
+    /// need a fetch wait for one; a known key is read without waiting.
     async fn key(&self, kid: &str) -> Result<DecodingKey, TokenError> {
-        let known = |keys: &Keys| keys.set.find(kid).map(DecodingKey::from_jwk);
-        if let Some(key) = known(&*self.0.keys.read().await) {
-            return key.map_err(|e| TokenError::Invalid(format!("the key {kid:?}: {e}")));
+        let found = || {
+            let keys = self.0.keys.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+            keys.find(kid)
+                .map(|jwk| DecodingKey::from_jwk(jwk).map_err(|e| TokenError::Invalid(format!("the key {kid:?}: {e}"))))
+        };
+        let unknown = || TokenError::Invalid(format!("the provider has no key {kid:?}"));
+        if let Some(key) = found() {
+            return key;
         }
-        let mut keys = self.0.keys.write().await;
-        let due = keys.fetched.is_some_and(|at| at.elapsed() >= KEYS_REFETCH);
-        if due {
-            keys.set = fetch_json(&self.0.http, &self.0.jwks_uri).await?;
-            keys.fetched = Some(Instant::now());
+        if self.0.jwks_uri.is_empty() {
+            return Err(unknown());
         }
-        match known(&keys) {
-            Some(key) => key.map_err(|e| TokenError::Invalid(format!("the key {kid:?}: {e}"))),
-            None => Err(TokenError::Invalid(format!("the provider has no key {kid:?}"))),
+        let mut refetched = self.0.refetched.lock().await;
+        // Fetched by another request while this one waited.
+        if let Some(key) = found() {
+            return key;
         }
+        if refetched.is_some_and(|at| at.elapsed() < self.0.refetch_every) {
+            return Err(unknown());
+        }
+        // The attempt counts before it is made: a failing fetch spaces the next one as well.
+        *refetched = Some(Instant::now());
+        let set: JwkSet = fetch_json(&self.0.http, &self.0.jwks_uri).await?;
+        *self.0.keys.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(set);
+        drop(refetched);
+        found().unwrap_or_else(|| Err(unknown()))
     }
 
     /// This server's protected resource metadata (RFC 9728).
@@ -562,5 +594,136 @@ mod tests {
             .await
             .expect("JSON");
         assert_eq!(served, provider().metadata());
+    }
+
+    /// An OpenID provider on loopback: its metadata, and its key set, whose fetches it counts. It
+    /// can answer them with a server error, or hold them until released.
+    struct Provider {
+        base: String,
+        fetches: std::sync::atomic::AtomicUsize,
+        failing: std::sync::atomic::AtomicBool,
+        holding: std::sync::atomic::AtomicBool,
+        release: tokio::sync::Notify,
+    }
+
+    impl Provider {
+        async fn start() -> Arc<Provider> {
+            use std::sync::atomic::Ordering::SeqCst;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+            let base = format!("http://{}", listener.local_addr().expect("an address"));
+            let provider = Arc::new(Provider {
+                base,
+                fetches: 0.into(),
+                failing: false.into(),
+                holding: false.into(),
+                release: tokio::sync::Notify::new(),
+            });
+            let (meta, keys) = (provider.clone(), provider.clone());
+            let app = axum::Router::new()
+                .route(
+                    "/.well-known/openid-configuration",
+                    get(move || async move {
+                        axum::Json(serde_json::json!({"issuer": meta.base, "jwks_uri": format!("{}/jwks", meta.base)}))
+                    }),
+                )
+                .route(
+                    "/jwks",
+                    get(move || async move {
+                        keys.fetches.fetch_add(1, SeqCst);
+                        if keys.holding.load(SeqCst) {
+                            keys.release.notified().await;
+                        }
+                        if keys.failing.load(SeqCst) {
+                            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                        }
+                        axum::Json(serde_json::json!({"keys": [
+                            {"kty": "OKP", "crv": "Ed25519", "x": TEST_PUBLIC, "kid": "k1", "alg": "EdDSA", "use": "sig"}
+                        ]}))
+                        .into_response()
+                    }),
+                );
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            provider
+        }
+
+        fn fetches(&self) -> usize {
+            self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+        }
+
+        /// This provider's tokens, for [`RESOURCE`], refetching at most once an hour.
+        async fn tokens(&self) -> OpenIdTokens {
+            OpenIdTokens::discover_refetching(&self.base, RESOURCE, Duration::from_secs(3600))
+                .await
+                .expect("discovered")
+        }
+
+        fn token(&self, kid: &str) -> String {
+            token("at+jwt", kid, with("iss", serde_json::json!(self.base)))
+        }
+    }
+
+    /// 100 tokens naming made-up keys, at once: every one refused.
+    async fn strangers(provider: &Provider, tokens: &OpenIdTokens) {
+        let tries: Vec<_> = (0..100)
+            .map(|i| {
+                let (tokens, token) = (tokens.clone(), provider.token(&format!("made-up-{i}")));
+                tokio::spawn(async move { tokens.user(&token).await })
+            })
+            .collect();
+        for attempt in tries {
+            assert!(attempt.await.expect("a result").is_err(), "a token under a made-up key was accepted");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unknown_key_ids_refetch_at_most_once_per_interval_whether_the_fetch_fails_or_not() {
+        use std::sync::atomic::Ordering::SeqCst;
+        // The provider fails its key set: 100 made-up keys make one fetch, not 100.
+        let failing = Provider::start().await;
+        let tokens = failing.tokens().await;
+        assert_eq!(failing.fetches(), 1, "discovery fetches the keys");
+        failing.failing.store(true, SeqCst);
+        strangers(&failing, &tokens).await;
+        assert_eq!(failing.fetches(), 2, "made-up key ids drove the key fetches");
+        // A valid request needs no fetch and makes none.
+        assert_eq!(tokens.user(&failing.token("k1")).await, Ok("ada-lovelace".to_owned()));
+        failing.failing.store(false, SeqCst);
+        strangers(&failing, &tokens).await;
+        assert_eq!(failing.fetches(), 2, "the failed fetch did not space the next one");
+
+        // The provider answers: the same.
+        let answering = Provider::start().await;
+        let tokens = answering.tokens().await;
+        strangers(&answering, &tokens).await;
+        assert_eq!(answering.fetches(), 2, "made-up key ids drove the key fetches");
+        assert_eq!(tokens.user(&answering.token("k1")).await, Ok("ada-lovelace".to_owned()));
+        assert_eq!(answering.fetches(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_with_a_known_key_does_not_wait_for_a_fetch() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let provider = Provider::start().await;
+        let tokens = provider.tokens().await;
+        provider.holding.store(true, SeqCst);
+        let stranger = {
+            let (tokens, token) = (tokens.clone(), provider.token("made-up"));
+            tokio::spawn(async move { tokens.user(&token).await })
+        };
+        // Wait (bounded) until the stranger's fetch reached the provider, which holds it.
+        for _ in 0..500 {
+            if provider.fetches() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(provider.fetches(), 2, "the made-up key id fetched the keys");
+        // While that fetch is held, a valid request is served: the provider is not asked again,
+        // and the fetch is still held when it is (released only after).
+        let valid = tokio::time::timeout(Duration::from_secs(5), tokens.user(&provider.token("k1"))).await;
+        assert_eq!(valid, Ok(Ok("ada-lovelace".to_owned())), "a valid request waited behind a key fetch");
+        provider.release.notify_waiters();
+        assert!(stranger.await.expect("a result").is_err());
+        assert_eq!(provider.fetches(), 2);
     }
 }

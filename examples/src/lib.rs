@@ -241,7 +241,9 @@ pub async fn serve_app(app: axum::Router, listener: tokio::net::TcpListener) -> 
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, app)
+    // With the peer's address: it is who an anonymous client is to the session caps, which would
+    // otherwise count every anonymous client as one (one could lock the others out).
+    axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -260,7 +260,9 @@ pub async fn book_trip_signed(
         Answer::Cancelled => return Ok(text("Booking cancelled before any details were given.")),
     };
     // The booking's reference is minted once per flow: replays of any round, concurrent copies of
-    // it, and rounds served by other instances sharing the store all see the same one.
+    // it, and rounds served by other instances sharing the store all see the same one. The quote
+    // belongs to this trip: a fork that answers the trip form otherwise fails as a conflict, so
+    // what is booked is what was priced.
     let quote =
         flow.once("quote", || async { Ok(Quote { total_cents: price(&trip), reference: new_reference()? }) }).await?;
     let message = format!(

@@ -156,3 +156,40 @@ async fn mistyped_params_are_checked_after_host_origin_and_header_checks() {
     }
     assert_eq!(calls.load(Ordering::SeqCst), before, "a mistyped request must not run the handler");
 }
+
+/// Opens a 2025-era session (`initialize`) on `mcp_url` from the loopback address `from`; the
+/// response, kept unread so the session stays as the client left it.
+async fn initialize(mcp_url: &str, from: [u8; 4]) -> reqwest::Response {
+    let client = reqwest::Client::builder().no_proxy().local_address(std::net::IpAddr::from(from)).build().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "anonymous", "version": "1.0.0"}}});
+    client
+        .post(mcp_url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(init.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+/// 32 anonymous sessions from one address (the per-client cap), then a 33rd from it and one
+/// from another address: the first client is refused, the other is not locked out by it.
+pub(crate) async fn one_anonymous_client_cannot_lock_out_the_others(mcp_url: &str) {
+    let mut open = Vec::new();
+    for i in 0..32 {
+        let response = initialize(mcp_url, [127, 0, 0, 1]).await;
+        assert_eq!(response.status(), 200, "session {i}");
+        open.push(response);
+    }
+    assert_eq!(initialize(mcp_url, [127, 0, 0, 1]).await.status(), 429, "one client opened a 33rd session");
+    let other = initialize(mcp_url, [127, 0, 0, 2]).await;
+    assert_eq!(other.status(), 200, "another anonymous client was locked out by the first");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn travel_server_tells_anonymous_clients_apart_by_address() {
+    let server = elicit_test_support::server::process::ServerProcess::travel(&elicit_test_support::server::key_b64());
+    one_anonymous_client_cannot_lock_out_the_others(&server.mcp_url()).await;
+}

@@ -337,3 +337,11 @@ async fn the_typescript_sdk_v1_drives_forms_and_the_page() {
     assert_eq!(ending["event"], "result", "{ending}");
     assert_eq!(ending["result"]["content"][0]["text"], "Transfer approved.", "{ending}");
 }
+
+/// `own-server` keeps its 2025-era sessions in the capped session manager, told apart by the
+/// peer's address: one anonymous client cannot open sessions without bound, nor lock out another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_server_caps_sessions_per_client_by_address() {
+    let server = OwnServer::start();
+    crate::http_edge::one_anonymous_client_cannot_lock_out_the_others(&server.mcp_url()).await;
+}

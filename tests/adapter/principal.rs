@@ -285,3 +285,48 @@ async fn a_builder_hook_names_the_principal() {
     let done = call("alice", Some(go), Some(&state)).await;
     assert_eq!(done["result"]["content"][0]["text"], json!("alice: true"), "{done}");
 }
+
+/// POSTs `message` to `url` on the 2025-era session `session`, as `token`; the HTTP status.
+async fn on_session(url: &str, session: &str, token: &str, message: &Value) -> u16 {
+    http_client()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Session-Id", session)
+        .header("Authorization", format!("Bearer {token}"))
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// A 2025-era session belongs to the principal that opened it: Bob's messages on Alice's session
+/// id (an answer to one of her pushed asks, a notification) are refused, hers are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_session_is_bound_to_the_principal_that_opened_it() {
+    let server = start();
+    let url = server.mcp_url();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "alice", "version": "1.0.0"}}});
+    let opened = http_client()
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Authorization", format!("Bearer {ALICE}"))
+        .body(init.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned();
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {"name": "Bob"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(on_session(&url, &session, BOB, &answer).await, 404, "Bob's answer was taken on Alice's session");
+    assert_eq!(on_session(&url, &session, BOB, &initialized).await, 404);
+    assert_eq!(on_session(&url, &session, ALICE, &initialized).await, 202, "Alice's own session refused her");
+    drop(opened);
+}

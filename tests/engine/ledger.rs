@@ -1,7 +1,9 @@
 //! The flow ledger through the engine: a claim answered late by the store while a sibling ask
 //! suspends, `once` after a chain of forks that outlives the first records, a round that runs
 //! long, a recorded value answered from the round's read of the ledger, a replayed URL step that
-//! reuses its record, and the per-principal quota a client meets when it mints steps.
+//! reuses its record, and the per-principal quota a client meets when it mints steps. What a
+//! round records is bounded: keys a form does not define are dropped before anything is stored,
+//! and a completing round's answers are capped like a sealed state.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -240,4 +242,60 @@ async fn futures_ids(engine: &Engine, retry: &Call) -> Vec<String> {
         ids.push(step_id(&asked(engine.run(&retry.request(), pay).await)));
     }
     ids
+}
+
+/// Asks for a name twice: the first answer is carried in the sealed state, the second completes.
+async fn two_names(flow: Flow) -> Result<String, FlowError> {
+    let Answer::Accepted(first) = flow.form::<Name>("who").await? else { return Ok("declined".into()) };
+    let Answer::Accepted(second) = flow.form::<Name>("again").await? else { return Ok("declined".into()) };
+    Ok(format!("{} and {}", first.name, second.name))
+}
+
+/// An accepted `key` answer naming `name`, with 4 MB of keys the form does not define.
+fn junk_answer(key: &str, name: &str) -> serde_json::Value {
+    let mut content = serde_json::Map::new();
+    content.insert("name".into(), json!(name));
+    for i in 0..40_000 {
+        content.insert(format!("junk{i}"), json!("x".repeat(100)));
+    }
+    json!({ key: {"action": "accept", "content": content} })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_keys_of_an_answer_are_dropped_before_anything_is_stored() {
+    let test = "unknown_keys_of_an_answer_are_dropped";
+    let Some(redis) = Redis::start_or_skip(test, None) else { return };
+    let store = RedisStore::builder(redis.url()).key_prefix("junk").connect().await.unwrap();
+    let engine = Engine::builder("bounded", KeyRing::generate()).store(Arc::new(store)).build();
+    let call = Call::tool("names");
+    let first = asked(engine.run(&call.request(), two_names).await);
+    // Sealed into the next state: the junk would not fit the state's cap.
+    let junk = call.retry(junk_answer("who", "Ada"), first.request_state.as_deref());
+    let second = asked(engine.run(&junk.request(), two_names).await);
+    assert_eq!(keys(&second), ["again"]);
+    // Recorded as the flow's finish: the junk would be kept in the store for the records' lifetime.
+    let last = call.retry(junk_answer("again", "Grace"), second.request_state.as_deref());
+    assert_eq!(complete(engine.run(&last.request(), two_names).await), "Ada and Grace");
+    let stored: i64 = redis
+        .command("KEYS junk:*")
+        .iter()
+        .map(|key| redis.command(&format!("MEMORY USAGE {key}"))[0].parse::<i64>().unwrap())
+        .sum();
+    assert!(stored > 0, "the flow's finish was not recorded");
+    assert!(stored < 64 * 1024, "{stored} bytes stored for two short names");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completing_rounds_answers_past_the_cap_are_refused_and_nothing_is_recorded() {
+    let engine = Engine::builder("bounded", KeyRing::generate()).max_answers_len(Some(4096)).build();
+    let call = Call::tool("greet");
+    let first = asked(engine.run(&call.request(), server::engine::greet).await);
+    let state = first.request_state.as_deref();
+    let long = call.retry(answer_who(&"A".repeat(8192)), state);
+    let refused = failed(engine.run(&long.request(), server::engine::greet).await);
+    assert_eq!(refused.code, -32602, "{refused:?}");
+    assert!(refused.message.contains("too large to record") && refused.message.contains("4096"), "{refused:?}");
+    // Nothing was recorded: the same state with a short answer finishes the flow.
+    let short = call.retry(answer_who("Ada"), state);
+    assert_eq!(complete(engine.run(&short.request(), server::engine::greet).await), "Hello, Ada!");
 }

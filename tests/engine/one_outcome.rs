@@ -215,3 +215,97 @@ async fn forks_on_two_instances_sharing_redis_give_one_outcome() {
         fork_concurrently(&on, handler).await;
     }
 }
+
+/// How many travel?
+#[derive(Elicit, Debug, Clone, PartialEq)]
+struct Party {
+    /// Travellers
+    travellers: u32,
+}
+
+/// How many, a price quoted once for them, then confirm.
+async fn priced(flow: Flow) -> Result<String, FlowError> {
+    let Answer::Accepted(party) = flow.form::<Party>("party").await? else { return Ok("No booking made".into()) };
+    let quote = flow.once("quote", || async move { Ok(129 * party.travellers) }).await?;
+    match flow.form::<Confirm>("confirm").await? {
+        Answer::Accepted(Confirm { confirm: true }) => {
+            Ok(format!("Booked {} traveller(s) for €{quote}", party.travellers))
+        }
+        _ => Ok("No booking made".into()),
+    }
+}
+
+fn priced_handler(flow: Flow) -> Round {
+    Box::pin(priced(flow))
+}
+
+fn party(travellers: u32) -> Value {
+    json!({"party": {"action": "accept", "content": {"travellers": travellers}}})
+}
+
+/// The price fork: one traveller is quoted, then the first state is replayed with nine. The
+/// quote belongs to the one-traveller history: the nine-traveller fork fails as a conflict instead
+/// of passing it, and the flow books what it priced. Played both ways round: whichever branch
+/// reached the quote first owns it.
+async fn price_fork(on: &Instances) {
+    let call = Call::tool("book");
+    let s1 = asked(on.run(&call, priced_handler).await).request_state.unwrap();
+    let cheap = asked(on.run(&call.retry(party(1), Some(&s1)), priced_handler).await);
+    assert_eq!(cheap.input_requests[0].0, "confirm");
+    let dear = on.run(&call.retry(party(9), Some(&s1)), priced_handler).await;
+    let refused = dear.expect_err("a fork with nine travellers passed the quote for one");
+    assert_eq!((refused.code, refused.message.as_str()), (-32603, elicit_runtime::server::FLOW_CONFLICT));
+    // The branch the quote belongs to goes on: its own state, and the first state replayed with
+    // its own answer.
+    let again = asked(on.run(&call.retry(party(1), Some(&s1)), priced_handler).await);
+    assert_eq!(again.input_requests[0].0, "confirm");
+    let state = cheap.request_state.unwrap();
+    let booked = complete(on.run(&call.retry(confirmed(), Some(&state)), priced_handler).await);
+    assert_eq!(booked, "Booked 1 traveller(s) for €129");
+
+    // The other way round: the dear branch quotes first, the cheap fork is refused.
+    let call = Call::tool("book");
+    let s1 = asked(on.run(&call, priced_handler).await).request_state.unwrap();
+    let dear = asked(on.run(&call.retry(party(9), Some(&s1)), priced_handler).await);
+    let refused = on.run(&call.retry(party(1), Some(&s1)), priced_handler).await.expect_err("the cheap fork");
+    assert_eq!(refused.message, elicit_runtime::server::FLOW_CONFLICT);
+    let state = dear.request_state.unwrap();
+    let booked = complete(on.run(&call.retry(confirmed(), Some(&state)), priced_handler).await);
+    assert_eq!(booked, "Booked 9 traveller(s) for €1161");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_that_changes_an_answer_before_a_once_does_not_reuse_its_value() {
+    price_fork(&Instances::one()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_price_fork_on_two_instances_sharing_redis_does_not_reuse_the_quote() {
+    let test = "a_price_fork_on_two_instances_sharing_redis";
+    let Some(on) = Instances::two_on_redis(test).await else { return };
+    price_fork(&on).await;
+}
+
+/// The payment fork: Ada's payment taken, then the first state answered with another name and the
+/// payment page accepted. The completion belongs to Ada's answers: the fork fails as a conflict
+/// instead of booking for Grace with Ada's payment, and Ada's branch books.
+async fn payment_fork(on: &Instances) {
+    let call = Call::tool("book");
+    let (s1, s_confirm) = to_confirmation(on, &call, paid_handler).await;
+    let renamed = asked(on.run(&call.retry(who("Grace"), Some(&s1)), paid_handler).await);
+    assert_eq!(renamed.input_requests[0].0, "payment");
+    let state = renamed.request_state.unwrap();
+    let consent = json!({"payment": {"action": "accept"}});
+    let refused = on.run(&call.retry(consent, Some(&state)), paid_handler).await.expect_err("Grace took Ada's payment");
+    assert_eq!((refused.code, refused.message.as_str()), (-32603, elicit_runtime::server::FLOW_CONFLICT));
+    let booked = complete(on.run(&call.retry(confirmed(), Some(&s_confirm)), paid_handler).await);
+    assert_eq!(booked, "Booked for Ada");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_that_changes_an_answer_before_a_payment_cannot_take_it() {
+    payment_fork(&Instances::one()).await;
+    let test = "a_fork_that_changes_an_answer_before_a_payment";
+    let Some(on) = Instances::two_on_redis(test).await else { return };
+    payment_fork(&on).await;
+}

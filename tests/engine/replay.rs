@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use elicit_examples::loadgen::trip_answer;
 use elicit_examples::travel::{self, PaymentSummaries};
-use elicit_runtime::server::{Engine, Flow, Request};
+use elicit_runtime::server::{Engine, Flow, Request, UrlCompletions};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::testing::ReplayCheck;
 use elicit_runtime::wire::{ElicitParams, InputRequest};
@@ -27,6 +27,26 @@ fn meta() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}}})
 }
 
+/// What the user answers `book_trip`'s ask `key`: the trip `trip`, the payment approved on the page
+/// before the client answers, the booking confirmed.
+async fn book_trip_answer(
+    store: &Arc<dyn UrlCompletions>,
+    trip: serde_json::Map<String, Value>,
+    key: &str,
+    asked: &InputRequest,
+) -> Value {
+    match (key, asked) {
+        ("trip", _) => json!({"action": "accept", "content": trip}),
+        ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
+            let id = url.rsplit('/').next().unwrap();
+            assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
+            json!({"action": "accept"})
+        }
+        ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
+        other => panic!("unexpected ask {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn book_trip_answers_every_replay_the_same() {
     let engine = engine();
@@ -37,20 +57,37 @@ async fn book_trip_answers_every_replay_the_same() {
     let request = Request::new("tools/call", "book_trip").meta(meta.as_object());
     let store = engine.url_completions().clone();
     let result = ReplayCheck::new(&engine, request)
-        .run(handler, async |key, asked| match (key, asked) {
-            ("trip", _) => json!({"action": "accept", "content": trip_answer("replay", 3)}),
-            ("payment", InputRequest::Elicit(ElicitParams::Url { url, .. })) => {
-                // The user approves on the page before the client answers.
-                let id = url.rsplit('/').next().unwrap();
-                assert!(store.complete(id, json!({"approved": true}), None).await.unwrap(), "{url}");
-                json!({"action": "accept"})
-            }
-            ("confirm", _) => json!({"action": "accept", "content": {"confirm": true}}),
-            other => panic!("unexpected ask {other:?}"),
-        })
+        .run(handler, async |key, asked| book_trip_answer(&store, trip_answer("replay", 3), key, asked).await)
         .await
         .unwrap_or_else(|failure| panic!("{failure}"));
     assert!(text(&result).starts_with("Booked! Reference "), "{}", text(&result));
+}
+
+/// The fork a hostile client tries: the trip form answered with one traveller in economy, then the
+/// same state answered with nine in business with every extra. The fork fails as a conflict
+/// instead of booking nine travellers at the price quoted for one; a declined payment page, which
+/// comes after the quote, is a fork that answers as a new flow would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn book_trip_passes_the_fork_with_changed_answers() {
+    let engine = engine();
+    let summaries = PaymentSummaries::new(engine.url_completions().clone());
+    let public_url: Arc<str> = Arc::from("https://travel.example");
+    let handler = |flow: Flow| travel::book_trip(flow, public_url.clone(), summaries.clone());
+    let meta = meta();
+    let request = Request::new("tools/call", "book_trip").meta(meta.as_object());
+    let store = engine.url_completions().clone();
+    let result = ReplayCheck::new(&engine, request)
+        .forks(|key, _answer| match key {
+            // Nine travellers in business with every extra: €8,982.00 where one in economy is €129.00.
+            "trip" => Some(json!({"action": "accept", "content": trip_answer("dear", 71)})),
+            "payment" => Some(json!({"action": "decline"})),
+            _ => None,
+        })
+        .run(handler, async |key, asked| book_trip_answer(&store, trip_answer("cheap", 0), key, asked).await)
+        .await
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let text = text(&result);
+    assert!(text.contains("1 traveller(s), €129.00 paid"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

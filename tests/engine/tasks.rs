@@ -383,3 +383,22 @@ async fn a_required_capability_missing_fails_the_task_with_32021() {
     assert_eq!(error["code"], -32021);
     assert_eq!(error["data"]["requiredCapabilities"], json!({"sampling": {}}));
 }
+
+/// A task waiting for input has a deadline: unanswered, it fails with a clear message and frees
+/// its place under the per-principal cap (before, 64 unanswered calls held every place for the
+/// records' hour).
+#[tokio::test]
+async fn a_task_waiting_for_input_gives_up_at_its_deadline_and_frees_its_place() {
+    let engine =
+        local_engine(|engine| engine.max_live_tasks_per_principal(1).task_input_wait(Duration::from_millis(200)));
+    let charges = Arc::new(AtomicUsize::new(0));
+    let first = start(&engine, None, &charges).await.unwrap();
+    wait_for(&engine, &first.task_id, None, |t| t.status == TaskStatus::InputRequired).await;
+    let error = start(&engine, None, &charges).await.unwrap_err();
+    assert!(error.message.contains("runs 1 task"), "{error}");
+    let ended = wait_for(&engine, &first.task_id, None, |t| t.status.is_terminal()).await;
+    assert_eq!(ended.status, TaskStatus::Failed, "{ended:?}");
+    let why = format!("{:?} {:?}", ended.status_message, ended.outcome);
+    assert!(why.contains("no answer to `who` came within"), "{why}");
+    start(&engine, None, &charges).await.unwrap();
+}

@@ -150,6 +150,36 @@ async fn book_with_replays(pair: &Pair, page_store: &Arc<dyn Store>) -> String {
     reference
 }
 
+/// The trip form's answer for the `n`th trip of the load generator: 0 is one traveller in economy
+/// (€129.00), 71 nine in business with every extra (€8,982.00).
+fn trip_of(n: usize) -> Value {
+    json!({"trip": {"action": "accept", "content": trip_answer("price-fork", n)}})
+}
+
+/// The price fork, rounds alternating between the instances: the trip priced for one traveller,
+/// then the first state replayed with nine in business. The quote belongs to the first answer: the
+/// fork fails as a conflict, and the flow books what it priced.
+async fn price_fork(pair: &Pair, page_store: &Arc<dyn Store>) {
+    let first = pair.at(0).call("book_trip", json!({})).await.asked();
+    let cheap = pair.at(1).retry("book_trip", json!({}), trip_of(0), Some(first.state())).await.asked();
+    let shown = cheap.params("payment")["message"].as_str().unwrap().to_owned();
+    assert!(shown.contains("€129.00"), "{shown}");
+    let dear = pair.at(0).retry("book_trip", json!({}), trip_of(71), Some(first.state())).await;
+    let (code, message, _) = dear.error();
+    assert_eq!((code, message), (-32603, elicit_runtime::server::FLOW_CONFLICT), "the dear fork: {}", dear.body);
+
+    let page = cheap.params("payment")["url"].as_str().unwrap().to_owned();
+    let id = page.rsplit('/').next().unwrap();
+    assert!(page_store.complete(id, json!({"approved": true}), None).await.unwrap());
+    let consent = json!({"payment": {"action": "accept"}});
+    let confirming = pair.at(1).retry("book_trip", json!({}), consent, Some(cheap.state())).await.asked();
+    let done = pair.at(0).retry("book_trip", json!({}), confirm(true), Some(confirming.state())).await.text();
+    assert!(done.contains("1 traveller(s), €129.00 paid"), "{done}");
+    // The dear fork after the finish gets what was booked, never nine travellers at that price.
+    let after = pair.at(1).retry("book_trip", json!({}), trip_of(71), Some(first.state())).await.text();
+    assert_eq!(after, done);
+}
+
 /// The `count` flow with its rounds replayed in a row and at once: the counter stays at 1.
 async fn count_with_replays(pair: &Pair, runs: &AtomicUsize) {
     let first = pair.at(0).call("count", json!({})).await.asked();
@@ -187,6 +217,7 @@ async fn one_instance_in_process_store() {
         let two = book_with_replays(&pair, &store).await;
         assert_ne!(one, two, "two bookings of the same trip share a reference");
         count_with_replays(&pair, &runs).await;
+        price_fork(&pair, &store).await;
     })
     .await
     .expect("the test finished within its bound");
@@ -208,6 +239,7 @@ async fn two_instances_sharing_redis() {
         let two = book_with_replays(&pair, &a).await;
         assert_ne!(one, two, "two bookings of the same trip share a reference");
         count_with_replays(&pair, &runs).await;
+        price_fork(&pair, &a).await;
         // Every key the store wrote carries a TTL.
         let keys = redis.command("KEYS once:*");
         assert!(keys.iter().any(|k| k.starts_with("once:flow:")), "{keys:?}");

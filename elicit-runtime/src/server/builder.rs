@@ -25,6 +25,10 @@ pub struct EngineConfig {
     /// The lease of a claim in the flow ledger: renewed while its computation runs, and taken
     /// over by another round once it passed (an instance that crashed mid-`once` heals).
     pub claim_lease: Duration,
+    /// The largest answers a completing round records as its flow's finish, in bytes of JSON;
+    /// `None`: the sealed state's cap ([`EngineBuilder::max_state_len`]). A round past it fails
+    /// with `-32602`, as a round whose answers are too large to seal does, and records nothing.
+    pub max_answers_len: Option<usize>,
 }
 
 impl Default for EngineConfig {
@@ -35,6 +39,7 @@ impl Default for EngineConfig {
             url_ttl: Duration::from_secs(15 * 60),
             once_wait: Duration::from_secs(10),
             claim_lease: Duration::from_secs(30),
+            max_answers_len: None,
         }
     }
 }
@@ -159,6 +164,8 @@ setters! {
     once_wait: Duration => config.once_wait;
     /// Sets [`EngineConfig::claim_lease`].
     claim_lease: Duration => config.claim_lease;
+    /// Sets [`EngineConfig::max_answers_len`].
+    max_answers_len: Option<usize> => config.max_answers_len;
     /// Sets [`LiveConfig::max_outstanding_asks`].
     max_outstanding_asks: usize => live.max_outstanding_asks;
     /// Sets [`LiveConfig::ask_timeout`].
@@ -183,4 +190,6 @@ setters! {
     max_live_tasks: usize => task_config.max_live_tasks;
     /// Sets [`TaskConfig::max_live_tasks_per_principal`].
     max_live_tasks_per_principal: usize => task_config.max_live_tasks_per_principal;
+    /// Sets [`TaskConfig::input_wait`].
+    task_input_wait: Duration => task_config.input_wait;
 }

@@ -118,6 +118,9 @@ impl Executor {
     pub(super) async fn take_claimed(&self, flow: &Flow, guard: ClaimGuard, id: &str) -> Result<UrlStatus, FlowError> {
         let store = flow.shared.store.clone();
         let id = id.to_owned();
+        // The completion is an effect of the flow, recorded with the answers it followed (as a
+        // `once` value is): a fork that changed one of them cannot take it.
+        let history = flow.history();
         let wait = match self {
             Executor::Replay => flow.config().url_wait,
             Executor::Live(live) => live.url_wait(),
@@ -126,7 +129,8 @@ impl Executor {
         let settle = async move {
             match store.take(&id, wait).await {
                 Ok(UrlStatus::Completed(value)) => {
-                    guard.record(value.clone()).await.map(|()| UrlStatus::Completed(value))
+                    let recorded = super::once::envelope(value.clone(), &history);
+                    guard.record(recorded).await.map(|()| UrlStatus::Completed(value))
                 }
                 other => {
                     guard.abandon().await;

@@ -179,6 +179,9 @@ pub(super) struct Inner {
     /// Ledger calls in flight and `once` computations running now: the round is not suspended
     /// under one (a claim dropped on the wire would stay held).
     pub(super) running: usize,
+    /// The answers the handler consumed so far in this round, by key: the history a `once`
+    /// value computed now belongs to (see [`Flow::once`]).
+    pub(super) consumed: Map<String, Value>,
 }
 
 impl Inner {
@@ -254,6 +257,7 @@ impl Flow {
                 seen: Vec::new(),
                 recorded: HashMap::new(),
                 running: 0,
+                consumed: Map::new(),
             })),
             shared: Arc::new(shared),
             request: super::context::RequestInfo::default(),
@@ -350,6 +354,11 @@ impl Flow {
 
     pub(super) fn keep(&self, key: &str, answer: Value) {
         self.lock().state.answers.insert(key.to_owned(), answer);
+    }
+
+    /// Notes that the handler consumed `answer` to `key` in this round (carried or fresh).
+    pub(super) fn consumed(&self, key: &str, answer: Value) {
+        self.lock().consumed.insert(key.to_owned(), answer);
     }
 
     /// Registers an input request and parks the handler for the rest of the round.
@@ -517,7 +526,7 @@ impl Flow {
                     continue;
                 }
             };
-            let answer = self.parse_answer(key, &raw)?;
+            let mut answer = self.parse_answer(key, &raw)?;
             let outcome = match answer.action {
                 ElicitAction::Decline => Answer::Declined,
                 ElicitAction::Cancel => Answer::Cancelled,
@@ -550,10 +559,17 @@ impl Flow {
                     }
                 }
             };
-            if fresh {
-                // Keep only what the protocol defines: no `_meta`, no `resultType`.
-                self.keep(key, answer.to_json());
+            // Keep only what the protocol and the schema define: no `_meta`, no `resultType`, no
+            // key the form did not ask (a client could make the state or the flow's record as
+            // large as it likes with them).
+            if let Some(content) = answer.content.as_mut() {
+                content.retain(|name, _| schema.property(name).is_some());
             }
+            let kept = answer.to_json();
+            if fresh {
+                self.keep(key, kept.clone());
+            }
+            self.consumed(key, kept);
             return Ok(outcome);
         }
     }
@@ -627,9 +643,13 @@ impl Flow {
     async fn opaque_answer(&self, key: &str, request: InputRequest) -> Result<Value, FlowError> {
         loop {
             return match self.find(key) {
-                Found::Carried(raw) => Ok(raw),
+                Found::Carried(raw) => {
+                    self.consumed(key, raw.clone());
+                    Ok(raw)
+                }
                 Found::Fresh(raw) if raw.is_object() => {
                     self.keep(key, raw.clone());
+                    self.consumed(key, raw.clone());
                     Ok(raw)
                 }
                 Found::Fresh(_) => {

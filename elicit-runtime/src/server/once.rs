@@ -7,11 +7,39 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
-use super::{Flow, FlowError};
+use super::{FLOW_CONFLICT, Flow, FlowError};
+use crate::state::digest_arguments;
 use crate::wire::clip;
+
+/// The key of the envelope a `once` value (and a URL-mode completion a flow took) is recorded in
+/// (in the flow's ledger, and for `once` in the sealed state's cache): `{ENVELOPE: {"value": .., "answers": {key: digest, ..}}}`, the answers the round
+/// had consumed when the value was computed. A value recorded without it (by an earlier version)
+/// belongs to no history and is taken as it is.
+const ENVELOPE: &str = "elicit.once";
+
+/// A computed value in its envelope, with the history it belongs to.
+pub(super) fn envelope(value: Value, history: &Map<String, Value>) -> Value {
+    serde_json::json!({ ENVELOPE: { "value": value, "answers": history } })
+}
+
+/// A recorded value out of its envelope, and the history it belongs to (`None` for a value
+/// recorded without one).
+fn unwrap_envelope(mut recorded: Value) -> (Value, Option<Map<String, Value>>) {
+    let single = recorded.as_object().is_some_and(|outer| outer.len() == 1);
+    let inner = recorded.get_mut(ENVELOPE).filter(|_| single).and_then(Value::as_object_mut);
+    let wrapped = |inner: &&mut Map<String, Value>| {
+        inner.contains_key("value") && inner.get("answers").is_some_and(Value::is_object)
+    };
+    let Some(inner) = inner.filter(wrapped) else { return (recorded, None) };
+    let history = match inner.remove("answers") {
+        Some(Value::Object(history)) => Some(history),
+        _ => None,
+    };
+    (inner.remove("value").unwrap_or(Value::Null), history)
+}
 
 /// What claiming a slot gave.
 pub(super) enum Claimed {
@@ -98,6 +126,17 @@ impl Flow {
     /// whose holder crashed is taken over once its lease has passed. Once the flow has finished (see [`Engine::run`](super::Engine::run)) nothing
     /// new runs in it.
     ///
+    /// A recorded value belongs to the history that produced it: with it the ledger keeps a digest
+    /// of each answer the round had consumed when `compute` ran (every answer an ask returned,
+    /// carried from earlier rounds or sent in this one). A later round that reaches `once(key)`
+    /// without having consumed each of those answers the same — a fork of an earlier state that
+    /// changed an answer the value was computed after — fails with `-32603` and
+    /// [`FLOW_CONFLICT`](super::FLOW_CONFLICT) instead of reusing a value computed for other
+    /// answers (a price quoted for one traveller cannot pay for nine). Answers consumed after
+    /// `once` returned do not count, nor do answers a later round consumed besides (an ask
+    /// awaited beside the `once`, answered since): a fork that changes only those gets the
+    /// recorded value.
+    ///
     /// The one precondition: instances that share state keys share the store (the default
     /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
     /// one such as `RedisStore`). The records are extended as each later round of the flow opens
@@ -147,16 +186,19 @@ impl Flow {
                 self.fail(FlowError::Failed(format!("the value kept for `{}` no longer fits its type: {e}", clip(key))))
             })
         };
+        let history = self.history();
         let known = self.lock().state.once.get(key).cloned();
-        if let Some(value) = known {
+        if let Some(recorded) = known {
+            let value = self.belonging(recorded, &history)?;
             self.saw(slot);
             return parse(value);
         }
         // From the claim to the record this is running work: the round is not suspended under it.
         let _running = self.running();
         let guard = match self.claim(&slot).await? {
-            Claimed::Done(value) => {
-                self.lock().state.once.insert(key.to_owned(), value.clone());
+            Claimed::Done(recorded) => {
+                let value = self.belonging(recorded.clone(), &history)?;
+                self.lock().state.once.insert(key.to_owned(), recorded);
                 self.saw(slot);
                 return parse(value);
             }
@@ -171,7 +213,7 @@ impl Flow {
             }
         };
         let json = match serde_json::to_value(&value) {
-            Ok(json) => json,
+            Ok(json) => envelope(json, &history),
             Err(e) => {
                 guard.abandon().await;
                 return Err(self.fail(FlowError::Failed(format!("cannot keep `{}`: {e}", clip(key)))));
@@ -181,6 +223,28 @@ impl Flow {
         self.lock().state.once.insert(key.to_owned(), json);
         self.saw(slot);
         Ok(value)
+    }
+
+    /// The answers this round consumed so far, each as a digest: the history a value computed
+    /// now belongs to.
+    pub(super) fn history(&self) -> Map<String, Value> {
+        let inner = self.lock();
+        let digest =
+            |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
+        inner.consumed.iter().map(|(key, answer)| (key.clone(), Value::String(digest(answer)))).collect()
+    }
+
+    /// The recorded value, when this round consumed every answer it was computed after, each the
+    /// same; otherwise this round is a fork that changed (or skipped) one, and fails as a
+    /// conflict. Answers this round consumed besides (an ask awaited beside the `once`, answered
+    /// since) do not matter.
+    pub(super) fn belonging(&self, recorded: Value, history: &Map<String, Value>) -> Result<Value, FlowError> {
+        match unwrap_envelope(recorded) {
+            (_, Some(recorded)) if recorded.iter().any(|(key, digest)| history.get(key) != Some(digest)) => {
+                Err(self.fail(FlowError::Failed(FLOW_CONFLICT.to_owned())))
+            }
+            (value, _) => Ok(value),
+        }
     }
 
     /// Runs `work`, renewing the claim's lease while it runs.

@@ -49,8 +49,9 @@ impl Engine {
     /// Runs one round of `handler` for `request`.
     ///
     /// Errors are the JSON-RPC errors to send: `-32602` for a bad `requestState` (one fixed
-    /// message whatever went wrong), malformed `inputResponses`, or answers too large to carry in
-    /// the next `requestState` (see [`EngineBuilder::max_state_len`](super::EngineBuilder::max_state_len)),
+    /// message whatever went wrong), malformed `inputResponses`, answers too large to carry in
+    /// the next `requestState` (see [`EngineBuilder::max_state_len`](super::EngineBuilder::max_state_len))
+    /// or to record as the flow's finish ([`EngineConfig::max_answers_len`](super::EngineConfig::max_answers_len)),
     /// `-32021` when the handler needs an undeclared capability, `-32603` for handler and store
     /// failures.
     ///
@@ -64,7 +65,8 @@ impl Engine {
     /// reads what the ledger holds for good in one store call as it opens, which also extends the
     /// records; a round that ran long extends them again as it seals, so they outlive every state
     /// that could replay them. A store that cannot be reached fails the round. Answers for keys
-    /// the previous round did not ask are ignored. The precondition: instances that share keys
+    /// the previous round did not ask are ignored, and keys a form's schema does not define are
+    /// dropped from its answer before anything is sealed or stored. The precondition: instances that share keys
     /// share a store.
     pub async fn run<R, F, Fut>(&self, request: &Request<'_>, handler: F) -> Result<Outcome<R>, EngineError>
     where
@@ -186,6 +188,12 @@ impl Engine {
             message: format!("could not write the flow's answers: {e}"),
             data: None,
         })?;
+        let cap = self.config.max_answers_len.unwrap_or_else(|| self.sealer.max_token_len());
+        if finished.is_none() && report.answers.get().len() > cap {
+            return Err(EngineError::invalid_params(format!(
+                "the answers are too large to record as this flow's result (capped at {cap} bytes)"
+            )));
+        }
         let outcome = match finished {
             Some(answers) => Ok(Finish::Already(answers)),
             None => self.store.finish(&report.flow, &report.answers, &report.seen, self.record_ttl()).await,

@@ -28,7 +28,10 @@ impl Flow {
     /// The step's id is derived from the flow's id and `key`: a replay of a state from before the
     /// step finds the step it registered, instead of minting (and registering) another. The
     /// completion a round takes is recorded in the flow's ledger: it is an effect of the flow,
-    /// which a replay finds there and a fork cannot contradict.
+    /// which a replay finds there and a fork cannot contradict. Like a [`Flow::once`] value, it
+    /// belongs to the answers the round had consumed when it took it: a fork that changed one of
+    /// them fails with [`FLOW_CONFLICT`](super::FLOW_CONFLICT) instead of passing a payment
+    /// approved for other answers.
     ///
     /// ```
     /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer, UrlCompletions};
@@ -76,6 +79,7 @@ impl Flow {
                     if matches!(answer, UrlAnswer::Completed(_)) {
                         self.saw(Slot::Url(key.to_owned()));
                     }
+                    self.consumed(key, raw);
                     return Ok(answer);
                 }
                 super::flow::Found::Fresh(raw) => (Some(raw), self.lock().state.urls.get(key).cloned()),
@@ -103,9 +107,11 @@ impl Flow {
                 ElicitAction::Accept => {
                     let slot = Slot::Url(key.to_owned());
                     let guard = match self.claim(&slot).await? {
-                        Claimed::Done(value) => {
+                        Claimed::Done(recorded) => {
+                            let value = self.belonging(recorded, &self.history())?;
                             let outcome = UrlAnswer::Completed(value);
                             self.keep(key, url_answer_json(&outcome));
+                            self.consumed(key, url_answer_json(&outcome));
                             self.saw(slot);
                             return Ok(outcome);
                         }
@@ -132,6 +138,7 @@ impl Flow {
                 }
             };
             self.keep(key, url_answer_json(&outcome));
+            self.consumed(key, url_answer_json(&outcome));
             return Ok(outcome);
         }
     }

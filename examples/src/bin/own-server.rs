@@ -22,10 +22,9 @@ use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
 use elicit_runtime::rmcp::rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
-use elicit_runtime::rmcp::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use elicit_runtime::rmcp::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use elicit_runtime::rmcp::{serve_io_with, wire_layer};
+use elicit_runtime::rmcp::{CappedSessions, serve_io_with, wire_layer};
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";
@@ -279,15 +278,21 @@ async fn run() -> Result<(), String> {
             let config = StreamableHttpServerConfig::default()
                 .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
                 .enforce_origin_validation();
+            // rmcp's session manager with the engine's caps: sessions kept as long as a pushed ask
+            // may wait, and at most so many per client (its address: the router is served with
+            // the peer's address) and overall, where rmcp's default keeps any number for 300 s.
+            let sessions = CappedSessions::new(desk.elicitation.engine().live_config());
             let service = StreamableHttpService::new(
                 // Each connection gets its own cap on outstanding 2025-era asks.
                 move || Ok(Desk { elicitation: desk.elicitation.for_connection(), ..desk.clone() }),
-                Arc::new(LocalSessionManager::default()),
+                sessions.manager(),
                 config.clone(),
             );
             // The wire layer reads the same config (hosts, origins, body bound).
-            let app = wire_layer(axum::Router::new().nest_service("/mcp", service), &config).merge(page);
+            let mcp = sessions.layer(axum::Router::new().nest_service("/mcp", service));
+            let app = wire_layer(mcp, &config).merge(page);
             eprintln!("listening on {public_url}/mcp");
+            let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
             axum::serve(listener, app).await.map_err(|e| e.to_string())
         }
         Listen::Stdio(_) => {

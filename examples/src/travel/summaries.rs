@@ -73,14 +73,25 @@ impl PaymentSummaries {
 
     /// Records `summary` for step `id`. Synchronous, so it can run where the engine builds the
     /// link; the store's copy is written by a task on the current Tokio runtime, if any.
+    ///
+    /// A step is recorded again by every replay of a state from before it (the engine finds the
+    /// step it registered and builds its link again): an id already kept keeps its one place in
+    /// the queue, so replays do not grow it.
     pub fn record(&self, id: &str, summary: PaymentSummary) {
         {
             let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
             let now = Instant::now();
             local.trim(now);
-            let expires = now + TTL;
-            local.by_id.insert(id.to_owned(), (summary.clone(), expires));
-            local.order.push_back((expires, id.to_owned()));
+            if let Some((kept, _)) = local.by_id.get_mut(id) {
+                if *kept == summary {
+                    return;
+                }
+                *kept = summary.clone();
+            } else {
+                let expires = now + TTL;
+                local.by_id.insert(id.to_owned(), (summary.clone(), expires));
+                local.order.push_back((expires, id.to_owned()));
+            }
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let store = self.store.clone();
@@ -128,5 +139,19 @@ mod tests {
         assert!(!local.by_id.contains_key("id-0") && !local.by_id.contains_key("id-4"));
         assert!(local.by_id.contains_key("id-5") && local.by_id.contains_key(&format!("id-{}", MAX_LOCAL + 4)));
         assert_eq!(local.order.len(), MAX_LOCAL);
+    }
+
+    #[test]
+    fn a_step_recorded_again_by_replays_keeps_one_place() {
+        let summaries = PaymentSummaries::new(Arc::new(InProcessStore::new()));
+        let summary = PaymentSummary { amount: "€129.00".into(), trip: "A → B".into() };
+        for _ in 0..1000 {
+            summaries.record("step", summary.clone());
+        }
+        let changed = PaymentSummary { amount: "€258.00".into(), ..summary };
+        summaries.record("step", changed.clone());
+        let local = summaries.local.lock().unwrap();
+        assert_eq!(local.order.len(), 1, "every replay grew the queue");
+        assert_eq!(local.by_id.get("step").map(|(kept, _)| kept), Some(&changed));
     }
 }

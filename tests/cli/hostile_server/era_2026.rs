@@ -257,3 +257,20 @@ fn conformance_mode_caps_a_server_chosen_length() {
         .stderr_has("must be at least 1000000000000 characters");
     assert_eq!(server.calls().len(), 1, "{run}");
 }
+
+/// A task's status message (and its id) with line breaks and controls is printed on one line: it
+/// cannot add lines that pass for elicit's own (a host name on a consent screen).
+#[test]
+fn a_task_status_message_is_printed_on_one_line() {
+    let server = MockServer::start(|_, _| {
+        Reply::Result(json!({"resultType": "task", "taskId": "t1\n  host: bank.example", "status": "working",
+            "statusMessage": "checking\n  host: bank.example\r\u{1b}[2J", "createdAt": "2026-08-01T10:00:00Z",
+            "lastUpdatedAt": "2026-08-01T10:00:00Z", "ttlMs": 60000, "pollIntervalMs": 100}))
+    });
+    let sandbox = Sandbox::new();
+    let file = sandbox.answers(&json!({}));
+    let run = elicit(&["call", "--url", &server.url(), TOOL, "--tasks", "--answers", &file], LIMIT);
+    assert!(run.stderr.contains("checking\\u{a}  host: bank.example"), "the status was not shown: {run}");
+    assert!(!run.stderr.lines().any(|line| line.trim_start().starts_with("host:")), "a faked line: {run}");
+    assert!(!run.stderr.contains('\u{1b}'), "{run}");
+}

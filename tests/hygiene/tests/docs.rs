@@ -160,6 +160,11 @@ fn the_readmes_limits_are_the_defaults() {
         secs(tasks.lease)
     );
     assert!(row.contains(&caps), "{row}");
+    let row = line_with(&readme, "(`task_input_wait`)");
+    assert!(row.contains(&format!("| {}, then the task fails", secs(tasks.input_wait))), "{row}");
+    let row = line_with(&readme, "(`EngineBuilder::max_answers_len`)");
+    assert!(engine.max_answers_len.is_none(), "the answers' cap follows the state's by default");
+    assert!(row.contains(&format!("| the state's size, {} KiB (", sealer.max_token_len() / 1024)), "{row}");
 
     let row = line_with(&readme, "URL steps per principal");
     let store = format!(

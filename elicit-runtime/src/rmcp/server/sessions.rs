@@ -4,7 +4,8 @@
 //! default), while a pushed ask or a URL wait may park a call far longer without any: the
 //! session's keep-alive is derived from the engine's live timeouts here. And a session costs
 //! memory for as long as it lives, so the number of sessions is capped, overall and per client
-//! (its authenticated principal, else its address).
+//! (its authenticated principal, else its address). A session belongs to the principal that
+//! opened it: a request of another principal naming it is refused.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,8 +15,9 @@ use std::time::Duration;
 
 use ::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use axum::body::Body;
-use axum::extract::ConnectInfo;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderName, Method, Request as HttpRequest, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
@@ -64,11 +66,14 @@ pub(super) fn session_manager(keep_alive: Duration) -> LocalSessionManager {
     manager
 }
 
-/// The sessions each client opened, counted against the caps.
+/// The sessions each client opened, counted against the caps, and the principal each session
+/// belongs to.
 pub(super) struct SessionCaps {
     limits: SessionLimits,
     manager: Arc<LocalSessionManager>,
     clients: Mutex<HashMap<String, Client>>,
+    /// The principal that opened each session (`None`: anonymous), by session id.
+    owners: Mutex<HashMap<String, Option<String>>>,
 }
 
 #[derive(Default)]
@@ -81,13 +86,18 @@ struct Client {
 
 impl SessionCaps {
     pub(super) fn new(limits: SessionLimits, manager: Arc<LocalSessionManager>) -> SessionCaps {
-        SessionCaps { limits, manager, clients: Mutex::new(HashMap::new()) }
+        SessionCaps { limits, manager, clients: Mutex::new(HashMap::new()), owners: Mutex::new(HashMap::new()) }
     }
+}
+
+/// The authenticated principal of a request, as the transport's middleware put it there.
+fn principal_of(request: &HttpRequest<Body>) -> Option<String> {
+    request.extensions().get::<Principal>().map(|Principal(principal)| principal.clone())
 }
 
 /// The client a request counts against: its principal, else its address, else one shared bucket.
 fn client_key(request: &HttpRequest<Body>) -> String {
-    if let Some(Principal(principal)) = request.extensions().get::<Principal>() {
+    if let Some(principal) = principal_of(request) {
         return format!("principal:{principal}");
     }
     match request.extensions().get::<ConnectInfo<SocketAddr>>() {
@@ -96,18 +106,33 @@ fn client_key(request: &HttpRequest<Body>) -> String {
     }
 }
 
-/// Releases an open in flight, and records the session it opened.
+/// Releases an open in flight, and records the session it opened and its principal.
 struct Opening<'a> {
     caps: &'a SessionCaps,
     key: String,
+    principal: Option<String>,
 }
 
 impl Opening<'_> {
     fn opened(self, session: Option<String>) {
+        let Some(session) = session else { return };
         let mut clients = self.caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        if let (Some(client), Some(session)) = (clients.get_mut(&self.key), session) {
-            client.sessions.push(session);
+        if let Some(client) = clients.get_mut(&self.key) {
+            client.sessions.push(session.clone());
         }
+        drop(clients);
+        self.caps.owners.lock().unwrap_or_else(PoisonError::into_inner).insert(session, self.principal.clone());
+    }
+}
+
+/// Whether `request`, naming a session, comes from the principal that opened it (or names a
+/// session these caps did not open: rmcp answers for those).
+fn owns_session(caps: &SessionCaps, request: &HttpRequest<Body>) -> bool {
+    let Some(session) = request.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()) else { return true };
+    let owners = caps.owners.lock().unwrap_or_else(PoisonError::into_inner);
+    match owners.get(session) {
+        Some(owner) => *owner == principal_of(request),
+        None => true,
     }
 }
 
@@ -140,9 +165,17 @@ where
         && !request.headers().contains_key(&MCP_SESSION_ID)
         && !request.headers().contains_key(&MCP_METHOD);
     if !opens {
+        // A session id is no credential: another principal's requests on it (its answers to the
+        // session's pushed asks among them) are refused as for a session that does not exist.
+        if !owns_session(caps, &request) {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": "session not found"}});
+            return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string())
+                .into_response();
+        }
         return serve(request).await;
     }
     let key = client_key(&request);
+    let principal = principal_of(&request);
     let refused = {
         let live = caps.manager.sessions.read().await;
         let mut clients = caps.clients.lock().unwrap_or_else(PoisonError::into_inner);
@@ -150,6 +183,7 @@ where
             client.sessions.retain(|id| live.contains_key(id.as_str()));
         }
         clients.retain(|_, client| client.opening > 0 || !client.sessions.is_empty());
+        caps.owners.lock().unwrap_or_else(PoisonError::into_inner).retain(|id, _| live.contains_key(id.as_str()));
         let opening: usize = clients.values().map(|c| c.opening).sum();
         let client = clients.entry(key.clone()).or_default();
         if live.len() + opening >= caps.limits.max_sessions {
@@ -177,9 +211,87 @@ where
         let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": message}});
         return (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
     }
-    let opening = Opening { caps, key };
+    let opening = Opening { caps, key, principal };
     let response = serve(request).await;
     let session = response.headers().get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     opening.opened(session);
     response
+}
+
+/// The 2025-era session handling of [`McpServer::http_router`](super::McpServer::http_router), for
+/// an rmcp server written by hand: rmcp's session manager with a keep-alive that covers the
+/// engine's live waits, and a layer refusing an `initialize` past the caps on sessions open at
+/// once, overall (503) and per client (429): its [`Principal`](crate::rmcp::Principal), else its
+/// IP address (serve the router with `into_make_service_with_connect_info::<SocketAddr>()`),
+/// else every client counts as one.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use elicit_runtime::rmcp::CappedSessions;
+/// use elicit_runtime::server::LiveConfig;
+///
+/// let sessions = CappedSessions::new(&LiveConfig::default()).max_sessions_per_client(8);
+/// // Give `sessions.manager()` to rmcp's `StreamableHttpService::new`, nest the service in a
+/// // router, then: `sessions.layer(router).into_make_service_with_connect_info::<SocketAddr>()`.
+/// let router = sessions.layer(axum::Router::new());
+/// let _app = router.into_make_service_with_connect_info::<SocketAddr>();
+/// ```
+#[derive(Clone)]
+pub struct CappedSessions {
+    manager: Arc<LocalSessionManager>,
+    limits: SessionLimits,
+    live: LiveConfig,
+}
+
+impl std::fmt::Debug for CappedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CappedSessions").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl CappedSessions {
+    /// The defaults ([`DEFAULT_MAX_SESSIONS`], [`DEFAULT_MAX_SESSIONS_PER_CLIENT`],
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`]), the keep-alive raised to cover `live`'s waits (the
+    /// engine's [`Engine::live_config`](crate::server::Engine::live_config)).
+    pub fn new(live: &LiveConfig) -> CappedSessions {
+        let limits = SessionLimits::default();
+        let manager = Arc::new(session_manager(keep_alive(limits.keep_alive, live)));
+        CappedSessions { manager, limits, live: live.clone() }
+    }
+
+    /// At most `sessions` open at once.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.limits.max_sessions = sessions;
+        self
+    }
+
+    /// At most `sessions` open at once per client.
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.limits.max_per_client = sessions;
+        self
+    }
+
+    /// How long a session may stay without any event (never less than the live waits allow).
+    pub fn keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.limits.keep_alive = keep_alive;
+        self.manager = Arc::new(session_manager(self::keep_alive(keep_alive, &self.live)));
+        self
+    }
+
+    /// The session manager to give rmcp's `StreamableHttpService`.
+    pub fn manager(&self) -> Arc<LocalSessionManager> {
+        self.manager.clone()
+    }
+
+    /// `router` (holding the service built on [`CappedSessions::manager`]) with the caps applied
+    /// to every request that would open a session.
+    pub fn layer(&self, router: axum::Router) -> axum::Router {
+        let caps = Arc::new(SessionCaps::new(self.limits.clone(), self.manager.clone()));
+        router.layer(middleware::from_fn_with_state(caps, capped))
+    }
+}
+
+/// The middleware of [`CappedSessions::layer`].
+async fn capped(State(caps): State<Arc<SessionCaps>>, request: HttpRequest<Body>, next: Next) -> Response {
+    cap_sessions(&caps, request, |request| next.run(request)).await
 }

@@ -153,6 +153,8 @@ impl TaskLink {
         })
         .await
         .map_err(|e| flow.fail(e))?;
+        // Unanswered asks would hold their task's place under the caps until its record expired.
+        let deadline = tokio::time::Instant::now() + self.config.input_wait;
         loop {
             if self.check_cancelled().await {
                 return Err(FlowError::Failed("the task was cancelled".to_owned()));
@@ -171,7 +173,15 @@ impl TaskLink {
                 .map_err(|e| flow.fail(e))?;
                 return Ok(answer);
             }
-            let _ = self.records.wait(&self.id, self.config.recheck).await;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(flow.fail(FlowError::Failed(format!(
+                    "no answer to `{}` came within {} s: the task gave up waiting",
+                    clip(key),
+                    self.config.input_wait.as_secs()
+                ))));
+            }
+            let _ = self.records.wait(&self.id, self.config.recheck.min(left)).await;
         }
     }
 

@@ -72,6 +72,9 @@ pub struct TaskConfig {
     pub max_live_tasks: usize,
     /// Tasks running at once for one principal (anonymous callers share one count). Default 64.
     pub max_live_tasks_per_principal: usize,
+    /// How long a task waits for the answer to one of its input requests; past it the task
+    /// fails and frees its place under the caps above. Default 600 s.
+    pub input_wait: Duration,
 }
 
 impl Default for TaskConfig {
@@ -85,6 +88,7 @@ impl Default for TaskConfig {
             url_wait: Duration::from_secs(600),
             max_live_tasks: 1024,
             max_live_tasks_per_principal: 64,
+            input_wait: Duration::from_secs(600),
         }
     }
 }
