@@ -280,6 +280,21 @@ impl Cluster {
         }
     }
 
+    /// The keys matching `pattern` on every live master (`redis-cli --scan`).
+    pub fn keys(&self, pattern: &str) -> Vec<String> {
+        let mut keys = Vec::new();
+        for port in self.masters() {
+            let output = Command::new("redis-cli")
+                .args(["-p", &port.to_string(), "--scan", "--pattern", pattern])
+                .stdin(Stdio::null())
+                .output()
+                .expect("redis-cli runs");
+            assert!(output.status.success(), "redis-cli --scan on {port} failed");
+            keys.extend(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned));
+        }
+        keys
+    }
+
     /// The slot `key` hashes to (`CLUSTER KEYSLOT`, asked of a live node).
     pub fn keyslot(&self, key: &str) -> u16 {
         let reply = self.ask(&["CLUSTER", "KEYSLOT", key]);
