@@ -172,14 +172,19 @@ impl Stores {
 pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
     match spec {
         None | Some("memory") => Ok(Stores { store: Arc::new(InProcessStore::new()), tasks: None }),
-        Some(url) if url.starts_with("redis://") || url.starts_with("redis+cluster://") => match RedisStore::connect(url).await {
-            Ok(store) => {
-                let store = Arc::new(store);
-                Ok(Stores { store: store.clone(), tasks: Some(store) })
+        Some(url) if url.starts_with("redis://") || url.starts_with("redis+cluster://") => {
+            match RedisStore::connect(url).await {
+                Ok(store) => {
+                    let store = Arc::new(store);
+                    Ok(Stores { store: store.clone(), tasks: Some(store) })
+                }
+                Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
             }
-            Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
-        },
-        Some(other) => Err(format!("--store {}: give `memory`, redis://HOST:PORT or redis+cluster://HOST:PORT,…", redact_url(other))),
+        }
+        Some(other) => Err(format!(
+            "--store {}: give `memory`, redis://HOST:PORT or redis+cluster://HOST:PORT,…",
+            redact_url(other)
+        )),
     }
 }
 

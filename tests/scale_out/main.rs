@@ -5,8 +5,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
-mod exactly_once;
 mod cluster;
+mod exactly_once;
 mod shared_keys;
 /// Two instances sharing one Redis serve each other's rounds and payment pages, in each era.
 mod shared_store {

@@ -381,6 +381,20 @@ impl Cluster {
         replica
     }
 
+    /// Starts the node on `port` again (on its cluster configuration: a master that was failed
+    /// over comes back as a replica) and waits, at most [`CLUSTER_FORMS`], until it replicates.
+    pub fn rejoin(&mut self, port: u16) {
+        self.nodes.iter_mut().filter(|n| n.port == port).for_each(Redis::restart);
+        let deadline = Instant::now() + CLUSTER_FORMS;
+        while !Cluster::query(port, &["INFO", "replication"])
+            .is_some_and(|info| info.contains("role:slave") && info.contains("master_link_status:up"))
+        {
+            assert!(Instant::now() < deadline, "the node on {port} did not replicate in {CLUSTER_FORMS:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.wait_ok(None);
+    }
+
     /// Waits until every live node says `cluster_state:ok` and (`promoted`) sees that node as a
     /// master.
     fn wait_ok(&self, promoted: Option<u16>) {
