@@ -8,6 +8,12 @@
 //!
 //! # Layout
 //!
+//! On one Redis (`redis://`) every key starts with the prefix (`{prefix}` below); on a Redis
+//! Cluster (`redis+cluster://`) with the hash tag of the record's shard instead, as in
+//! `{elicit#3}:flow:{id}` (the shard from the record's id, one of
+//! [`RedisStoreBuilder::cluster_shards`]): a record and the sets counting it share a slot, so
+//! every script touches one slot.
+//!
 //! - One string key per step, `{prefix}:url:{id}`: `pending` (or `pending:` and its owner), or
 //!   `done:` followed by the JSON the page recorded. Redis expires it with the step; completion
 //!   keeps the original expiry (`KEEPTTL`). Registering a live id changes nothing.
@@ -22,9 +28,28 @@
 //!   owns. A script about to create a record drops the members whose expiry passed
 //!   (`ZREMRANGEBYSCORE`: each member once, no scan), then refuses with a clear error at the cap.
 //!   A principal's set at its cap is also cleared of steps already taken (at most the cap's
-//!   length of `EXISTS`). Every key this store writes carries a TTL.
+//!   length of `EXISTS`). Every key this store writes carries a TTL. On a cluster these sets are
+//!   per shard and each holds its share of the cap (see [`RedisStoreBuilder::cluster_shards`]):
+//!   no key counts across slots.
 //! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps; each store
-//!   keeps one subscriber connection and wakes its local waiters of that id.
+//!   keeps one subscriber connection and wakes its local waiters of that id. On a cluster the
+//!   subscriber listens on one node (the next one the URL names when it is lost): a `PUBLISH`
+//!   reaches every node's subscribers. Sharded pub/sub (`SPUBLISH`) would cost less per message
+//!   but needs a subscription per shard on the node serving it, followed through failovers; a
+//!   completion is published once per URL step (not per round), and scripts/bench.sh measures
+//!   both on the same cluster.
+//!
+//! # Durability
+//!
+//! What the store acknowledged lives in Redis' memory. For the ledger's promise (one outcome per
+//! flow, an approval never lost) to outlive a restart of Redis itself, run it with the
+//! append-only file: `appendonly yes` with `appendfsync always` keeps every acknowledged write
+//! through a crash of Redis or of its host; `appendfsync everysec` (Redis' default once AOF is
+//! on) may lose the last second of writes to a host crash, but not to Redis' own crash. Snapshots
+//! alone (`save`) lose everything since the last one. Where a replica takes over from a lost
+//! master (Sentinel, a cluster's failover), replication is asynchronous: turn on
+//! [`RedisStoreBuilder::wait_for_replicas`] so every write is on a replica before the engine
+//! goes on.
 //!
 //! # Waiting without losing a wake-up
 //!

@@ -2,11 +2,13 @@
 //!
 //! # Layout
 //!
+//! - Keys start as the store's others do (the prefix, or a shard's hash tag on a cluster: the
+//!   task's hash and the sets counting it share a slot).
 //! - One hash per task, `{prefix}:task:{id}`: `doc` (the [`TaskRecord`] JSON the running instance
 //!   writes), `a:{key}` (each answer, first one wins), `cancel`. It expires with the task's TTL.
 //! - The sorted sets `{prefix}:live:task` and `{prefix}:live:task:owner:{digest}` hold the ids of
 //!   tasks running, scored by their lease's end; the create script drops those whose lease passed,
-//!   then counts them against the caps. A terminal save removes the task from both.
+//!   then counts them against the caps (on a cluster, each shard's share of them). A terminal save removes the task from both.
 //! - Every change publishes `task:{id}` on the store's channel: a handler waiting on an answer or
 //!   on cancellation, on whichever instance, is woken at once (and rereads anyway every
 //!   [`TaskConfig::recheck`](crate::server::TaskConfig::recheck)).
