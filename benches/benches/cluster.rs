@@ -117,7 +117,8 @@ fn bench(c: &mut Criterion) {
     let engines = [("one_node", engine(&rt, &one, "bench-one")), ("cluster", engine(&rt, &cluster, "bench-cluster"))];
     once_rounds(c, &rt, &engines);
 
-    let (concurrency, trials, seconds) = (setting("CONCURRENCY", 32), setting("TRIALS", 3), setting("TRIAL_SECONDS", 3));
+    let (concurrency, trials, seconds) =
+        (setting("CONCURRENCY", 32), setting("TRIALS", 3), setting("TRIAL_SECONDS", 3));
     let mut rates = [Vec::new(), Vec::new()];
     for _ in 0..trials {
         for (i, (_, engine)) in engines.iter().enumerate() {
