@@ -218,10 +218,17 @@ if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>
         ELICIT_BENCH_REDIS_CLUSTER="redis+cluster://$(IFS=,; echo "${cluster_nodes[*]}")" \
         ELICIT_BENCH_CLUSTER_OUT="$out/cluster.json" CONCURRENCY="$concurrency" TRIALS=3 TRIAL_SECONDS="$trial_seconds" \
         cargo bench -p elicit-benches --bench cluster 2>&1 | tee "$out/cluster.log" >&2 || true
+    # SPUBLISH is answered by the master of the channel's slot only (the others answer MOVED).
+    channel=elicit:url-completed
+    owner=7301
+    for port in 7301 7302 7303 7304 7305 7306; do
+        [[ "$(redis-cli -p "$port" spublish "$channel" x)" =~ ^[0-9]+$ ]] && owner=$port && break
+    done
+    publish() { redis-benchmark -p "$1" -n 100000 -c 8 --csv "$2" "$channel" 0123456789abcdefghijkl | tail -1; }
     {
-        echo "PUBLISH on the cluster:  $(redis-benchmark -p 7301 -n 100000 -q PUBLISH elicit:url-completed 0123456789abcdefghijkl)"
-        echo "SPUBLISH on the cluster: $(redis-benchmark -p 7301 -n 100000 -q --cluster SPUBLISH elicit:url-completed 0123456789abcdefghijkl)"
-        echo "PUBLISH on one Redis:    $(redis-benchmark -p 6391 -n 100000 -q PUBLISH elicit:url-completed 0123456789abcdefghijkl)"
+        echo "PUBLISH on one Redis (requests/s and latencies, ms): $(publish 6391 PUBLISH)"
+        echo "PUBLISH on the cluster: $(publish "$owner" PUBLISH)"
+        echo "SPUBLISH on the cluster: $(publish "$owner" SPUBLISH)"
     } >"$out/cluster-publish.txt" 2>&1 || true
     kill "${cluster_pids[@]}" 2>/dev/null || true
     wait "${cluster_pids[@]}" 2>/dev/null || true
