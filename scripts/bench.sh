@@ -208,7 +208,9 @@ if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>
         cluster_pids+=($!)
         cluster_nodes+=("127.0.0.1:$port")
     done
-    for port in 6391 7301 7302 7303 7304 7305 7306; do wait_for_port "$port"; done
+    for port in 6391 7301 7302 7303 7304 7305 7306; do
+        for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    done
     redis-cli --cluster create "${cluster_nodes[@]}" --cluster-replicas 1 --cluster-yes >"$out/cluster-create.log" 2>&1
     for _ in $(seq 1 200); do
         redis-cli -p 7301 cluster info | grep -q cluster_state:ok && break
