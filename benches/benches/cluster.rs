@@ -2,7 +2,7 @@
 //!
 //! Needs `ELICIT_BENCH_REDIS` (a `redis://` URL) and `ELICIT_BENCH_REDIS_CLUSTER` (a
 //! `redis+cluster://` URL); scripts/bench.sh starts both on loopback (a redis-server, and three
-//! masters with a replica each). Without them it says so and measures nothing.
+//! masters without replicas). Without them it says so and measures nothing.
 //!
 //! - `cluster_round/{one_node,cluster}_once_round` (criterion): one replayed engine round that
 //!   reaches a `once` (its value found in the ledger: a snapshot of the flow's record), as in
