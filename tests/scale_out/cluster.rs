@@ -393,3 +393,26 @@ async fn a_durable_redis_keeps_what_it_acknowledged_through_its_own_crash() {
     })
     .await;
 }
+
+/// With `wait_for_replicas`, a write no replica acknowledged in time is the store's clear error
+/// (here one Redis without replicas); without it the same write goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_no_replica_acknowledged_is_a_clear_store_error() {
+    let Some(redis) = Redis::start_or_skip("a_write_no_replica_acknowledged_is_a_clear_store_error", None) else {
+        return;
+    };
+    bounded(async {
+        let waiting = RedisStore::builder(redis.url()).wait_for_replicas(1, Duration::from_millis(100));
+        let waiting = waiting.key_prefix("acks").connect().await.unwrap();
+        let slot = Slot::Once("charge".into());
+        match waiting.claim("f", &slot, &ClaimToken::mint(), LONG, LONG).await {
+            Err(error @ StoreError::Unavailable { .. }) => {
+                assert!(error.to_string().contains("0 of 1 replicas acknowledged"), "{error}")
+            }
+            other => panic!("expected the replicas' silence, got {other:?}"),
+        }
+        let plain = RedisStore::builder(redis.url()).key_prefix("acks").connect().await.unwrap();
+        assert_eq!(plain.claim("g", &slot, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Run);
+    })
+    .await;
+}

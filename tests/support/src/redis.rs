@@ -193,7 +193,11 @@ pub struct Cluster {
 impl Cluster {
     /// [`Cluster::start`], or `None` when `redis-server` is not installed and `CI` is not set.
     pub fn start_or_skip(test: &str) -> Option<Cluster> {
-        installed(test).then(Cluster::start)
+        let cli = Command::new("redis-cli").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+        if !cli {
+            crate::skip::missing_tool(test, "redis-cli", "apt-get install redis-tools");
+        }
+        (cli && installed(test)).then(Cluster::start)
     }
 
     /// Starts six nodes, joins them (`redis-cli --cluster create`, one replica per master) and
