@@ -167,24 +167,20 @@ impl Stores {
 
 /// The stores named by `--store`: absent or `memory` is this process's own ([`InProcessStore`],
 /// the engine's in-process task records); `redis://HOST:PORT` is one [`RedisStore`] shared by every
-/// instance using it (`redis+cluster://HOST:PORT,…` the same on a Redis Cluster), for completions, the flow ledger and task records alike (so that any
-/// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs).
+/// instance using it, for completions, the flow ledger and task records alike (so that any
+/// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs);
+/// `redis+cluster://HOST:PORT,…` the same on a Redis Cluster.
 pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
     match spec {
         None | Some("memory") => Ok(Stores { store: Arc::new(InProcessStore::new()), tasks: None }),
-        Some(url) if url.starts_with("redis://") || url.starts_with("redis+cluster://") => {
-            match RedisStore::connect(url).await {
-                Ok(store) => {
-                    let store = Arc::new(store);
-                    Ok(Stores { store: store.clone(), tasks: Some(store) })
-                }
-                Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
+        Some(url) if url.starts_with("redis") => match RedisStore::connect(url).await {
+            Ok(store) => {
+                let store = Arc::new(store);
+                Ok(Stores { store: store.clone(), tasks: Some(store) })
             }
-        }
-        Some(other) => Err(format!(
-            "--store {}: give `memory`, redis://HOST:PORT or redis+cluster://HOST:PORT,…",
-            redact_url(other)
-        )),
+            Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
+        },
+        Some(other) => Err(format!("--store {}: give `memory` or redis://HOST:PORT", redact_url(other))),
     }
 }
 
