@@ -188,6 +188,56 @@ else
     cargo bench -p elicit-benches --bench store 2>&1 | tee "$out/store.log" >&2
 fi
 
+# One Redis against a Redis Cluster (benches/benches/cluster.rs): the replayed `once` round
+# (criterion, target/criterion/cluster_round) and two-round flows/s through the engine
+# ($out/cluster.json), on a redis-server and on a cluster of three masters (no replicas: on this
+# machine a replica's CPU would be taken from the masters, and one Redis has none either), all
+# started here on loopback in the same run; then the cost of a completion's wake-up on the cluster, a
+# `PUBLISH` (every node relays it: what the store uses) against a sharded `SPUBLISH`
+# (redis-benchmark, $out/cluster-publish.txt). Skipped without redis-server.
+if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+    log "one Redis against a Redis Cluster"
+    cluster_dir="$(mktemp -d)"
+    cluster_pids=()
+    redis-server --port 6391 --bind 127.0.0.1 --save "" --appendonly no >"$out/cluster-one.log" 2>&1 &
+    cluster_pids+=($!)
+    cluster_nodes=()
+    for port in 7301 7302 7303; do
+        redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$cluster_dir" \
+            --cluster-enabled yes --cluster-config-file "nodes-$port.conf" --cluster-node-timeout 1000 \
+            >"$out/cluster-$port.log" 2>&1 &
+        cluster_pids+=($!)
+        cluster_nodes+=("127.0.0.1:$port")
+    done
+    for port in 6391 7301 7302 7303; do
+        for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    done
+    redis-cli --cluster create "${cluster_nodes[@]}" --cluster-replicas 0 --cluster-yes >"$out/cluster-create.log" 2>&1
+    for _ in $(seq 1 200); do
+        redis-cli -p 7301 cluster info | grep -q cluster_state:ok && break
+        sleep 0.1
+    done
+    ELICIT_BENCH_REDIS="redis://127.0.0.1:6391" \
+        ELICIT_BENCH_REDIS_CLUSTER="redis+cluster://$(IFS=,; echo "${cluster_nodes[*]}")" \
+        ELICIT_BENCH_CLUSTER_OUT="$out/cluster.json" CONCURRENCY="$concurrency" TRIALS=3 TRIAL_SECONDS="$trial_seconds" \
+        cargo bench -p elicit-benches --bench cluster 2>&1 | tee "$out/cluster.log" >&2 || true
+    # SPUBLISH is answered by the master of the channel's slot only (the others answer MOVED).
+    channel=elicit:url-completed
+    owner=7301
+    for port in 7301 7302 7303; do
+        [[ "$(redis-cli -p "$port" spublish "$channel" x)" =~ ^[0-9]+$ ]] && owner=$port && break
+    done
+    publish() { redis-benchmark -p "$1" -n 100000 -c 8 --csv "$2" "$channel" 0123456789abcdefghijkl | tail -1; }
+    {
+        echo "PUBLISH on one Redis (requests/s and latencies, ms): $(publish 6391 PUBLISH)"
+        echo "PUBLISH on the cluster: $(publish "$owner" PUBLISH)"
+        echo "SPUBLISH on the cluster: $(publish "$owner" SPUBLISH)"
+    } >"$out/cluster-publish.txt" 2>&1 || true
+    kill "${cluster_pids[@]}" 2>/dev/null || true
+    wait "${cluster_pids[@]}" 2>/dev/null || true
+    rm -rf "$cluster_dir"
+fi
+
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks.
 cpu_ticks() {
     awk '{print $14 + $15}' "/proc/$1/stat"

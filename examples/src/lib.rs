@@ -168,11 +168,12 @@ impl Stores {
 /// The stores named by `--store`: absent or `memory` is this process's own ([`InProcessStore`],
 /// the engine's in-process task records); `redis://HOST:PORT` is one [`RedisStore`] shared by every
 /// instance using it, for completions, the flow ledger and task records alike (so that any
-/// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs).
+/// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs);
+/// `redis+cluster://HOST:PORT,…` the same on a Redis Cluster.
 pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
     match spec {
         None | Some("memory") => Ok(Stores { store: Arc::new(InProcessStore::new()), tasks: None }),
-        Some(url) if url.starts_with("redis://") => match RedisStore::connect(url).await {
+        Some(url) if url.starts_with("redis") => match RedisStore::connect(url).await {
             Ok(store) => {
                 let store = Arc::new(store);
                 Ok(Stores { store: store.clone(), tasks: Some(store) })

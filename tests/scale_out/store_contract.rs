@@ -1,11 +1,12 @@
 //! The store contract (`elicit_runtime::server` store module docs), one suite run against both
 //! stores: the in-process one (time moved by a manual clock) and `RedisStore` on a real
-//! redis-server (time passes; every wait is bounded and polls for its condition). Two connections
-//! to the same Redis act as two instances.
+//! redis-server (time passes; every wait is bounded and polls for its condition), then on a Redis
+//! Cluster of three masters and three replicas. Two connections to the same Redis act as two
+//! instances.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use elicit_test_support::redis::Redis;
+use elicit_test_support::redis::{Cluster, Redis};
 use elicit_test_support::wait;
 
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_millis(200);
 
 /// The caps a test wants.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Caps {
     urls: usize,
     flows: usize,
@@ -42,6 +43,9 @@ const ROOMY: Caps = Caps { urls: 1000, flows: 1000, per_principal: 1000 };
 enum Backend {
     Memory(ManualClock),
     Redis(Redis, String),
+    /// A cluster: records spread over the default shards, except where the test counts a cap
+    /// exactly (one shard; the split caps have their own test in `cluster`).
+    Cluster(Cluster, String),
 }
 
 impl Backend {
@@ -58,19 +62,9 @@ impl Backend {
                 );
                 (store.clone(), store)
             }
-            Backend::Redis(redis, prefix) => {
-                let connect = || async {
-                    let store = RedisStore::builder(redis.url())
-                        .key_prefix(prefix.as_str())
-                        .max_url_records(caps.urls)
-                        .max_flow_records(caps.flows)
-                        .max_url_records_per_principal(caps.per_principal)
-                        .connect()
-                        .await
-                        .unwrap();
-                    Arc::new(store) as Arc<dyn Store>
-                };
-                (connect().await, connect().await)
+            Backend::Redis(redis, prefix) => redis_pair(redis.url(), 1, prefix, caps).await,
+            Backend::Cluster(cluster, prefix) => {
+                redis_pair(cluster.url(), if caps == ROOMY { 16 } else { 1 }, prefix, caps).await
             }
         }
     }
@@ -86,7 +80,7 @@ impl Backend {
                 clock.advance(by);
                 assert!(condition().await, "not so once the time passed");
             }
-            Backend::Redis(..) => {
+            Backend::Redis(..) | Backend::Cluster(..) => {
                 let deadline = tokio::time::Instant::now() + by + Duration::from_secs(10);
                 while !condition().await {
                     assert!(tokio::time::Instant::now() < deadline, "not so within the bound");
@@ -97,7 +91,25 @@ impl Backend {
     }
 }
 
-/// Runs `check` against the in-process store, then against Redis (skipped without redis-server).
+/// Two connections to one Redis or cluster, with these caps over `shards` (on a cluster).
+async fn redis_pair(url: String, shards: u32, prefix: &str, caps: Caps) -> (Arc<dyn Store>, Arc<dyn Store>) {
+    let connect = || async {
+        let store = RedisStore::builder(url.as_str())
+            .cluster_shards(shards)
+            .key_prefix(prefix)
+            .max_url_records(caps.urls)
+            .max_flow_records(caps.flows)
+            .max_url_records_per_principal(caps.per_principal)
+            .connect()
+            .await
+            .unwrap();
+        Arc::new(store) as Arc<dyn Store>
+    };
+    (connect().await, connect().await)
+}
+
+/// Runs `check` against the in-process store, then against Redis and a Redis Cluster (skipped
+/// without redis-server).
 async fn both<F, Fut>(test: &str, check: F)
 where
     F: Fn(Backend) -> Fut,
@@ -108,6 +120,11 @@ where
         tokio::time::timeout(Duration::from_secs(60), check(Backend::Redis(redis, test.to_owned())))
             .await
             .expect("the Redis half finished within its bound");
+    }
+    if let Some(cluster) = Cluster::start_or_skip(test) {
+        tokio::time::timeout(Duration::from_secs(60), check(Backend::Cluster(cluster, test.to_owned())))
+            .await
+            .expect("the cluster half finished within its bound");
     }
 }
 

@@ -1,5 +1,6 @@
 //! The task store contract ([`TaskRecords`]), one suite run against both stores: the in-process
-//! one and `RedisStore` on a real redis-server, where two connections act as two instances.
+//! one and `RedisStore` on a real redis-server, then on a Redis Cluster (three masters, three
+//! replicas), where two connections act as two instances.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -7,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use elicit_runtime::server::{
     InProcessTasks, RedisStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
 };
-use elicit_test_support::redis::Redis;
+use elicit_test_support::redis::{Cluster, Redis};
 use serde_json::{Map, Value, json};
 
 fn now_ms() -> u64 {
@@ -29,7 +30,8 @@ fn answers(pairs: &[(&str, Value)]) -> Map<String, Value> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
 
-/// Runs `check` on two handles of the in-process store, then of a Redis store.
+/// Runs `check` on two handles of the in-process store, then of a Redis store, then of one on a
+/// cluster (one shard: the contract counts the caps exactly).
 async fn both<F, Fut>(test: &str, check: F)
 where
     F: Fn(Arc<dyn TaskRecords>, Arc<dyn TaskRecords>) -> Fut,
@@ -42,6 +44,12 @@ where
         let store: Arc<dyn TaskRecords> =
             Arc::new(RedisStore::builder(redis.url()).key_prefix("task-contract").connect().await.unwrap());
         store
+    };
+    check(connect().await, connect().await).await;
+    let Some(cluster) = Cluster::start_or_skip(test) else { return };
+    let connect = || async {
+        let store = RedisStore::builder(cluster.url()).cluster_shards(1).key_prefix("task-contract").connect().await;
+        Arc::new(store.unwrap()) as Arc<dyn TaskRecords>
     };
     check(connect().await, connect().await).await;
 }

@@ -6,7 +6,8 @@
 //! travel-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
 //! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
 //!          --store STORE      where payment completions, the flow ledger and task records live: `memory` (default, this process)
-//!                             or redis://HOST:PORT, shared by every instance using it
+//!                             or redis://HOST:PORT, shared by every instance using it, or
+//!                             redis+cluster://HOST:PORT,HOST:PORT… (any nodes of a Redis Cluster)
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
 //! require one and bind each flow, payment step included, to its user, and the payment link signs
@@ -26,7 +27,7 @@ use elicit_examples::travel::{
 use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args, serve_app, stores};
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE | --oidc-issuer URL]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();

@@ -8,6 +8,12 @@
 //!
 //! # Layout
 //!
+//! On one Redis (`redis://`) every key starts with the prefix (`{prefix}` below); on a Redis
+//! Cluster (`redis+cluster://`) with the hash tag of the record's shard instead, as in
+//! `{elicit#3}:flow:{id}` (the shard from the record's id, one of
+//! [`RedisStoreBuilder::cluster_shards`]): a record and the sets counting it share a slot, so
+//! every script touches one slot.
+//!
 //! - One string key per step, `{prefix}:url:{id}`: `pending` (or `pending:` and its owner), or
 //!   `done:` followed by the JSON the page recorded. Redis expires it with the step; completion
 //!   keeps the original expiry (`KEEPTTL`). Registering a live id changes nothing.
@@ -22,9 +28,28 @@
 //!   owns. A script about to create a record drops the members whose expiry passed
 //!   (`ZREMRANGEBYSCORE`: each member once, no scan), then refuses with a clear error at the cap.
 //!   A principal's set at its cap is also cleared of steps already taken (at most the cap's
-//!   length of `EXISTS`). Every key this store writes carries a TTL.
+//!   length of `EXISTS`). Every key this store writes carries a TTL. On a cluster these sets are
+//!   per shard and each holds its share of the cap (see [`RedisStoreBuilder::cluster_shards`]):
+//!   no key counts across slots.
 //! - One pub/sub channel, `{prefix}:url-completed`, carries the ids of completed steps; each store
-//!   keeps one subscriber connection and wakes its local waiters of that id.
+//!   keeps one subscriber connection and wakes its local waiters of that id. On a cluster the
+//!   subscriber listens on one node (the next one the URL names when it is lost): a `PUBLISH`
+//!   reaches every node's subscribers. Sharded pub/sub (`SPUBLISH`) would cost less per message
+//!   but needs a subscription per shard on the node serving it, followed through failovers; a
+//!   completion is published once per URL step (not per round), and scripts/bench.sh measures
+//!   both on the same cluster.
+//!
+//! # Durability
+//!
+//! What the store acknowledged lives in Redis' memory. For the ledger's promise (one outcome per
+//! flow, an approval never lost) to outlive a restart of Redis itself, run it with the
+//! append-only file: `appendonly yes` with `appendfsync always` keeps every acknowledged write
+//! through a crash of Redis or of its host; `appendfsync everysec` (Redis' default once AOF is
+//! on) may lose the last second of writes to a host crash, but not to Redis' own crash. Snapshots
+//! alone (`save`) lose everything since the last one. Where a replica takes over from a lost
+//! master (Sentinel, a cluster's failover), replication is asynchronous: turn on
+//! [`RedisStoreBuilder::wait_for_replicas`] so every write is on a replica before the engine
+//! goes on.
 //!
 //! # Waiting without losing a wake-up
 //!
@@ -54,6 +79,8 @@
 //! # }
 //! ```
 
+mod builder;
+mod conn;
 mod tasks;
 mod wake;
 
@@ -62,19 +89,19 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, FromRedisValue, RedisError, Script};
+use redis::{FromRedisValue, RedisError, Script};
 use serde_json::{Value, value::RawValue};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
 use super::{
     Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
     UrlStatus,
 };
-use wake::{AbortOnDrop, Waiters, subscribe_forever, subscription_changed};
+pub use builder::RedisStoreBuilder;
+use conn::Connection;
+use wake::{AbortOnDrop, Waiters, subscription_changed};
 
 /// The value of a registered, unfinished step.
 const PENDING: &str = "pending";
@@ -143,130 +170,11 @@ const POLL_WHILE_UNSUBSCRIBED: Duration = Duration::from_millis(100);
 /// sent to Redis as a key.
 const MAX_ID_LEN: usize = 256;
 
-/// Builds a [`RedisStore`].
-#[derive(Debug, Clone)]
-pub struct RedisStoreBuilder {
-    url: String,
-    prefix: String,
-    command_timeout: Duration,
-    max_url_records: usize,
-    max_flow_records: usize,
-    max_url_records_per_principal: usize,
-}
-
-impl RedisStoreBuilder {
-    /// Prefixes every key and the channel (default `elicit`), so several deployments can share one
-    /// Redis. Instances that must see each other's records use the same prefix.
-    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
-        self
-    }
-
-    /// The longest any one store operation may take before it fails with a [`StoreError`]
-    /// (default 2 s). Waiting in [`UrlCompletions::take`] is bounded by its own timeout instead.
-    pub fn command_timeout(mut self, timeout: Duration) -> Self {
-        self.command_timeout = timeout;
-        self
-    }
-
-    /// Caps the live records of each kind at `max` (see the two setters below).
-    pub fn max_records(self, max: usize) -> Self {
-        self.max_url_records(max).max_flow_records(max)
-    }
-
-    /// The most live URL-mode steps (default [`DEFAULT_MAX_RECORDS`]); one more is refused with
-    /// [`StoreError::Full`] until some are taken or expire. The count lives in Redis: every
-    /// instance on the same prefix shares it, and they should agree on the cap.
-    pub fn max_url_records(mut self, max: usize) -> Self {
-        self.max_url_records = max;
-        self
-    }
-
-    /// The most live flow records (default [`DEFAULT_MAX_RECORDS`]); a flow's first record beyond
-    /// it is refused with [`StoreError::Full`].
-    pub fn max_flow_records(mut self, max: usize) -> Self {
-        self.max_flow_records = max;
-        self
-    }
-
-    /// The most live URL-mode steps one principal owns (default
-    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`]); one more is refused with [`StoreError::Quota`].
-    pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
-        self.max_url_records_per_principal = max;
-        self
-    }
-
-    /// Connects, checks that Redis answers, and starts the subscriber that wakes waiting retries.
-    ///
-    /// Fails with a [`StoreError`] when the URL is not a plain `redis://` URL (TLS is not built in)
-    /// or Redis does not answer a `PING` within the command timeout. Must run inside a Tokio
-    /// runtime, which the subscriber task is spawned on.
-    pub async fn connect(self) -> Result<RedisStore, StoreError> {
-        let endpoint = describe(&self.url)?;
-        let unavailable = |detail: String| StoreError::Unavailable { store: endpoint.clone(), detail };
-        let client = Client::open(self.url.as_str()).map_err(|e| unavailable(format!("cannot use the URL: {e}")))?;
-        let timeout = self.command_timeout;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout.min(Duration::from_secs(1))))
-            .set_response_timeout(Some(timeout))
-            // Few, short reconnection attempts: an outage must surface as an error within the
-            // command timeout, not after the crate's default backoff of several seconds.
-            .set_number_of_retries(2)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_millis(500));
-        let connection =
-            ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(|e| unavailable(e.to_string()))?;
-        let waiters = Arc::new(Waiters::default());
-        let (live_tx, live) = watch::channel(false);
-        let channel = format!("{}:url-completed", self.prefix);
-        let subscriber = tokio::spawn(subscribe_forever(client, channel.clone(), waiters.clone(), live_tx, timeout));
-        let script = |body: &str| Script::new(&format!("{LIB_LUA}{body}"));
-        let store = RedisStore {
-            connection,
-            complete_script: Script::new(COMPLETE_SCRIPT),
-            take_script: Script::new(TAKE_SCRIPT),
-            register_script: script(REGISTER_SCRIPT),
-            claim_script: script(CLAIM_SCRIPT),
-            record_script: script(RECORD_SCRIPT),
-            abandon_script: script(ABANDON_SCRIPT),
-            finish_script: script(FINISH_SCRIPT),
-            extend_script: script(EXTEND_SCRIPT),
-            snapshot_script: script(SNAPSHOT_SCRIPT),
-            task_scripts: tasks::TaskScripts::new(),
-            task_prefix: format!("{}:", self.prefix),
-            url_prefix: format!("{}:url:", self.prefix),
-            flow_prefix: format!("{}:flow:", self.prefix),
-            owner_prefix: format!("{}:live:owner:", self.prefix),
-            live_urls: format!("{}:live:url", self.prefix),
-            live_flows: format!("{}:live:flow", self.prefix),
-            max_url_records: self.max_url_records,
-            max_flow_records: self.max_flow_records,
-            max_url_records_per_principal: self.max_url_records_per_principal,
-            channel,
-            endpoint,
-            timeout,
-            waiters,
-            live,
-            subscriber: AbortOnDrop(subscriber),
-        };
-        let pong: String =
-            store.run("PING", |mut c| async move { redis::cmd("PING").query_async(&mut c).await }).await?;
-        if pong != "PONG" {
-            return Err(store.invalid(format!("answered PING with {pong:?}")));
-        }
-        // Give the subscriber a moment so the first waiters need not poll; not an error if it is
-        // slow, waiters poll until it is live.
-        let mut live = store.live.clone();
-        let _ = tokio::time::timeout(timeout, live.wait_for(|live| *live)).await;
-        Ok(store)
-    }
-}
-
 /// [`UrlCompletions`] and [`FlowLedger`] in Redis, shared by every instance that connects to the
 /// same Redis with the same key prefix. The keys and scripts are described at the top of this
 /// module's source.
 pub struct RedisStore {
-    connection: ConnectionManager,
+    connection: Connection,
     complete_script: Script,
     take_script: Script,
     register_script: Script,
@@ -277,14 +185,11 @@ pub struct RedisStore {
     extend_script: Script,
     snapshot_script: Script,
     task_scripts: tasks::TaskScripts,
-    /// `{prefix}:`, before the task keys (see `tasks.rs`).
-    task_prefix: String,
-    url_prefix: String,
-    flow_prefix: String,
-    owner_prefix: String,
-    /// `{prefix}:live:url` and `{prefix}:live:flow`: the live records of each kind, by expiry.
-    live_urls: String,
-    live_flows: String,
+    prefix: String,
+    /// 0 on one Redis (no hash tags: the keys are named as they always were); on a cluster the
+    /// number of hash-tag shards (see [`RedisStoreBuilder::cluster_shards`]).
+    shards: u32,
+    replica_acks: Option<(u32, Duration)>,
     max_url_records: usize,
     max_flow_records: usize,
     max_url_records_per_principal: usize,
@@ -302,7 +207,8 @@ impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
             .field("endpoint", &self.endpoint)
-            .field("url_prefix", &self.url_prefix)
+            .field("prefix", &self.prefix)
+            .field("shards", &self.shards)
             .field("subscribed", &*self.live.borrow())
             .field("subscriber_running", &!self.subscriber.0.is_finished())
             .finish_non_exhaustive()
@@ -310,16 +216,11 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Starts building a store for `url` (`redis://[:password@]host[:port][/db]`).
+    /// Starts building a store for `url`: one Redis, `redis://[:password@]host[:port][/db]`, or
+    /// a Redis Cluster, `redis+cluster://[:password@]host:port[,host:port…]` (any of its nodes;
+    /// the others are learnt from them).
     pub fn builder(url: impl Into<String>) -> RedisStoreBuilder {
-        RedisStoreBuilder {
-            url: url.into(),
-            prefix: "elicit".to_owned(),
-            command_timeout: Duration::from_secs(2),
-            max_url_records: DEFAULT_MAX_RECORDS,
-            max_flow_records: DEFAULT_MAX_RECORDS,
-            max_url_records_per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
-        }
+        RedisStoreBuilder::new(url.into())
     }
 
     /// Connects to `url` with the default prefix and timeouts; see [`RedisStoreBuilder::connect`].
@@ -327,13 +228,44 @@ impl RedisStore {
         RedisStore::builder(url).connect().await
     }
 
-    fn url_key(&self, id: &str) -> String {
-        format!("{}{id}", self.url_prefix)
+    /// What every key of the record `id` starts with: the prefix on one Redis; on a cluster the
+    /// hash tag of the record's shard, `{prefix#N}`, so that the record and the sets counting it
+    /// live in one slot.
+    fn tag(&self, id: &str) -> String {
+        if self.shards == 0 {
+            return self.prefix.clone();
+        }
+        // FNV-1a: ids are random already, this only spreads them over the shards.
+        let hash = id.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+        format!("{{{}#{}}}", self.prefix, hash % self.shards)
     }
 
-    /// The set counting a principal's steps: named by a digest (principals can be long).
-    fn owner_key(&self, owner: &str) -> String {
-        format!("{}{}", self.owner_prefix, URL_SAFE_NO_PAD.encode(&Sha256::digest(owner.as_bytes())[..16]))
+    /// A cap as counted in one shard: the whole cap on one Redis, its share on a cluster.
+    fn shard_cap(&self, cap: usize) -> usize {
+        match usize::try_from(self.shards) {
+            Ok(shards) if shards > 1 => cap.div_ceil(shards),
+            _ => cap,
+        }
+    }
+
+    fn url_key(&self, id: &str) -> String {
+        format!("{}:url:{id}", self.tag(id))
+    }
+
+    /// The live URL steps of `id`'s shard, by expiry.
+    fn live_urls(&self, id: &str) -> String {
+        format!("{}:live:url", self.tag(id))
+    }
+
+    /// The live flow records of `flow`'s shard, by expiry.
+    fn live_flows(&self, flow: &str) -> String {
+        format!("{}:live:flow", self.tag(flow))
+    }
+
+    /// The set counting a principal's steps in `id`'s shard: named by a digest (principals can
+    /// be long).
+    fn owner_key(&self, id: &str, owner: &str) -> String {
+        format!("{}:live:owner:{}", self.tag(id), digest(owner))
     }
 
     fn invalid(&self, detail: String) -> StoreError {
@@ -344,7 +276,7 @@ impl RedisStore {
     /// dropped (the connection manager reconnects in between).
     async fn run<T, F, Fut>(&self, what: &str, op: F) -> Result<T, StoreError>
     where
-        F: Fn(ConnectionManager) -> Fut,
+        F: Fn(Connection) -> Fut,
         Fut: Future<Output = Result<T, RedisError>>,
     {
         let attempts = async {
@@ -365,7 +297,7 @@ impl RedisStore {
         if flow.len() > MAX_ID_LEN {
             return Err(StoreError::Invalid { detail: "a flow id is too long".to_owned() });
         }
-        Ok(format!("{}{flow}", self.flow_prefix))
+        Ok(format!("{}:flow:{flow}", self.tag(flow)))
     }
 
     /// Runs one of the record scripts on `keys` with these arguments; the answer is a string.
@@ -379,7 +311,9 @@ impl RedisStore {
         self.invoke(what, script, keys, args).await
     }
 
-    /// Runs a script on `keys` with these arguments, its answer read as a `T`.
+    /// Runs a script on `keys` with these arguments, its answer read as a `T`; with
+    /// [`RedisStoreBuilder::wait_for_replicas`], then waits for the replicas of the node that ran
+    /// it (every script writes, if only an extended TTL).
     async fn invoke<T: FromRedisValue>(
         &self,
         what: &str,
@@ -387,17 +321,33 @@ impl RedisStore {
         keys: &[&str],
         args: &[&str],
     ) -> Result<T, StoreError> {
-        self.run(what, |mut c| {
-            let mut invocation = script.prepare_invoke();
-            for key in keys {
-                invocation.key(*key);
-            }
-            for arg in args {
-                invocation.arg(*arg);
-            }
-            async move { invocation.invoke_async(&mut c).await }
-        })
-        .await
+        let answer = self
+            .run(what, |mut c| {
+                let mut invocation = script.prepare_invoke();
+                for key in keys {
+                    invocation.key(*key);
+                }
+                for arg in args {
+                    invocation.arg(*arg);
+                }
+                let first = keys.first().copied().unwrap_or_default();
+                async move {
+                    let answer: T = invocation.invoke_async(&mut c).await?;
+                    let acked = match self.replica_acks {
+                        Some((replicas, within)) => Some((c.wait_replicas(first, replicas, within).await?, replicas)),
+                        None => None,
+                    };
+                    Ok((answer, acked))
+                }
+            })
+            .await?;
+        match answer {
+            (_, Some((acked, wanted))) if acked < wanted => Err(StoreError::Unavailable {
+                store: self.endpoint.clone(),
+                detail: format!("{what}: written, but {acked} of {wanted} replicas acknowledged it in time"),
+            }),
+            (answer, _) => Ok(answer),
+        }
     }
 
     /// Runs a script on a flow's hash (and the flow live set).
@@ -409,7 +359,7 @@ impl RedisStore {
         args: &[&str],
     ) -> Result<Option<String>, StoreError> {
         let hash = self.flow_key(flow)?;
-        self.script(what, script, &[&hash, &self.live_flows], args).await
+        self.script(what, script, &[&hash, &self.live_flows(flow)], args).await
     }
 
     fn json(&self, text: &str) -> Result<Value, StoreError> {
@@ -419,7 +369,7 @@ impl RedisStore {
     /// One atomic `take` script run: consumes a done record.
     async fn take_now(&self, id: &str) -> Result<UrlStatus, StoreError> {
         let key = self.url_key(id);
-        let value = self.script("take", &self.take_script, &[&key, &self.live_urls], &[DONE]).await?;
+        let value = self.script("take", &self.take_script, &[&key, &self.live_urls(id)], &[DONE]).await?;
         self.decode(value)
     }
 
@@ -441,15 +391,16 @@ impl UrlCompletions for RedisStore {
     fn register(&self, id: &str, ttl: Duration, owner: Option<&str>) -> StoreFuture<'_, ()> {
         let key = self.url_key(id);
         let pending = owner.map_or_else(|| PENDING.to_owned(), |owner| format!("{PENDING_FOR}{owner}"));
-        let owner_key = self.owner_key(owner.unwrap_or_default());
-        let quota = owner.map_or_else(String::new, |_| self.max_url_records_per_principal.to_string());
+        let owner_key = self.owner_key(id, owner.unwrap_or_default());
+        let quota = owner.map_or_else(String::new, |_| self.shard_cap(self.max_url_records_per_principal).to_string());
+        let live = self.live_urls(id);
         Box::pin(async move {
             if id_too_long(&key) {
                 return Err(StoreError::Invalid { detail: "a URL-mode id is too long".to_owned() });
             }
             // PX 0 is an error in Redis; `ttl_ms` gives a step at least a millisecond.
-            let args = [pending.as_str(), &ttl_ms(ttl), &self.max_url_records.to_string(), &quota];
-            let keys = [key.as_str(), &self.live_urls, &owner_key];
+            let args = [pending.as_str(), &ttl_ms(ttl), &self.shard_cap(self.max_url_records).to_string(), &quota];
+            let keys = [key.as_str(), &live, &owner_key];
             match self.script("register", &self.register_script, &keys, &args).await?.as_deref() {
                 Some("+") => Ok(()),
                 Some("F") => Err(StoreError::Full { kind: RecordKind::Url, cap: self.max_url_records }),
@@ -467,7 +418,7 @@ impl UrlCompletions for RedisStore {
         let mut connection = self.connection.clone();
         let timeout = self.timeout;
         let mut pipe = redis::pipe();
-        pipe.atomic().del(&key).ignore().zrem(&self.live_urls, &key).ignore();
+        pipe.atomic().del(&key).ignore().zrem(self.live_urls(id), &key).ignore();
         runtime.spawn(async move {
             let _ = tokio::time::timeout(timeout, pipe.query_async::<()>(&mut connection)).await;
         });
@@ -483,13 +434,8 @@ impl UrlCompletions for RedisStore {
             }
             let key = self.url_key(&id);
             let value = format!("{DONE}{outcome}");
-            let done: i64 = self
-                .run("complete", |mut c| {
-                    let mut invocation = self.complete_script.key(&key);
-                    invocation.arg(&value).arg(&self.channel).arg(&id).arg(PENDING).arg(&owned);
-                    async move { invocation.invoke_async(&mut c).await }
-                })
-                .await?;
+            let args = [value.as_str(), &self.channel, &id, PENDING, &owned];
+            let done: i64 = self.invoke("complete", &self.complete_script, &[&key], &args).await?;
             Ok(done == 1)
         })
     }
@@ -546,7 +492,8 @@ impl FlowLedger for RedisStore {
     fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
         let (flow, field, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
         Box::pin(async move {
-            let args = [field.as_str(), &ttl_ms(ttl), &self.max_flow_records.to_string(), &token, &ttl_ms(lease)];
+            let cap = self.shard_cap(self.max_flow_records).to_string();
+            let args = [field.as_str(), &ttl_ms(ttl), &cap, &token, &ttl_ms(lease)];
             match self.flow_script("claim", &self.claim_script, &flow, &args).await?.as_deref() {
                 Some("+") => Ok(Claim::Run),
                 Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
@@ -585,7 +532,7 @@ impl FlowLedger for RedisStore {
         let (flow, answers) = (flow.to_owned(), answers.get().to_owned());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         Box::pin(async move {
-            let (ttl, cap) = (ttl_ms(ttl), self.max_flow_records.to_string());
+            let (ttl, cap) = (ttl_ms(ttl), self.shard_cap(self.max_flow_records).to_string());
             let mut args: Vec<&str> = vec![&answers, &ttl, &cap];
             args.extend(seen.iter().map(String::as_str));
             match self.flow_script("finish", &self.finish_script, &flow, &args).await?.as_deref() {
@@ -625,7 +572,7 @@ impl FlowLedger for RedisStore {
         Box::pin(async move {
             let (hash, ttl) = (self.flow_key(&flow)?, ttl_ms(ttl));
             let fields: Vec<String> =
-                self.invoke("snapshot", &self.snapshot_script, &[&hash, &self.live_flows], &[&ttl]).await?;
+                self.invoke("snapshot", &self.snapshot_script, &[&hash, &self.live_flows(&flow)], &[&ttl]).await?;
             let mut snapshot = LedgerSnapshot::default();
             for pair in fields.chunks(2) {
                 let [field, json] = pair else { return Err(self.invalid("an odd ledger snapshot".to_owned())) };
@@ -652,18 +599,15 @@ fn ttl_ms(ttl: Duration) -> String {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1).to_string()
 }
 
-/// `redis at HOST:PORT` for `url`, without credentials; refuses anything but `redis://`.
+/// A principal's name in a key: a digest (principals can be long).
+fn digest(owner: &str) -> String {
+    URL_SAFE_NO_PAD.encode(&Sha256::digest(owner.as_bytes())[..16])
+}
+
+/// `redis at HOST:PORT` (or `redis cluster at HOST:PORT,…`) for `url`, without credentials.
+#[cfg(test)]
 fn describe(url: &str) -> Result<String, StoreError> {
-    // Not echoed: the URL may carry a password.
-    let parsed = url::Url::parse(url)
-        .map_err(|e| StoreError::Invalid { detail: format!("the store URL is not a redis URL: {e}") })?;
-    if parsed.scheme() != "redis" {
-        return Err(StoreError::Invalid {
-            detail: format!("`{}://…` is not supported: give redis://HOST:PORT (TLS is not built in)", parsed.scheme()),
-        });
-    }
-    let host = parsed.host_str().unwrap_or("localhost");
-    Ok(format!("redis at {host}:{}", parsed.port().unwrap_or(6379)))
+    conn::target(url).map(|target| target.endpoint)
 }
 
 #[cfg(test)]
@@ -677,6 +621,13 @@ mod tests {
         assert_eq!(describe("redis://cache").unwrap(), "redis at cache:6379");
         assert!(describe("rediss://cache:6380").unwrap_err().to_string().contains("TLS is not built in"));
         assert!(describe("not a url").is_err());
+        assert_eq!(
+            describe("redis+cluster://:secret@10.0.0.1:7000,10.0.0.2:7001").unwrap(),
+            "redis cluster at 10.0.0.1:7000,10.0.0.2:7001"
+        );
+        let refused = describe("redis+cluster://:secret@10.0.0.1:7000/3").unwrap_err().to_string();
+        assert!(refused.contains("one database") && !refused.contains("secret"), "{refused}");
+        assert!(describe("redis+cluster://").is_err());
     }
 
     #[tokio::test]

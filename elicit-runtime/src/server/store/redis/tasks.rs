@@ -2,11 +2,13 @@
 //!
 //! # Layout
 //!
+//! - Keys start as the store's others do (the prefix, or a shard's hash tag on a cluster: the
+//!   task's hash and the sets counting it share a slot).
 //! - One hash per task, `{prefix}:task:{id}`: `doc` (the [`TaskRecord`] JSON the running instance
 //!   writes), `a:{key}` (each answer, first one wins), `cancel`. It expires with the task's TTL.
 //! - The sorted sets `{prefix}:live:task` and `{prefix}:live:task:owner:{digest}` hold the ids of
 //!   tasks running, scored by their lease's end; the create script drops those whose lease passed,
-//!   then counts them against the caps. A terminal save removes the task from both.
+//!   then counts them against the caps (on a cluster, each shard's share of them). A terminal save removes the task from both.
 //! - Every change publishes `task:{id}` on the store's channel: a handler waiting on an answer or
 //!   on cancellation, on whichever instance, is woken at once (and rereads anyway every
 //!   [`TaskConfig::recheck`](crate::server::TaskConfig::recheck)).
@@ -83,19 +85,23 @@ impl TaskScripts {
 
 impl RedisStore {
     fn task_key(&self, id: &str) -> String {
-        format!("{}task:{id}", self.task_prefix)
+        format!("{}:task:{id}", self.tag(id))
     }
 
-    fn live_tasks(&self) -> String {
-        format!("{}live:task", self.task_prefix)
+    /// The running tasks of `id`'s shard.
+    fn live_tasks(&self, id: &str) -> String {
+        format!("{}:live:task", self.tag(id))
     }
 
-    fn live_tasks_of(&self, owner: Option<&str>) -> String {
-        format!(
-            "{}live:task:owner:{}",
-            self.task_prefix,
-            self.owner_key(owner.unwrap_or("")).rsplit(':').next().unwrap_or("")
-        )
+    /// One principal's running tasks in `id`'s shard.
+    fn live_tasks_of(&self, id: &str, owner: Option<&str>) -> String {
+        format!("{}:live:task:owner:{}", self.tag(id), super::digest(owner.unwrap_or("")))
+    }
+
+    /// The task's hash and the two sets counting it.
+    fn task_keys(&self, record: &TaskRecord) -> (String, String, String) {
+        let id = &record.id;
+        (self.task_key(id), self.live_tasks(id), self.live_tasks_of(id, record.owner.as_deref()))
     }
 
     async fn fields(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
@@ -133,14 +139,13 @@ impl TaskRecords for RedisStore {
         let record = record.clone();
         Box::pin(async move {
             let doc = doc(&record)?;
-            let (key, live, mine) =
-                (self.task_key(&record.id), self.live_tasks(), self.live_tasks_of(record.owner.as_deref()));
+            let (key, live, mine) = self.task_keys(&record);
             let args = [
                 doc,
                 record.ttl_ms.max(1).to_string(),
                 limits.now_ms.to_string(),
-                limits.max_live.to_string(),
-                limits.max_live_per_principal.to_string(),
+                self.shard_cap(limits.max_live).to_string(),
+                self.shard_cap(limits.max_live_per_principal).to_string(),
                 record.lease_until_ms.to_string(),
                 record.id.clone(),
             ];
@@ -159,8 +164,7 @@ impl TaskRecords for RedisStore {
         let record = record.clone();
         Box::pin(async move {
             let doc = doc(&record)?;
-            let (key, live, mine) =
-                (self.task_key(&record.id), self.live_tasks(), self.live_tasks_of(record.owner.as_deref()));
+            let (key, live, mine) = self.task_keys(&record);
             let mut args = vec![
                 doc,
                 if record.status.is_terminal() { "1" } else { "0" }.to_owned(),
@@ -170,16 +174,7 @@ impl TaskRecords for RedisStore {
             ];
             args.extend(record.input_requests.keys().cloned());
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let saved: i64 = self
-                .run("save task", |mut c| {
-                    let mut invocation = self.task_scripts.save.prepare_invoke();
-                    invocation.key(&key).key(&live).key(&mine);
-                    for arg in &args {
-                        invocation.arg(*arg);
-                    }
-                    async move { invocation.invoke_async(&mut c).await }
-                })
-                .await?;
+            let saved: i64 = self.invoke("save task", &self.task_scripts.save, &[&key, &live, &mine], &args).await?;
             Ok(saved == 1)
         })
     }

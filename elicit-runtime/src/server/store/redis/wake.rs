@@ -71,15 +71,22 @@ impl Drop for Waiter<'_> {
 
 /// Keeps one subscription to `channel` alive for the life of the store, waking local waiters
 /// for every id announced; `live` tells waiters whether they may rely on it.
+///
+/// On a cluster `clients` are the nodes the store URL names, tried in turn: a `PUBLISH` reaches
+/// the subscribers of every node (the cluster bus carries it), so one subscription anywhere
+/// hears every completion, and losing its node only moves it to the next one.
 pub(super) async fn subscribe_forever(
-    client: Client,
+    clients: Vec<Client>,
     channel: String,
     waiters: Arc<Waiters>,
     live: watch::Sender<bool>,
     timeout: Duration,
 ) {
     let mut backoff = RESUBSCRIBE_MIN;
+    let mut next = 0;
     loop {
+        let Some(client) = clients.get(next % clients.len().max(1)) else { return };
+        next += 1;
         let subscribed = tokio::time::timeout(timeout, async {
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe(&channel).await?;
