@@ -9,3 +9,4 @@ mod filler;
 mod form_page;
 mod login;
 mod payment_page;
+mod url_only;

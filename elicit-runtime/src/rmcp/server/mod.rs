@@ -192,8 +192,7 @@ impl McpServer {
     /// Only loopback `Host` headers are accepted unless `allowed_hosts` names others; only
     /// loopback `Origin`s unless [`McpServerBuilder::allowed_origins`](McpServerBuilder::allowed_origins) names others (a request
     /// without `Origin` passes). Bodies larger than [`McpServerBuilder::max_request_body`](McpServerBuilder::max_request_body) are
-    /// refused (413) before they are parsed. With feature `pages`, the engine's form pages
-    /// ([`Engine::form_pages`](crate::server::Engine::form_pages)) are served beside it.
+    /// refused (413) before they are parsed.
     pub fn http_router(&self, allowed_hosts: &[String]) -> axum::Router {
         // rmcp routes by era: an `initialize` opens a session whatever this setting says about
         // 2026-07-28 requests, which are always stateless. `json_response` applies to those only;
@@ -234,13 +233,17 @@ impl McpServer {
                 Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }
         });
-        let router = axum::Router::new().nest_service("/mcp", handle);
-        // The engine's form pages, when it serves them, beside the endpoint.
-        #[cfg(feature = "pages")]
-        let router = match self.engine().form_pages() {
-            Some(pages) => router.merge(pages.router()),
-            None => router,
-        };
-        router
+        axum::Router::new().nest_service("/mcp", handle)
+    }
+
+    /// The routes of the engine's form pages ([`Engine::form_pages`](crate::server::Engine::form_pages)),
+    /// empty when it serves none: `mcp.http_router(&[]).merge(mcp.page_router())`. Kept apart from
+    /// [`McpServer::http_router`] because the two take different authentication: a browser
+    /// opening a page sends no bearer token, so a layer requiring one on `/mcp` must not cover
+    /// the pages.
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn page_router(&self) -> axum::Router {
+        self.engine().form_pages().map(crate::server::pages::FormPages::router).unwrap_or_default()
     }
 }

@@ -52,11 +52,55 @@ fn parse_as<T: Elicit>(content: &Map<String, Value>) -> Result<Map<String, Value
     T::from_content(content).map(|value| value.to_content())
 }
 
-/// What a page link's descriptor says: which form, with which message.
+/// What a page link's descriptor says: which form, with which message; for a form cut to the
+/// fields a tool's arguments lacked ([`Flow::complete_args`]), those fields and the values kept.
 #[derive(Serialize, Deserialize)]
 struct Descriptor {
     form: String,
     message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    only: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    kept: Map<String, Value>,
+}
+
+/// A form cut to some of its fields, the others' values kept.
+pub(super) struct Cut {
+    pub(super) only: Vec<String>,
+    pub(super) kept: Map<String, Value>,
+}
+
+/// A page's form as its link describes it.
+struct Described {
+    entry: FormEntry,
+    message: String,
+    only: Option<Vec<String>>,
+    kept: Map<String, Value>,
+}
+
+impl Described {
+    /// The schema the page shows: the form's, or its cut.
+    fn schema(&self) -> std::borrow::Cow<'static, RequestedSchema> {
+        match &self.only {
+            None => std::borrow::Cow::Borrowed(self.entry.schema),
+            Some(only) => {
+                let mut schema = self.entry.schema.clone();
+                schema.properties.retain(|p| only.iter().any(|name| *name == p.name));
+                std::borrow::Cow::Owned(schema)
+            }
+        }
+    }
+
+    /// Validates a submission with the type's own parser, the kept values merged in: the answer's content.
+    fn parse(&self, posted: &Map<String, Value>) -> Result<Map<String, Value>, ContentErrors> {
+        if self.only.is_none() && self.kept.is_empty() {
+            return (self.entry.parse)(posted);
+        }
+        let mut merged = self.kept.clone();
+        let shown = |name: &String| self.only.as_ref().is_none_or(|only| only.contains(name));
+        merged.extend(posted.iter().filter(|(name, _)| shown(name)).map(|(k, v)| (k.clone(), v.clone())));
+        (self.entry.parse)(&merged)
+    }
 }
 
 /// The engine's form pages: the forms they can show, the keys their links and tokens are sealed
@@ -136,8 +180,13 @@ impl FormPages {
     }
 
     /// The link to the page of `step` showing form `form` with `message`.
-    fn link(&self, step: &str, form: &str, message: &str, principal: Option<&str>) -> String {
-        let descriptor = Descriptor { form: form.to_owned(), message: message.to_owned() };
+    fn link(&self, step: &str, form: &str, message: &str, cut: Option<&Cut>, principal: Option<&str>) -> String {
+        let descriptor = Descriptor {
+            form: form.to_owned(),
+            message: message.to_owned(),
+            only: cut.map(|cut| cut.only.clone()),
+            kept: cut.map(|cut| cut.kept.clone()).unwrap_or_default(),
+        };
         let sealed = self.inner.sealer.seal_json(&descriptor_binding(step), &descriptor, SystemTime::now());
         let mut link = format!("{}{PAGE_PATH}{step}", self.inner.public_url);
         if let Ok(sealed) = sealed {
@@ -154,15 +203,16 @@ impl FormPages {
     }
 
     /// The form and message a link's descriptor names for `step`, if it is one of ours and the form is known.
-    fn descriptor(&self, step: &str, sealed: &str) -> Option<(FormEntry, String)> {
+    fn descriptor(&self, step: &str, sealed: &str) -> Option<Described> {
         let descriptor: Descriptor =
             self.inner.sealer.open_json(&descriptor_binding(step), sealed, SystemTime::now()).ok()?;
-        Some((self.form(&descriptor.form)?, descriptor.message))
+        let entry = self.form(&descriptor.form)?;
+        Some(Described { entry, message: descriptor.message, only: descriptor.only, kept: descriptor.kept })
     }
 
     /// The pages' routes (`GET` and `POST` on `/form/{step}`), to merge into the server's router:
-    /// `router.merge(engine.form_pages()?.router())`. [`McpServer`](crate::rmcp::McpServer)'s
-    /// router includes them already.
+    /// `router.merge(engine.form_pages()?.router())`; on [`McpServer`](crate::rmcp::McpServer),
+    /// `mcp.page_router()`.
     pub fn router(&self) -> axum::Router {
         routes::router(self.clone())
     }
@@ -193,6 +243,16 @@ impl Flow {
     ///
     /// As [`Flow::url`]; [`FlowError::Failed`] when the engine has no form pages.
     pub async fn form_page<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
+        self.page_ask::<T>(key, message, None).await
+    }
+
+    /// [`Flow::form_page`], the form cut to some fields when `cut` says so.
+    pub(super) async fn page_ask<T: Elicit>(
+        &self,
+        key: &str,
+        message: &str,
+        cut: Option<Cut>,
+    ) -> Result<Answer<T>, FlowError> {
         let Some(pages) = self.shared.pages.clone() else {
             return Err(self.fail(FlowError::Failed(
                 "form pages are not configured on this engine (EngineBuilder::form_pages)".to_owned(),
@@ -201,7 +261,8 @@ impl Flow {
         pages.register::<T>();
         let principal = self.principal().map(str::to_owned);
         let form = std::any::type_name::<T>();
-        let answer = self.url(key, message, |step| pages.link(step, form, message, principal.as_deref())).await?;
+        let answer =
+            self.url(key, message, |step| pages.link(step, form, message, cut.as_ref(), principal.as_deref())).await?;
         let recorded = match answer {
             UrlAnswer::Declined => return Ok(Answer::Declined),
             UrlAnswer::Cancelled => return Ok(Answer::Cancelled),

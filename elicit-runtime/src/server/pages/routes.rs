@@ -8,7 +8,7 @@ use axum::routing::get;
 use serde_json::json;
 
 use super::kit::{Decision, PageRequest, Visit, cookie, plausible_step, query_value, record_decision};
-use super::{DESCRIPTOR_PARAM, FormEntry, FormPages, MAX_POST_BODY, PAGE_PATH};
+use super::{DESCRIPTOR_PARAM, Described, FormPages, MAX_POST_BODY, PAGE_PATH};
 use crate::form::{
     FormValues, FormView, Notice, PageAction, content_security_policy, parse_post, render_form, render_notice,
 };
@@ -84,7 +84,7 @@ fn https(headers: &HeaderMap, pages: &FormPages) -> bool {
 
 /// What every request of a page needs: the step's form and message, the visitor, and the step still open.
 enum Opened {
-    Page { form: FormEntry, message: String, by: Option<String>, descriptor: String },
+    Page { form: Described, by: Option<String>, descriptor: String },
     Respond(Response),
 }
 
@@ -95,7 +95,7 @@ async fn open(pages: &FormPages, step: &str, query: Option<&str>, who: &Authenti
     let Some(descriptor) = query.and_then(|q| query_value(q, DESCRIPTOR_PARAM)) else {
         return Opened::Respond(not_found());
     };
-    let Some((form, message)) = pages.descriptor(step, &descriptor) else {
+    let Some(form) = pages.descriptor(step, &descriptor) else {
         return Opened::Respond(notice(
             StatusCode::GONE,
             "Form expired",
@@ -119,7 +119,7 @@ async fn open(pages: &FormPages, step: &str, query: Option<&str>, who: &Authenti
         Visit::Refused(why) => return Opened::Respond(notice(StatusCode::FORBIDDEN, "Not signed in", "refused", &why)),
     };
     match pages.store().status(step).await {
-        Ok(UrlStatus::Pending) => Opened::Page { form, message, by, descriptor },
+        Ok(UrlStatus::Pending) => Opened::Page { form, by, descriptor },
         Ok(UrlStatus::Completed(_)) => Opened::Respond(notice(
             StatusCode::CONFLICT,
             "Already answered",
@@ -155,13 +155,14 @@ async fn show(
     who: Authenticated,
     headers: HeaderMap,
 ) -> Response {
-    let (form, message, descriptor) = match open(&pages, &step, query.as_deref(), &who, &headers).await {
-        Opened::Page { form, message, descriptor, .. } => (form, message, descriptor),
+    let (form, descriptor) = match open(&pages, &step, query.as_deref(), &who, &headers).await {
+        Opened::Page { form, descriptor, .. } => (form, descriptor),
         Opened::Respond(response) => return response,
     };
-    let values = FormValues::defaults(form.schema);
+    let schema = form.schema();
+    let values = FormValues::defaults(&schema);
     let action = action_of(&step, &descriptor);
-    form_page(&pages, &step, StatusCode::OK, FormView::new(&message, form.schema, &values, &action), &headers)
+    form_page(&pages, &step, StatusCode::OK, FormView::new(&form.message, &schema, &values, &action), &headers)
 }
 
 /// Where the form posts: its own page, with its descriptor (and without a sign-in ticket).
@@ -191,11 +192,12 @@ async fn submit(
         }
     };
     // A submission from the page's own form carries no sign-in ticket: the query is the descriptor.
-    let (form, message, by, descriptor) = match open(&pages, &step, query.as_deref(), &who, &headers).await {
-        Opened::Page { form, message, by, descriptor } => (form, message, by, descriptor),
+    let (form, by, descriptor) = match open(&pages, &step, query.as_deref(), &who, &headers).await {
+        Opened::Page { form, by, descriptor } => (form, by, descriptor),
         Opened::Respond(response) => return response,
     };
-    let posted = parse_post(form.schema, &body);
+    let schema = form.schema();
+    let posted = parse_post(&schema, &body);
     let nonce = cookie(&headers, NONCE_COOKIE).unwrap_or_default();
     if !posted.token.as_deref().is_some_and(|token| pages.anti_forgery().verify(&step, nonce, token)) {
         return notice(
@@ -207,11 +209,11 @@ async fn submit(
         );
     }
     let outcome = match posted.action {
-        Some(PageAction::Accept) => match (form.parse)(&posted.content) {
+        Some(PageAction::Accept) => match form.parse(&posted.content) {
             Ok(content) => json!({"action": "accept", "content": content}),
             Err(errors) => {
                 let action = action_of(&step, &descriptor);
-                let view = FormView::new(&message, form.schema, &posted.values, &action).errors(Some(&errors));
+                let view = FormView::new(&form.message, &schema, &posted.values, &action).errors(Some(&errors));
                 return form_page(&pages, &step, StatusCode::UNPROCESSABLE_ENTITY, view, &headers);
             }
         },
