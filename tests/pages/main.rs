@@ -6,6 +6,7 @@
 mod amount_and_cookie;
 mod browser;
 mod filler;
+mod form_browser;
 mod form_page;
 mod login;
 mod payment_page;

@@ -16,7 +16,7 @@ use crate::schema::{EnumOption, PrimitiveSchema, Property, RequestedSchema, Stri
 /// `Content-Security-Policy` allows.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:36em;margin:1em auto;padding:0 1em;\
 line-height:1.4}label,legend{display:block;font-weight:600;margin-top:1em}fieldset{border:0;padding:0;\
-margin:0}fieldset label{font-weight:400;margin-top:.25em}input[type=text],input[type=email],input[type=url],\
+margin:1em 0 0}fieldset label{font-weight:400;margin-top:.25em}input[type=text],input[type=email],input[type=url],\
 input[type=number],input[type=date],input[type=datetime-local],select{width:100%;box-sizing:border-box;\
 font-size:1em;padding:.4em}.hint{color:#444;margin:.2em 0;font-size:.9em}.error{color:#a00;font-weight:600;\
 margin:.2em 0}.errors{border:2px solid #a00;padding:.5em 1em}.actions{margin-top:1.5em;display:flex;gap:.5em;\
@@ -324,7 +324,13 @@ fn label_text(out: &mut String, property: &Property) {
     {
         out.push_str(" (UTC)");
     }
-    if property.required && !matches!(property.schema, PrimitiveSchema::Boolean(_)) {
+    // A box left unticked and an empty group are answers: only a group that needs a choice is required.
+    let needed = match &property.schema {
+        PrimitiveSchema::Boolean(_) => false,
+        PrimitiveSchema::MultiSelect(s) => s.min_items.is_some_and(|n| n > 0),
+        _ => property.required,
+    };
+    if needed {
         out.push_str(" <span class=\"hint\">(required)</span>");
     }
 }
