@@ -244,6 +244,6 @@ impl McpServer {
     #[cfg(feature = "pages")]
     #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
     pub fn page_router(&self) -> axum::Router {
-        self.engine().form_pages().map(crate::server::pages::FormPages::router).unwrap_or_default()
+        self.inner.elicitation.page_router()
     }
 }
