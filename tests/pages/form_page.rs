@@ -66,7 +66,7 @@ fn url_only() -> serde_json::Map<String, Value> {
     json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}).as_object().unwrap().clone()
 }
 
-async fn ask(flow: Flow) -> Result<String, elicit_runtime::server::FlowError> {
+pub(crate) async fn ask(flow: Flow) -> Result<String, elicit_runtime::server::FlowError> {
     Ok(match flow.form_page::<Seat>("seat", "Choose your <seat>").await? {
         Answer::Accepted(seat) => format!("{seat:?}"),
         Answer::Declined => "declined".to_owned(),
@@ -75,7 +75,7 @@ async fn ask(flow: Flow) -> Result<String, elicit_runtime::server::FlowError> {
 }
 
 /// Round 1 of a flow asking for a `Seat` by page, as `principal`: the page's link and the state.
-async fn first_round(served: &Served, principal: Option<&str>) -> (String, String) {
+pub(crate) async fn first_round(served: &Served, principal: Option<&str>) -> (String, String) {
     let meta = url_only();
     let request = Request::new("tools/call", "seat").meta(Some(&meta)).principal(principal);
     let Outcome::InputRequired(asked) = served.engine.run(&request, ask).await.unwrap() else { panic!("no ask") };
@@ -86,7 +86,7 @@ async fn first_round(served: &Served, principal: Option<&str>) -> (String, Strin
 }
 
 /// The client's retry after the user consented: the flow's result.
-async fn retry(served: &Served, principal: Option<&str>, state: &str) -> Outcome<String> {
+pub(crate) async fn retry(served: &Served, principal: Option<&str>, state: &str) -> Outcome<String> {
     let meta = url_only();
     let consent = json!({"seat": {"action": "accept"}});
     let request = Request::new("tools/call", "seat")

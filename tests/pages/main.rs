@@ -5,6 +5,7 @@
 
 mod amount_and_cookie;
 mod browser;
+mod eras_and_stores;
 mod filler;
 mod form_browser;
 mod form_page;
