@@ -32,6 +32,12 @@
 //! verify: whoever holds the unguessable link decides, as before.
 //!
 //! A store failure shows a generic "try again later" page; its detail goes to the server's log.
+//!
+//! Built on the runtime's page kit (`elicit_runtime::server::pages::kit`): the step check
+//! ([`plausible_step`]), the anti-forgery tokens ([`crate::csrf`] over the kit's `AntiForgery`)
+//! and the recording of the decision ([`record_decision`]). Its sign-in is today's [`PageLogin`]
+//! ticket, the kit's `PageLoginVisitors`: a credential in the link, which the spec forbids for URL
+//! mode; it stays until a sign-in without a ticket replaces it.
 
 use std::sync::Arc;
 
@@ -41,6 +47,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
+use elicit_runtime::server::pages::kit::{Decision, plausible_step, record_decision};
 use elicit_runtime::server::{PageLogin, PageLoginError, UrlCompletions, UrlStatus};
 use serde_json::json;
 
@@ -193,12 +200,6 @@ fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Ids are minted by the engine as 22 URL-safe characters; anything else is not ours. (So an id
-/// is also safe to write into HTML and headers as it is.)
-fn plausible_id(id: &str) -> bool {
-    id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
 async fn show_payment(
     State(page_state): State<PaymentPage>,
     Path(id): Path<String>,
@@ -206,7 +207,7 @@ async fn show_payment(
     bearer: Bearer,
     headers: HeaderMap,
 ) -> Response {
-    if !plausible_id(&id) {
+    if !plausible_step(&id) {
         return not_found("This payment link is not valid.");
     }
     if let Some(logins) = &page_state.logins
@@ -398,7 +399,7 @@ async fn decide<const APPROVED: bool>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !plausible_id(&id) {
+    if !plausible_step(&id) {
         return not_found("This payment link is not valid.");
     }
     if !came_from_the_page(&page_state.secrets, &id, &headers, &body) {
@@ -416,16 +417,16 @@ async fn decide<const APPROVED: bool>(
         Who::Anonymous => None,
         Who::Conflict => return two_users(),
     };
-    match page_state.store.complete(&id, json!({ "approved": APPROVED }), by.as_deref()).await {
-        Ok(true) if APPROVED => {
+    match record_decision(&page_state.store, &id, json!({ "approved": APPROVED }), by.as_deref()).await {
+        Ok(Decision::Recorded) if APPROVED => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
-        Ok(true) => page(
+        Ok(Decision::Recorded) => page(
             StatusCode::OK,
             "Payment denied",
             "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>",
         ),
-        Ok(false) => page(
+        Ok(Decision::Refused) => page(
             StatusCode::CONFLICT,
             "Not recorded",
             "<p id=\"not-recorded\">This payment link has expired, was already used, or belongs to another user.</p>",

@@ -198,8 +198,14 @@ impl AntiForgery {
     /// the cookie, the token into the form.
     pub fn issue(&self, step: &str) -> Option<(String, String)> {
         let nonce = mint_id();
-        let token = self.sealer.seal(&token_binding(step), nonce.as_bytes(), SystemTime::now()).ok()?;
+        let token = self.token(step, &nonce)?;
         Some((nonce, token))
+    }
+
+    /// The token of the page of `step` for a browser holding `nonce` (a page that keeps its own
+    /// nonces; [`AntiForgery::issue`] makes both). `None` for a nonce too long to seal.
+    pub fn token(&self, step: &str, nonce: &str) -> Option<String> {
+        self.sealer.seal(&token_binding(step), nonce.as_bytes(), SystemTime::now()).ok()
     }
 
     /// Whether `token` was issued for `step` and `nonce`, and is still valid.
