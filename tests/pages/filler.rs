@@ -206,7 +206,7 @@ fn attributes(tag: &str) -> HashMap<String, String> {
         if rest.is_empty() || rest.starts_with('>') {
             return attrs;
         }
-        let end = rest.find(|c: char| c == '=' || c == ' ' || c == '>').unwrap_or(rest.len());
+        let end = rest.find(['=', ' ', '>']).unwrap_or(rest.len());
         let key = rest[..end].to_owned();
         rest = &rest[end..];
         if let Some(after) = rest.strip_prefix("=\"") {
