@@ -33,6 +33,8 @@ pub(crate) struct PageForm {
     /// The `name=value` of the cookie the page set.
     cookie: Option<String>,
     controls: Vec<Control>,
+    /// Headers every request of this page sends (an `Authorization`).
+    headers: Vec<(String, String)>,
 }
 
 fn client() -> reqwest::Client {
@@ -48,15 +50,29 @@ fn origin(url: &str) -> String {
 impl PageForm {
     /// Loads the page at `url` (with `cookie`, e.g. a session) and reads its form.
     pub(crate) async fn open(url: &str, cookie: Option<&str>) -> PageForm {
+        PageForm::open_with(url, cookie, &[]).await
+    }
+
+    /// [`PageForm::open`], every request of the page sending `headers` too.
+    pub(crate) async fn open_with(url: &str, cookie: Option<&str>, headers: &[(&str, &str)]) -> PageForm {
+        let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         let mut request = client().get(url);
+        for (name, value) in &headers {
+            request = request.header(name, value);
+        }
         if let Some(cookie) = cookie {
             request = request.header("cookie", cookie);
         }
         let response = request.send().await.unwrap();
-        PageForm::read(&origin(url), response, None).await
+        PageForm::read(&origin(url), response, None, headers).await
     }
 
-    async fn read(origin: &str, response: reqwest::Response, cookie: Option<String>) -> PageForm {
+    async fn read(
+        origin: &str,
+        response: reqwest::Response,
+        cookie: Option<String>,
+        headers: Vec<(String, String)>,
+    ) -> PageForm {
         let status = response.status().as_u16();
         let set = response
             .headers()
@@ -72,7 +88,7 @@ impl PageForm {
             .and_then(|a| a.get("action").cloned())
             .map(|a| format!("{origin}{a}"))
             .unwrap_or_default();
-        PageForm { status, action, cookie: set.or(cookie), controls: controls(&body), body }
+        PageForm { status, action, cookie: set.or(cookie), controls: controls(&body), body, headers }
     }
 
     /// Whether the page shows a form.
@@ -139,11 +155,14 @@ impl PageForm {
             .post(&self.action)
             .header("content-type", "application/x-www-form-urlencoded")
             .body(body.to_owned());
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
         if let Some(cookie) = cookie {
             request = request.header("cookie", cookie);
         }
         let response = request.send().await.unwrap();
-        PageForm::read(&origin(&self.action), response, self.cookie.clone()).await
+        PageForm::read(&origin(&self.action), response, self.cookie.clone(), self.headers.clone()).await
     }
 
     /// The cookie the page set.

@@ -242,3 +242,71 @@ async fn a_page_after_its_step_expired_says_so() {
     assert_eq!(last.status, 410, "{}", last.body);
     assert!(last.body.contains("id=\"expired\"") && last.body.contains("Nothing was recorded"), "{}", last.body);
 }
+
+/// What round 1 of `flow.form::<Seat>` asks a client declaring `elicitation`, on an engine whose
+/// fallback is `engine_fallback` and a tool that sets its own (`tool_fallback`): the mode asked,
+/// or the JSON-RPC error code.
+async fn first_ask(elicitation: Value, engine_fallback: bool, tool_fallback: Option<bool>) -> Result<String, i32> {
+    let served = serve(|b, base| b.form_pages(base).form_fallback(engine_fallback).build()).await;
+    let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": elicitation}});
+    let request = Request::new("tools/call", "seat").meta(meta.as_object());
+    let handler = |flow: Flow| async move {
+        if let Some(on) = tool_fallback {
+            flow.form_fallback(on);
+        }
+        Ok(format!("{:?}", flow.form::<Seat>("seat").await?))
+    };
+    match served.engine.run(&request, handler).await {
+        Ok(Outcome::InputRequired(asked)) => {
+            let params = asked.input_requests[0].1.to_json()["params"].clone();
+            Ok(params.get("mode").and_then(Value::as_str).unwrap_or("form").to_owned())
+        }
+        Ok(Outcome::Complete(text)) => panic!("completed without asking: {text}"),
+        Err(error) => Err(error.code),
+    }
+}
+
+#[tokio::test]
+async fn form_asks_through_the_page_only_for_a_url_only_client_and_as_the_tool_decides() {
+    let url_only = json!({"url": {}});
+    assert_eq!(first_ask(url_only.clone(), true, None).await, Ok("url".to_owned()), "the engine's fallback");
+    assert_eq!(first_ask(url_only.clone(), false, None).await, Err(-32021), "no fallback: the capability error");
+    assert_eq!(first_ask(url_only.clone(), false, Some(true)).await, Ok("url".to_owned()), "the tool turns it on");
+    assert_eq!(first_ask(url_only, true, Some(false)).await, Err(-32021), "the tool turns it off");
+    // A client that draws forms gets the form, fallback or not.
+    assert_eq!(first_ask(json!({"form": {}, "url": {}}), true, None).await, Ok("form".to_owned()));
+}
+
+/// The check that meets the spec's rule: the server's own authentication names the visitor (here
+/// the travel-server's bearer layer, optional on the pages); the link carries no credential. Alice
+/// answers her step; Bob, authenticated, is refused by the store; nobody is refused by the check.
+#[tokio::test]
+async fn authenticated_visitors_answer_their_own_steps_only() {
+    use elicit_examples::bearer::{BearerTokens, authenticate};
+    use elicit_runtime::server::pages::kit::AuthenticatedVisitors;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let engine = Engine::builder("form-page-test", KeyRing::generate())
+        .form_pages(&base)
+        .page_visitors(Arc::new(AuthenticatedVisitors))
+        .build();
+    let tokens = BearerTokens::parse("tok-a=alice,tok-b=bob").unwrap();
+    let router = authenticate(engine.form_pages().unwrap().router(), tokens, false);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let served = Served { engine: Arc::new(engine), base };
+
+    let (link, state) = first_round(&served, Some("alice")).await;
+    assert!(!link.contains("login="), "no credential in the link: {link}");
+    let nobody = PageForm::open(&link, None).await;
+    assert_eq!(nobody.status, 403, "{}", nobody.body);
+    let bob = PageForm::open_with(&link, None, &[("authorization", "Bearer tok-b")]).await;
+    assert_eq!(bob.status, 200, "{}", bob.body);
+    let refused = bob.press("decline").await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    let mut alice = PageForm::open_with(&link, None, &[("authorization", "Bearer tok-a")]).await;
+    alice.set("f.name", "Alice").set("f.side", "aisle");
+    assert_eq!(alice.press("accept").await.status, 200);
+    let Outcome::Complete(text) = retry(&served, Some("alice"), &state).await else { panic!("not complete") };
+    assert_eq!(text, r#"Seat { name: "Alice", seats: 1, side: Aisle, offers: false }"#);
+}
