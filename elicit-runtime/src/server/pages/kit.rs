@@ -37,14 +37,43 @@ pub struct PageRequest<'a> {
 pub enum Visit {
     /// This principal, verified; `None` when the server has no users (whoever holds the link).
     Visitor(Option<String>),
-    /// The visitor just signed in: send them to the page without the query, setting this
-    /// `Set-Cookie` value, and verify them by it from then on.
-    SignedIn {
-        /// The `Set-Cookie` header value.
-        set_cookie: String,
+    /// Send the visitor to the page without the query (a sign-in link, used), setting this
+    /// `Set-Cookie` value if any; they are verified by it from then on.
+    Redirect {
+        /// The `Set-Cookie` header value, if the visitor just signed in.
+        set_cookie: Option<String>,
     },
-    /// Not a visitor who may decide: the text says why (shown to them).
-    Refused(String),
+    /// Not a visitor who may decide.
+    Refused(Refusal),
+}
+
+/// Why a visitor was refused: the kind, for the page to choose its answer, and a sentence to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// What went wrong.
+    pub kind: RefusalKind,
+    /// Why, for the visitor.
+    pub text: String,
+}
+
+/// The kinds of [`Refusal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusalKind {
+    /// The page does not know who the visitor is.
+    NotSignedIn,
+    /// The request names two different users (a session and the server's authentication).
+    TwoUsers,
+    /// The sign-in link was refused: used, expired, forged, for another step.
+    LinkRefused,
+    /// The check could not run (the store failed): "try again later"; the detail is logged.
+    Unavailable,
+}
+
+impl Refusal {
+    fn new(kind: RefusalKind, text: &str) -> Visit {
+        Visit::Refused(Refusal { kind, text: text.to_owned() })
+    }
 }
 
 /// How a page verifies that the person who opened it is the step's owner: the flow's principal.
@@ -96,8 +125,9 @@ impl VisitorCheck for AuthenticatedVisitors {
     fn visit<'a>(&'a self, _step: &'a str, request: PageRequest<'a>) -> VisitFuture<'a> {
         let visit = match request.authenticated {
             Some(who) => Visit::Visitor(Some(who.to_owned())),
-            None => Visit::Refused(
-                "This page does not know who you are: sign in to this server, then open the link again.".to_owned(),
+            None => Refusal::new(
+                RefusalKind::NotSignedIn,
+                "This page does not know who you are: sign in to this server, then open the link again.",
             ),
         };
         Box::pin(async move { visit })
@@ -112,15 +142,32 @@ pub const SESSION_COOKIE: &str = "elicit_session";
 /// Today's one-time sign-in links ([`PageLogin`]): the ticket in the link signs the flow's
 /// principal in once, then a session cookie scoped to the page. **A ticket in a URL is a
 /// pre-authenticated URL, which the spec forbids**; see [`VisitorCheck`].
+///
+/// The principal the server's authentication puts on a request (an API client's bearer token)
+/// is accepted too, and must agree with the session.
 #[derive(Clone)]
 pub struct PageLoginVisitors {
     logins: PageLogin,
+    cookie: &'static str,
+    path: &'static str,
 }
 
 impl PageLoginVisitors {
-    /// Signs visitors in with `logins` (sharing the engine's store and a key ring).
+    /// Signs visitors in with `logins` (sharing the engine's store and a key ring), keeping them
+    /// in the cookie [`SESSION_COOKIE`] scoped to the form page (`/form/{step}`).
     pub fn new(logins: PageLogin) -> Self {
-        PageLoginVisitors { logins }
+        PageLoginVisitors { logins, cookie: SESSION_COOKIE, path: super::PAGE_PATH }
+    }
+
+    /// Keeps the session in cookie `name`, scoped to `{path}{step}` (`path` ends with `/`): for a
+    /// page of one's own.
+    pub fn with_cookie(self, name: &'static str, path: &'static str) -> Self {
+        PageLoginVisitors { cookie: name, path, ..self }
+    }
+
+    /// The principal the request's session cookie signs in to the page of `step`.
+    fn session(&self, step: &str, request: &PageRequest<'_>) -> Option<String> {
+        self.logins.session_principal(step, cookie(request.headers, self.cookie)?)
     }
 }
 
@@ -129,45 +176,57 @@ impl VisitorCheck for PageLoginVisitors {
         let ticket = self
             .logins
             .ticket(step, principal?)
-            .map_err(|error| tracing::error!(target: "elicit_runtime", %error, "no sign-in link for a form page"))
+            .map_err(|error| tracing::error!(target: "elicit_runtime", %error, "no sign-in link for a page"))
             .ok()?;
         Some(format!("{LOGIN_PARAM}={ticket}"))
     }
 
     fn visit<'a>(&'a self, step: &'a str, request: PageRequest<'a>) -> VisitFuture<'a> {
         Box::pin(async move {
-            let session = cookie(request.headers, SESSION_COOKIE).and_then(|s| self.logins.session_principal(step, s));
-            let ticket = request.query.and_then(|q| query_value(q, LOGIN_PARAM));
-            let Some(ticket) = ticket else {
+            let session = self.session(step, &request);
+            let two_users = || Refusal::new(RefusalKind::TwoUsers, "This request names two different users.");
+            let Some(ticket) = request.query.and_then(|q| query_value(q, LOGIN_PARAM)) else {
                 return match (session, request.authenticated) {
-                    (Some(a), Some(b)) if a != b => Visit::Refused("This request names two different users.".to_owned()),
+                    (Some(a), Some(b)) if a != b => two_users(),
                     (Some(who), _) => Visit::Visitor(Some(who)),
                     (None, Some(who)) => Visit::Visitor(Some(who.to_owned())),
-                    (None, None) => Visit::Refused(
-                        "This page does not know who you are. Open the link your MCP client showed you, in this browser."
-                            .to_owned(),
+                    (None, None) => Refusal::new(
+                        RefusalKind::NotSignedIn,
+                        "This page does not know who you are. Open the link your MCP client showed you, in this browser.",
                     ),
                 };
             };
+            let refused = |text| Refusal::new(RefusalKind::LinkRefused, text);
             let user = match self.logins.redeem(step, &ticket).await {
                 Ok(user) => user,
-                Err(PageLoginError::Used) if session.is_some() => return Visit::Visitor(session),
-                Err(PageLoginError::Used) => return Visit::Refused("This sign-in link was used already.".to_owned()),
-                Err(PageLoginError::Expired) => return Visit::Refused("This sign-in link has expired.".to_owned()),
-                Err(error) => return Visit::Refused(format!("{error}.")),
+                // The user opening their own link again, in the browser it signed in.
+                Err(PageLoginError::Used) if session.is_some() => return Visit::Redirect { set_cookie: None },
+                Err(PageLoginError::Used) => {
+                    return refused("This sign-in link was used already: a link signs in one browser, once.");
+                }
+                Err(PageLoginError::Expired) => return refused("This sign-in link has expired."),
+                Err(PageLoginError::Store(error)) => {
+                    tracing::error!(target: "elicit_runtime", %error, "a sign-in link could not be redeemed");
+                    return Refusal::new(RefusalKind::Unavailable, "The sign-in service is unavailable right now.");
+                }
+                Err(_) => return refused("This sign-in link is not valid."),
             };
+            // An API client presenting the credentials of someone else than the link's user.
+            if request.authenticated.is_some_and(|other| other != user) {
+                return two_users();
+            }
             match self.logins.session(step, &user) {
                 Ok(session) => {
                     let secure = if request.https { "; Secure" } else { "" };
                     // `Lax`: the link is opened from another application; the form has its token.
-                    Visit::SignedIn {
-                        set_cookie: format!(
-                            "{SESSION_COOKIE}={session}; HttpOnly; SameSite=Lax; Path={}{step}{secure}",
-                            super::PAGE_PATH
-                        ),
+                    let (name, path) = (self.cookie, self.path);
+                    Visit::Redirect {
+                        set_cookie: Some(format!(
+                            "{name}={session}; HttpOnly; SameSite=Lax; Path={path}{step}{secure}"
+                        )),
                     }
                 }
-                Err(error) => Visit::Refused(format!("{error}.")),
+                Err(_) => Refusal::new(RefusalKind::Unavailable, "A page session could not be made."),
             }
         })
     }

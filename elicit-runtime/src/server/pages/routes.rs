@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
-use super::kit::{Decision, PageRequest, Visit, cookie, plausible_step, query_value, record_decision};
+use super::kit::{Decision, PageRequest, RefusalKind, Visit, cookie, plausible_step, query_value, record_decision};
 use super::{DESCRIPTOR_PARAM, Described, FormPages, MAX_POST_BODY, PAGE_PATH};
 use crate::form::{
     FormValues, FormView, Notice, PageAction, content_security_policy, parse_post, render_form, render_notice,
@@ -106,17 +106,22 @@ async fn open(pages: &FormPages, step: &str, query: Option<&str>, who: &Authenti
     let request = PageRequest { headers, query, authenticated: authenticated(who), https: https(headers, pages) };
     let by = match pages.visitors().visit(step, request).await {
         Visit::Visitor(by) => by,
-        Visit::SignedIn { set_cookie } => {
+        Visit::Redirect { set_cookie } => {
             let mut response = notice(StatusCode::SEE_OTHER, "Signed in", "signed-in", "Continue to the form.");
             let location = format!("{PAGE_PATH}{step}?{DESCRIPTOR_PARAM}={descriptor}");
-            for (name, value) in [(header::LOCATION, location), (header::SET_COOKIE, set_cookie)] {
-                if let Ok(value) = HeaderValue::from_str(&value) {
+            for (name, value) in [(header::LOCATION, Some(location)), (header::SET_COOKIE, set_cookie)] {
+                if let Some(Ok(value)) = value.map(|v| HeaderValue::from_str(&v)) {
                     response.headers_mut().insert(name, value);
                 }
             }
             return Opened::Respond(response);
         }
-        Visit::Refused(why) => return Opened::Respond(notice(StatusCode::FORBIDDEN, "Not signed in", "refused", &why)),
+        Visit::Refused(refusal) if refusal.kind == RefusalKind::Unavailable => {
+            return Opened::Respond(unavailable(refusal.text));
+        }
+        Visit::Refused(refusal) => {
+            return Opened::Respond(notice(StatusCode::FORBIDDEN, "Not signed in", "refused", &refusal.text));
+        }
     };
     match pages.store().status(step).await {
         Ok(UrlStatus::Pending) => Opened::Page { form, by, descriptor },
