@@ -71,7 +71,7 @@ pub enum RefusalKind {
 }
 
 impl Refusal {
-    fn new(kind: RefusalKind, text: &str) -> Visit {
+    fn visit(kind: RefusalKind, text: &str) -> Visit {
         Visit::Refused(Refusal { kind, text: text.to_owned() })
     }
 }
@@ -125,7 +125,7 @@ impl VisitorCheck for AuthenticatedVisitors {
     fn visit<'a>(&'a self, _step: &'a str, request: PageRequest<'a>) -> VisitFuture<'a> {
         let visit = match request.authenticated {
             Some(who) => Visit::Visitor(Some(who.to_owned())),
-            None => Refusal::new(
+            None => Refusal::visit(
                 RefusalKind::NotSignedIn,
                 "This page does not know who you are: sign in to this server, then open the link again.",
             ),
@@ -184,19 +184,19 @@ impl VisitorCheck for PageLoginVisitors {
     fn visit<'a>(&'a self, step: &'a str, request: PageRequest<'a>) -> VisitFuture<'a> {
         Box::pin(async move {
             let session = self.session(step, &request);
-            let two_users = || Refusal::new(RefusalKind::TwoUsers, "This request names two different users.");
+            let two_users = || Refusal::visit(RefusalKind::TwoUsers, "This request names two different users.");
             let Some(ticket) = request.query.and_then(|q| query_value(q, LOGIN_PARAM)) else {
                 return match (session, request.authenticated) {
                     (Some(a), Some(b)) if a != b => two_users(),
                     (Some(who), _) => Visit::Visitor(Some(who)),
                     (None, Some(who)) => Visit::Visitor(Some(who.to_owned())),
-                    (None, None) => Refusal::new(
+                    (None, None) => Refusal::visit(
                         RefusalKind::NotSignedIn,
                         "This page does not know who you are. Open the link your MCP client showed you, in this browser.",
                     ),
                 };
             };
-            let refused = |text| Refusal::new(RefusalKind::LinkRefused, text);
+            let refused = |text| Refusal::visit(RefusalKind::LinkRefused, text);
             let user = match self.logins.redeem(step, &ticket).await {
                 Ok(user) => user,
                 // The user opening their own link again, in the browser it signed in.
@@ -207,7 +207,7 @@ impl VisitorCheck for PageLoginVisitors {
                 Err(PageLoginError::Expired) => return refused("This sign-in link has expired."),
                 Err(PageLoginError::Store(error)) => {
                     tracing::error!(target: "elicit_runtime", %error, "a sign-in link could not be redeemed");
-                    return Refusal::new(RefusalKind::Unavailable, "The sign-in service is unavailable right now.");
+                    return Refusal::visit(RefusalKind::Unavailable, "The sign-in service is unavailable right now.");
                 }
                 Err(_) => return refused("This sign-in link is not valid."),
             };
@@ -226,7 +226,7 @@ impl VisitorCheck for PageLoginVisitors {
                         )),
                     }
                 }
-                Err(_) => Refusal::new(RefusalKind::Unavailable, "A page session could not be made."),
+                Err(_) => Refusal::visit(RefusalKind::Unavailable, "A page session could not be made."),
             }
         })
     }
