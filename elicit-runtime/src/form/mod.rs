@@ -1,4 +1,4 @@
-//! Forms the server renders: one accessible HTML page for any [`RequestedSchema`], and the
+//! Forms the server renders: one accessible HTML page for any [`RequestedSchema`](crate::schema::RequestedSchema), and the
 //! reading of its `application/x-www-form-urlencoded` submission back into an answer's `content`.
 //!
 //! A URL-mode page built from the same schema a form-mode client would render: what a server asks
