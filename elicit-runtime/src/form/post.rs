@@ -46,8 +46,62 @@ pub struct Posted {
     pub token: Option<String>,
     /// The answer's `content`: what a form-mode client would have sent for the same input.
     pub content: Map<String, Value>,
-    /// The controls' text as submitted, to show again beside the errors.
-    pub values: FormValues,
+    /// The body, for [`Posted::values`].
+    body: Vec<u8>,
+}
+
+impl Posted {
+    /// The controls' text as submitted, to show again beside the errors (read again from the
+    /// body: only a refused submission needs it).
+    pub fn values(&self, schema: &RequestedSchema) -> FormValues {
+        let mut values = FormValues { fields: vec![Vec::new(); schema.properties.len()] };
+        let mut fields = Fields::new(schema);
+        for (key, value) in form_urlencoded::parse(&self.body) {
+            let Some(index) = key.strip_prefix(FIELD_PREFIX).and_then(|name| fields.index(name)) else { continue };
+            let multi = matches!(schema.properties[index].schema, PrimitiveSchema::MultiSelect(_));
+            let slot = &mut values.fields[index];
+            if multi || slot.is_empty() {
+                slot.push(value.into_owned());
+            }
+        }
+        values
+    }
+}
+
+/// Finds a control's property: the one after the last found first (a browser sends the controls
+/// in the page's order), then any.
+struct Fields<'a> {
+    schema: &'a RequestedSchema,
+    next: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn new(schema: &'a RequestedSchema) -> Self {
+        Fields { schema, next: 0 }
+    }
+
+    fn index(&mut self, name: &str) -> Option<usize> {
+        let properties = &self.schema.properties;
+        let at = |i: usize| properties.get(i).is_some_and(|p| p.name == name);
+        let index = if at(self.next) {
+            self.next
+        } else if self.next > 0 && at(self.next - 1) {
+            self.next - 1
+        } else {
+            properties.iter().position(|p| p.name == name)?
+        };
+        self.next = index + 1;
+        Some(index)
+    }
+}
+
+/// What the body held for one property.
+enum Slot {
+    Unseen,
+    /// The first value sent (later ones are ignored), read; `None` for an empty one.
+    One(Option<Value>),
+    /// Every choice of a multi-select.
+    Many(Vec<Value>),
 }
 
 /// Reads a submission of the page rendered for `schema`. Fields that are not the page's are
@@ -55,14 +109,19 @@ pub struct Posted {
 pub fn parse_post(schema: &RequestedSchema, body: &[u8]) -> Posted {
     let mut action = None;
     let mut token = None;
-    let mut values = FormValues { fields: vec![Vec::new(); schema.properties.len()] };
+    let mut slots: Vec<Slot> = schema.properties.iter().map(|_| Slot::Unseen).collect();
+    let mut fields = Fields::new(schema);
     for (key, value) in form_urlencoded::parse(body) {
         if let Some(name) = key.strip_prefix(FIELD_PREFIX) {
-            let Some(index) = schema.properties.iter().position(|p| p.name == name) else { continue };
-            let multi = matches!(schema.properties[index].schema, PrimitiveSchema::MultiSelect(_));
-            let slot = &mut values.fields[index];
-            if multi || slot.is_empty() {
-                slot.push(value.into_owned());
+            let Some(index) = fields.index(name) else { continue };
+            let property = &schema.properties[index].schema;
+            match (&mut slots[index], property) {
+                (Slot::Many(choices), _) => choices.push(Value::String(value.into_owned())),
+                (slot @ Slot::Unseen, PrimitiveSchema::MultiSelect(_)) => {
+                    *slot = Slot::Many(vec![Value::String(value.into_owned())]);
+                }
+                (slot @ Slot::Unseen, _) => *slot = Slot::One(read(property, value)),
+                (Slot::One(_), _) => {}
             }
         } else if key == ACTION_FIELD && action.is_none() {
             action = match value.as_ref() {
@@ -76,25 +135,30 @@ pub fn parse_post(schema: &RequestedSchema, body: &[u8]) -> Posted {
         }
     }
     let mut content = Map::new();
-    for (property, texts) in schema.properties.iter().zip(&values.fields) {
-        if let Some(value) = read(&property.schema, texts) {
+    for (property, slot) in schema.properties.iter().zip(slots) {
+        let value = match (slot, &property.schema) {
+            (Slot::Many(choices), _) => Some(Value::Array(choices)),
+            (Slot::One(value), _) => value,
+            // A multi-select with nothing ticked is the empty list: the user chose none; an
+            // unticked checkbox sends nothing: the user said no.
+            (Slot::Unseen, PrimitiveSchema::MultiSelect(_)) => Some(Value::Array(Vec::new())),
+            (Slot::Unseen, PrimitiveSchema::Boolean(_)) => Some(Value::Bool(false)),
+            (Slot::Unseen, _) => None,
+        };
+        if let Some(value) = value {
             content.insert(property.name.to_string(), value);
         }
     }
-    Posted { action, token, content, values }
+    Posted { action, token, content, body: body.to_vec() }
 }
 
-/// The content value of one property from its controls' text; `None` for a field left empty.
-fn read(schema: &PrimitiveSchema, texts: &[String]) -> Option<Value> {
-    let first = texts.first().map(String::as_str);
+/// The content value of one property from its control's text; `None` for a field left empty.
+fn read(schema: &PrimitiveSchema, text: std::borrow::Cow<'_, str>) -> Option<Value> {
     match schema {
-        // A multi-select with nothing ticked is the empty list: the user chose none.
-        PrimitiveSchema::MultiSelect(_) => Some(Value::Array(texts.iter().cloned().map(Value::String).collect())),
-        // An unticked checkbox sends nothing: the user said no.
-        PrimitiveSchema::Boolean(_) => Some(Value::Bool(matches!(first, Some("true" | "on")))),
-        _ if first.is_none_or(str::is_empty) => None,
+        PrimitiveSchema::Boolean(_) => Some(Value::Bool(matches!(text.as_ref(), "true" | "on"))),
+        _ if text.is_empty() => None,
         PrimitiveSchema::Number(s) => {
-            let text = first.unwrap_or_default().trim();
+            let text = text.trim();
             let number = if s.integer {
                 text.parse::<i64>().ok().map(Number::from)
             } else {
@@ -107,9 +171,11 @@ fn read(schema: &PrimitiveSchema, texts: &[String]) -> Option<Value> {
             Some(number.map_or_else(|| Value::String(text.to_owned()), Value::Number))
         }
         PrimitiveSchema::String(s) if s.format == Some(StringFormat::DateTime) => {
-            Some(Value::String(rfc3339_of(first.unwrap_or_default())))
+            Some(Value::String(rfc3339_of(&text)))
         }
-        PrimitiveSchema::String(_) | PrimitiveSchema::SingleSelect(_) => first.map(|t| Value::String(t.to_owned())),
+        PrimitiveSchema::String(_) | PrimitiveSchema::SingleSelect(_) | PrimitiveSchema::MultiSelect(_) => {
+            Some(Value::String(text.into_owned()))
+        }
     }
 }
 

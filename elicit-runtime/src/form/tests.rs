@@ -153,7 +153,7 @@ fn errors_are_shown_beside_their_fields_with_the_values_kept() {
     let mut errors = ContentErrors::new();
     errors.push_missing("name");
     errors.push("email", "must be an e-mail address");
-    let html = render(&schema, &posted.values, Some(&errors));
+    let html = render(&schema, &posted.values(&schema), Some(&errors));
     assert!(html.contains(r#"aria-describedby="field-0-hint field-0-error" aria-invalid="true""#), "{html}");
     assert!(html.contains(r#"<p class="error" id="field-0-error">is required</p>"#));
     assert!(html.contains(r#"<p class="error" id="field-1-error">must be an e-mail address</p>"#));

@@ -218,7 +218,8 @@ async fn submit(
             Ok(content) => json!({"action": "accept", "content": content}),
             Err(errors) => {
                 let action = action_of(&step, &descriptor);
-                let view = FormView::new(&form.message, &schema, &posted.values, &action).errors(Some(&errors));
+                let values = posted.values(&schema);
+                let view = FormView::new(&form.message, &schema, &values, &action).errors(Some(&errors));
                 return form_page(&pages, &step, StatusCode::UNPROCESSABLE_ENTITY, view, &headers);
             }
         },
