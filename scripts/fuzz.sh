@@ -14,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/fuzz"
 
-targets=(open_state input_responses typed_content client_parse legacy_push exactly_once)
+targets=(open_state input_responses typed_content client_parse legacy_push exactly_once form_post)
 sanitizer="${FUZZ_SANITIZER:-address}"
 niceness="${FUZZ_NICE:-15}"
 # cargo-fuzz passes nightly-only flags (-Zsanitizer, sancov passes); the one toolchain here is

@@ -59,6 +59,9 @@
 pub mod client;
 pub mod content;
 pub mod field;
+#[cfg(feature = "forms")]
+#[cfg_attr(docsrs, doc(cfg(feature = "forms")))]
+pub mod form;
 #[cfg(feature = "rmcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub mod rmcp;

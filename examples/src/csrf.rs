@@ -1,20 +1,24 @@
 //! Anti-forgery tokens for the forms of the pages an example server shows in the user's browser
-//! (the travel-server's payment page).
+//! (the travel-server's payment page), on the runtime's page kit
+//! ([`AntiForgery`](elicit_runtime::server::pages::kit::AntiForgery)).
 //!
-//! A signed double submit: showing a page sets a fresh random nonce in a cookie and embeds
-//! `token = HMAC-SHA256(secret, page id || nonce)` in the page's forms; a submission counts only
-//! when it carries the cookie and a token matching it. Another site can neither read the cookie
+//! A signed double submit: showing a page sets a fresh random nonce in a cookie and embeds a token
+//! sealed (AEAD) for the page id and that nonce in the page's forms; a submission counts only when
+//! it carries the cookie and a token matching it. Another site can neither read the cookie
 //! (`HttpOnly`) nor the page, so it cannot produce a matching pair, and `SameSite=Strict` keeps the
 //! browser from attaching the cookie to a cross-site request in the first place. The token covers
-//! the page id, so a pair taken from one page is refused on another.
+//! the page id, so a pair taken from one page is refused on another, and expires with the step.
 //!
 //! The secret is derived from the `requestState` sealing keys ([`PageSecrets::derive`]), so every
 //! instance sharing those keys accepts the others' tokens; like the key ring, the first key's
-//! secret signs and every key's secret verifies, so keys rotate without refusing forms in flight.
+//! secret seals and every key's secret opens, so keys rotate without refusing forms in flight.
 
 use axum::http::HeaderMap;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use elicit_runtime::server::EngineConfig;
+use elicit_runtime::server::pages::kit::AntiForgery;
+use elicit_runtime::state::{KeyRing, StateSealer};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -26,15 +30,14 @@ pub const TOKEN_FIELD: &str = "csrf";
 /// Derives the page secret from a sealing key: a distinct label keeps it unrelated to anything
 /// else computed from the same key.
 const SECRET_LABEL: &[u8] = b"elicit-examples/page-form-secret/v1";
-/// Prefixes every token's message, so a token is never a MAC of anything else.
-const TOKEN_LABEL: &[u8] = b"elicit-examples/page-form-token/v1\0";
 /// Random bytes in a nonce.
 const NONCE_BYTES: usize = 16;
 
-/// The secrets that sign and check form tokens: the first signs, every one verifies.
+/// The secrets that seal and open form tokens: the first seals, every one opens.
 #[derive(Clone)]
 pub struct PageSecrets {
-    secrets: Vec<[u8; 32]>,
+    tokens: AntiForgery,
+    count: usize,
 }
 
 impl PageSecrets {
@@ -43,61 +46,46 @@ impl PageSecrets {
         let secrets = sealing_keys
             .into_iter()
             .map(|key| {
-                let mut mac = keyed(key)?;
+                let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key).ok()?;
                 mac.update(SECRET_LABEL);
                 Some(mac.finalize().into_bytes().into())
             })
             .collect::<Option<Vec<[u8; 32]>>>()?;
-        (!secrets.is_empty()).then_some(PageSecrets { secrets })
+        PageSecrets::from_secrets(secrets)
     }
 
     /// A random secret, for a process whose tokens no other process needs to accept.
     pub fn random() -> Result<PageSecrets, getrandom::Error> {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret)?;
-        Ok(PageSecrets { secrets: vec![secret] })
+        // One key always makes a ring.
+        Ok(PageSecrets::from_secrets(vec![secret]).unwrap_or_else(|| unreachable!("one key makes a ring")))
     }
 
-    /// The token binding page `id` to the browser holding `nonce`, signed with the first secret.
+    fn from_secrets(secrets: Vec<[u8; 32]>) -> Option<PageSecrets> {
+        let count = secrets.len();
+        let ring = KeyRing::new(secrets).ok()?;
+        // A token lives as long as a payment step.
+        let tokens = AntiForgery::new(&StateSealer::new(ring), EngineConfig::default().url_ttl);
+        Some(PageSecrets { tokens, count })
+    }
+
+    /// The token binding page `id` to the browser holding `nonce`, sealed with the first secret.
     pub fn token(&self, id: &str, nonce: &str) -> String {
-        self.secrets
-            .first()
-            .and_then(|secret| token_mac(secret, id, nonce))
-            .map(|mac| URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
-            // Unreachable (a ring has a key, HMAC takes any key), and an empty token never verifies.
-            .unwrap_or_default()
+        // Only a nonce too long to seal has none, and an empty token never verifies.
+        self.tokens.token(id, nonce).unwrap_or_default()
     }
 
-    /// Whether `token` is the token of page `id` and `nonce` under any of the secrets; the
-    /// comparison takes the same time wherever the token differs.
+    /// Whether `token` is a token of page `id` and `nonce` under any of the secrets, unexpired.
     pub fn verify(&self, id: &str, nonce: &str, token: &str) -> bool {
-        let Ok(presented) = URL_SAFE_NO_PAD.decode(token) else { return false };
-        self.secrets
-            .iter()
-            .any(|secret| token_mac(secret, id, nonce).is_some_and(|mac| mac.verify_slice(&presented).is_ok()))
+        self.tokens.verify(id, nonce, token)
     }
 }
 
 impl std::fmt::Debug for PageSecrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PageSecrets({} secret(s), redacted)", self.secrets.len())
+        write!(f, "PageSecrets({} secret(s), redacted)", self.count)
     }
-}
-
-/// HMAC-SHA256 keyed with `key`; HMAC accepts keys of any length, so this is always `Some`.
-fn keyed(key: &[u8]) -> Option<HmacSha256> {
-    <HmacSha256 as KeyInit>::new_from_slice(key).ok()
-}
-
-/// The MAC of a token's message. The id is length-prefixed, so no two (id, nonce) pairs share a
-/// message.
-fn token_mac(secret: &[u8; 32], id: &str, nonce: &str) -> Option<HmacSha256> {
-    let mut mac = keyed(secret)?;
-    mac.update(TOKEN_LABEL);
-    mac.update(&u32::try_from(id.len()).unwrap_or(u32::MAX).to_be_bytes());
-    mac.update(id.as_bytes());
-    mac.update(nonce.as_bytes());
-    Some(mac)
 }
 
 /// A fresh random nonce for one visit of a page: 128 bits, URL-safe base64.
@@ -110,16 +98,7 @@ pub fn fresh_nonce() -> Result<String, getrandom::Error> {
 /// The value of cookie `name` in the request's `Cookie` headers, if there is exactly one way to
 /// read it: a name sent twice (a second cookie planted for a wider path) counts as absent.
 pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    let mut found = headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(key, _)| *key == name)
-        .map(|(_, value)| value);
-    let value = found.next()?;
-    found.next().is_none().then_some(value)
+    elicit_runtime::server::pages::kit::cookie(headers, name)
 }
 
 /// The value of field `name` in a `application/x-www-form-urlencoded` body.
@@ -149,17 +128,16 @@ mod tests {
         assert!(!s.verify(ID, "nonce", &token[..token.len() - 1]), "a truncated token");
         assert!(!s.verify(ID, "nonce", ""), "no token");
         assert!(!s.verify(ID, "nonce", "not base64!"), "garbage");
-        // Moving characters between the id and the nonce changes the token.
-        assert_ne!(s.token("ab", "c"), s.token("a", "bc"));
+        // Moving characters between the id and the nonce is another pair.
+        assert!(!s.verify("a", "bc", &s.token("ab", "c")));
     }
 
     #[test]
     fn secrets_are_derived_per_key_and_every_key_verifies() {
-        assert_eq!(secrets(1).token(ID, "n"), secrets(1).token(ID, "n"), "instances sharing a key agree");
-        assert_ne!(secrets(1).secrets[0], [1u8; 32], "the secret is not the sealing key itself");
+        assert!(secrets(1).verify(ID, "n", &secrets(1).token(ID, "n")), "instances sharing a key agree");
         let rotated = PageSecrets::derive([&[2u8; 32], &[1u8; 32]]).unwrap_or_else(|| unreachable!());
         assert!(rotated.verify(ID, "n", &secrets(1).token(ID, "n")), "the old key's tokens still pass");
-        assert!(secrets(2).verify(ID, "n", &rotated.token(ID, "n")), "the first key signs");
+        assert!(secrets(2).verify(ID, "n", &rotated.token(ID, "n")), "the first key seals");
         assert!(PageSecrets::derive([]).is_none());
         assert!(format!("{:?}", secrets(1)).contains("redacted"));
     }

@@ -1,9 +1,14 @@
-//! The payment page: forged decisions refused, the amount and the cookie's scope, signing in with a
+//! The form pages the engine renders, and the payment page: forged decisions refused, the amount and the cookie's scope, signing in with a
 //! payment link, and a real headless browser clicking through it.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
 mod amount_and_cookie;
 mod browser;
+mod eras_and_stores;
+mod filler;
+mod form_browser;
+mod form_page;
 mod login;
 mod payment_page;
+mod url_only;

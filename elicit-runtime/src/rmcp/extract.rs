@@ -91,6 +91,15 @@ impl Elicitation {
         &self.engine
     }
 
+    /// The routes of the engine's form pages ([`Engine::form_pages`]), empty when it serves none:
+    /// merge them into your server's router (`app.merge(elicitation.page_router())`), outside any
+    /// layer that requires a bearer token (a browser sends none).
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn page_router(&self) -> axum::Router {
+        self.engine.form_pages().map(crate::server::pages::FormPages::router).unwrap_or_default()
+    }
+
     /// The same handlers with their own cap on outstanding asks, for a new connection.
     pub fn for_connection(&self) -> Elicitation {
         Elicitation {

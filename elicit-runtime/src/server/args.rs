@@ -89,6 +89,11 @@ impl Flow {
             message.push_str(&format!("\n\nThe values given were not valid: {}.", invalid.join("; ")));
         }
         let asked: Vec<String> = asked.into_iter().map(str::to_owned).collect();
+        #[cfg(feature = "pages")]
+        if self.asks_through_page() {
+            let cut = super::pages::Cut { only: asked, kept };
+            return Box::pin(self.page_ask::<T>(key, &message, Some(cut))).await;
+        }
         self.form_schema(key, &message, Cow::Owned(schema), |content| {
             // Only the fields the form asked for: the user's answer cannot overwrite the rest.
             let mut merged = kept.clone();

@@ -54,6 +54,16 @@ pub struct EngineBuilder {
     clock: Arc<dyn Clock>,
     tasks: Option<Arc<dyn TaskRecords>>,
     task_config: TaskConfig,
+    #[cfg(feature = "pages")]
+    pages: Option<PagesSetting>,
+}
+
+/// What [`EngineBuilder::form_pages`] and its companions set.
+#[cfg(feature = "pages")]
+struct PagesSetting {
+    public_url: String,
+    visitors: Arc<dyn super::pages::kit::VisitorCheck>,
+    fallback: bool,
 }
 
 impl EngineBuilder {
@@ -67,7 +77,56 @@ impl EngineBuilder {
             clock: Arc::new(SystemClock),
             tasks: None,
             task_config: TaskConfig::default(),
+            #[cfg(feature = "pages")]
+            pages: None,
         }
+    }
+
+    /// Serves form pages at `public_url` (the origin the user's browser reaches this server at,
+    /// e.g. `https://agent.example.com`): [`Flow::form_page`](super::Flow::form_page) asks
+    /// through them. Visitors are verified by [`LinkHolders`](super::pages::kit::LinkHolders)
+    /// (no users) unless [`EngineBuilder::page_visitors`] says otherwise. Serve the routes of
+    /// [`Engine::form_pages`].
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn form_pages(mut self, public_url: impl Into<String>) -> Self {
+        let (visitors, fallback) = match self.pages.take() {
+            Some(setting) => (setting.visitors, setting.fallback),
+            None => (Arc::new(super::pages::kit::LinkHolders) as _, false),
+        };
+        self.pages = Some(PagesSetting { public_url: public_url.into(), visitors, fallback });
+        self
+    }
+
+    /// How the form pages verify their visitor (see [`VisitorCheck`](super::pages::kit::VisitorCheck)).
+    /// Takes effect with [`EngineBuilder::form_pages`].
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn page_visitors(mut self, visitors: Arc<dyn super::pages::kit::VisitorCheck>) -> Self {
+        let setting = self.pages.get_or_insert_with(|| PagesSetting {
+            public_url: String::new(),
+            visitors: visitors.clone(),
+            fallback: false,
+        });
+        setting.visitors = visitors;
+        self
+    }
+
+    /// When `on`, [`Flow::form`](super::Flow::form) asks through the form page for a client that
+    /// declares URL mode but not form mode (a host that opens links but draws no forms) instead of
+    /// failing with `-32021`. A handler may decide for itself with
+    /// [`Flow::form_fallback`](super::Flow::form_fallback). Takes effect with
+    /// [`EngineBuilder::form_pages`].
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn form_fallback(mut self, on: bool) -> Self {
+        let setting = self.pages.get_or_insert_with(|| PagesSetting {
+            public_url: String::new(),
+            visitors: Arc::new(super::pages::kit::LinkHolders),
+            fallback: on,
+        });
+        setting.fallback = on;
+        self
     }
 
     /// Keeps task records in `tasks` (default: an [`InProcessTasks`] on the engine's clock).
@@ -124,7 +183,20 @@ impl EngineBuilder {
         let clock = self.clock;
         let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
         let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
+        #[cfg(feature = "pages")]
+        let pages = self.pages.filter(|p| !p.public_url.is_empty()).map(|p| {
+            super::pages::FormPages::new(
+                &p.public_url,
+                &self.sealer,
+                self.config.url_ttl,
+                store.clone(),
+                p.visitors,
+                p.fallback,
+            )
+        });
         Engine {
+            #[cfg(feature = "pages")]
+            pages,
             audience: self.audience,
             sealer: self.sealer,
             store,

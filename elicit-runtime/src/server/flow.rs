@@ -182,6 +182,9 @@ pub(super) struct Inner {
     /// The answers the handler consumed so far in this round, by key: the history a `once`
     /// value computed now belongs to (see [`Flow::once`]).
     pub(super) consumed: Map<String, Value>,
+    /// This flow's own choice of asking `form` through the page (see [`Flow::form_fallback`]).
+    #[cfg(feature = "pages")]
+    pub(super) form_fallback: Option<bool>,
 }
 
 impl Inner {
@@ -203,6 +206,9 @@ pub(super) struct Shared {
     /// How long the flow's ledger records live after each write (at least its states' lifetime).
     pub(super) record_ttl: Duration,
     pub(super) exec: Executor,
+    /// The engine's form pages, if it serves them.
+    #[cfg(feature = "pages")]
+    pub(super) pages: Option<super::pages::FormPages>,
 }
 
 /// The handle a handler asks through. Cheap to clone; all clones share one round.
@@ -258,6 +264,8 @@ impl Flow {
                 recorded: HashMap::new(),
                 running: 0,
                 consumed: Map::new(),
+                #[cfg(feature = "pages")]
+                form_fallback: None,
             })),
             shared: Arc::new(shared),
             request: super::context::RequestInfo::default(),
@@ -467,6 +475,10 @@ impl Flow {
     /// # });
     /// ```
     pub async fn form_with<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
+        #[cfg(feature = "pages")]
+        if self.asks_through_page() {
+            return Box::pin(self.form_page::<T>(key, message)).await;
+        }
         self.form_schema(key, message, Cow::Borrowed(T::requested_schema()), |content| T::from_content(content)).await
     }
 

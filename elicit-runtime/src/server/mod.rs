@@ -51,6 +51,9 @@ mod flow;
 mod live;
 mod once;
 mod page_login;
+#[cfg(feature = "pages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+pub mod pages;
 pub(crate) mod payload;
 mod round;
 mod store;
@@ -241,6 +244,8 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     tasks: Arc<dyn TaskRecords>,
     task_config: TaskConfig,
+    #[cfg(feature = "pages")]
+    pages: Option<pages::FormPages>,
 }
 
 impl Engine {
@@ -363,7 +368,22 @@ impl Engine {
 
     /// What every flow of a round shares.
     fn shared(&self, exec: Executor) -> Shared {
-        Shared { store: self.store.clone(), config: self.config.clone(), record_ttl: self.record_ttl(), exec }
+        Shared {
+            store: self.store.clone(),
+            config: self.config.clone(),
+            record_ttl: self.record_ttl(),
+            exec,
+            #[cfg(feature = "pages")]
+            pages: self.pages.clone(),
+        }
+    }
+
+    /// The engine's form pages ([`EngineBuilder::form_pages`]): their routes, and their blocks
+    /// for custom pages. `None` unless set.
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn form_pages(&self) -> Option<&pages::FormPages> {
+        self.pages.as_ref()
     }
 
     /// How long ledger records live after each write: the states' lifetime, and a margin for the

@@ -1,7 +1,8 @@
 //! An rmcp server of its own — a `#[tool_router]` and a `ServerHandler` written here, no
 //! `McpServer` — whose tools mix a plain one (`ping`) with ones that ask through the engine: by
-//! form (`greet`), by a form completing the tool's own arguments (`order`, with a `once`), and by
-//! URL (`approve`, on an approval page this same process serves). It uses only the public API of
+//! form (`greet`), by a form completing the tool's own arguments (`order`, with a `once`), by
+//! URL (`approve`, on an approval page this same process serves), and by a typed form on a page
+//! the engine renders (`save_card`). It uses only the public API of
 //! `elicit-runtime` and rmcp, as a server of yours would: every setting is explained where it is
 //! made.
 //!
@@ -46,6 +47,14 @@ struct Order {
     /// How many
     #[elicit(minimum = 1, maximum = 9, default = 1)]
     quantity: u8,
+}
+
+/// Your card
+#[derive(Elicit)]
+struct Card {
+    /// As printed on the front
+    #[elicit(title = "Card number", min_length = 12, max_length = 19)]
+    number: String,
 }
 
 /// The server: its own state, its own router, and the engine it asks through.
@@ -128,6 +137,19 @@ impl Desk {
                 UrlAnswer::Cancelled => "Transfer cancelled.",
             };
             Ok(text.to_owned())
+        })
+        .await
+    }
+
+    /// Asks for a typed form on a page the engine renders (URL mode): the card number is typed
+    /// on this server's page and never passes through the client. No page code of our own.
+    #[tool(description = "Saves a card: typed on this server's page, never through the client")]
+    async fn save_card(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
+        call.run(&self.elicitation, |flow| async move {
+            Ok(match flow.form_page::<Card>("card", "Enter your card on our page.").await? {
+                Answer::Accepted(card) => format!("Card of {} digits saved.", card.number.len()),
+                Answer::Declined | Answer::Cancelled => "No card saved.".to_owned(),
+            })
         })
         .await
     }
@@ -256,15 +278,17 @@ async fn run() -> Result<(), String> {
     let listen = parse_args()?;
     // The engine's name is the audience sealed into every `requestState`: a state minted by
     // another server is refused.
-    let engine = Engine::builder("own-server", keys()?).build();
-    let elicitation = Elicitation::new(engine);
     let page_addr = match listen {
         Listen::Http(addr) | Listen::Stdio(addr) => addr,
     };
     let listener = tokio::net::TcpListener::bind(page_addr).await.map_err(|e| e.to_string())?;
     let public_url = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
-    // The page shares the engine (its completion store) with the tools.
-    let page = approval_page(elicitation.clone());
+    // `form_pages`: the engine renders the pages of `flow.form_page` at {public_url}/form/{id}.
+    let engine = Engine::builder("own-server", keys()?).form_pages(&public_url).build();
+    let elicitation = Elicitation::new(engine);
+    // The pages share the engine (its completion store) with the tools: our approval page, and
+    // the engine's form pages, one line.
+    let page = approval_page(elicitation.clone()).merge(elicitation.page_router());
     let desk = Desk { elicitation, public_url: Arc::from(public_url.as_str()), tool_router: Desk::tool_router() };
     match listen {
         Listen::Http(_) => {

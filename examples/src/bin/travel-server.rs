@@ -25,6 +25,9 @@ use elicit_examples::travel::{
     AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
 };
 use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args, serve_app, stores};
+use std::sync::Arc;
+
+use elicit_runtime::server::pages::kit::PageLoginVisitors;
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
 const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL]";
@@ -56,13 +59,19 @@ async fn run() -> std::io::Result<()> {
         }
         _ => None,
     };
-    let engine = stores.apply(Engine::builder(AUDIENCE, keys.ring)).build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
+    // Form pages at /form/{id}: a client that opens links but draws no forms answers every form
+    // of every tool there. With users, the page signs them in as the payment page does.
+    let mut builder = stores.apply(Engine::builder(AUDIENCE, keys.ring)).form_pages(&public_url).form_fallback(true);
+    if let Some(logins) = &logins {
+        builder = builder.page_visitors(Arc::new(PageLoginVisitors::new(logins.clone())));
+    }
+    let engine = builder.build();
     let openid = match &issuer {
         Some(issuer) => Some(OpenIdTokens::discover(issuer, &format!("{public_url}/mcp")).await.unwrap_or_else(|e| {
             eprintln!("travel-server: --oidc-issuer {issuer}: {e}");
@@ -79,22 +88,25 @@ async fn run() -> std::io::Result<()> {
         None => payment_page_at(page_store, keys.page_secrets, summaries.clone(), &public_url),
     };
     let mcp = server_with_logins(engine, &public_url, summaries, logins);
+    let forms = mcp.page_router();
     match options.transport {
         Transport::Http(_) => {
             let app = match (tokens, openid) {
-                (Some(tokens), _) => {
-                    authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(page, tokens, false))
-                }
+                (Some(tokens), _) => authenticate(mcp.http_router(&[]), tokens.clone(), true).merge(authenticate(
+                    page.merge(forms),
+                    tokens,
+                    false,
+                )),
                 (None, Some(openid)) => authenticate_openid(mcp.http_router(&[]), openid.clone(), true)
-                    .merge(authenticate_openid(page, openid.clone(), false))
+                    .merge(authenticate_openid(page.merge(forms), openid.clone(), false))
                     .merge(metadata_router(&openid)),
-                (None, None) => mcp.http_router(&[]).merge(page),
+                (None, None) => mcp.http_router(&[]).merge(page).merge(forms),
             };
             serve_app(app, listener).await
         }
         Transport::Stdio => {
-            eprintln!("payment page at {public_url}/pay/{{id}}");
-            tokio::spawn(async move { axum::serve(listener, page).await });
+            eprintln!("payment page at {public_url}/pay/{{id}}, form pages at {public_url}/form/{{id}}");
+            tokio::spawn(async move { axum::serve(listener, page.merge(forms)).await });
             mcp.serve_stdio().await
         }
     }

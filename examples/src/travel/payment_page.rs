@@ -32,6 +32,13 @@
 //! verify: whoever holds the unguessable link decides, as before.
 //!
 //! A store failure shows a generic "try again later" page; its detail goes to the server's log.
+//!
+//! Built on the runtime's page kit (`elicit_runtime::server::pages::kit`): the step check
+//! ([`plausible_step`]), the visitor check ([`PageLoginVisitors`], a [`VisitorCheck`]), the
+//! anti-forgery tokens ([`crate::csrf`] over the kit's `AntiForgery`) and the recording of the
+//! decision ([`record_decision`]). Its sign-in is today's [`PageLogin`] ticket: a credential in
+//! the link, which the spec forbids for URL mode; it stays until a sign-in without a ticket
+//! replaces it, behind the same `VisitorCheck`.
 
 use std::sync::Arc;
 
@@ -41,7 +48,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
-use elicit_runtime::server::{PageLogin, PageLoginError, UrlCompletions, UrlStatus};
+use elicit_runtime::server::pages::kit::{
+    Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, plausible_step, record_decision,
+};
+use elicit_runtime::server::{PageLogin, UrlCompletions, UrlStatus};
 use serde_json::json;
 
 use super::summaries::PaymentSummaries;
@@ -66,9 +76,9 @@ struct PaymentPage {
     summaries: PaymentSummaries,
     /// Served over HTTPS whatever the request says (the public base URL is `https`).
     https: bool,
-    /// Set when the server has users: browsers sign in with the link's ticket, and a decision
-    /// without a user is refused.
-    logins: Option<PageLogin>,
+    /// Set when the server has users: browsers sign in with the link's ticket (the kit's check of
+    /// today's sign-in links), and a decision without a user is refused.
+    visitors: Option<PageLoginVisitors>,
 }
 
 /// The link to the payment page of step `id` under `public_url`: with a one-time sign-in ticket
@@ -107,7 +117,7 @@ pub fn payment_page_at(
     summaries: PaymentSummaries,
     public_url: &str,
 ) -> axum::Router {
-    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, logins: None })
+    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, visitors: None })
 }
 
 /// [`payment_page_at`] for a server with users: the page signs browsers in with the tickets
@@ -121,7 +131,8 @@ pub fn payment_page_with_logins(
     public_url: &str,
     logins: PageLogin,
 ) -> axum::Router {
-    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, logins: Some(logins) })
+    let visitors = PageLoginVisitors::new(logins).with_cookie(SESSION_COOKIE, "/pay/");
+    router(PaymentPage { https: is_https(public_url), store, secrets, summaries, visitors: Some(visitors) })
 }
 
 fn is_https(public_url: &str) -> bool {
@@ -193,12 +204,6 @@ fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Ids are minted by the engine as 22 URL-safe characters; anything else is not ours. (So an id
-/// is also safe to write into HTML and headers as it is.)
-fn plausible_id(id: &str) -> bool {
-    id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
 async fn show_payment(
     State(page_state): State<PaymentPage>,
     Path(id): Path<String>,
@@ -206,19 +211,12 @@ async fn show_payment(
     bearer: Bearer,
     headers: HeaderMap,
 ) -> Response {
-    if !plausible_id(&id) {
+    if !plausible_step(&id) {
         return not_found("This payment link is not valid.");
     }
-    if let Some(logins) = &page_state.logins
-        && let Some(ticket) = login_ticket(query.as_deref())
-    {
-        return sign_in(&page_state, logins, &id, &ticket, &bearer, &headers).await;
-    }
-    let user = match who(&page_state, &id, &bearer, &headers) {
-        Who::User(user) => Some(user),
-        Who::Anonymous if page_state.logins.is_some() => return sign_in_needed(),
-        Who::Anonymous => None,
-        Who::Conflict => return two_users(),
+    let user = match visitor(&page_state, &id, query.as_deref(), &bearer, &headers).await {
+        Ok(user) => user,
+        Err(response) => return response,
     };
     match page_state.store.status(&id).await {
         Ok(UrlStatus::Pending) => {}
@@ -280,57 +278,41 @@ fn secure_attribute(page_state: &PaymentPage, headers: &HeaderMap) -> &'static s
     if over_https(page_state, headers) { "; Secure" } else { "" }
 }
 
-/// The sign-in ticket of a payment link's query, if it has one.
-fn login_ticket(query: Option<&str>) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(key, _)| key == LOGIN_PARAM)
-        .map(|(_, value)| value.into_owned())
-}
-
-/// Opening a payment link with its ticket: redeems the ticket, keeps the user in the session
-/// cookie and sends the browser to the page without the ticket (out of its history and address
-/// bar). `SameSite=Lax`, not `Strict`: the link is usually opened from another application or
-/// site, and a `Strict` cookie set on that navigation would not be sent on the redirect that
-/// follows it; `Lax` still keeps it off cross-site `POST`s, and the forms carry their own
-/// anti-forgery token.
-async fn sign_in(
+/// Who is visiting the page of `id`: on a server with users, the kit's check of today's sign-in
+/// links (the link's ticket, then the session cookie; a bearer token must agree with it); without
+/// users, the bearer token's user or no one. `Err` is the page to answer instead: the redirect
+/// after a sign-in, or a refusal.
+async fn visitor(
     page_state: &PaymentPage,
-    logins: &PageLogin,
     id: &str,
-    ticket: &str,
+    query: Option<&str>,
     bearer: &Bearer,
     headers: &HeaderMap,
-) -> Response {
-    let refused = |why: &str| {
-        page(
-            StatusCode::FORBIDDEN,
-            "Sign-in refused",
-            &format!(
-                "<p id=\"login-refused\">{why}</p><p>Nothing was recorded. Ask your MCP client for the payment again, \
-                 and open its link in this browser.</p>"
-            ),
-        )
-    };
-    let user = match logins.redeem(id, ticket).await {
-        Ok(user) => user,
-        // The user opening their own link again, in the browser it signed in (its session).
-        Err(PageLoginError::Used) if session_user(page_state, id, headers).is_some() => return to_the_page(id, None),
-        Err(PageLoginError::Used) => {
-            return refused("This sign-in link was used already: a link signs in one browser, once.");
+) -> Result<Option<String>, Response> {
+    let authenticated = bearer.as_ref().map(|Extension(Principal(user))| user.as_str());
+    let Some(visitors) = &page_state.visitors else { return Ok(authenticated.map(str::to_owned)) };
+    let request = PageRequest { headers, query, authenticated, https: over_https(page_state, headers) };
+    match visitors.visit(id, request).await {
+        Visit::Visitor(user) => Ok(user),
+        Visit::Redirect { set_cookie } => {
+            // The session is base64url: always a valid header value.
+            Err(to_the_page(id, set_cookie.and_then(|cookie| HeaderValue::from_str(&cookie).ok())))
         }
-        Err(PageLoginError::Expired) => return refused("This sign-in link has expired."),
-        Err(PageLoginError::Store(error)) => return unavailable(error),
-        Err(_) => return refused("This sign-in link is not valid."),
-    };
-    // An API client presenting the credentials of someone else than the link's user.
-    if bearer.as_ref().is_some_and(|Extension(Principal(other))| *other != user) {
-        return two_users();
+        Visit::Refused(refusal) => Err(match refusal.kind {
+            RefusalKind::NotSignedIn => sign_in_needed(),
+            RefusalKind::TwoUsers => two_users(),
+            RefusalKind::Unavailable => unavailable(refusal.text),
+            _ => page(
+                StatusCode::FORBIDDEN,
+                "Sign-in refused",
+                &format!(
+                    "<p id=\"login-refused\">{}</p><p>Nothing was recorded. Ask your MCP client for the payment \
+                     again, and open its link in this browser.</p>",
+                    escape(&refusal.text)
+                ),
+            ),
+        }),
     }
-    let Ok(session) = logins.session(id, &user) else { return unavailable("a page session could not be sealed") };
-    let secure = secure_attribute(page_state, headers);
-    // The session is base64url: always a valid header value.
-    let cookie = format!("{SESSION_COOKIE}={session}; HttpOnly; SameSite=Lax; Path=/pay/{id}{secure}");
-    to_the_page(id, HeaderValue::from_str(&cookie).ok())
 }
 
 /// `303 See Other` to the page of `id`, setting `cookie` if given.
@@ -355,30 +337,6 @@ fn two_users() -> Response {
     )
 }
 
-/// The user the request's session cookie signs in to the page of `id`, if the page has logins.
-fn session_user(page_state: &PaymentPage, id: &str, headers: &HeaderMap) -> Option<String> {
-    let logins = page_state.logins.as_ref()?;
-    logins.session_principal(id, csrf::cookie(headers, SESSION_COOKIE)?)
-}
-
-/// The user of a request to the page of `id`: its session (when the page has logins) and its
-/// bearer token (the server's authentication layer), which must agree when both are present.
-enum Who {
-    Anonymous,
-    User(String),
-    Conflict,
-}
-
-fn who(page_state: &PaymentPage, id: &str, bearer: &Bearer, headers: &HeaderMap) -> Who {
-    let session = session_user(page_state, id, headers);
-    let bearer = bearer.as_ref().map(|Extension(Principal(user))| user.clone());
-    match (session, bearer) {
-        (Some(session), Some(bearer)) if session != bearer => Who::Conflict,
-        (Some(user), _) | (None, Some(user)) => Who::User(user),
-        (None, None) => Who::Anonymous,
-    }
-}
-
 /// Whether the request carries the nonce cookie and a form token made for this id and nonce.
 fn came_from_the_page(secrets: &PageSecrets, id: &str, headers: &HeaderMap, body: &[u8]) -> bool {
     let Some(nonce) = csrf::cookie(headers, NONCE_COOKIE).filter(|n| !n.is_empty()) else { return false };
@@ -398,7 +356,7 @@ async fn decide<const APPROVED: bool>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !plausible_id(&id) {
+    if !plausible_step(&id) {
         return not_found("This payment link is not valid.");
     }
     if !came_from_the_page(&page_state.secrets, &id, &headers, &body) {
@@ -410,22 +368,20 @@ async fn decide<const APPROVED: bool>(
         );
     }
     // The decision is recorded for its user; the store refuses it unless they own the step.
-    let by = match who(&page_state, &id, &bearer, &headers) {
-        Who::User(user) => Some(user),
-        Who::Anonymous if page_state.logins.is_some() => return sign_in_needed(),
-        Who::Anonymous => None,
-        Who::Conflict => return two_users(),
+    let by = match visitor(&page_state, &id, None, &bearer, &headers).await {
+        Ok(by) => by,
+        Err(response) => return response,
     };
-    match page_state.store.complete(&id, json!({ "approved": APPROVED }), by.as_deref()).await {
-        Ok(true) if APPROVED => {
+    match record_decision(&page_state.store, &id, json!({ "approved": APPROVED }), by.as_deref()).await {
+        Ok(Decision::Recorded) if APPROVED => {
             page(StatusCode::OK, "Payment approved", "<p id=\"done\">Thank you. You can return to your MCP client.</p>")
         }
-        Ok(true) => page(
+        Ok(Decision::Recorded) => page(
             StatusCode::OK,
             "Payment denied",
             "<p id=\"done\">Nothing will be charged. You can return to your MCP client.</p>",
         ),
-        Ok(false) => page(
+        Ok(Decision::Refused) => page(
             StatusCode::CONFLICT,
             "Not recorded",
             "<p id=\"not-recorded\">This payment link has expired, was already used, or belongs to another user.</p>",

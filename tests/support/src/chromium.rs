@@ -186,6 +186,16 @@ impl Chromium {
             .unwrap_or_else(|e| panic!("typing into #{id}: {e}"));
     }
 
+    /// Sends the DevTools command `method` with `params` to the tab of `session` (a screenshot,
+    /// the viewport's size); its result.
+    ///
+    /// # Errors
+    ///
+    /// The browser's refusal, as text.
+    pub fn command(&mut self, session: &str, method: &str, params: Value) -> Result<Value, String> {
+        self.devtools.call(Some(session), method, params)
+    }
+
     /// What Chromium printed on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.text()

@@ -235,4 +235,15 @@ impl McpServer {
         });
         axum::Router::new().nest_service("/mcp", handle)
     }
+
+    /// The routes of the engine's form pages ([`Engine::form_pages`](crate::server::Engine::form_pages)),
+    /// empty when it serves none: `mcp.http_router(&[]).merge(mcp.page_router())`. Kept apart from
+    /// [`McpServer::http_router`] because the two take different authentication: a browser
+    /// opening a page sends no bearer token, so a layer requiring one on `/mcp` must not cover
+    /// the pages.
+    #[cfg(feature = "pages")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+    pub fn page_router(&self) -> axum::Router {
+        self.inner.elicitation.page_router()
+    }
 }
