@@ -1,11 +1,12 @@
-//! The task store contract ([`TaskRecords`]), one suite run against both stores: the in-process
-//! one and `RedisStore` on a real redis-server, where two connections act as two instances.
+//! The task store contract ([`TaskRecords`]), one suite run against every store: the in-process
+//! one, `SqliteStore` on a real file, and `RedisStore` on a real redis-server, where two
+//! connections act as two instances.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use elicit_runtime::server::{
-    InProcessTasks, RedisStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
+    InProcessTasks, RedisStore, SqliteStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
 };
 use elicit_test_support::redis::Redis;
 use serde_json::{Map, Value, json};
@@ -29,7 +30,7 @@ fn answers(pairs: &[(&str, Value)]) -> Map<String, Value> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
 
-/// Runs `check` on two handles of the in-process store, then of a Redis store.
+/// Runs `check` on two handles of the in-process store, of a SQLite store, then of a Redis store.
 async fn both<F, Fut>(test: &str, check: F)
 where
     F: Fn(Arc<dyn TaskRecords>, Arc<dyn TaskRecords>) -> Fut,
@@ -37,6 +38,9 @@ where
 {
     let memory: Arc<dyn TaskRecords> = Arc::new(InProcessTasks::new());
     check(memory.clone(), memory).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite: Arc<dyn TaskRecords> = Arc::new(SqliteStore::open(dir.path().join("tasks.db")).await.unwrap());
+    check(sqlite.clone(), sqlite).await;
     let Some(redis) = Redis::start_or_skip(test, None) else { return };
     let connect = || async {
         let store: Arc<dyn TaskRecords> =
