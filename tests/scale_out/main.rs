@@ -1,9 +1,11 @@
 //! Several `travel-server` instances: sharing sealing keys, sharing one Redis completion store (in
-//! each era), the store contract both stores keep, exactly-once across instances, and the task records both stores keep. Each test
-//! that needs Redis starts its own `redis-server`.
+//! each era), the store contract every store keeps, exactly-once across instances, the task records
+//! every store keeps, and one instance killed and restarted at each step of a flow (crash). Each
+//! test that needs Redis starts its own `redis-server`.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
+mod crash;
 mod exactly_once;
 mod shared_keys;
 /// Two instances sharing one Redis serve each other's rounds and payment pages, in each era.

@@ -123,8 +123,9 @@ impl Db {
         }
         conn.execute_batch(SCHEMA).map_err(failed)?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
-        conn.execute_batch("COMMIT").map_err(failed)?;
         let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, task_rows: 0 };
+        db.end_orphaned_tasks()?;
+        db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
         db.recount()?;
         Ok(db)
     }

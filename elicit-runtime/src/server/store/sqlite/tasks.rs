@@ -40,6 +40,34 @@ fn doc(record: &TaskRecord) -> Result<String, StoreError> {
 }
 
 impl Db {
+    /// Ends the lease of every task still running in the file: one process at a time opens it, so
+    /// the process that ran them is gone, and their handlers with it. They read `failed` at once
+    /// (the engine's answer for a task whose lease passed) instead of `working` until the lease
+    /// would have passed.
+    pub(super) fn end_orphaned_tasks(&mut self) -> Result<(), StoreError> {
+        let now = self.now();
+        let orphans: Vec<(String, String)> = {
+            let mut statement = self
+                .conn
+                .prepare("SELECT id, doc FROM tasks WHERE running = 1 AND live_until > ?1")
+                .map_err(|e| self.unavailable(e))?;
+            let rows = statement
+                .query_map([now], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))
+                .map_err(|e| self.unavailable(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.unavailable(e))?
+        };
+        for (id, doc) in orphans {
+            // A record that does not read back is left to its lease.
+            let Ok(mut record) = serde_json::from_str::<TaskRecord>(&doc) else { continue };
+            record.lease_until_ms = record.lease_until_ms.min(u64::try_from(now).unwrap_or(0));
+            self.exec(
+                "UPDATE tasks SET doc = ?2, live_until = ?3 WHERE id = ?1",
+                params![id, self::doc(&record)?, live_until(&record)],
+            )?;
+        }
+        Ok(())
+    }
+
     fn answers_of(&self, text: &str) -> Result<Map<String, Value>, StoreError> {
         match self.json(text, "a task's answers")? {
             Value::Object(answers) => Ok(answers),
