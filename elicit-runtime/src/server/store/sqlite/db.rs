@@ -267,7 +267,10 @@ impl Db {
         let now = self.now();
         match self.row("SELECT expires FROM urls WHERE id = ?1", [id], |row| row.get::<_, i64>(0))? {
             Some(expires) if expires > now => return Ok(()),
-            Some(_) => self.url_rows -= self.exec("DELETE FROM urls WHERE id = ?1", [id])?,
+            Some(_) => {
+                let gone = self.exec("DELETE FROM urls WHERE id = ?1", [id])?;
+                self.url_rows = self.url_rows.saturating_sub(gone);
+            }
             None => {}
         }
         self.room(RecordKind::Url)?;
