@@ -23,7 +23,7 @@
 //! drops it when the process exits or dies, so a restarted server opens the file at once. A second
 //! process (or a second store in this one) opening the same file gets a clear
 //! [`StoreError::Unavailable`] saying the file is in use, never a shared, corrupted file. Several
-//! instances behind a load balancer share a [`RedisStore`](super::RedisStore) instead.
+//! instances behind a load balancer share a `RedisStore` instead.
 //!
 //! # Off the async runtime
 //!
