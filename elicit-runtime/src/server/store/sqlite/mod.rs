@@ -1,66 +1,5 @@
 //! [`SqliteStore`]: URL-mode completions, the flow ledger and task records in one SQLite file,
 //! so that what the server acknowledged survives the death of its process (feature `sqlite`).
-//!
-//! # What survives what
-//!
-//! Every write is committed before its caller is answered. The file is in WAL mode, and
-//! [`Synchronous`] says when the log reaches the disk:
-//!
-//! - [`Synchronous::Normal`] (the default): a commit is written to the log, which the OS holds.
-//!   A **process crash** (SIGKILL, an OOM kill, a panic, a deploy) loses nothing acknowledged.
-//!   A **power loss or OS crash** may lose the last commits (never the file's consistency):
-//!   the log is synced to the disk at checkpoints only.
-//! - [`Synchronous::Full`]: every commit is synced to the disk before it is acknowledged; a
-//!   power loss loses nothing acknowledged either. Each commit waits for the disk (queued
-//!   writes share one commit, so the cost is per batch, not per write).
-//!
-//! The loss of the host's disk loses the file: only a replicated store (Redis with replicas)
-//! survives that.
-//!
-//! # One process per file
-//!
-//! The file is opened with an exclusive lock, held for as long as the store is open; the OS
-//! drops it when the process exits or dies, so a restarted server opens the file at once. A second
-//! process (or a second store in this one) opening the same file gets a clear
-//! [`StoreError::Unavailable`] saying the file is in use, never a shared, corrupted file. Several
-//! instances behind a load balancer share a `RedisStore` instead.
-//!
-//! # Off the async runtime
-//!
-//! The connection lives on a thread of its own; every call sends it a job and awaits the answer.
-//! Jobs queued together run in one transaction, committed once (group commit), each in a
-//! savepoint of its own. A retry waiting in [`UrlCompletions::take`] or a task waiting in
-//! [`TaskRecords::wait`](crate::server::TaskRecords::wait) is woken in this process as soon as
-//! the completion or the answer is committed.
-//!
-//! # Bounded
-//!
-//! The same caps as the other stores (URL-mode steps, flows, steps per principal, task records);
-//! expiry through an index of deadlines, a few expired records swept per transaction, never a
-//! scan.
-//!
-//! ```
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//!
-//! use elicit_runtime::server::{SqliteStore, UrlCompletions, UrlStatus};
-//!
-//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-//! let dir = std::env::temp_dir().join(format!("elicit-doc-{}", std::process::id()));
-//! std::fs::create_dir_all(&dir).unwrap();
-//! let store = Arc::new(SqliteStore::open(dir.join("travel.db")).await?);
-//! store.register("pay-7", Duration::from_secs(60), None).await?;
-//! let page = Arc::clone(&store);
-//! let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into(), None).await });
-//! // The retry waits (at most a minute here) and wakes as soon as the completion is committed.
-//! let status = store.take("pay-7", Duration::from_secs(60)).await?;
-//! assert_eq!(status, UrlStatus::Completed("approved".into()));
-//! assert!(completed.await.unwrap()?);
-//! # drop(store);
-//! # std::fs::remove_dir_all(&dir).ok();
-//! # Ok::<(), elicit_runtime::server::StoreError>(())
-//! # }).unwrap();
-//! ```
 
 mod db;
 mod flow;
@@ -84,7 +23,7 @@ use crate::server::clock::{Clock, SystemClock};
 use crate::server::task::DEFAULT_MAX_TASK_RECORDS;
 use db::{Caps, Db, Delivery, Job};
 
-/// When a commit reaches the disk: what a power loss may take (see the [module docs](self)).
+/// When a commit reaches the disk: what a power loss may take (see [`SqliteStore`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Synchronous {
@@ -187,7 +126,72 @@ impl SqliteStoreBuilder {
 }
 
 /// Both store traits and [`TaskRecords`](crate::server::TaskRecords) in one SQLite file: the
-/// durable store of a single instance (see the [module docs](self) for what survives what).
+/// durable store of a single instance.
+///
+/// # What survives what
+///
+/// Every write is committed before its caller is answered. The file is in WAL mode, and
+/// [`Synchronous`] says when the log reaches the disk:
+///
+/// - [`Synchronous::Normal`] (the default): a commit is written to the log, which the OS holds.
+///   A **process crash** (SIGKILL, an OOM kill, a panic, a deploy) loses nothing acknowledged.
+///   A **power loss or OS crash** may lose the last commits (never the file's consistency):
+///   the log is synced to the disk at checkpoints only.
+/// - [`Synchronous::Full`]: every commit is synced to the disk before it is acknowledged; a
+///   power loss loses nothing acknowledged either. Each commit waits for the disk (queued
+///   writes share one commit, so the cost is per batch, not per write).
+///
+/// The loss of the host's disk loses the file: only a replicated store (Redis with replicas)
+/// survives that.
+///
+/// # One process per file
+///
+/// The file is opened with an exclusive lock, held for as long as the store is open; the OS
+/// drops it when the process exits or dies, so a restarted server opens the file at once. A second
+/// process (or a second store in this one) opening the same file gets a clear
+/// [`StoreError::Unavailable`] saying the file is in use, never a shared, corrupted file. Several
+/// instances behind a load balancer share a `RedisStore` instead.
+///
+/// A task's handler dies with its process: as it opens the file, the store ends the lease of every
+/// task still running there (one process at a time opens it, so the one that ran them is gone),
+/// and they read `failed` at once rather than `working` until their lease would have passed.
+///
+/// # Off the async runtime
+///
+/// The connection lives on a thread of its own; every call sends it a job and awaits the answer.
+/// Jobs queued together run in one transaction, committed once (group commit), each in a
+/// savepoint of its own. A retry waiting in [`UrlCompletions::take`] or a task waiting in
+/// [`TaskRecords::wait`](crate::server::TaskRecords::wait) is woken in this process as soon as
+/// the completion or the answer is committed.
+///
+/// # Bounded
+///
+/// The same caps as the other stores (URL-mode steps, flows, steps per principal, task records);
+/// expiry through an index of deadlines, a few expired records swept per transaction, never a
+/// scan.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use elicit_runtime::server::{SqliteStore, UrlCompletions, UrlStatus};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("elicit-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let store = Arc::new(SqliteStore::open(dir.join("travel.db")).await?);
+/// store.register("pay-7", Duration::from_secs(60), None).await?;
+/// let page = Arc::clone(&store);
+/// let completed = tokio::spawn(async move { page.complete("pay-7", "approved".into(), None).await });
+/// // The retry waits (at most a minute here) and wakes as soon as the completion is committed.
+/// let status = store.take("pay-7", Duration::from_secs(60)).await?;
+/// assert_eq!(status, UrlStatus::Completed("approved".into()));
+/// assert!(completed.await.unwrap()?);
+/// # drop(store);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # }).unwrap();
+/// ```
 pub struct SqliteStore {
     jobs: Sender<Job>,
     waiters: Arc<Waiters>,
