@@ -11,7 +11,8 @@
 #    replayed rounds, and a replayed round that reaches a `once` with $GROWTH_RECORDS live ledger
 #    records in the store (written through the store's own `FlowLedger::finish`, many at a time:
 #    1,000,000 take a few seconds in-process and about half a minute on Redis here; the times are
-#    in growth/prefill.json); then all of it again on a redis-server started here on loopback;
+#    in growth/prefill.json); the replayed rounds on a SQLite file too; then all of it again on a
+#    redis-server started here on loopback;
 # 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
 #    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours and rmcp by hand again
@@ -274,6 +275,19 @@ run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --thr
 run_e2e rmcp-c1 8954 1 target/release/bench-server --listen 127.0.0.1:8954 --threads 2 --server rmcp
 # The same flow as a task of the Tasks extension, against MRTR in the same load run.
 run_tasks "$out/e2e" 8951
+
+# ---- The durable store (SQLite) against the in-process one ----
+# Two-round flows/s of ours (2 threads) on the in-process store and on a SQLite file
+# (`--store sqlite:…`, its defaults: WAL, synchronous NORMAL), back to back in this run, the same
+# load; bench-report's goal row reads e2e/store-memory-flow.json and e2e/store-sqlite-flow.json.
+# (The replayed `once` round on SQLite is the store bench's `sqlite_round/once_round`, above.)
+sqlite_dir=$(mktemp -d)
+modes=flow run_e2e store-memory 8955 "$concurrency" \
+    target/release/bench-server --listen 127.0.0.1:8955 --threads 2 --store memory
+modes=flow run_e2e store-sqlite 8956 "$concurrency" \
+    target/release/bench-server --listen 127.0.0.1:8956 --threads 2 --store "sqlite:$sqlite_dir/bench.db"
+rm -rf "$sqlite_dir"
+# ---- end of the durable store's block ----
 
 # The 2025 wire: each worker keeps one 2025-11-25 session; a flow is a call whose ask is pushed.
 modes=legacy run_e2e ours-legacy 8947 "$concurrency" target/release/bench-server --listen 127.0.0.1:8947 --threads 2

@@ -14,6 +14,8 @@
 //!   form, a one-hour TTL (so none expires during the run). The records are added to one store
 //!   from one size to the next, many writes in flight at a time; how long each step took is
 //!   printed on stderr and, with `ELICIT_BENCH_PREFILL_OUT=FILE`, written to FILE as JSON;
+//! - `sqlite_round/*`: the same replayed rounds on a `SqliteStore` (a file in the temporary
+//!   folder, removed after; its defaults: WAL, synchronous NORMAL), beside `round/*`;
 //! - with `ELICIT_BENCH_REDIS` set to a `redis://` URL (scripts/bench.sh starts a redis-server on
 //!   127.0.0.1), the same on a `RedisStore` (`redis_store/*`, `redis_round/*`,
 //!   `redis_round_growth/*`; the growth records under a key prefix of their own).
@@ -29,7 +31,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use elicit_runtime::server::{ClaimToken, Engine, Finish, InProcessStore, Outcome, RedisStore, Request, Store};
+use elicit_runtime::server::{
+    ClaimToken, Engine, Finish, InProcessStore, Outcome, RedisStore, Request, SqliteStore, Store,
+};
 use elicit_runtime::state::KeyRing;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -244,6 +248,12 @@ fn bench(c: &mut Criterion) {
     fill(&rt, &store, n, 1);
     store_ops(c, "store", &rt, store, n);
     rounds(c, "round", &rt, Arc::new(InProcessStore::new()));
+    // The durable store's rounds, beside the in-process ones.
+    let dir = std::env::temp_dir().join(format!("elicit-bench-sqlite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let sqlite = rt.block_on(SqliteStore::open(dir.join("rounds.db"))).expect("the SQLite store opens");
+    rounds(c, "sqlite_round", &rt, Arc::new(sqlite));
+    let _ = std::fs::remove_dir_all(&dir);
     let mut prefills = Prefills::default();
     let growing: Arc<dyn Store> = Arc::new(InProcessStore::new().with_max_flow_records(growth_cap()));
     growth_rounds(c, "round_growth", &rt, growing, 1, &mut prefills);

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, TaskSupport};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, SqliteStore, TaskSupport};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::tasks::{self as task_wire, TaskStatus};
 use elicit_runtime::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
@@ -97,7 +97,17 @@ pub fn bench_server() -> McpServer {
 /// client counts as one against the per-client cap (32 by default): parking thousands of flows at
 /// 16 per session needs both caps raised. A cap only refuses; raising it costs no memory.
 pub fn bench_server_with(max_sessions: Option<usize>) -> McpServer {
-    let engine = Engine::builder("elicit-bench", KeyRing::generate()).build();
+    bench_server_on(max_sessions, None)
+}
+
+/// [`bench_server_with`], keeping URL-mode completions, the flow ledger and task records in
+/// `store` (a SQLite file) when given, instead of this process's memory.
+pub fn bench_server_on(max_sessions: Option<usize>, store: Option<Arc<SqliteStore>>) -> McpServer {
+    let mut engine = Engine::builder("elicit-bench", KeyRing::generate());
+    if let Some(store) = store {
+        engine = engine.store(store.clone()).tasks(store);
+    }
+    let engine = engine.build();
     let mut builder = McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine);
     if let Some(max) = max_sessions {
         builder = builder.max_sessions(max).max_sessions_per_client(max);

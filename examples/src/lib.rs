@@ -9,7 +9,7 @@ use axum::serve::ListenerExt as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{EngineBuilder, InProcessStore, RedisStore, Store, TaskRecords};
+use elicit_runtime::server::{EngineBuilder, InProcessStore, RedisStore, SqliteStore, Store, TaskRecords};
 use elicit_runtime::state::KeyRing;
 
 use crate::csrf::PageSecrets;
@@ -165,14 +165,29 @@ impl Stores {
     }
 }
 
+/// The `--store` of a server that names none: a SQLite file named for the server in the working
+/// directory (`travel-server.db`), so that what it acknowledged survives its restart.
+pub fn default_store(server: &str) -> String {
+    format!("sqlite:{server}.db")
+}
+
 /// The stores named by `--store`: absent or `memory` is this process's own ([`InProcessStore`],
-/// the engine's in-process task records); `redis://HOST:PORT` is one [`RedisStore`] shared by every
+/// the engine's in-process task records, gone with the process); `sqlite:PATH` is one
+/// [`SqliteStore`] file for completions, the flow ledger and task records, kept across restarts
+/// (one process at a time); `redis://HOST:PORT` is one [`RedisStore`] shared by every
 /// instance using it, for completions, the flow ledger and task records alike (so that any
 /// instance answers `tasks/get`, `tasks/update` and `tasks/cancel` of a task another one runs);
 /// `redis+cluster://HOST:PORT,…` the same on a Redis Cluster.
 pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
     match spec {
         None | Some("memory") => Ok(Stores { store: Arc::new(InProcessStore::new()), tasks: None }),
+        Some(spec) if spec.starts_with("sqlite:") => match SqliteStore::open(&spec["sqlite:".len()..]).await {
+            Ok(store) => {
+                let store = Arc::new(store);
+                Ok(Stores { store: store.clone(), tasks: Some(store) })
+            }
+            Err(error) => Err(format!("--store {spec}: {error}")),
+        },
         Some(url) if url.starts_with("redis") => match RedisStore::connect(url).await {
             Ok(store) => {
                 let store = Arc::new(store);
@@ -180,7 +195,7 @@ pub async fn stores(spec: Option<&str>) -> Result<Stores, String> {
             }
             Err(error) => Err(format!("--store {}: {error}", redact_url(url))),
         },
-        Some(other) => Err(format!("--store {}: give `memory` or redis://HOST:PORT", redact_url(other))),
+        Some(other) => Err(format!("--store {}: give `memory`, sqlite:PATH or redis://HOST:PORT", redact_url(other))),
     }
 }
 

@@ -21,7 +21,7 @@ const BOB: &str = "token-bob";
 fn start() -> process::Listening {
     let mut command = Command::new(server::process::travel_server_bin());
     command
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--store", "memory"])
         .env("ELICIT_STATE_KEYS", server::key_b64())
         .env("ELICIT_BEARER_TOKENS", format!("{ALICE}=alice,{BOB}=bob"))
         .env_remove("RUST_LOG");

@@ -25,7 +25,7 @@ fn protected_server() -> process::Listening {
     cli::bins();
     let mut command = Command::new(&cli::bins().travel_server);
     command
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--store", "memory"])
         .env("ELICIT_BEARER_TOKENS", format!("{SECRET}=ada"))
         .env_remove("ELICIT_STATE_KEYS")
         .env_remove("RUST_LOG");

@@ -93,7 +93,7 @@ impl Drop for Provider {
 fn protected_server(issuer: &str) -> process::Listening {
     let mut command = Command::new(&cli::bins().travel_server);
     command
-        .args(["--listen", "127.0.0.1:0", "--oidc-issuer", issuer])
+        .args(["--listen", "127.0.0.1:0", "--store", "memory", "--oidc-issuer", issuer])
         .env_remove("ELICIT_BEARER_TOKENS")
         .env_remove("ELICIT_STATE_KEYS")
         .env_remove("RUST_LOG");

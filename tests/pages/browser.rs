@@ -159,7 +159,7 @@ fn with_tokens_chromium_signs_in_with_the_link_approves_and_alice_books() {
     let mut browser = Chromium::start(&path);
     let mut command = Command::new(&bins.travel_server);
     command
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--store", "memory"])
         .env_remove("ELICIT_STATE_KEYS")
         .env_remove("RUST_LOG")
         .env("ELICIT_BEARER_TOKENS", format!("{ALICE}=alice,token-bob=bob"));

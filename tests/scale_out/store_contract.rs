@@ -1,8 +1,8 @@
-//! The store contract (`elicit_runtime::server` store module docs), one suite run against both
-//! stores: the in-process one (time moved by a manual clock) and `RedisStore` on a real
-//! redis-server (time passes; every wait is bounded and polls for its condition), then on a Redis
-//! Cluster of three masters and three replicas. Two connections to the same Redis act as two
-//! instances.
+//! The store contract (`elicit_runtime::server` store module docs), one suite run against every
+//! store: the in-process one and `SqliteStore` on a real file (time moved by a manual clock),
+//! `RedisStore` on a real redis-server (time passes; every wait is bounded and polls for its
+//! condition), then on a Redis Cluster of three masters and three replicas. Two connections to the
+//! same Redis act as two instances.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::server::{
-    Claim, ClaimToken, Finish, InProcessStore, LedgerSnapshot, ManualClock, RecordKind, RedisStore, Slot, Store,
-    StoreError, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, InProcessStore, LedgerSnapshot, ManualClock, RecordKind, RedisStore, Slot,
+    SqliteStore, Store, StoreError, UrlCompletions, UrlStatus,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -39,9 +39,11 @@ struct Caps {
 
 const ROOMY: Caps = Caps { urls: 1000, flows: 1000, per_principal: 1000 };
 
-/// One of the two stores, and how time passes for it.
+/// One of the stores, and how time passes for it.
 enum Backend {
     Memory(ManualClock),
+    /// A folder of its own; each `stores` call opens a new file in it.
+    Sqlite(ManualClock, tempfile::TempDir),
     Redis(Redis, String),
     /// A cluster: records spread over the default shards, except where the test counts a cap
     /// exactly (one shard; the split caps have their own test in `cluster`).
@@ -52,6 +54,20 @@ impl Backend {
     /// Two handles on one store (two instances, for Redis).
     async fn stores(&self, caps: Caps) -> (Arc<dyn Store>, Arc<dyn Store>) {
         match self {
+            Backend::Sqlite(clock, dir) => {
+                let file = dir.path().join(format!("store-{}.db", ClaimToken::mint().as_str()));
+                let store: Arc<dyn Store> = Arc::new(
+                    SqliteStore::builder(file)
+                        .clock(Arc::new(clock.clone()))
+                        .max_url_records(caps.urls)
+                        .max_flow_records(caps.flows)
+                        .max_url_records_per_principal(caps.per_principal)
+                        .open()
+                        .await
+                        .unwrap(),
+                );
+                (store.clone(), store)
+            }
             Backend::Memory(clock) => {
                 let store: Arc<dyn Store> = Arc::new(
                     InProcessStore::new()
@@ -76,7 +92,7 @@ impl Backend {
         Fut: Future<Output = bool>,
     {
         match self {
-            Backend::Memory(clock) => {
+            Backend::Memory(clock) | Backend::Sqlite(clock, _) => {
                 clock.advance(by);
                 assert!(condition().await, "not so once the time passed");
             }
@@ -108,14 +124,15 @@ async fn redis_pair(url: String, shards: u32, prefix: &str, caps: Caps) -> (Arc<
     (connect().await, connect().await)
 }
 
-/// Runs `check` against the in-process store, then against Redis and a Redis Cluster (skipped
-/// without redis-server).
+/// Runs `check` against the in-process store, a SQLite file, then Redis and a Redis Cluster
+/// (skipped without redis-server).
 async fn both<F, Fut>(test: &str, check: F)
 where
     F: Fn(Backend) -> Fut,
     Fut: Future<Output = ()>,
 {
     check(Backend::Memory(ManualClock::new())).await;
+    check(Backend::Sqlite(ManualClock::new(), tempfile::tempdir().unwrap())).await;
     if let Some(redis) = Redis::start_or_skip(test, None) {
         tokio::time::timeout(Duration::from_secs(60), check(Backend::Redis(redis, test.to_owned())))
             .await
@@ -379,4 +396,43 @@ async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
         assert!(b.register("m4", LONG, Some("mallory")).await.is_err());
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.db");
+    let store = SqliteStore::open(&file).await.unwrap();
+    store.register("paid", LONG, Some("alice")).await.unwrap();
+    assert!(store.complete("paid", json!({"approved": true}), Some("alice")).await.unwrap());
+    let token = ClaimToken::mint();
+    assert_eq!(store.claim("f", &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+    store.record("f", &once("charge"), &token, json!({"ref": "C-1"}), LONG).await.unwrap();
+
+    // A second store on the same file is refused, saying why, and the first one carries on.
+    match SqliteStore::open(&file).await {
+        Err(error @ StoreError::Unavailable { .. }) => {
+            let text = error.to_string();
+            assert!(text.contains("in use by another process") && text.contains("one.db"), "{text}");
+        }
+        other => panic!("a second store opened the file: {other:?}"),
+    }
+    assert_eq!(store.status("paid").await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
+
+    // Closed (its thread lets the file go), the file opens again with everything acknowledged.
+    drop(store);
+    let reopened = std::sync::Mutex::new(None);
+    wait::until_async(Duration::from_secs(10), "the closed store to let its file go", || async {
+        let opened = SqliteStore::open(&file).await.ok();
+        let found = opened.is_some();
+        *reopened.lock().unwrap() = opened;
+        found
+    })
+    .await;
+    let reopened = reopened.into_inner().unwrap().unwrap();
+    assert_eq!(reopened.take("paid", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
+    assert_eq!(
+        reopened.claim("f", &once("charge"), &ClaimToken::mint(), LONG, LONG).await.unwrap(),
+        Claim::Done(json!({"ref": "C-1"}))
+    );
 }

@@ -1,12 +1,12 @@
-//! The task store contract ([`TaskRecords`]), one suite run against both stores: the in-process
-//! one and `RedisStore` on a real redis-server, then on a Redis Cluster (three masters, three
-//! replicas), where two connections act as two instances.
+//! The task store contract ([`TaskRecords`]), one suite run against every store: the in-process
+//! one, `SqliteStore` on a real file, and `RedisStore` on a real redis-server, then on a Redis
+//! Cluster (three masters, three replicas), where two connections act as two instances.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use elicit_runtime::server::{
-    InProcessTasks, RedisStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
+    InProcessTasks, RedisStore, SqliteStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
 };
 use elicit_test_support::redis::{Cluster, Redis};
 use serde_json::{Map, Value, json};
@@ -30,8 +30,8 @@ fn answers(pairs: &[(&str, Value)]) -> Map<String, Value> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
 }
 
-/// Runs `check` on two handles of the in-process store, then of a Redis store, then of one on a
-/// cluster (one shard: the contract counts the caps exactly).
+/// Runs `check` on two handles of the in-process store, of a SQLite store, of a Redis store, then
+/// of one on a cluster (one shard: the contract counts the caps exactly).
 async fn both<F, Fut>(test: &str, check: F)
 where
     F: Fn(Arc<dyn TaskRecords>, Arc<dyn TaskRecords>) -> Fut,
@@ -39,6 +39,9 @@ where
 {
     let memory: Arc<dyn TaskRecords> = Arc::new(InProcessTasks::new());
     check(memory.clone(), memory).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite: Arc<dyn TaskRecords> = Arc::new(SqliteStore::open(dir.path().join("tasks.db")).await.unwrap());
+    check(sqlite.clone(), sqlite).await;
     let Some(redis) = Redis::start_or_skip(test, None) else { return };
     let connect = || async {
         let store: Arc<dyn TaskRecords> =

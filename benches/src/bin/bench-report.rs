@@ -413,6 +413,9 @@ fn store_report(criterion: &Path) -> String {
         if ours.is_some() || redis.is_some() {
             rows.push((what.to_owned(), ours, redis));
         }
+        if let Some(sqlite) = get(&format!("sqlite_round/{id}")) {
+            rows.push((format!("{what}, SQLite store (a file; the in-process column)"), Some(sqlite), None));
+        }
     }
     if rows.is_empty() {
         return out;
@@ -555,6 +558,21 @@ fn goals(inputs: &Inputs) -> String {
         Some(e) => table.row(name, "≤ 150 µs", median_ci(Some(e)), Verdict::Judged(e.median <= 150e3)),
         None => table.row(name, "≤ 150 µs", missing(), Verdict::NotJudged("no Redis store bench")),
     }
+
+    // The durable store: its replayed round (absolute, the in-process one beside it), and its
+    // flows/s against the in-process store's, both servers run back to back in this run.
+    let name = "replayed round with a `once`, SQLite (store bench `sqlite_round/once_round`; absolute)";
+    match (get("sqlite_round/once_round"), get("round/once_round")) {
+        (Some(e), inproc) => table.row(
+            name,
+            "≤ 60 µs",
+            format!("{} (in-process: {})", median_ci(Some(e)), median_ci(inproc)),
+            Verdict::Judged(e.median <= 60e3),
+        ),
+        (None, _) => table.row(name, "≤ 60 µs", missing(), Verdict::NotJudged("no SQLite store bench")),
+    }
+    let name = "two-round flows/s: SQLite store ÷ in-process store (ours, 2 threads)";
+    table.ratio(name, "≥ 0.85×", (flows("store-sqlite", "flow"), flows("store-memory", "flow")), |r| r >= 0.85);
 
     let name = "task flow ÷ MRTR flow, server CPU per flow";
     let task = read_json(&e2e.join("ours-tasks.json"));

@@ -5,18 +5,22 @@
 //!
 //! ```text
 //! bench-server [--listen 127.0.0.1:8931] [--threads N] [--server ours|rmcp|rmcp-pushed]
-//!              [--max-sessions S]
+//!              [--max-sessions S] [--store memory|sqlite:PATH]
 //!              (N tokio worker threads; default 2)
 //! ```
+//! `--store sqlite:PATH` keeps our server's records in a SQLite file (`SqliteStore`, its defaults)
+//! instead of this process's memory (`memory`, the default).
 //! `--max-sessions` raises our server's caps on 2025-era sessions, overall and per client (the
 //! runtime's defaults: 1,024 and 32), for `bench-park`, which opens one session per 16 flows.
 
 use axum::serve::{Listener as _, ListenerExt as _};
-use elicit_benches::e2e::bench_server_with;
-use elicit_benches::rmcp_by_hand;
+use std::sync::Arc;
 
-const USAGE: &str =
-    "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S]";
+use elicit_benches::e2e::bench_server_on;
+use elicit_benches::rmcp_by_hand;
+use elicit_runtime::server::SqliteStore;
+
+const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S] [--store memory|sqlite:PATH]";
 
 /// Which server is served.
 #[derive(Clone, Copy)]
@@ -29,6 +33,7 @@ enum Which {
 fn main() {
     let (mut listen, mut threads, mut which, mut max_sessions) =
         ("127.0.0.1:8931".to_owned(), 2usize, Which::Ours, None);
+    let mut sqlite: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next();
@@ -42,6 +47,11 @@ fn main() {
                 Ok(n) if n > 0 => max_sessions = Some(n),
                 _ => exit(&format!("--max-sessions {value}: give a positive number\n{USAGE}")),
             },
+            ("--store", Some(value)) => match value.strip_prefix("sqlite:") {
+                Some(path) => sqlite = Some(path.to_owned()),
+                None if value == "memory" => sqlite = None,
+                None => exit(&format!("--store {value}: give memory or sqlite:PATH\n{USAGE}")),
+            },
             ("--server", Some(value)) => match value.as_str() {
                 "ours" => which = Which::Ours,
                 "rmcp" => which = Which::ByHand,
@@ -51,8 +61,14 @@ fn main() {
             _ => exit(USAGE),
         }
     }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
+    let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
+    let store = sqlite.map(|path| {
+        let opened = runtime.block_on(SqliteStore::open(path));
+        Arc::new(opened.unwrap_or_else(|e| exit(&format!("bench-server: {e}"))))
+    });
     let router = match which {
-        Which::Ours => bench_server_with(max_sessions).http_router(&[]),
+        Which::Ours => bench_server_on(max_sessions, store).http_router(&[]),
         Which::ByHand => rmcp_by_hand::router().unwrap_or_else(|e| exit(&format!("bench-server: {e}"))),
         Which::ByHandPushed => rmcp_by_hand::pushed_router(),
     };
@@ -61,8 +77,6 @@ fn main() {
         Which::ByHand => "rmcp by hand",
         Which::ByHandPushed => "rmcp by hand, the form pushed on 2025-era sessions",
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
-    let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
     let served = runtime.block_on(async {
         // TCP_NODELAY on every accepted connection: a 2025-era call's SSE stream is written in
         // small pieces (the pushed ask, then the result), which Nagle's algorithm would hold back

@@ -78,6 +78,8 @@ pub use store::{
 };
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreBuilder};
+#[cfg(feature = "sqlite")]
+pub use store::{SqliteStore, SqliteStoreBuilder, Synchronous};
 pub use task::{
     DEFAULT_MAX_TASK_RECORDS, InProcessTasks, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskSnapshot, TaskStart,
     TaskStatus, TaskSupport, TaskView,

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use elicit_examples::{exit_usage, key_ring_from_env, parse_args, serve};
+use elicit_examples::{default_store, exit_usage, key_ring_from_env, parse_args, serve, stores};
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{BuildError, McpServer, TemplateMatch};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError, TaskSupport};
@@ -36,7 +36,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: conformance-server (--listen ADDR | --stdio)";
+const USAGE: &str =
+    "usage: conformance-server (--listen ADDR | --stdio) [--store sqlite:PATH|memory|redis://HOST:PORT]";
 
 /// What is your name?
 #[derive(Elicit)]
@@ -764,9 +765,14 @@ fn build(engine: Engine) -> Result<McpServer, BuildError> {
 
 #[tokio::main]
 async fn main() {
-    let options = parse_args(std::env::args().skip(1), USAGE, &[]).unwrap_or_else(|e| exit_usage(&e));
+    let options = parse_args(std::env::args().skip(1), USAGE, &["store"]).unwrap_or_else(|e| exit_usage(&e));
     let keys = key_ring_from_env().unwrap_or_else(|e| exit_usage(&e));
-    let engine = Engine::builder("elicit-conformance-server", keys).build();
+    let store = options.get("store").map_or_else(|| default_store("conformance-server"), str::to_owned);
+    let stores = stores(Some(&store)).await.unwrap_or_else(|e| {
+        eprintln!("conformance-server: {e}");
+        std::process::exit(1)
+    });
+    let engine = stores.apply(Engine::builder("elicit-conformance-server", keys)).build();
     let server = build(engine).unwrap_or_else(|e| exit_usage(&format!("conformance-server: {e}")));
     if let Err(error) = serve(server, &options.transport, axum::Router::new()).await {
         eprintln!("conformance-server: {error}");

@@ -5,9 +5,10 @@
 //! travel-server --listen 127.0.0.1:8080            # MCP at http://127.0.0.1:8080/mcp, page at /pay/{id}
 //! travel-server --stdio [--page-listen ADDR]       # MCP on stdio, the page on ADDR (default: a free port)
 //! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
-//!          --store STORE      where payment completions, the flow ledger and task records live: `memory` (default, this process)
-//!                             or redis://HOST:PORT, shared by every instance using it, or
-//!                             redis+cluster://HOST:PORT,HOST:PORT… (any nodes of a Redis Cluster)
+//!          --store STORE      where payment completions, the flow ledger and task records live: sqlite:PATH (default
+//!                             sqlite:travel-server.db, a file in the working directory that survives a restart),
+//!                             `memory` (this process only: lost when it dies) or redis://HOST:PORT, shared by every
+//!                             instance using it, or redis+cluster://HOST:PORT,HOST:PORT… (any nodes of a Redis Cluster)
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
 //! require one and bind each flow, payment step included, to its user, and the payment link signs
@@ -24,13 +25,13 @@ use elicit_examples::bearer::{BearerTokens, OpenIdTokens, authenticate, authenti
 use elicit_examples::travel::{
     AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
 };
-use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args, serve_app, stores};
+use elicit_examples::{Transport, default_store, exit_usage, keys_from_env, parse_args, serve_app, stores};
 use std::sync::Arc;
 
 use elicit_runtime::server::pages::kit::PageLoginVisitors;
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store sqlite:PATH|memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
@@ -46,7 +47,8 @@ async fn run() -> std::io::Result<()> {
     if issuer.is_some() && !matches!(options.transport, Transport::Http(_)) {
         exit_usage("--oidc-issuer needs --listen: tokens come over HTTP");
     }
-    let stores = stores(options.get("store")).await.unwrap_or_else(|e| {
+    let store = options.get("store").map_or_else(|| default_store("travel-server"), str::to_owned);
+    let stores = stores(Some(&store)).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });

@@ -215,7 +215,7 @@ fn stdio_transport_runs_a_form_only_flow() {
     let file = sandbox.answers(&json!({
         "rating": {"action": "accept", "content": {"stars": 5}},
         "contact": {"action": "accept", "content": {"email": "ada@example.com"}}}));
-    let command = format!("{} --stdio --page-listen 127.0.0.1:0", bins().travel_server.display());
+    let command = format!("{} --stdio --page-listen 127.0.0.1:0 --store memory", bins().travel_server.display());
     elicit(&["call", "--stdio", &command, "rate_trip", "--answers", &file, "--modes", "form"], LIMIT)
         .success()
         .stdout_has("Thanks for 5 star(s) (no comment); we will write to ada@example.com.");

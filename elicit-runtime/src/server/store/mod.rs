@@ -7,15 +7,18 @@
 //!   a flow of several rounds records its finish; a replayed or forked state reads what the flow
 //!   did from here, in one [`FlowLedger::snapshot`] as its round opens.
 //!
-//! Two implementations keep one contract, and one test suite runs against both:
-//! [`InProcessStore`] (one process) and, with the `redis` feature, `RedisStore` (every instance
-//! that connects to the same Redis with the same prefix).
+//! Three implementations keep one contract, and one test suite runs against each:
+//! [`InProcessStore`] (one process, gone with it), with the `sqlite` feature `SqliteStore` (one
+//! process, its records in a file that outlives it) and, with the `redis` feature, `RedisStore`
+//! (every instance that connects to the same Redis with the same prefix).
 //!
 //! The contract both keep is written on [`Store`].
 
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,6 +35,8 @@ use serde_json::{Value, value::RawValue};
 pub use memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore};
 #[cfg(feature = "redis")]
 pub use redis::{RedisStore, RedisStoreBuilder};
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteStore, SqliteStoreBuilder, Synchronous};
 
 /// A boxed future returned by the store traits' methods (the traits stay object-safe).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;

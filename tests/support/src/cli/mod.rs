@@ -51,7 +51,10 @@ impl TravelServer {
     /// Starts a travel-server and waits until it listens.
     pub fn start() -> TravelServer {
         let mut command = Command::new(&bins().travel_server);
-        command.args(["--listen", "127.0.0.1:0"]).env_remove("ELICIT_STATE_KEYS").env_remove("RUST_LOG");
+        command
+            .args(["--listen", "127.0.0.1:0", "--store", "memory"])
+            .env_remove("ELICIT_STATE_KEYS")
+            .env_remove("RUST_LOG");
         TravelServer(process::Listening::start(command))
     }
 

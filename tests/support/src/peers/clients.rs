@@ -112,6 +112,8 @@ impl Conversation {
             }
             Target::Stdio(keys) => {
                 stdio(&mut command, &travel_server_bin());
+                // Tests run side by side: none shares the default store file.
+                command.args(["--store", "memory"]);
                 command.env("ELICIT_STATE_KEYS", keys);
             }
             Target::StdioOf(server) => {

@@ -30,7 +30,10 @@ impl ServerProcess {
     /// it listens.
     pub fn travel(keys: &str) -> ServerProcess {
         let mut command = Command::new(travel_server_bin());
-        command.args(["--listen", "127.0.0.1:0"]).env("ELICIT_STATE_KEYS", keys).env_remove("RUST_LOG");
+        command
+            .args(["--listen", "127.0.0.1:0", "--store", "memory"])
+            .env("ELICIT_STATE_KEYS", keys)
+            .env_remove("RUST_LOG");
         ServerProcess(Listening::start(command))
     }
 

@@ -1,0 +1,360 @@
+//! The store's one connection, on its own thread: opening the file, the schema, the batches of
+//! jobs committed together, expiry, and the URL-mode steps.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use serde_json::Value;
+
+use super::Synchronous;
+use crate::server::clock::Clock;
+use crate::server::store::{RecordKind, StoreError, UrlStatus};
+
+/// How many expired records of each kind a batch sweeps at most: expiry costs each batch a few
+/// index steps, never a scan.
+pub(super) const SWEEP_BUDGET: i64 = 32;
+
+/// How many queued jobs one transaction takes at most.
+const MAX_BATCH: usize = 256;
+
+/// The schema's version, kept in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+/// Every table is keyed by its id and indexed by expiry (ms since the Unix epoch): a sweep reads
+/// the earliest deadlines first and stops at the first live one.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS urls (
+  id TEXT PRIMARY KEY NOT NULL, owner TEXT, done INTEGER NOT NULL, outcome TEXT, expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS urls_expires ON urls (expires);
+CREATE INDEX IF NOT EXISTS urls_owner ON urls (owner, expires);
+CREATE TABLE IF NOT EXISTS flows (
+  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS flows_expires ON flows (expires);
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, owner TEXT, running INTEGER NOT NULL,
+  live_until INTEGER NOT NULL, updated INTEGER NOT NULL, expires INTEGER NOT NULL,
+  answers TEXT NOT NULL, cancel INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tasks_expires ON tasks (expires);
+CREATE INDEX IF NOT EXISTS tasks_live ON tasks (running, live_until);
+CREATE INDEX IF NOT EXISTS tasks_live_owner ON tasks (owner, running, live_until);
+CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
+";
+
+/// The caps, as configured.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Caps {
+    pub(super) url: usize,
+    pub(super) flow: usize,
+    pub(super) per_principal: usize,
+    pub(super) tasks: usize,
+}
+
+/// What a job hands back, to be called once its transaction committed (or failed to).
+pub(super) type Delivery = Box<dyn FnOnce(Result<(), StoreError>) + Send>;
+
+/// A unit of work on the connection; it runs inside the batch's transaction.
+pub(super) type Job = Box<dyn FnOnce(&mut Db) -> Delivery + Send>;
+
+/// The connection and what the store knows of it: the rows of each kind (kept as they change,
+/// so a cap is checked without counting), the caps and the clock.
+pub(super) struct Db {
+    pub(super) conn: Connection,
+    pub(super) caps: Caps,
+    clock: Arc<dyn Clock>,
+    /// `sqlite at PATH`, for errors.
+    pub(super) name: String,
+    pub(super) url_rows: usize,
+    pub(super) flow_rows: usize,
+    pub(super) task_rows: usize,
+}
+
+/// Milliseconds since the Unix epoch (0 before it; saturating far after it).
+pub(super) fn ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A duration in milliseconds, saturating.
+pub(super) fn ms_of(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Db {
+    /// Opens (creating if need be) the file at `path` for this process alone: WAL, exclusive
+    /// locking, `synchronous` as asked, the schema in place and the rows counted.
+    pub(super) fn open(
+        path: &Path,
+        synchronous: Synchronous,
+        caps: Caps,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Db, StoreError> {
+        let name = format!("sqlite at {}", path.display());
+        let failed = |e: rusqlite::Error| opening_error(&name, path, e);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(failed)?;
+        // A file held by another process is an error at once, never a wait.
+        conn.busy_timeout(Duration::ZERO).map_err(failed)?;
+        // Exclusive before WAL: the lock taken by the first write is kept until the connection
+        // closes (the process exits or dies: the OS drops it), and the WAL index lives in this
+        // process's memory rather than a shared file.
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE").map_err(failed)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(failed)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Unavailable {
+                store: name,
+                detail: format!("cannot use WAL (journal mode {mode})"),
+            });
+        }
+        conn.pragma_update(None, "synchronous", synchronous.pragma()).map_err(failed)?;
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(failed)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(failed)?;
+        if version > SCHEMA_VERSION {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(StoreError::Invalid {
+                detail: format!(
+                    "{name}: written by a later version (schema {version}, this one reads {SCHEMA_VERSION})"
+                ),
+            });
+        }
+        conn.execute_batch(SCHEMA).map_err(failed)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
+        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, task_rows: 0 };
+        db.end_orphaned_tasks()?;
+        db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
+        db.recount()?;
+        Ok(db)
+    }
+
+    /// Runs batches of jobs until every sender is gone; the connection closes (and the file's
+    /// lock is released) when this returns.
+    pub(super) fn serve(mut self, jobs: Receiver<Job>) {
+        while let Ok(first) = jobs.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            let begun = self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| self.unavailable(e));
+            let deliveries: Vec<Delivery> = match begun {
+                Ok(()) => {
+                    self.sweep(SWEEP_BUDGET);
+                    batch.into_iter().map(|job| job(&mut self)).collect()
+                }
+                Err(_) => Vec::new(),
+            };
+            let committed = begun.and_then(|()| self.conn.execute_batch("COMMIT").map_err(|e| self.unavailable(e)));
+            if committed.is_err() {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                if let Err(error) = self.recount() {
+                    tracing::error!("{error}");
+                }
+            }
+            for deliver in deliveries {
+                deliver(committed.clone());
+            }
+        }
+    }
+
+    /// Runs `f` as one job: its writes are undone if it fails on the database.
+    pub(super) fn job<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.conn.execute_batch("SAVEPOINT job").map_err(|e| self.unavailable(e))?;
+        let result = f(self);
+        match &result {
+            Err(StoreError::Unavailable { .. }) => {
+                let _ = self.conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                if let Err(error) = self.recount() {
+                    tracing::error!("{error}");
+                }
+            }
+            _ => self.conn.execute_batch("RELEASE job").map_err(|e| self.unavailable(e))?,
+        }
+        result
+    }
+
+    /// The store's time, in ms.
+    pub(super) fn now(&self) -> i64 {
+        ms(self.clock.now())
+    }
+
+    pub(super) fn unavailable(&self, error: rusqlite::Error) -> StoreError {
+        StoreError::Unavailable { store: self.name.clone(), detail: error.to_string() }
+    }
+
+    /// The rows of each kind, counted from the tables.
+    fn recount(&mut self) -> Result<(), StoreError> {
+        let count = |table: &str| -> Result<usize, StoreError> {
+            let n: i64 = self
+                .conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
+                .map_err(|e| self.unavailable(e))?;
+            Ok(usize::try_from(n).unwrap_or(0))
+        };
+        let (urls, flows, tasks) = (count("urls")?, count("flows")?, count("tasks")?);
+        (self.url_rows, self.flow_rows, self.task_rows) = (urls, flows, tasks);
+        Ok(())
+    }
+
+    /// Deletes up to `budget` expired URL-mode steps and as many flows, earliest first.
+    pub(super) fn sweep(&mut self, budget: i64) {
+        let now = self.now();
+        let swept = |db: &Db, table: &str| -> usize {
+            let sql = format!(
+                "DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE expires <= ?1 ORDER BY expires LIMIT ?2)"
+            );
+            match db.conn.prepare_cached(&sql).and_then(|mut delete| delete.execute(params![now, budget])) {
+                Ok(n) => n,
+                Err(error) => {
+                    tracing::warn!("{}: sweeping expired records: {error}", db.name);
+                    0
+                }
+            }
+        };
+        let urls = swept(self, "urls");
+        self.url_rows = self.url_rows.saturating_sub(urls);
+        let flows = swept(self, "flows");
+        self.flow_rows = self.flow_rows.saturating_sub(flows);
+    }
+
+    /// Room for one more record of `kind`: at the cap, every expired record is swept first.
+    pub(super) fn room(&mut self, kind: RecordKind) -> Result<(), StoreError> {
+        let full = |db: &Db| match kind {
+            RecordKind::Url => db.url_rows >= db.caps.url,
+            RecordKind::Flow => db.flow_rows >= db.caps.flow,
+        };
+        if full(self) {
+            self.sweep(i64::MAX);
+        }
+        if full(self) {
+            let cap = if kind == RecordKind::Url { self.caps.url } else { self.caps.flow };
+            return Err(StoreError::Full { kind, cap });
+        }
+        Ok(())
+    }
+
+    /// Reads one optional row with a cached statement.
+    pub(super) fn row<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>, StoreError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(|e| self.unavailable(e))?;
+        statement.query_row(params, f).optional().map_err(|e| self.unavailable(e))
+    }
+
+    /// Runs one statement with a cached statement; the rows it changed.
+    pub(super) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize, StoreError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(|e| self.unavailable(e))?;
+        statement.execute(params).map_err(|e| self.unavailable(e))
+    }
+
+    /// JSON read back from the file.
+    pub(super) fn json(&self, text: &str, what: &str) -> Result<Value, StoreError> {
+        serde_json::from_str(text)
+            .map_err(|e| StoreError::Invalid { detail: format!("{}: {what} does not read back: {e}", self.name) })
+    }
+
+    // ---- URL-mode steps ----
+
+    pub(super) fn register(&mut self, id: &str, ttl: Duration, owner: Option<&str>) -> Result<(), StoreError> {
+        let now = self.now();
+        match self.row("SELECT expires FROM urls WHERE id = ?1", [id], |row| row.get::<_, i64>(0))? {
+            Some(expires) if expires > now => return Ok(()),
+            Some(_) => {
+                let gone = self.exec("DELETE FROM urls WHERE id = ?1", [id])?;
+                self.url_rows = self.url_rows.saturating_sub(gone);
+            }
+            None => {}
+        }
+        self.room(RecordKind::Url)?;
+        if let Some(owner) = owner {
+            let cap = self.caps.per_principal;
+            let held: i64 = self
+                .row(
+                    "SELECT count(*) FROM (SELECT 1 FROM urls WHERE owner = ?1 AND expires > ?2 LIMIT ?3)",
+                    params![owner, now, i64::try_from(cap).unwrap_or(i64::MAX)],
+                    |row| row.get(0),
+                )?
+                .unwrap_or(0);
+            if usize::try_from(held).unwrap_or(usize::MAX) >= cap {
+                return Err(StoreError::Quota { cap });
+            }
+        }
+        let expires = now.saturating_add(ms_of(ttl));
+        self.exec(
+            "INSERT INTO urls (id, owner, done, outcome, expires) VALUES (?1, ?2, 0, NULL, ?3)",
+            params![id, owner, expires],
+        )?;
+        self.url_rows += 1;
+        Ok(())
+    }
+
+    pub(super) fn complete(&mut self, id: &str, outcome: &Value, by: Option<&str>) -> Result<bool, StoreError> {
+        let now = self.now();
+        let changed = self.exec(
+            "UPDATE urls SET done = 1, outcome = ?2
+             WHERE id = ?1 AND done = 0 AND expires > ?3 AND (owner IS NULL OR owner = ?4)",
+            params![id, outcome.to_string(), now, by],
+        )?;
+        Ok(changed == 1)
+    }
+
+    pub(super) fn status(&mut self, id: &str) -> Result<UrlStatus, StoreError> {
+        let now = self.now();
+        let row =
+            self.row("SELECT done, outcome FROM urls WHERE id = ?1 AND expires > ?2", params![id, now], |row| {
+                Ok((row.get::<_, bool>(0)?, row.get::<_, Option<String>>(1)?))
+            })?;
+        Ok(match row {
+            None => UrlStatus::Unknown,
+            Some((false, _)) => UrlStatus::Pending,
+            Some((true, outcome)) => {
+                UrlStatus::Completed(self.json(outcome.as_deref().unwrap_or("null"), "an outcome")?)
+            }
+        })
+    }
+
+    /// Deletes a completed step and returns its completion; a pending or unknown one as it is.
+    pub(super) fn consume(&mut self, id: &str) -> Result<UrlStatus, StoreError> {
+        let now = self.now();
+        let taken = self.row(
+            "DELETE FROM urls WHERE id = ?1 AND done = 1 AND expires > ?2 RETURNING outcome",
+            params![id, now],
+            |row| row.get::<_, Option<String>>(0),
+        )?;
+        match taken {
+            Some(outcome) => {
+                self.url_rows = self.url_rows.saturating_sub(1);
+                Ok(UrlStatus::Completed(self.json(outcome.as_deref().unwrap_or("null"), "an outcome")?))
+            }
+            None => self.status(id),
+        }
+    }
+
+    pub(super) fn release(&mut self, id: &str) -> Result<(), StoreError> {
+        let gone = self.exec("DELETE FROM urls WHERE id = ?1", [id])?;
+        self.url_rows = self.url_rows.saturating_sub(gone);
+        Ok(())
+    }
+}
+
+/// An error opening the file, said plainly: another process holding it is named as such.
+fn opening_error(name: &str, path: &Path, error: rusqlite::Error) -> StoreError {
+    let busy = matches!(error.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked));
+    let detail = if busy {
+        format!(
+            "{} is in use by another process: one process at a time may open a SQLite store (stop the other one, or give this one its own file)",
+            path.display()
+        )
+    } else {
+        format!("cannot open {}: {error}", path.display())
+    };
+    StoreError::Unavailable { store: name.to_owned(), detail }
+}

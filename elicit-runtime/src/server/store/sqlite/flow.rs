@@ -1,0 +1,207 @@
+//! The flow ledger on the store's connection: one row per flow, its slots a small JSON object.
+//!
+//! A slot is `{"t": TOKEN, "u": UNTIL}` while claimed (`UNTIL`: the lease's end, ms since the
+//! Unix epoch) and `{"v": VALUE}` once recorded; `finished` holds the answers' JSON text as the
+//! engine wrote it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rusqlite::params;
+use serde_json::{Map, Value, json};
+
+use super::db::{Db, ms_of};
+use crate::server::store::{Claim, Finish, LedgerSnapshot, RecordKind, Slot, StoreError};
+
+/// How much longer than asked an extension keeps a flow's record: the rounds of a flow (or the
+/// replays of one) that extend it within this long of each other share one write, and a round
+/// that only reads the flow commits nothing.
+const EXTEND_SLACK_MS: i64 = 1_000;
+
+/// A flow's row as read.
+pub(super) struct FlowRow {
+    slots: Map<String, Value>,
+    finished: Option<String>,
+}
+
+/// What a slot holds.
+enum Held<'a> {
+    Claimed { token: &'a str, until: i64 },
+    Recorded(&'a Value),
+}
+
+fn held(slot: &Value) -> Option<Held<'_>> {
+    if let Some(value) = slot.get("v") {
+        return Some(Held::Recorded(value));
+    }
+    Some(Held::Claimed { token: slot.get("t")?.as_str()?, until: slot.get("u")?.as_i64()? })
+}
+
+impl Db {
+    /// The live row of `flow`, its life extended to at least `ttl` from now; created (within the
+    /// cap) when missing and `create` says so.
+    fn flow(&mut self, flow: &str, ttl: Duration, create: bool) -> Result<Option<FlowRow>, StoreError> {
+        let now = self.now();
+        let expires = now.saturating_add(ms_of(ttl));
+        let row = self.row("SELECT slots, finished, expires FROM flows WHERE id = ?1", [flow], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?, row.get::<_, i64>(2)?))
+        })?;
+        match row {
+            Some((slots, finished, until)) if until > now => {
+                if until < expires {
+                    let later = expires.saturating_add(EXTEND_SLACK_MS);
+                    self.exec("UPDATE flows SET expires = ?2 WHERE id = ?1", params![flow, later])?;
+                }
+                let slots = match self.json(&slots, "a flow's slots")? {
+                    Value::Object(slots) => slots,
+                    _ => return Err(self.invalid("a flow's slots are not an object")),
+                };
+                Ok(Some(FlowRow { slots, finished }))
+            }
+            expired => {
+                if expired.is_some() {
+                    let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
+                    self.flow_rows = self.flow_rows.saturating_sub(gone);
+                }
+                if !create {
+                    return Ok(None);
+                }
+                self.room(RecordKind::Flow)?;
+                self.exec(
+                    "INSERT INTO flows (id, slots, finished, expires) VALUES (?1, '{}', NULL, ?2)",
+                    params![flow, expires],
+                )?;
+                self.flow_rows += 1;
+                Ok(Some(FlowRow { slots: Map::new(), finished: None }))
+            }
+        }
+    }
+
+    fn invalid(&self, what: &str) -> StoreError {
+        StoreError::Invalid { detail: format!("{}: {what}", self.name) }
+    }
+
+    fn write_slots(&self, flow: &str, slots: &Map<String, Value>) -> Result<(), StoreError> {
+        let text = Value::Object(slots.clone()).to_string();
+        self.exec("UPDATE flows SET slots = ?2 WHERE id = ?1", params![flow, text]).map(drop)
+    }
+
+    pub(super) fn claim(
+        &mut self,
+        flow: &str,
+        name: &str,
+        token: &str,
+        lease: Duration,
+        ttl: Duration,
+    ) -> Result<Claim, StoreError> {
+        let now = self.now();
+        let Some(mut row) = self.flow(flow, ttl, true)? else {
+            return Err(self.invalid("a flow record went missing"));
+        };
+        let claim = json!({"t": token, "u": now.saturating_add(ms_of(lease))});
+        match row.slots.get(name).map(held) {
+            Some(Some(Held::Recorded(value))) => return Ok(Claim::Done(value.clone())),
+            Some(Some(Held::Claimed { token: holder, until })) if holder != token && until > now => {
+                return Ok(Claim::Busy);
+            }
+            Some(_) => {}
+            None if row.finished.is_some() => return Ok(Claim::Finished),
+            None => {}
+        }
+        row.slots.insert(name.to_owned(), claim);
+        self.write_slots(flow, &row.slots)?;
+        Ok(Claim::Run)
+    }
+
+    pub(super) fn record(
+        &mut self,
+        flow: &str,
+        name: &str,
+        token: &str,
+        value: Value,
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let mut row = self.flow(flow, ttl, false)?.ok_or(StoreError::ClaimLost)?;
+        match row.slots.get(name).and_then(held) {
+            Some(Held::Claimed { token: holder, .. }) if holder == token => {}
+            Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
+            _ => return Err(StoreError::ClaimLost),
+        }
+        row.slots.insert(name.to_owned(), json!({"v": value}));
+        self.write_slots(flow, &row.slots)
+    }
+
+    pub(super) fn abandon(&mut self, flow: &str, name: &str, token: &str) -> Result<(), StoreError> {
+        let now = self.now();
+        let row = self.row(
+            "SELECT slots, finished IS NOT NULL FROM flows WHERE id = ?1 AND expires > ?2",
+            params![flow, now],
+            |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?)),
+        )?;
+        let Some((slots, finished)) = row else { return Ok(()) };
+        let Value::Object(mut slots) = self.json(&slots, "a flow's slots")? else {
+            return Err(self.invalid("a flow's slots are not an object"));
+        };
+        if !matches!(slots.get(name).and_then(held), Some(Held::Claimed { token: holder, .. }) if holder == token) {
+            return Ok(());
+        }
+        slots.remove(name);
+        if slots.is_empty() && !finished {
+            let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
+            self.flow_rows = self.flow_rows.saturating_sub(gone);
+            return Ok(());
+        }
+        self.write_slots(flow, &slots)
+    }
+
+    pub(super) fn finish(
+        &mut self,
+        flow: &str,
+        answers: &str,
+        seen: &[String],
+        ttl: Duration,
+    ) -> Result<Finish, StoreError> {
+        let now = self.now();
+        let Some(row) = self.flow(flow, ttl, true)? else {
+            return Err(self.invalid("a flow record went missing"));
+        };
+        if let Some(already) = &row.finished {
+            return Ok(Finish::Already(self.json(already, "a flow's answers")?));
+        }
+        let unseen = row.slots.iter().any(|(name, slot)| {
+            !seen.contains(name) && !matches!(held(slot), Some(Held::Claimed { until, .. }) if until <= now)
+        });
+        if unseen {
+            return Ok(Finish::Conflict);
+        }
+        self.exec("UPDATE flows SET finished = ?2 WHERE id = ?1", params![flow, answers])?;
+        Ok(Finish::Recorded)
+    }
+
+    pub(super) fn finished(&mut self, flow: &str) -> Result<Option<Value>, StoreError> {
+        let now = self.now();
+        let text =
+            self.row("SELECT finished FROM flows WHERE id = ?1 AND expires > ?2", params![flow, now], |row| {
+                row.get::<_, Option<String>>(0)
+            })?;
+        text.flatten().map(|text| self.json(&text, "a flow's answers")).transpose()
+    }
+
+    pub(super) fn extend(&mut self, flow: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.flow(flow, ttl, false).map(drop)
+    }
+
+    pub(super) fn snapshot(&mut self, flow: &str, ttl: Duration) -> Result<LedgerSnapshot, StoreError> {
+        let Some(row) = self.flow(flow, ttl, false)? else { return Ok(LedgerSnapshot::default()) };
+        let recorded: HashMap<Slot, Value> = row
+            .slots
+            .iter()
+            .filter_map(|(name, slot)| match held(slot)? {
+                Held::Recorded(value) => Some((Slot::from_name(name)?, value.clone())),
+                Held::Claimed { .. } => None,
+            })
+            .collect();
+        let finished = row.finished.as_deref().map(|text| self.json(text, "a flow's answers")).transpose()?;
+        Ok(LedgerSnapshot { finished, recorded })
+    }
+}
