@@ -52,6 +52,7 @@ mod live;
 mod once;
 mod page_login;
 pub(crate) mod payload;
+mod reask;
 mod round;
 mod store;
 pub(crate) mod task;

@@ -139,15 +139,16 @@ async fn form_answers_of_every_kind_reach_the_handler() {
 }
 
 #[tokio::test]
-async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_users_values() {
+async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_values_that_passed() {
     let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
     let task = h.spawn(describe_person);
     h.next().await.answer(accept(json!({"name": "A", "age": 36})));
     let again = h.next().await;
     let params = again.params.clone().unwrap();
     let message = params["message"].as_str().unwrap();
-    assert!(message.starts_with(Person::MESSAGE) && message.contains("name"), "{message}");
-    assert_eq!(params["requestedSchema"]["properties"]["name"]["default"], "A");
+    assert!(message.starts_with(Person::MESSAGE) && message.contains("\nName: "), "{message}");
+    assert!(message.ends_with("(you entered \"A\")"), "the refused value quoted: {message}");
+    assert_eq!(params["requestedSchema"]["properties"]["name"].get("default"), None, "a refused value is no default");
     assert_eq!(params["requestedSchema"]["properties"]["age"]["default"], 36);
     again.answer(accept(json!({"name": "Ada", "age": 36})));
     assert_eq!(finished(task).await.unwrap(), "Ada is 36");
