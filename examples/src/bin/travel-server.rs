@@ -7,6 +7,7 @@
 //! options: --public-url URL   base URL the payment links use (default: http://<bound address>)
 //!          --store STORE      where payment completions, the flow ledger and task records live: `memory` (default, this process)
 //!                             or redis://HOST:PORT, shared by every instance using it
+//!          --heartbeat-ms MS  how often a 2025-era call waiting on a person sends progress (default 15000)
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
 //! require one and bind each flow, payment step included, to its user, and the payment link signs
@@ -26,13 +27,16 @@ use elicit_examples::travel::{
 use elicit_examples::{Transport, exit_usage, keys_from_env, parse_args, serve_app, stores};
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE | --oidc-issuer URL]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store memory|redis://HOST:PORT] [--tokens FILE | --oidc-issuer URL] [--heartbeat-ms MS]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
-    let options =
-        parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store", "tokens", "oidc-issuer"])
-            .unwrap_or_else(|e| exit_usage(&e));
+    let options = parse_args(
+        std::env::args().skip(1),
+        USAGE,
+        &["public-url", "page-listen", "store", "tokens", "oidc-issuer", "heartbeat-ms"],
+    )
+    .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
     let tokens = BearerTokens::configured(options.get("tokens")).unwrap_or_else(|e| exit_usage(&e));
     let issuer = options.get("oidc-issuer").map(str::to_owned);
@@ -55,7 +59,12 @@ async fn run() -> std::io::Result<()> {
         }
         _ => None,
     };
-    let engine = stores.apply(Engine::builder(AUDIENCE, keys.ring)).build();
+    let mut builder = stores.apply(Engine::builder(AUDIENCE, keys.ring));
+    if let Some(ms) = options.get("heartbeat-ms") {
+        let ms: u64 = ms.parse().unwrap_or_else(|_| exit_usage("--heartbeat-ms takes a whole number of milliseconds"));
+        builder = builder.live_heartbeat(std::time::Duration::from_millis(ms));
+    }
+    let engine = builder.build();
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
