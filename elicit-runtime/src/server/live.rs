@@ -304,6 +304,13 @@ impl LiveLink {
         let asked = tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params));
         match self.waiting(flow, elicitation_id, asked).await {
             Ok(Ok(answer)) => Ok(answer),
+            // The client refused to show it (a host that declared the mode but cannot present it,
+            // one that answers every push with an error): the person was not asked, which is not a
+            // decline. The handler sees what it sees for an undeclared mode, and may fall back.
+            Ok(Err(PeerError::Answered { code, message })) => {
+                tracing::debug!(target: "elicit_runtime", code, message = %clip(&message), key = %clip(key), "the client refused a pushed ask");
+                Err(FlowError::Unsupported { required: needed(request) })
+            }
             Ok(Err(reason)) => {
                 Err(flow.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))))
             }
@@ -415,5 +422,15 @@ async fn tick(interval: &mut Option<Interval>) {
             interval.tick().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+/// The client capabilities `request` needs, as [`FlowError::Unsupported`] names them.
+fn needed(request: &InputRequest) -> Value {
+    match request {
+        InputRequest::Elicit(crate::wire::ElicitParams::Form { .. }) => json!({"elicitation": {"form": {}}}),
+        InputRequest::Elicit(crate::wire::ElicitParams::Url { .. }) => json!({"elicitation": {"url": {}}}),
+        InputRequest::CreateMessage(_) => json!({"sampling": {}}),
+        InputRequest::ListRoots => json!({"roots": {}}),
     }
 }

@@ -376,6 +376,29 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
 }
 
 #[tokio::test]
+async fn a_client_that_answers_a_push_with_an_error_could_not_ask_which_is_no_decline() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
+    let task = h.spawn(|flow: Flow| async move {
+        Ok(match flow.form::<Colour>("colour").await {
+            Ok(Answer::Declined) => "declined".to_owned(),
+            Ok(other) => format!("{other:?}"),
+            Err(FlowError::Unsupported { required }) => format!("could not ask: {required}"),
+            Err(other) => format!("failed: {other}"),
+        })
+    });
+    let pushed = h.next().await;
+    let _ = pushed.reply.send(Err(PeerError::Answered { code: -32601, message: "Method not found".to_owned() }));
+    assert_eq!(finished(task).await.unwrap(), r#"could not ask: {"elicitation":{"form":{}}}"#);
+    // Propagated, it is the session's missing capability, not an internal error.
+    let task = h.spawn(describe_person);
+    let pushed = h.next().await;
+    let _ = pushed.reply.send(Err(PeerError::Answered { code: -32603, message: "no UI".to_owned() }));
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32600, "{error:?}");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
 async fn an_unanswered_ask_times_out() {
     let config = |engine: EngineBuilder| engine.live_ask_timeout(Duration::from_millis(20));
     let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
