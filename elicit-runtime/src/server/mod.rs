@@ -338,7 +338,7 @@ impl Engine {
             request.arguments.cloned().unwrap_or(Value::Null),
             Payload::default(),
             Map::new(),
-            self.shared(Executor::Live(link)),
+            self.shared(Executor::Live(Box::new(link))),
         )
         .with_principal(request.principal);
         let finished = handler(flow.clone()).await;

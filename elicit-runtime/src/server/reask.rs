@@ -79,6 +79,7 @@ fn quoted(value: &Value) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use serde_json::json;
 
