@@ -233,7 +233,9 @@ impl Elicitation {
         let version = LegacyVersion::parse(info.protocol_version.as_str())?;
         let declared = serde_json::to_value(&info.capabilities).ok();
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
-        Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
+        let session =
+            LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone());
+        Some(session.with_client(&info.client_info.name, &info.client_info.version))
     }
 }
 

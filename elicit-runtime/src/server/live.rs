@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
+use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use super::{Flow, FlowError};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, LegacyVersion, clip};
@@ -122,13 +123,21 @@ pub struct LiveSession {
     pub(super) capabilities: Capabilities,
     pub(super) peer: Arc<dyn LivePeer>,
     pub(super) limit: AskLimit,
+    pub(super) client: ClientName,
 }
 
 impl LiveSession {
     /// A session on `version` whose client declared `capabilities`, asking through `peer`, its
     /// outstanding asks counted against `limit` (share one limit across a connection's calls).
     pub fn new(version: LegacyVersion, capabilities: Capabilities, peer: Arc<dyn LivePeer>, limit: AskLimit) -> Self {
-        LiveSession { version, capabilities, peer, limit }
+        LiveSession { version, capabilities, peer, limit, client: ClientName::default() }
+    }
+
+    /// This session, its client named as its `initialize` named it (`clientInfo`): the metrics
+    /// of the `metrics` feature count answers by client.
+    pub fn with_client(mut self, name: &str, version: &str) -> Self {
+        self.client = ClientName { name: name.to_owned(), version: version.to_owned() };
+        self
     }
 
     /// The negotiated revision.
@@ -301,9 +310,16 @@ impl LiveLink {
                 self.config.max_outstanding_asks
             ))));
         };
+        let mode = mode(request);
+        observe::asked(mode, &self.session.client);
+        let sent = Instant::now();
         let asked = tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params));
         match self.waiting(flow, elicitation_id, asked).await {
-            Ok(Ok(answer)) => Ok(answer),
+            Ok(Ok(answer)) => {
+                let action = answer.get("action").and_then(Value::as_str).unwrap_or("answer");
+                observe::answered(mode, action, &self.session.client, sent.elapsed());
+                Ok(answer)
+            }
             // The client refused to show it (a host that declared the mode but cannot present it,
             // one that answers every push with an error): the person was not asked, which is not a
             // decline. The handler sees what it sees for an undeclared mode, and may fall back.
@@ -432,5 +448,15 @@ fn needed(request: &InputRequest) -> Value {
         InputRequest::Elicit(crate::wire::ElicitParams::Url { .. }) => json!({"elicitation": {"url": {}}}),
         InputRequest::CreateMessage(_) => json!({"sampling": {}}),
         InputRequest::ListRoots => json!({"roots": {}}),
+    }
+}
+
+/// The kind of `request`, as the metrics name it.
+fn mode(request: &InputRequest) -> &'static str {
+    match request {
+        InputRequest::Elicit(crate::wire::ElicitParams::Form { .. }) => "form",
+        InputRequest::Elicit(crate::wire::ElicitParams::Url { .. }) => "url",
+        InputRequest::CreateMessage(_) => "sampling",
+        InputRequest::ListRoots => "roots",
     }
 }
