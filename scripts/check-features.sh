@@ -63,5 +63,6 @@ if grep -q 'syn feature "full"' <<<"$derive_syn"; then
 else
   echo "check-features.sh: the derive-only build compiles syn without its full feature"
 fi
-check server derive,rmcp no-unit-tests 125 url idna 'icu_[a-z_]+' reqwest || status=1
+# Without the `metrics` feature nothing of the metrics facade is compiled in.
+check server derive,rmcp no-unit-tests 125 url idna 'icu_[a-z_]+' reqwest metrics || status=1
 exit "$status"

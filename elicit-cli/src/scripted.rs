@@ -14,10 +14,15 @@ use crate::printable::{indented, one_line};
 /// The answers-file key that answers whatever no other key names.
 const WILDCARD: &str = "*";
 
-/// Answers from a file: input request key -> an `ElicitResult`-shaped answer. The key `"*"`
-/// answers any request no other key names (2025-era pushes have no keys of their own).
+/// Answers from a file: key -> an `ElicitResult`-shaped answer. An ask is keyed the same way in
+/// every era: by the server's key where the protocol gives one (a 2026-07-28 input request's key,
+/// a task's, without the `#N` a re-ask adds to it), else by its place in the call, `#1` for the
+/// first ask shown, `#2` for the next (2025-era pushes have no keys of their own); `"*"` answers
+/// any ask no other key names.
 pub(crate) struct Scripted {
     answers: Map<String, Value>,
+    /// Forms and pages shown so far in this call: the next ask is `#{asked + 1}`.
+    asked: usize,
     browser: Option<String>,
     wait: Duration,
     endpoint: String,
@@ -42,14 +47,35 @@ pub(crate) fn load(path: &str) -> Result<Map<String, Value>, String> {
 impl Scripted {
     /// A responder over checked answers.
     pub(crate) fn new(answers: Map<String, Value>, browser: Option<String>, wait: Duration, endpoint: String) -> Self {
-        Scripted { answers, browser, wait, endpoint, tasks: Default::default(), unpresented: None }
+        Scripted { answers, asked: 0, browser, wait, endpoint, tasks: Default::default(), unpresented: None }
     }
 
-    fn answer(&self, key: &str) -> Option<ElicitResult> {
-        let answer = self.answers.get(key).or_else(|| self.answers.get(WILDCARD))?;
+    /// The answer to the next ask shown, whose key (as the driver gives it) is `key`.
+    fn answer(&mut self, key: &str) -> Option<ElicitResult> {
+        self.asked += 1;
+        let place = format!("#{}", self.asked);
+        let answer = keys(key).into_iter().chain([place.as_str(), WILDCARD]).find_map(|key| self.answers.get(key))?;
         // Checked by `load`.
         ElicitResult::from_json(answer).ok()
     }
+}
+
+/// The keys an answers file may give an ask the driver keys `key`, most specific first: the key
+/// itself, then without the `#N` a re-ask adds (`who#2` is `who`). The driver's own numbering of
+/// 2025-era pushes (`#N`, counting every push) is left to the place in the call.
+fn keys(key: &str) -> Vec<&str> {
+    if key.starts_with('#') {
+        return Vec::new();
+    }
+    let mut keys = vec![key];
+    if let Some((base, n)) = key.rsplit_once('#')
+        && !base.is_empty()
+        && !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+    {
+        keys.push(base);
+    }
+    keys
 }
 
 impl Scripted {

@@ -44,7 +44,7 @@ pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
 pub use server::sessions::{
     CappedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE,
 };
-pub use server::{BuildError, BuildProblem, McpServer, McpServerBuilder, TemplateError, TemplateMatch};
+pub use server::{BuildError, BuildProblem, McpServer, McpServerBuilder, Presentation, TemplateError, TemplateMatch};
 pub use stdio::serve_io_with;
 
 use ::rmcp::model::ProtocolVersion;

@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
-use elicit_runtime::rmcp::McpServer;
+use elicit_runtime::rmcp::{McpServer, Presentation};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, TaskSupport, UrlAnswer};
+use elicit_runtime::wire::Capabilities;
 use elicit_runtime::{Elicit, Email};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::{Deserialize, Serialize};
@@ -372,6 +373,13 @@ pub fn server(engine: Engine, public_url: &str) -> McpServer {
     server_with(engine, public_url, summaries)
 }
 
+/// What the tools' asks need at the least: form mode (`book_trip`'s page needs URL mode too, and
+/// its handler answers a form-only client itself).
+const FORM: Capabilities = Capabilities { form: true, url: false, sampling: false, roots: false };
+
+/// What `book_trip` answers, as a tool result the model relays, to a client that cannot show forms.
+pub const NO_FORMS: &str = "Booking needs the traveller's details and consent through forms, and this client cannot show forms (it declares no elicitation). Nothing was booked. Ask the person to book from an MCP client that shows forms, or on the travel agent's website.";
+
 /// The travel server's MCP side, recording payment summaries in `summaries` (share them with
 /// [`payment_page_at`]).
 pub fn server_with(engine: Engine, public_url: &str, summaries: PaymentSummaries) -> McpServer {
@@ -403,6 +411,15 @@ pub fn server_with_logins(
             TaskSupport::Optional,
             group_booking,
         )
+        // For a client that cannot show a form at all (a host that declares no elicitation):
+        // booking takes the person's details and consent, so the model is told why it cannot be
+        // done here and what the person can do; the feedback form is optional, so it is simply
+        // not offered. `plan_trip` asks only for what its arguments lack, and `group_booking`
+        // reports through its task: both run, and fail only when they must ask (`Require`).
+        .presentation("book_trip", FORM, Presentation::Explain(NO_FORMS.to_owned()))
+        .presentation("rate_trip", FORM, Presentation::Hide)
+        .presentation("plan_trip", FORM, Presentation::Require)
+        .presentation("group_booking", FORM, Presentation::Require)
         .build()
-        .expect("four tools with distinct names")
+        .expect("four tools with distinct names, each policy naming one of them")
 }

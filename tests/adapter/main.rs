@@ -10,6 +10,7 @@ mod mistyped_params;
 mod own_server;
 mod own_server_clients;
 mod plan_trip;
+mod presentation;
 mod principal;
 mod resources;
 /// The official SDK clients (2025-11-25) book a trip on a real `travel-server`, and FastMCP runs

@@ -125,8 +125,31 @@ fn the_cli_lists_and_calls_the_plain_tool() {
     let run = elicit(&["tools", "--url", &server.mcp_url()], LIMIT).success();
     let mut names: Vec<&str> = run.stdout.lines().filter_map(|l| l.split('\t').next()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["approve", "count", "greet", "order", "ping"], "{run}");
+    assert_eq!(names, ["approve", "count", "greet", "order", "ping", "reserve"], "{run}");
     elicit(&["call", "--url", &server.mcp_url(), "ping"], LIMIT).success().stdout_has("pong");
+}
+
+/// `reserve` (`TaskSupport::Optional` through `ToolCall::run_task`): a task for `elicit --tasks`,
+/// an ordinary call without it, on 2026-07-28 and in a 2025-era session alike; every outcome of
+/// its form reaches the handler each way.
+#[test]
+fn an_optional_task_tool_serves_clients_with_and_without_the_tasks_extension() {
+    let server = OwnServer::start();
+    let ways: [&[&str]; 3] = [&["--tasks"], &[], SESSION_2025];
+    for extra in ways {
+        for (answer, expected) in [
+            (json!({"action": "accept", "content": {"seats": 2}}), "Holding 2 seat(s)."),
+            (json!({"action": "decline"}), "You declined: no seats held."),
+            (json!({"action": "cancel"}), "Reservation cancelled."),
+        ] {
+            let sandbox = Sandbox::new();
+            let run =
+                call(&Target::Http(&server), "reserve", &sandbox, &json!({"#1": answer}), Browser::Approve, extra);
+            let run = run.success().stdout_has(expected);
+            // Only a client of the extension is given a task.
+            assert_eq!(run.stderr.contains("runs the call as task"), extra == ["--tasks"], "{extra:?}: {run}");
+        }
+    }
 }
 
 #[test]

@@ -41,6 +41,8 @@ fn session_calls() -> Vec<(Value, &'static str)> {
         (json!({"tool": "order", "arguments": {"quantity": 2}, "form": {"item": "tea"}}), ": 2 × tea."),
         (json!({"tool": "order", "arguments": {"quantity": 12}, "form": "decline"}), "Nothing ordered."),
         (json!({"tool": "order", "form": "cancel"}), "Nothing ordered."),
+        // `TaskSupport::Optional` for a client without the Tasks extension: an ordinary call.
+        (json!({"tool": "reserve", "form": {"seats": 3}}), "Holding 3 seat(s)."),
     ]
 }
 
@@ -80,6 +82,7 @@ async fn every_tool_and_outcome(target: Target<'_>) {
                     // holds), is not asked again; an out-of-range one is.
                     let wanted = match (&call["tool"], &call["arguments"]["quantity"]) {
                         (tool, _) if tool == "greet" => json!(["name"]),
+                        (tool, _) if tool == "reserve" => json!(["seats"]),
                         (_, quantity) if quantity == 12 => json!(["item", "quantity"]),
                         _ => json!(["item"]),
                     };

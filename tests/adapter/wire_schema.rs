@@ -75,9 +75,11 @@ async fn session(server: &ServerProcess) -> Vec<Exchange> {
     let unknown = client.call("no_such_tool", json!({})).await;
     assert_eq!(unknown.error().0, -32602);
     let bare = Client::new(&server.mcp_url()).with_capabilities(json!({}));
-    let missing = bare.call("book_trip", json!({})).await;
+    let missing = bare.call("plan_trip", json!({})).await;
     let (code, _, data) = missing.error();
     assert_eq!((code, data), (-32021, Some(&json!({"requiredCapabilities": {"elicitation": {"form": {}}}}))));
+    // `book_trip` explains itself to such a client: an error result, schema-checked like the rest.
+    assert!(bare.call("book_trip", json!({})).await.complete().1);
     let not_an_object =
         client.request("tools/call", json!({"name": "book_trip", "arguments": {}, "inputResponses": 5})).await;
     assert!(not_an_object.body.get("error").is_some(), "{}", not_an_object.body);

@@ -22,6 +22,7 @@ mod rendering;
 mod scripted {
     mod era_2025;
     mod era_2026;
+    mod every_era;
 }
 mod server_message;
 mod tasks;

@@ -7,6 +7,8 @@
 mod exactly_once;
 mod fuzz_regressions;
 mod ledger;
+/// What an operator sees: the `metrics` feature's counters and spans.
+mod observe;
 mod one_outcome;
 mod replay;
 /// How [`Engine::run`](elicit_runtime::server::Engine::run) treats what the client sends back,

@@ -28,7 +28,9 @@ use super::convert::{handler_error_result, input_required, responses_value};
 use super::http::refuse_marked;
 use super::peer::{RmcpPeer, RmcpRequest};
 use crate::Elicit;
-use crate::server::{Answer, AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request, RequestHandle};
+use crate::server::{
+    Answer, AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request, RequestHandle, TaskSupport,
+};
 use crate::wire::{self, LegacyVersion};
 
 /// The code rmcp's peers use for a request cancelled before it finished.
@@ -240,7 +242,9 @@ impl Elicitation {
         let version = LegacyVersion::parse(info.protocol_version.as_str())?;
         let declared = serde_json::to_value(&info.capabilities).ok();
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
-        Some(LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone()))
+        let session =
+            LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone());
+        Some(session.with_client(&info.client_info.name, &info.client_info.version))
     }
 }
 
@@ -315,6 +319,38 @@ impl ToolCall {
         Fut: Future<Output = Result<T, FlowError>>,
     {
         elicitation.call_tool(self.request, &self.ctx, handler).await
+    }
+
+    /// Runs a task-capable tool (`support`): the one call a `#[tool]` makes to be a task of the
+    /// Tasks extension. For a client that declares the extension (2026-07-28), the handler runs as
+    /// [`Elicitation::call_tool_task`] does (an ordinary round until it starts its long work, then
+    /// a task); for any other client, a 2025-era session included, `Optional` (and `Forbidden`) is
+    /// an ordinary call, [`ToolCall::run`], and `Required` answers `-32021`.
+    ///
+    /// The server also answers `tasks/get`, `tasks/update` and `tasks/cancel` by delegating its
+    /// `ServerHandler`'s `get_task`, `update_task` and `cancel_task` to the same-named methods of
+    /// [`Elicitation`], and advertises the extension (`io.modelcontextprotocol/tasks`) in its
+    /// capabilities (see `examples/src/bin/own-server.rs`, tool `reserve`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Elicitation::call_tool`] and [`Elicitation::call_tool_task`].
+    pub async fn run_task<T, F, Fut>(
+        self,
+        elicitation: &Elicitation,
+        support: TaskSupport,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+    {
+        match (support, super::tasks::declares_tasks(&self.ctx)) {
+            (TaskSupport::Required, false) => Err(super::tasks::tasks_required()),
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => self.run(elicitation, handler).await,
+            (support, true) => elicitation.call_tool_task(self.request, &self.ctx, support, handler).await,
+        }
     }
 }
 

@@ -246,6 +246,10 @@ setters! {
     live_url_wait: Duration => live.url_wait;
     /// Sets [`LiveConfig::max_tasks_per_session`].
     max_tasks_per_session: usize => live.max_tasks_per_session;
+    /// Sets [`LiveConfig::heartbeat`].
+    live_heartbeat: Duration => live.heartbeat;
+    /// Sets [`LiveConfig::url_poll`].
+    live_url_poll: Duration => live.url_poll;
     /// Sets [`TaskConfig::ttl`].
     task_ttl: Duration => task_config.ttl;
     /// Sets [`TaskConfig::poll_interval`].

@@ -20,8 +20,9 @@ use crate::wire::{Capabilities, InputRequest};
 pub(super) enum Executor {
     /// Re-run each round; asks are collected into the round's `inputRequests`.
     Replay,
-    /// Run once on a 2025-era session; asks are pushed and awaited.
-    Live(LiveLink),
+    /// Run once on a 2025-era session; asks are pushed and awaited. Boxed: a live task's link is
+    /// several times the size of the other variants, and every flow of a round holds one.
+    Live(Box<LiveLink>),
     /// A call that may become a task: replayed until it does, then run once in the background.
     Task(TaskExec),
 }
@@ -142,6 +143,8 @@ impl Executor {
             (Executor::Replay, Ok(runtime)) => runtime.spawn(settle).await.map_err(|e| {
                 flow.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}")))
             })?,
+            // The person is still on the page: the call is kept alive meanwhile.
+            (Executor::Live(live), _) => live.waiting(flow, None, settle).await,
             _ => settle.await,
         };
         settled.map_err(|e| flow.fail(FlowError::Store(e)))

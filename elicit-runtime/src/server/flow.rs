@@ -441,8 +441,9 @@ impl Flow {
 
     /// Asks for a `T` with a form, with this message.
     ///
-    /// An accepted answer that fails validation is asked again — the errors named in the message,
-    /// the user's values as defaults — up to [`EngineConfig::max_invalid_answers`] times.
+    /// An accepted answer that fails validation is asked again — each failing field named by its
+    /// title on a line of its own, the refused value quoted, the values that passed as defaults
+    /// (a refused value is never sent as a `default`) — up to [`EngineConfig::max_invalid_answers`] times.
     ///
     /// ```
     /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer};
@@ -471,7 +472,7 @@ impl Flow {
     /// let retry = request.clone().input_responses(Some(&wrong)).request_state(asked.request_state.as_deref());
     /// let Outcome::InputRequired(again) = engine.run(&retry, greet).await.unwrap() else { panic!() };
     /// let message = again.input_requests[0].1.to_json()["params"]["message"].as_str().unwrap().to_owned();
-    /// assert!(message.starts_with("Who is travelling?\n\nPlease correct: "), "{message}");
+    /// assert!(message.starts_with("Who is travelling?\n\nPlease correct:\nname: must be a string"), "{message}");
     /// # });
     /// ```
     pub async fn form_with<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
@@ -561,9 +562,10 @@ impl Flow {
                                 ))));
                             }
                             let content = answer.content.unwrap_or_default();
+                            let valid = super::reask::valid_values(&content, &errors);
                             let request = InputRequest::Elicit(ElicitParams::Form {
-                                message: format!("{message}\n\nPlease correct: {errors}."),
-                                requested_schema: Cow::Owned(schema.prefilled_with(&content)),
+                                message: super::reask::message(message, &schema, &errors, &content),
+                                requested_schema: Cow::Owned(schema.prefilled_with(&valid)),
                             });
                             self.ask(key, request, None).await?;
                             continue;

@@ -15,14 +15,16 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::store::Store;
+use super::observe::{self, ClientName};
+use super::store::{Store, UrlStatus};
 use super::{Flow, FlowError};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, LegacyVersion, clip};
 
@@ -88,6 +90,16 @@ pub struct LiveConfig {
     /// Calls run live at once on one session, each for its whole run (URL-mode waits included);
     /// one more fails at once with a clear error. Default 32.
     pub max_tasks_per_session: usize,
+    /// While a call waits on a person (a pushed ask, a URL-mode page), how often the engine sends
+    /// `notifications/progress` for the call, when the client gave a `progressToken`: a client
+    /// that resets its request timeout on progress keeps the call open as long as the person
+    /// takes (within [`ask_timeout`](Self::ask_timeout) and [`url_wait`](Self::url_wait)).
+    /// Well under the common 60 s client timeout. Default 15 s; zero sends none.
+    pub heartbeat: Duration,
+    /// While a URL-mode ask is pushed and not yet answered, how often the engine looks whether the
+    /// page recorded completion, to send `notifications/elicitation/complete` at once. Default
+    /// 1 s; zero looks only after the client answers.
+    pub url_poll: Duration,
 }
 
 impl Default for LiveConfig {
@@ -97,6 +109,8 @@ impl Default for LiveConfig {
             ask_timeout: Duration::from_secs(600),
             url_wait: Duration::from_secs(600),
             max_tasks_per_session: 32,
+            heartbeat: Duration::from_secs(15),
+            url_poll: Duration::from_secs(1),
         }
     }
 }
@@ -109,13 +123,21 @@ pub struct LiveSession {
     pub(super) capabilities: Capabilities,
     pub(super) peer: Arc<dyn LivePeer>,
     pub(super) limit: AskLimit,
+    pub(super) client: ClientName,
 }
 
 impl LiveSession {
     /// A session on `version` whose client declared `capabilities`, asking through `peer`, its
     /// outstanding asks counted against `limit` (share one limit across a connection's calls).
     pub fn new(version: LegacyVersion, capabilities: Capabilities, peer: Arc<dyn LivePeer>, limit: AskLimit) -> Self {
-        LiveSession { version, capabilities, peer, limit }
+        LiveSession { version, capabilities, peer, limit, client: ClientName::default() }
+    }
+
+    /// This session, its client named as its `initialize` named it (`clientInfo`): the metrics
+    /// of the `metrics` feature count answers by client.
+    pub fn with_client(mut self, name: &str, version: &str) -> Self {
+        self.client = ClientName { name: name.to_owned(), version: version.to_owned() };
+        self
     }
 
     /// The negotiated revision.
@@ -203,6 +225,10 @@ pub(super) struct LiveLink {
     store: Arc<dyn Store>,
     /// URL-mode ids minted and not yet consumed or released.
     held: Mutex<Vec<String>>,
+    /// URL-mode ids whose completion the client was told of already.
+    told: Mutex<Vec<String>>,
+    /// Heartbeats sent on this call (the progress they report: it must increase).
+    beats: AtomicU64,
     _task: OwnedSemaphorePermit,
 }
 
@@ -221,7 +247,16 @@ impl LiveLink {
                 session.limit.max_tasks
             )));
         };
-        Ok(LiveLink { session, config, counters, store, held: Mutex::new(Vec::new()), _task: task })
+        Ok(LiveLink {
+            session,
+            config,
+            counters,
+            store,
+            held: Mutex::new(Vec::new()),
+            told: Mutex::new(Vec::new()),
+            beats: AtomicU64::new(0),
+            _task: task,
+        })
     }
 
     pub(super) fn capabilities(&self) -> Capabilities {
@@ -275,8 +310,23 @@ impl LiveLink {
                 self.config.max_outstanding_asks
             ))));
         };
-        match tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params)).await {
-            Ok(Ok(answer)) => Ok(answer),
+        let mode = mode(request);
+        observe::asked(mode, &self.session.client);
+        let sent = Instant::now();
+        let asked = tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params));
+        match self.waiting(flow, elicitation_id, asked).await {
+            Ok(Ok(answer)) => {
+                let action = answer.get("action").and_then(Value::as_str).unwrap_or("answer");
+                observe::answered(mode, action, &self.session.client, sent.elapsed());
+                Ok(answer)
+            }
+            // The client refused to show it (a host that declared the mode but cannot present it,
+            // one that answers every push with an error): the person was not asked, which is not a
+            // decline. The handler sees what it sees for an undeclared mode, and may fall back.
+            Ok(Err(PeerError::Answered { code, message })) => {
+                tracing::debug!(target: "elicit_runtime", code, message = %clip(&message), key = %clip(key), "the client refused a pushed ask");
+                Err(FlowError::Unsupported { required: needed(request) })
+            }
             Ok(Err(reason)) => {
                 Err(flow.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))))
             }
@@ -288,9 +338,66 @@ impl LiveLink {
         }
     }
 
-    /// Step `id` was completed and taken: tells the client (`notifications/elicitation/complete`).
+    /// Awaits `wait` while a person is asked: every [`LiveConfig::heartbeat`] a progress
+    /// notification for the call (sent only when the client gave a `progressToken`), and, while
+    /// the URL-mode step `url` is pushed and unanswered, its completion told to the client as
+    /// soon as the page records it (the host need not wait for the person to confirm).
+    pub(super) async fn waiting<T>(&self, flow: &Flow, url: Option<&str>, wait: impl Future<Output = T>) -> T {
+        enum Event<T> {
+            Done(T),
+            Beat,
+            Poll,
+        }
+        let mut wait = std::pin::pin!(wait);
+        let mut beat = ticker(self.config.heartbeat);
+        let mut poll = url.and_then(|_| ticker(self.config.url_poll));
+        loop {
+            let event = tokio::select! {
+                biased;
+                done = &mut wait => Event::Done(done),
+                () = tick(&mut beat) => Event::Beat,
+                () = tick(&mut poll) => Event::Poll,
+            };
+            match event {
+                Event::Done(done) => return done,
+                Event::Beat => {
+                    let beats = self.beats.fetch_add(1, Ordering::SeqCst) + 1;
+                    #[allow(clippy::cast_precision_loss, reason = "a count of heartbeats stays far below 2^52")]
+                    let progress = beats as f64;
+                    if let Err(error) = flow.progress(progress, None, Some("Waiting for the person to answer")).await {
+                        tracing::debug!(target: "elicit_runtime", %error, "a heartbeat could not be sent");
+                    }
+                }
+                Event::Poll => {
+                    if let Some(id) = url
+                        && self.page_recorded(id).await
+                    {
+                        poll = None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the page of step `id` recorded completion; if so the client is told now, once.
+    async fn page_recorded(&self, id: &str) -> bool {
+        if !matches!(self.store.status(id).await, Ok(UrlStatus::Completed(_))) {
+            return false;
+        }
+        self.told.lock().unwrap_or_else(|e| e.into_inner()).push(id.to_owned());
+        if let Err(reason) = self.session.peer.notify(ELICITATION_COMPLETE, json!({"elicitationId": id})).await {
+            tracing::debug!(target: "elicit_runtime", %reason, "notifications/elicitation/complete could not be sent");
+        }
+        true
+    }
+
+    /// Step `id` was completed and taken: tells the client (`notifications/elicitation/complete`),
+    /// unless it was told as the page recorded it.
     pub(super) async fn completed(&self, id: &str) -> Result<(), FlowError> {
         self.consumed(id);
+        if self.told.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|told| told == id) {
+            return Ok(());
+        }
         self.session
             .peer
             .notify(ELICITATION_COMPLETE, json!({"elicitationId": id}))
@@ -311,5 +418,45 @@ impl Drop for LiveLink {
             self.store.release(&id);
             self.counters.record_gone();
         }
+    }
+}
+
+/// An interval first firing one `period` from now; none for a zero period.
+fn ticker(period: Duration) -> Option<Interval> {
+    if period.is_zero() {
+        return None;
+    }
+    let mut interval = tokio::time::interval_at(Instant::now() + period, period);
+    interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    Some(interval)
+}
+
+/// The next tick of `interval`; never, without one.
+async fn tick(interval: &mut Option<Interval>) {
+    match interval {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The client capabilities `request` needs, as [`FlowError::Unsupported`] names them.
+fn needed(request: &InputRequest) -> Value {
+    match request {
+        InputRequest::Elicit(crate::wire::ElicitParams::Form { .. }) => json!({"elicitation": {"form": {}}}),
+        InputRequest::Elicit(crate::wire::ElicitParams::Url { .. }) => json!({"elicitation": {"url": {}}}),
+        InputRequest::CreateMessage(_) => json!({"sampling": {}}),
+        InputRequest::ListRoots => json!({"roots": {}}),
+    }
+}
+
+/// The kind of `request`, as the metrics name it.
+fn mode(request: &InputRequest) -> &'static str {
+    match request {
+        InputRequest::Elicit(crate::wire::ElicitParams::Form { .. }) => "form",
+        InputRequest::Elicit(crate::wire::ElicitParams::Url { .. }) => "url",
+        InputRequest::CreateMessage(_) => "sampling",
+        InputRequest::ListRoots => "roots",
     }
 }

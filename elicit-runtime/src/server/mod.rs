@@ -49,12 +49,14 @@ mod context;
 mod exec;
 mod flow;
 mod live;
+mod observe;
 mod once;
 mod page_login;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;
 pub(crate) mod payload;
+mod reask;
 mod round;
 mod store;
 pub(crate) mod task;
@@ -344,12 +346,19 @@ impl Engine {
             request.arguments.cloned().unwrap_or(Value::Null),
             Payload::default(),
             Map::new(),
-            self.shared(Executor::Live(link)),
+            self.shared(Executor::Live(Box::new(link))),
         )
         .with_principal(request.principal);
-        let finished = handler(flow.clone()).await;
+        #[cfg(feature = "metrics")]
+        let span = observe::call_span(&flow.flow_id(), request.name, session.version.as_str());
+        let running = handler(flow.clone());
+        #[cfg(feature = "metrics")]
+        let running = tracing::Instrument::instrument(running, span.clone());
+        let finished = running.await;
         let fatal = flow.take_fatal();
         drop(flow);
+        #[cfg(feature = "metrics")]
+        observe::ended(&span, if fatal.is_none() && finished.is_ok() { "complete" } else { "error" });
         match fatal.map_or(finished, Err) {
             Ok(result) => Ok(result),
             Err(FlowError::Unsupported { required }) => Err(EngineError {

@@ -22,7 +22,8 @@ impl Flow {
     /// [`UrlCompletions`](super::UrlCompletions).
     ///
     /// `accept` only means the user consented: until the store reports completion, each retry is
-    /// answered with the same URL elicitation under the same key (after waiting up to
+    /// answered with the same URL elicitation under the same key, its message saying the page is
+    /// not completed yet (after waiting up to
     /// [`EngineConfig::url_wait`](super::EngineConfig::url_wait) for the page).
     ///
     /// The step's id is derived from the flow's id and `key`: a replay of a state from before the
@@ -124,7 +125,7 @@ impl Flow {
                             UrlAnswer::Completed(value)
                         }
                         UrlStatus::Pending => {
-                            return self.shared.exec.url_pending(self, key, &step.id, url_request(&step)).await;
+                            return self.shared.exec.url_pending(self, key, &step.id, not_completed_yet(&step)).await;
                         }
                         // Expired or lost: start the step again.
                         UrlStatus::Unknown => {
@@ -177,6 +178,18 @@ fn step_id(flow: &str, key: &str) -> String {
 
 fn url_request(step: &UrlStep) -> InputRequest {
     InputRequest::Elicit(ElicitParams::Url { message: step.message.clone(), url: step.url.clone() })
+}
+
+/// The same page asked again after the person said they were done but the page has not recorded
+/// completion: the message says so, so the person knows why they see it twice.
+fn not_completed_yet(step: &UrlStep) -> InputRequest {
+    InputRequest::Elicit(ElicitParams::Url {
+        message: format!(
+            "{}\n\nThe page is not completed yet: finish it in your browser, then confirm here again.",
+            step.message
+        ),
+        url: step.url.clone(),
+    })
 }
 
 fn url_answer_json(answer: &UrlAnswer) -> Value {

@@ -1,8 +1,9 @@
 //! An rmcp server of its own — a `#[tool_router]` and a `ServerHandler` written here, no
 //! `McpServer` — whose tools mix a plain one (`ping`) with ones that ask through the engine: by
 //! form (`greet`), by a form completing the tool's own arguments (`order`, with a `once`), by
-//! URL (`approve`, on an approval page this same process serves), and by a typed form on a page
-//! the engine renders (`save_card`). It uses only the public API of
+//! URL (`approve`, on an approval page this same process serves), by a typed form on a page
+//! the engine renders (`save_card`), and a task of the Tasks extension that is an ordinary call
+//! for clients without it (`reserve`). It uses only the public API of
 //! `elicit-runtime` and rmcp, as a server of yours would: every setting is explained where it is
 //! made.
 //!
@@ -21,11 +22,17 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
+use elicit_runtime::rmcp::rmcp::RoleServer;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
-use elicit_runtime::rmcp::rmcp::model::{Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
+use elicit_runtime::rmcp::rmcp::model::{
+    CancelTaskParams, GetTaskParams, GetTaskResult, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
+    ServerConfig, TASKS_EXTENSION_ID, UpdateTaskParams,
+};
+use elicit_runtime::rmcp::rmcp::service::RequestContext;
 use elicit_runtime::rmcp::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use elicit_runtime::rmcp::{CappedSessions, serve_io_with, wire_layer};
+use elicit_runtime::server::TaskSupport;
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";
@@ -55,6 +62,14 @@ struct Card {
     /// As printed on the front
     #[elicit(title = "Card number", min_length = 12, max_length = 19)]
     number: String,
+}
+
+/// How many seats should we hold?
+#[derive(Elicit)]
+struct Seats {
+    /// Seats to hold
+    #[elicit(minimum = 1, maximum = 9)]
+    seats: u8,
 }
 
 /// The server: its own state, its own router, and the engine it asks through.
@@ -119,6 +134,23 @@ impl Desk {
         .await
     }
 
+    /// A task of the Tasks extension for a client that declares it, an ordinary call for any other
+    /// (`TaskSupport::Optional`): one call, `run_task`; the three `tasks/*` methods below delegate
+    /// to the engine, and `get_info` advertises the extension.
+    #[tool(description = "Holds seats: a task for clients of the Tasks extension, an ordinary call for others")]
+    async fn reserve(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
+        call.run_task(&self.elicitation, TaskSupport::Optional, |flow| async move {
+            // The long work starts here: from now on a client of the extension polls a task.
+            flow.background().await;
+            Ok(match flow.form::<Seats>("seats").await? {
+                Answer::Accepted(Seats { seats }) => format!("Holding {seats} seat(s)."),
+                Answer::Declined => "You declined: no seats held.".to_owned(),
+                Answer::Cancelled => "Reservation cancelled.".to_owned(),
+            })
+        })
+        .await
+    }
+
     /// Asks by URL: the approval happens on a page of this server (see `approval_page`). The
     /// engine mints the step's id; the handler builds the page's URL from it.
     #[tool(description = "Sends you to a page to approve a transfer of €42.00")]
@@ -166,8 +198,29 @@ fn order_number() -> Result<String, std::io::Error> {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Desk {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("own-server", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        // `reserve` may run as a task: the Tasks extension is advertised.
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("own-server", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.elicitation.get_task(request, &ctx).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.elicitation.update_task(request, &ctx).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.elicitation.cancel_task(request, &ctx).await
     }
 
     /// The revisions the engine speaks. rmcp's default also offers 2025-03-26 and 2024-11-05,

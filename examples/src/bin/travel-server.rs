@@ -9,6 +9,7 @@
 //!                             sqlite:travel-server.db, a file in the working directory that survives a restart),
 //!                             `memory` (this process only: lost when it dies) or redis://HOST:PORT, shared by every
 //!                             instance using it, or redis+cluster://HOST:PORT,HOST:PORT… (any nodes of a Redis Cluster)
+//!          --heartbeat-ms MS  how often a 2025-era call waiting on a person sends progress (default 15000)
 //! ```
 //! Bearer tokens (`--tokens FILE` or `ELICIT_BEARER_TOKENS`, each `TOKEN=USER`) make `/mcp`
 //! require one and bind each flow, payment step included, to its user, and the payment link signs
@@ -31,13 +32,16 @@ use std::sync::Arc;
 use elicit_runtime::server::pages::kit::PageLoginVisitors;
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store sqlite:PATH|memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL]";
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store sqlite:PATH|memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL] [--heartbeat-ms MS]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
-    let options =
-        parse_args(std::env::args().skip(1), USAGE, &["public-url", "page-listen", "store", "tokens", "oidc-issuer"])
-            .unwrap_or_else(|e| exit_usage(&e));
+    let options = parse_args(
+        std::env::args().skip(1),
+        USAGE,
+        &["public-url", "page-listen", "store", "tokens", "oidc-issuer", "heartbeat-ms"],
+    )
+    .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
     let tokens = BearerTokens::configured(options.get("tokens")).unwrap_or_else(|e| exit_usage(&e));
     let issuer = options.get("oidc-issuer").map(str::to_owned);
@@ -72,6 +76,10 @@ async fn run() -> std::io::Result<()> {
     let mut builder = stores.apply(Engine::builder(AUDIENCE, keys.ring)).form_pages(&public_url).form_fallback(true);
     if let Some(logins) = &logins {
         builder = builder.page_visitors(Arc::new(PageLoginVisitors::new(logins.clone())));
+    }
+    if let Some(ms) = options.get("heartbeat-ms") {
+        let ms: u64 = ms.parse().unwrap_or_else(|_| exit_usage("--heartbeat-ms takes a whole number of milliseconds"));
+        builder = builder.live_heartbeat(std::time::Duration::from_millis(ms));
     }
     let engine = builder.build();
     let openid = match &issuer {

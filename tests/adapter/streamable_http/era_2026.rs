@@ -189,10 +189,14 @@ async fn url_step_accepted_before_the_page_is_submitted_is_asked_again() {
     let (url, _) = payment_link(&server, &payment);
 
     // Consent only: the page is not submitted yet, so after the engine's bounded wait the same
-    // URL elicitation comes back under the same key, with a fresh state.
+    // URL elicitation comes back under the same key, with a fresh state, its message saying why.
     let again = booking.answer(json!({"payment": {"action": "accept"}}), &payment).await.asked();
     assert_eq!(again.keys(), ["payment"]);
-    assert_eq!(again.params("payment"), payment.params("payment"), "the same URL elicitation");
+    let (first, repeated) = (payment.params("payment"), again.params("payment"));
+    assert_eq!((&repeated["mode"], &repeated["url"]), (&first["mode"], &first["url"]), "the same page");
+    let message = repeated["message"].as_str().unwrap();
+    let original = first["message"].as_str().unwrap();
+    assert!(message.starts_with(original) && message.contains("not completed yet"), "{message}");
     assert_ne!(again.state(), payment.state(), "a fresh requestState");
 
     // The page is still open for that step; the user approves, and the next retry completes it.
@@ -283,8 +287,9 @@ async fn invalid_trip_is_asked_again_with_the_error() {
     let params = again.params("trip");
     let message = params["message"].as_str().unwrap();
     assert!(message.starts_with("Where would you like to fly?"), "{message}");
-    assert!(message.contains("Please correct") && message.contains("`from`"), "{message}");
-    assert!(!message.contains("`to`"), "only the failing field: {message}");
+    assert!(message.contains("Please correct:\n") && !message.contains('`'), "plain text: {message}");
+    assert!(message.ends_with("(you entered \"Paris\")"), "the refused value quoted: {message}");
+    assert_eq!(message.lines().filter(|l| l.contains("(you entered")).count(), 1, "only the failing field: {message}");
     let properties = &params["requestedSchema"]["properties"];
     // A refused value longer than the field allows ("Paris" against `from`'s
     // maxLength 3) is not echoed back as the default; a value that fits is (the runtime's

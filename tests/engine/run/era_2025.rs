@@ -12,7 +12,7 @@ use std::time::Duration;
 use elicit_runtime::Elicit;
 use elicit_runtime::server::{
     Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, LiveFuture, LivePeer, LiveSession, LiveStats,
-    PeerError, Request, UrlAnswer, UrlStatus,
+    PeerError, Progress, Request, RequestHandle, UrlAnswer, UrlStatus,
 };
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{Capabilities, LegacyVersion};
@@ -139,15 +139,16 @@ async fn form_answers_of_every_kind_reach_the_handler() {
 }
 
 #[tokio::test]
-async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_users_values() {
+async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_values_that_passed() {
     let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
     let task = h.spawn(describe_person);
     h.next().await.answer(accept(json!({"name": "A", "age": 36})));
     let again = h.next().await;
     let params = again.params.clone().unwrap();
     let message = params["message"].as_str().unwrap();
-    assert!(message.starts_with(Person::MESSAGE) && message.contains("name"), "{message}");
-    assert_eq!(params["requestedSchema"]["properties"]["name"]["default"], "A");
+    assert!(message.starts_with(Person::MESSAGE) && message.contains("\nName: "), "{message}");
+    assert!(message.ends_with("(you entered \"A\")"), "the refused value quoted: {message}");
+    assert_eq!(params["requestedSchema"]["properties"]["name"].get("default"), None, "a refused value is no default");
     assert_eq!(params["requestedSchema"]["properties"]["age"]["default"], 36);
     again.answer(accept(json!({"name": "Ada", "age": 36})));
     assert_eq!(finished(task).await.unwrap(), "Ada is 36");
@@ -198,6 +199,64 @@ async fn url_consent_waits_for_the_page_then_notifies_completion() {
     let (method, params) = h.notifications.recv().await.unwrap();
     assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
     assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+#[tokio::test]
+async fn the_page_completing_is_told_before_the_client_answers_and_only_once() {
+    let config = |engine: EngineBuilder| engine.live_url_poll(Duration::from_millis(5));
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
+    let task = h.spawn(pay);
+    let pushed = h.next().await;
+    let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
+    // The page records the decision while the host still shows its "waiting" prompt: the host is
+    // told at once, before anyone presses a button there.
+    assert!(h.engine.url_completions().complete(&id, json!({"approved": true}), None).await.unwrap());
+    let (method, params) =
+        tokio::time::timeout(Duration::from_secs(30), h.notifications.recv()).await.expect("no notification").unwrap();
+    assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
+    pushed.answer(json!({"action": "accept"}));
+    assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
+    assert!(h.notifications.try_recv().is_err(), "told once, not again when the client answered");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
+}
+
+/// The transport's side of the call, as the test sees it: the progress it was asked to send.
+struct Progressed(mpsc::UnboundedSender<Progress>);
+
+impl RequestHandle for Progressed {
+    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
+        let _ = self.0.send(report);
+        Box::pin(async { Ok(()) })
+    }
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+    fn cancelled(&self) -> LiveFuture<'_, ()> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_call_waiting_on_a_person_sends_increasing_heartbeats_until_answered() {
+    let config = |engine: EngineBuilder| engine.live_heartbeat(Duration::from_millis(5));
+    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}), config);
+    let (sent, mut progress) = mpsc::unbounded_channel();
+    let handle: Arc<dyn RequestHandle> = Arc::new(Progressed(sent));
+    let task = h.spawn(move |flow: Flow| describe_person(flow.with_request_handle(handle)));
+    let pushed = h.next().await;
+    // The person takes their time: three heartbeats go out meanwhile, each counting up.
+    let mut last = 0.0;
+    for _ in 0..3 {
+        let beat = tokio::time::timeout(Duration::from_secs(30), progress.recv()).await.expect("no heartbeat").unwrap();
+        assert!(beat.progress > last, "progress increases: {beat:?}");
+        assert!(beat.message.is_some(), "{beat:?}");
+        last = beat.progress;
+    }
+    pushed.answer(accept(json!({"name": "Ada", "age": 36})));
+    assert_eq!(finished(task).await.unwrap(), "Ada is 36");
+    // The call is over: its heartbeats stopped with it.
+    while progress.try_recv().is_ok() {}
+    assert!(progress.recv().await.is_none(), "the heartbeats end with the call");
 }
 
 #[tokio::test]
@@ -314,6 +373,29 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
     let task = h.spawn(describe_person);
     h.next().await.answer(json!({"action": "cancel"}));
     assert_eq!(finished(task).await.unwrap(), "cancelled");
+}
+
+#[tokio::test]
+async fn a_client_that_answers_a_push_with_an_error_could_not_ask_which_is_no_decline() {
+    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
+    let task = h.spawn(|flow: Flow| async move {
+        Ok(match flow.form::<Colour>("colour").await {
+            Ok(Answer::Declined) => "declined".to_owned(),
+            Ok(other) => format!("{other:?}"),
+            Err(FlowError::Unsupported { required }) => format!("could not ask: {required}"),
+            Err(other) => format!("failed: {other}"),
+        })
+    });
+    let pushed = h.next().await;
+    let _ = pushed.reply.send(Err(PeerError::Answered { code: -32601, message: "Method not found".to_owned() }));
+    assert_eq!(finished(task).await.unwrap(), r#"could not ask: {"elicitation":{"form":{}}}"#);
+    // Propagated, it is the session's missing capability, not an internal error.
+    let task = h.spawn(describe_person);
+    let pushed = h.next().await;
+    let _ = pushed.reply.send(Err(PeerError::Answered { code: -32603, message: "no UI".to_owned() }));
+    let error = finished(task).await.unwrap_err();
+    assert_eq!(error.code, -32600, "{error:?}");
+    assert_eq!(h.engine.live_stats(), LiveStats::default());
 }
 
 #[tokio::test]

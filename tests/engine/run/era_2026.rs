@@ -108,7 +108,7 @@ fn person(name: &str, age: i64) -> Value {
 }
 
 #[tokio::test]
-async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_then_fails() {
+async fn invalid_content_is_asked_again_with_the_errors_and_the_values_that_passed_then_fails() {
     let engine = Engine::builder("engine-tests", KeyRing::generate()).max_invalid_answers(2).build();
     let call = Call::tool("person");
     let first = asked(engine.run(&call.request(), ask_person).await);
@@ -116,26 +116,32 @@ async fn invalid_content_is_asked_again_with_the_errors_and_the_users_values_the
     assert_eq!(original["params"]["message"], "Tell us about yourself.");
     assert!(original["params"]["requestedSchema"]["properties"]["name"].get("default").is_none());
 
-    // Invalid answer 1 of 2 allowed: asked again, the errors stated, the values as defaults.
+    // Invalid answer 1 of 2 allowed: asked again, each field named by its title on a line of its
+    // own in plain text, the refused values quoted and never offered as defaults.
     let second =
         asked(engine.run(&call.retry(person("A", 200), first.request_state.as_deref()).request(), ask_person).await);
     assert_eq!(keys(&second), ["person"]);
     let again = request_json(&second, "person");
     let message = again["params"]["message"].as_str().unwrap();
-    assert!(message.starts_with("Tell us about yourself."), "{message}");
-    assert!(message.contains("Please correct"), "{message}");
-    assert!(message.contains("`name`") && message.contains("`age`"), "both fields are named: {message}");
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines[..3], ["Tell us about yourself.", "", "Please correct:"], "{message}");
+    assert!(lines[3].starts_with("Name: ") && lines[3].ends_with("(you entered \"A\")"), "{message}");
+    assert!(lines[4].starts_with("Age: ") && lines[4].ends_with("(you entered 200)"), "{message}");
+    assert_eq!(lines.len(), 5, "one line per field: {message}");
+    assert!(!message.contains('`'), "plain text, no Markdown: {message}");
     let properties = &again["params"]["requestedSchema"]["properties"];
-    assert_eq!(properties["name"]["default"], "A", "{again}");
-    assert_eq!(properties["age"]["default"], 200, "{again}");
+    assert_eq!(properties["name"].get("default"), None, "a refused value is no default: {again}");
+    assert_eq!(properties["age"].get("default"), None, "a refused value is no default: {again}");
     assert_eq!(properties["name"]["minLength"], 2, "the constraints stay: {again}");
 
-    // Invalid answer 2 of 2: asked again.
+    // Invalid answer 2 of 2: asked again; the value that passed is the default now.
     let third =
         asked(engine.run(&call.retry(person("Bo", -1), second.request_state.as_deref()).request(), ask_person).await);
     let message = request_json(&third, "person")["params"]["message"].as_str().unwrap().to_owned();
-    assert!(message.contains("`age`") && !message.contains("`name`"), "only the failing field: {message}");
-    assert_eq!(request_json(&third, "person")["params"]["requestedSchema"]["properties"]["name"]["default"], "Bo");
+    assert!(message.contains("\nAge: ") && !message.contains("\nName: "), "only the failing field: {message}");
+    let properties = &request_json(&third, "person")["params"]["requestedSchema"]["properties"];
+    assert_eq!(properties["name"]["default"], "Bo");
+    assert_eq!(properties["age"].get("default"), None);
 
     // A third invalid one fails the request...
     let retry = call.retry(person("Bo", 151), third.request_state.as_deref());
@@ -289,4 +295,32 @@ async fn asks_awaited_together_go_out_in_one_round() {
     let round1 = asked(engine.run(&call.request(), handler).await);
     let both = call.retry(json!({"a": colour, "b": person}), round1.request_state.as_deref());
     assert_eq!(complete(engine.run(&both.request(), handler).await), "green for Ada");
+}
+
+#[tokio::test]
+async fn a_url_step_asked_again_says_its_page_is_not_completed_yet() {
+    let engine = Engine::builder("engine-tests", KeyRing::generate()).url_wait(std::time::Duration::ZERO).build();
+    let pay = |flow: Flow| async move {
+        Ok(match flow.url("pay", "Approve the payment", |id| format!("https://pay.example/{id}")).await? {
+            UrlAnswer::Completed(value) => format!("paid {value}"),
+            UrlAnswer::Declined | UrlAnswer::Cancelled => "not paid".to_owned(),
+        })
+    };
+    let call = Call::tool("pay").capabilities(json!({"elicitation": {"form": {}, "url": {}}}));
+    let first = asked(engine.run(&call.request(), pay).await);
+    let asked_first = request_json(&first, "pay");
+    assert_eq!(asked_first["params"]["message"], "Approve the payment");
+    // The person says they are done, but the page recorded nothing: the same page, and why.
+    let consent = json!({"pay": {"action": "accept"}});
+    let second = asked(engine.run(&call.retry(consent.clone(), first.request_state.as_deref()).request(), pay).await);
+    let asked_again = request_json(&second, "pay");
+    assert_eq!(asked_again["params"]["url"], asked_first["params"]["url"]);
+    let message = asked_again["params"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Approve the payment\n\n") && message.contains("not completed yet"), "{message}");
+    // Completed, the next confirmation finishes.
+    let url = asked_first["params"]["url"].as_str().unwrap();
+    let id = url.rsplit('/').next().unwrap();
+    assert!(engine.url_completions().complete(id, json!("ok"), None).await.unwrap());
+    let retry = call.retry(consent, second.request_state.as_deref());
+    assert_eq!(complete(engine.run(&retry.request(), pay).await), "paid \"ok\"");
 }

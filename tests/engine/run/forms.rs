@@ -6,10 +6,10 @@ use elicit_runtime::Elicit;
 #[derive(Elicit, Debug, Clone, PartialEq)]
 pub(super) struct Person {
     /// Your name
-    #[elicit(min_length = 2)]
+    #[elicit(min_length = 2, title = "Name")]
     pub(super) name: String,
     /// Your age
-    #[elicit(minimum = 0, maximum = 150)]
+    #[elicit(minimum = 0, maximum = 150, title = "Age")]
     pub(super) age: u8,
 }
 

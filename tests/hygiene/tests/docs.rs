@@ -139,6 +139,8 @@ fn the_readmes_limits_are_the_defaults() {
     assert!(row.contains(&format!("| {}, {} per connection", live.max_outstanding_asks, live.max_tasks_per_session)));
     let row = line_with(&readme, "(`live_ask_timeout`, `live_url_wait`)");
     assert!(row.contains(&format!("| {} / {} (", secs(live.ask_timeout), secs(live.url_wait))), "{row}");
+    let row = line_with(&readme, "(`live_heartbeat`, `live_url_poll`)");
+    assert!(row.contains(&format!("| {} / {} (", secs(live.heartbeat), secs(live.url_poll))), "{row}");
 
     let row = line_with(&readme, "sessions open / per client / keep-alive");
     let sessions = format!(

@@ -62,6 +62,8 @@ pub enum BuildProblem {
     DuplicateTemplate(String),
     /// A resource template that cannot be served.
     Template(TemplateError),
+    /// A presentation policy for a tool not registered (before it).
+    UnknownTool(String),
 }
 
 impl std::fmt::Display for BuildProblem {
@@ -74,6 +76,9 @@ impl std::fmt::Display for BuildProblem {
                 write!(f, "resource template `{uri}` is registered more than once")
             }
             BuildProblem::Template(error) => error.fmt(f),
+            BuildProblem::UnknownTool(name) => {
+                write!(f, "a presentation policy names tool `{name}`, which is not registered before it")
+            }
         }
     }
 }
@@ -165,6 +170,7 @@ impl McpServerBuilder {
             spec: tool,
             handler: ToolHandler::Flow(handler),
             task: TaskSupport::Forbidden,
+            policy: None,
         });
         self
     }
@@ -203,6 +209,7 @@ impl McpServerBuilder {
             spec: tool,
             handler: ToolHandler::Raw(handler),
             task: TaskSupport::Forbidden,
+            policy: None,
         });
         self
     }

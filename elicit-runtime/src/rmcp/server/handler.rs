@@ -21,6 +21,7 @@ use super::super::SUPPORTED_PROTOCOL_VERSIONS;
 use super::super::convert::{input_required, responses_value};
 use super::super::http::refuse_marked;
 use super::super::tasks::{declares_tasks, tasks_required};
+use super::presentation::{self, Policy, Presentation};
 use super::uri_template;
 use super::{BoxFuture, McpServer, PromptHandler, TemplateMatch, ToolHandler};
 
@@ -86,9 +87,14 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.iter().map(|t| t.spec.clone()).collect()))
+        let declared = presentation::declared(&ctx);
+        let shown = self.inner.tools.iter().filter(|t| match &t.policy {
+            Some(policy) => policy.presentation != Presentation::Hide || policy.carried_by(declared),
+            None => true,
+        });
+        Ok(ListToolsResult::with_all_items(shown.map(|t| t.spec.clone()).collect()))
     }
 
     /// rmcp checks a `tools/call`'s `Mcp-Param-*` headers against the input schema found here.
@@ -117,6 +123,12 @@ impl ServerHandler for McpServer {
                 ToolHandler::Raw(handler) => return handler(request, ctx).await,
                 ToolHandler::Flow(handler) => handler,
             };
+            if let Some(policy) = &tool.policy
+                && let Presentation::Explain(text) = &policy.presentation
+                && !policy.carried_by(presentation::declared(&ctx))
+            {
+                return Ok(CallToolResponse::Complete(Policy::explained(text)));
+            }
             match (tool.task, declares_tasks(&ctx)) {
                 (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
                 (TaskSupport::Required, false) => return Err(tasks_required()),

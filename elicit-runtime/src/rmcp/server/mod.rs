@@ -23,10 +23,12 @@ use uri_template::UriTemplate;
 
 mod builder;
 mod handler;
+mod presentation;
 pub(super) mod sessions;
 mod uri_template;
 
 pub use builder::{BuildError, BuildProblem, TemplateError, TemplateMatch};
+pub use presentation::Presentation;
 
 /// Browser origins always allowed: pages served from this machine, on any port.
 const LOOPBACK_ORIGINS: &[&str] = &[
@@ -76,6 +78,8 @@ struct Registered<H> {
     handler: ToolHandler,
     /// Whether the tool may run as a task of the Tasks extension.
     task: crate::server::TaskSupport,
+    /// What the tool does when the client cannot carry its asks (none: `Require`).
+    policy: Option<presentation::Policy>,
 }
 
 enum PromptHandler {

@@ -29,9 +29,15 @@ impl ServerProcess {
     /// Starts a travel-server sealing with `keys` (the `ELICIT_STATE_KEYS` value) and waits until
     /// it listens.
     pub fn travel(keys: &str) -> ServerProcess {
+        ServerProcess::travel_with(keys, &[])
+    }
+
+    /// [`ServerProcess::travel`] with more command-line options (`["--heartbeat-ms", "100"]`).
+    pub fn travel_with(keys: &str, options: &[&str]) -> ServerProcess {
         let mut command = Command::new(travel_server_bin());
         command
             .args(["--listen", "127.0.0.1:0", "--store", "memory"])
+            .args(options)
             .env("ELICIT_STATE_KEYS", keys)
             .env_remove("RUST_LOG");
         ServerProcess(Listening::start(command))
