@@ -18,7 +18,9 @@ fn check<T: Elicit>(body: &[u8]) {
     let posted = parse_post(schema, body);
     let errors = T::from_content(&posted.content).err();
     let token = posted.token.as_deref();
-    let html = render_form(&FormView::new("m", schema, &posted.values(schema), "/form/x").errors(errors.as_ref()).token(token));
+    let html = render_form(
+        &FormView::new("m", schema, &posted.values(schema), "/form/x").errors(errors.as_ref()).token(token),
+    );
     let clean = render_form(&FormView::new("m", schema, &FormValues::defaults(schema), "/form/x"));
     for tag in ["<input", "<select", "<option", "<form", "<script", "<button"] {
         let (shown, expected) = (html.matches(tag).count(), clean.matches(tag).count());
