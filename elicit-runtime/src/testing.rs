@@ -175,7 +175,7 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
     /// may before the flow finishes: on a new flow, the round is run with its answers, then its
     /// state is sent again with each answer `change(key, answer)` changes, and the fork is driven
     /// to its end (later asks answered as in the forward run). The fork must fail with the
-    /// engine's [`FLOW_CONFLICT`](crate::server::FLOW_CONFLICT), or answer what a new flow given
+    /// engine's [`FLOW_CONFLICT`], or answer what a new flow given
     /// the same answers answers: a fork that changed an answer preceding a
     /// [`Flow::once`](crate::server::Flow::once) must not pass the value the first branch
     /// computed. A round whose answers `change` leaves alone is not forked. Choose changes whose

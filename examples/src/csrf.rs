@@ -1,6 +1,6 @@
 //! Anti-forgery tokens for the forms of the pages an example server shows in the user's browser
 //! (the travel-server's payment page), on the runtime's page kit
-//! ([`AntiForgery`](elicit_runtime::server::pages::kit::AntiForgery)).
+//! ([`AntiForgery`]).
 //!
 //! A signed double submit: showing a page sets a fresh random nonce in a cookie and embeds a token
 //! sealed (AEAD) for the page id and that nonce in the page's forms; a submission counts only when
