@@ -125,7 +125,7 @@ fn the_cli_lists_and_calls_the_plain_tool() {
     let run = elicit(&["tools", "--url", &server.mcp_url()], LIMIT).success();
     let mut names: Vec<&str> = run.stdout.lines().filter_map(|l| l.split('\t').next()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["approve", "count", "greet", "order", "ping", "reserve"], "{run}");
+    assert_eq!(names, ["approve", "count", "greet", "order", "ping", "reserve", "save_card"], "{run}");
     elicit(&["call", "--url", &server.mcp_url(), "ping"], LIMIT).success().stdout_has("pong");
 }
 

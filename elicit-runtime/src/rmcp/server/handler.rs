@@ -89,7 +89,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let declared = presentation::declared(&ctx);
+        let declared = presentation::declared(&ctx, self.inner.elicitation.engine());
         let shown = self.inner.tools.iter().filter(|t| match &t.policy {
             Some(policy) => policy.presentation != Presentation::Hide || policy.carried_by(declared),
             None => true,
@@ -125,7 +125,7 @@ impl ServerHandler for McpServer {
             };
             if let Some(policy) = &tool.policy
                 && let Presentation::Explain(text) = &policy.presentation
-                && !policy.carried_by(presentation::declared(&ctx))
+                && !policy.carried_by(presentation::declared(&ctx, self.inner.elicitation.engine()))
             {
                 return Ok(CallToolResponse::Complete(Policy::explained(text)));
             }

@@ -6,6 +6,7 @@ use ::rmcp::model::{CallToolResult, ContentBlock};
 use ::rmcp::service::RequestContext;
 use serde_json::Value;
 
+use crate::server::Engine;
 use crate::wire::{Capabilities, LegacyVersion};
 
 use super::McpServerBuilder;
@@ -58,9 +59,24 @@ impl Policy {
     }
 }
 
+/// What the client of `ctx` can carry: what it declared, and form asks too where it opens links
+/// and `engine` asks forms through its pages for such a client
+/// ([`EngineBuilder::form_fallback`](crate::server::EngineBuilder::form_fallback)).
+pub(super) fn declared(ctx: &RequestContext<RoleServer>, engine: &Engine) -> Capabilities {
+    #[cfg_attr(not(feature = "pages"), allow(unused_mut, reason = "only the pages widen it"))]
+    let mut declared = declared_by_client(ctx);
+    #[cfg(feature = "pages")]
+    if declared.url && engine.form_pages().is_some_and(|pages| pages.fallback()) {
+        declared.form = true;
+    }
+    #[cfg(not(feature = "pages"))]
+    let _ = engine;
+    declared
+}
+
 /// What the client of `ctx` declared: this request's `_meta` on 2026-07-28, the session's
 /// `initialize` on a 2025-era session.
-pub(super) fn declared(ctx: &RequestContext<RoleServer>) -> Capabilities {
+fn declared_by_client(ctx: &RequestContext<RoleServer>) -> Capabilities {
     if ctx.meta.protocol_version().is_none()
         && let Some(info) = ctx.peer.peer_info()
         && let Some(version) = LegacyVersion::parse(info.protocol_version.as_str())
@@ -74,7 +90,10 @@ pub(super) fn declared(ctx: &RequestContext<RoleServer>) -> Capabilities {
 impl McpServerBuilder {
     /// Sets what the tool `name` (registered before) does for a request whose declared
     /// capabilities lack one of `needs` (what its asks need: `Capabilities { form: true, url:
-    /// true, .. }` for a form then a page): see [`Presentation`].
+    /// true, .. }` for a form then a page): see [`Presentation`]. Where the engine asks forms
+    /// through its pages for a client that opens links but draws no forms
+    /// ([`EngineBuilder::form_fallback`](crate::server::EngineBuilder::form_fallback)), such a
+    /// client carries form asks.
     ///
     /// ```
     /// use elicit_runtime::rmcp::{McpServer, Presentation};
@@ -85,7 +104,7 @@ impl McpServerBuilder {
     ///
     /// let engine = Engine::builder("doc-server", KeyRing::generate()).build();
     /// let tool = Tool::new("approve", "Asks you to approve", std::sync::Arc::new(Default::default()));
-    /// let server = McpServer::builder(engine)
+    /// let server = McpServer::builder("doc-server", "1.0", engine)
     ///     .tool(tool, |_flow: Flow| async move { Ok("approved".to_owned()) })
     ///     .presentation("approve", Capabilities { form: true, ..Capabilities::default() }, Presentation::Hide)
     ///     .build()
