@@ -136,7 +136,7 @@ async fn chromium_answers_through_the_app_and_the_flow_resumes_typed() {
 
         // The host returns the App's ElicitResult as the client's answer.
         let responses = json!({ "seat": answer });
-        let retry = request.clone().input_responses(Some(&responses)).request_state(asked.request_state.as_deref());
+        let retry = request.input_responses(Some(&responses)).request_state(asked.request_state.as_deref());
         let Outcome::Complete(text) = engine.run(&retry, ask_seat).await.unwrap() else {
             panic!("not complete: {answer}")
         };
