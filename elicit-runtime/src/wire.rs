@@ -652,6 +652,27 @@ mod tests {
     }
 
     #[test]
+    fn a_form_request_keeps_its_meta_both_ways() {
+        let meta = json!({"ui": {"resourceUri": "ui://s/form"}});
+        let form = InputRequest::Elicit(ElicitParams::Form {
+            message: "m".into(),
+            requested_schema: Cow::Owned(RequestedSchema::new(vec![])),
+            meta: meta.as_object().cloned(),
+        });
+        let sent = form.to_json();
+        assert_eq!(sent["params"]["_meta"], meta);
+        assert_eq!(InputRequest::from_json(&sent).unwrap(), form);
+        let (_, pushed) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
+        assert_eq!(pushed.unwrap()["_meta"], meta);
+        let mut bare = sent;
+        bare["params"].as_object_mut().unwrap().remove("_meta");
+        let Ok(InputRequest::Elicit(ElicitParams::Form { meta, .. })) = InputRequest::from_json(&bare) else {
+            panic!()
+        };
+        assert_eq!(meta, None);
+    }
+
+    #[test]
     fn legacy_requests_follow_their_revision() {
         let form = InputRequest::Elicit(ElicitParams::Form {
             message: "m".into(),

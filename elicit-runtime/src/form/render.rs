@@ -32,7 +32,6 @@ pub fn content_security_policy() -> &'static str {
 }
 
 /// The policy directive allowing the page's one style, by its hash.
-#[cfg_attr(not(feature = "apps"), allow(dead_code, reason = "used by the app forms alone outside this module"))]
 pub(crate) fn style_source() -> String {
     format!("style-src 'sha256-{}'", STANDARD.encode(Sha256::digest(STYLE.as_bytes())))
 }
