@@ -65,4 +65,8 @@ else
 fi
 # Without the `metrics` feature nothing of the metrics facade is compiled in.
 check server derive,rmcp no-unit-tests 125 url idna 'icu_[a-z_]+' reqwest metrics || status=1
+# The draft app-rendered forms (`apps`) compile on the engine alone and on the rmcp server.
+for features in apps derive,rmcp,apps; do
+  cargo check -p elicit-runtime --no-default-features --features "$features" || status=1
+done
 exit "$status"

@@ -54,6 +54,9 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "apps")]
+#[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
+pub mod apps;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;

@@ -158,6 +158,9 @@ pub enum ElicitParams {
         message: String,
         /// What to ask for.
         requested_schema: Cow<'static, RequestedSchema>,
+        /// The request's `_meta`, if any (for example the draft app-rendered form hint a server
+        /// attaches with feature `apps`). It never changes what is asked or how it is validated.
+        meta: Option<Map<String, Value>>,
     },
     /// URL mode: a page the user opens out of band.
     Url {
@@ -183,10 +186,14 @@ impl InputRequest {
     /// The request as it appears in `inputRequests`.
     pub fn to_json(&self) -> Value {
         match self {
-            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => json!({
-                "method": ELICITATION_CREATE,
-                "params": {"mode": "form", "message": message, "requestedSchema": requested_schema.to_json()},
-            }),
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema, meta }) => {
+                let mut params =
+                    json!({"mode": "form", "message": message, "requestedSchema": requested_schema.to_json()});
+                if let Some(meta) = meta {
+                    params["_meta"] = Value::Object(meta.clone());
+                }
+                json!({"method": ELICITATION_CREATE, "params": params})
+            }
             InputRequest::Elicit(ElicitParams::Url { message, url }) => json!({
                 "method": ELICITATION_CREATE,
                 "params": {"mode": "url", "message": message, "url": url},
@@ -250,7 +257,8 @@ fn parse_form(params: &Map<String, Value>, message: String) -> Result<InputReque
         .get("requestedSchema")
         .ok_or_else(|| WireError::new("a form-mode elicitation needs `requestedSchema`"))?;
     let requested_schema = RequestedSchema::from_json(schema).map_err(WireError::from)?;
-    Ok(InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Owned(requested_schema) }))
+    let meta = params.get("_meta").and_then(Value::as_object).cloned();
+    Ok(InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Owned(requested_schema), meta }))
 }
 
 /// The user's choice on an elicitation.
@@ -560,10 +568,13 @@ impl LegacyVersion {
         elicitation_id: Option<&str>,
     ) -> Result<(&'static str, Option<Value>), WireError> {
         Ok(match request {
-            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema, meta }) => {
                 let mut params = json!({"message": message, "requestedSchema": requested_schema.to_json()});
                 if self == LegacyVersion::V2025_11_25 {
                     params["mode"] = json!("form");
+                }
+                if let Some(meta) = meta {
+                    params["_meta"] = Value::Object(meta.clone());
                 }
                 (ELICITATION_CREATE, Some(params))
             }
@@ -641,10 +652,30 @@ mod tests {
     }
 
     #[test]
+    fn a_form_request_keeps_its_meta_both_ways() {
+        let meta = json!({"ui": {"resourceUri": "ui://s/form"}});
+        let form = InputRequest::Elicit(ElicitParams::Form {
+            message: "m".into(),
+            requested_schema: Cow::Owned(RequestedSchema::new(vec![])),
+            meta: meta.as_object().cloned(),
+        });
+        let sent = form.to_json();
+        assert_eq!(sent["params"]["_meta"], meta);
+        assert_eq!(InputRequest::from_json(&sent).unwrap(), form);
+        let (_, pushed) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
+        assert_eq!(pushed.unwrap()["_meta"], meta);
+        let mut bare = sent;
+        bare["params"].as_object_mut().unwrap().remove("_meta");
+        let read = InputRequest::from_json(&bare).unwrap();
+        assert!(matches!(read, InputRequest::Elicit(ElicitParams::Form { meta: None, .. })), "{read:?}");
+    }
+
+    #[test]
     fn legacy_requests_follow_their_revision() {
         let form = InputRequest::Elicit(ElicitParams::Form {
             message: "m".into(),
             requested_schema: Cow::Owned(RequestedSchema::new(vec![])),
+            meta: None,
         });
         let (method, params) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
         assert_eq!(method, ELICITATION_CREATE);

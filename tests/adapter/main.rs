@@ -4,6 +4,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
+/// The draft app-rendered forms: the App hint on a form ask, and the App as a resource.
+mod app_forms;
 mod http_edge;
 mod integers;
 mod mistyped_params;

@@ -60,7 +60,7 @@ async fn resource_server() -> String {
 
 /// Sends one `resources/*` request with the headers and `_meta` of revision 2026-07-28 and
 /// checks the reply against the spec's schema.
-async fn post(url: &str, method: &str, mut params: Value) -> Reply {
+pub(crate) async fn post(url: &str, method: &str, mut params: Value) -> Reply {
     static NEXT_ID: AtomicU64 = AtomicU64::new(1);
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     params["_meta"] = json!({
@@ -99,7 +99,7 @@ async fn post(url: &str, method: &str, mut params: Value) -> Reply {
     Reply { status, body }
 }
 
-async fn read(url: &str, uri: &str) -> Reply {
+pub(crate) async fn read(url: &str, uri: &str) -> Reply {
     post(url, "resources/read", json!({"uri": uri})).await
 }
 

@@ -15,6 +15,8 @@ mod replay;
 /// and what the handler may ask: the 2026-07-28 Multi Round-Trip rounds, and the 2025-era session
 /// where every ask is a pushed request.
 mod run {
+    /// The draft app-rendered forms: the App hint on a form ask, in both eras.
+    mod app_forms;
     mod era_2025;
     mod era_2026;
     mod forms;

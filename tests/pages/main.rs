@@ -4,6 +4,8 @@
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking, with the reason")]
 
 mod amount_and_cookie;
+/// The draft app-rendered forms: the engine's MCP App answering over the Apps bridge in Chromium.
+mod app_form_browser;
 mod browser;
 mod eras_and_stores;
 mod filler;

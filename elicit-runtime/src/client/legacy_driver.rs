@@ -178,7 +178,7 @@ impl Driver {
             |what: &str| PushRefusal::new(codes::INVALID_PARAMS, format!("this client did not declare {what}"));
         match request {
             PushedRequest::Ping => Ok(Ok(json!({}))),
-            PushedRequest::Elicit { params: ElicitParams::Form { message, requested_schema }, .. } => {
+            PushedRequest::Elicit { params: ElicitParams::Form { message, requested_schema, .. }, .. } => {
                 if !self.capabilities.form {
                     return refuse(responder, undeclared("form-mode elicitation"));
                 }

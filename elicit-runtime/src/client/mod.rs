@@ -437,7 +437,7 @@ impl Driver {
     ) -> Result<Value, DriveError> {
         let refuse = |reason: String| DriveError::Refused { key: ctx.key.to_owned(), reason };
         match request {
-            InputRequest::Elicit(ElicitParams::Form { message, requested_schema }) => {
+            InputRequest::Elicit(ElicitParams::Form { message, requested_schema, .. }) => {
                 if !self.capabilities.form {
                     return Err(refuse(
                         "the server asked with a form, but this client did not declare form mode".into(),

@@ -27,12 +27,13 @@ flex-wrap:wrap}button{font-size:1em;padding:.5em 1em}";
 pub fn content_security_policy() -> &'static str {
     static POLICY: OnceLock<String> = OnceLock::new();
     POLICY.get_or_init(|| {
-        let hash = STANDARD.encode(Sha256::digest(STYLE.as_bytes()));
-        format!(
-            "default-src 'none'; style-src 'sha256-{hash}'; form-action 'self'; frame-ancestors 'none'; \
-             base-uri 'none'"
-        )
+        format!("default-src 'none'; {}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'", style_source())
     })
+}
+
+/// The policy directive allowing the page's one style, by its hash.
+pub(crate) fn style_source() -> String {
+    format!("style-src 'sha256-{}'", STANDARD.encode(Sha256::digest(STYLE.as_bytes())))
 }
 
 /// What the user typed (or the defaults), as the strings the page's controls hold: one list per

@@ -41,9 +41,10 @@ pub(super) fn input_required(result: &InputRequiredResult) -> Result<RmcpInputRe
 /// decoded straight into its variant, which is what the union would have picked; the form of a
 /// derived type takes its schema from [`typed_schema`].
 fn typed_input_request(request: &InputRequest) -> Result<RmcpInputRequest, serde_json::Error> {
-    if let InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Borrowed(schema) }) = request {
+    if let InputRequest::Elicit(ElicitParams::Form { message, requested_schema: Cow::Borrowed(schema), meta }) = request
+    {
         return Ok(RmcpInputRequest::Elicitation(ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
-            meta: None,
+            meta: meta.clone().map(rmcp::model::RequestMetaObject::from),
             message: message.clone(),
             requested_schema: typed_schema(schema)?,
         })));
@@ -166,14 +167,17 @@ mod tests {
             InputRequest::Elicit(ElicitParams::Form {
                 message: "Fill in".into(),
                 requested_schema: Cow::Owned(schema),
+                meta: None,
             }),
             InputRequest::Elicit(ElicitParams::Form {
                 message: "Kept".into(),
                 requested_schema: Cow::Borrowed(static_schema),
+                meta: None,
             }),
             InputRequest::Elicit(ElicitParams::Form {
                 message: "Kept".into(),
                 requested_schema: Cow::Borrowed(static_schema),
+                meta: None,
             }),
             InputRequest::Elicit(ElicitParams::Url { message: "Pay".into(), url: "https://pay.example/1".into() }),
             InputRequest::CreateMessage(

@@ -244,6 +244,8 @@ impl Elicitation {
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
         let session =
             LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone());
+        #[cfg(feature = "apps")]
+        let session = session.with_client_capabilities(declared.as_ref().and_then(Value::as_object));
         Some(session.with_client(&info.client_info.name, &info.client_info.version))
     }
 }

@@ -56,6 +56,8 @@ pub struct EngineBuilder {
     task_config: TaskConfig,
     #[cfg(feature = "pages")]
     pages: Option<PagesSetting>,
+    #[cfg(feature = "apps")]
+    app_forms: crate::apps::AppForms,
 }
 
 /// What [`EngineBuilder::form_pages`] and its companions set.
@@ -79,7 +81,20 @@ impl EngineBuilder {
             task_config: TaskConfig::default(),
             #[cfg(feature = "pages")]
             pages: None,
+            #[cfg(feature = "apps")]
+            app_forms: crate::apps::AppForms::default(),
         }
+    }
+
+    /// **Experimental, from a draft (SEP-3118).** Offers `form` as an MCP App: a form ask of its
+    /// schema carries `_meta.ui.resourceUri` for a client that negotiated app-rendered forms (see
+    /// [`crate::apps`]), and a server on this engine serves the App at its URI. Nothing else about
+    /// the ask changes; every other client sees the same native form.
+    #[cfg(feature = "apps")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
+    pub fn app_form(mut self, form: crate::apps::AppForm) -> Self {
+        self.app_forms = self.app_forms.with(form);
+        self
     }
 
     /// Serves form pages at `public_url` (the origin the user's browser reaches this server at,
@@ -197,6 +212,8 @@ impl EngineBuilder {
         Engine {
             #[cfg(feature = "pages")]
             pages,
+            #[cfg(feature = "apps")]
+            app_forms: self.app_forms,
             audience: self.audience,
             sealer: self.sealer,
             store,

@@ -52,6 +52,9 @@ pub trait RequestHandle: Send + Sync {
 pub(super) struct RequestInfo {
     pub(super) principal: Option<Arc<str>>,
     pub(super) handle: Option<Arc<dyn RequestHandle>>,
+    /// Whether the client negotiated app-rendered forms (draft) for this request.
+    #[cfg(feature = "apps")]
+    pub(super) app_forms: bool,
 }
 
 impl Flow {
@@ -93,6 +96,26 @@ impl Flow {
     pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
         self.request.principal = principal.map(Arc::from);
         self
+    }
+
+    /// This flow, its client having negotiated app-rendered forms or not.
+    #[cfg(feature = "apps")]
+    pub(super) fn with_app_forms(mut self, negotiated: bool) -> Self {
+        self.request.app_forms = negotiated;
+        self
+    }
+
+    /// The `_meta` naming the App that renders a form of `schema`: only for a client that
+    /// negotiated app-rendered forms, and only for a schema the engine offers as an App.
+    #[cfg(feature = "apps")]
+    pub(super) fn app_hint(
+        &self,
+        schema: &crate::schema::RequestedSchema,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        if !self.request.app_forms {
+            return None;
+        }
+        self.shared.app_forms.hint_for(schema)
     }
 
     /// This flow, with the transport's handle on its request (progress, cancellation).

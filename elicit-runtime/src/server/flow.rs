@@ -209,6 +209,9 @@ pub(super) struct Shared {
     /// The engine's form pages, if it serves them.
     #[cfg(feature = "pages")]
     pub(super) pages: Option<super::pages::FormPages>,
+    /// The forms the engine offers as MCP Apps.
+    #[cfg(feature = "apps")]
+    pub(super) app_forms: crate::apps::AppForms,
 }
 
 /// The handle a handler asks through. Cheap to clone; all clones share one round.
@@ -526,6 +529,11 @@ impl Flow {
         parse: impl Fn(&Map<String, Value>) -> Result<T, ContentErrors>,
     ) -> Result<Answer<T>, FlowError> {
         self.require(|c| c.form, json!({"elicitation": {"form": {}}}))?;
+        // The App hint, decided once from the schema as asked: a re-ask keeps it.
+        #[cfg(feature = "apps")]
+        let meta = self.app_hint(&schema);
+        #[cfg(not(feature = "apps"))]
+        let meta = None;
         loop {
             let (raw, fresh) = match self.find(key) {
                 Found::Carried(raw) => (raw, false),
@@ -534,6 +542,7 @@ impl Flow {
                     let request = InputRequest::Elicit(ElicitParams::Form {
                         message: message.to_owned(),
                         requested_schema: schema.clone(),
+                        meta: meta.clone(),
                     });
                     self.ask(key, request, None).await?;
                     continue;
@@ -566,6 +575,7 @@ impl Flow {
                             let request = InputRequest::Elicit(ElicitParams::Form {
                                 message: super::reask::message(message, &schema, &errors, &content),
                                 requested_schema: Cow::Owned(schema.prefilled_with(&valid)),
+                                meta: meta.clone(),
                             });
                             self.ask(key, request, None).await?;
                             continue;

@@ -124,13 +124,33 @@ pub struct LiveSession {
     pub(super) peer: Arc<dyn LivePeer>,
     pub(super) limit: AskLimit,
     pub(super) client: ClientName,
+    /// Whether the client's `initialize` negotiated app-rendered forms (draft).
+    #[cfg(feature = "apps")]
+    pub(super) app_forms: bool,
 }
 
 impl LiveSession {
     /// A session on `version` whose client declared `capabilities`, asking through `peer`, its
     /// outstanding asks counted against `limit` (share one limit across a connection's calls).
     pub fn new(version: LegacyVersion, capabilities: Capabilities, peer: Arc<dyn LivePeer>, limit: AskLimit) -> Self {
-        LiveSession { version, capabilities, peer, limit, client: ClientName::default() }
+        LiveSession {
+            version,
+            capabilities,
+            peer,
+            limit,
+            client: ClientName::default(),
+            #[cfg(feature = "apps")]
+            app_forms: false,
+        }
+    }
+
+    /// **Experimental, from a draft.** This session, app-rendered forms negotiated as the
+    /// `ClientCapabilities` its `initialize` declared say (see [`crate::apps::negotiated`]).
+    #[cfg(feature = "apps")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
+    pub fn with_client_capabilities(mut self, declared: Option<&serde_json::Map<String, Value>>) -> Self {
+        self.app_forms = crate::apps::negotiated(declared);
+        self
     }
 
     /// This session, its client named as its `initialize` named it (`clientInfo`): the metrics

@@ -250,6 +250,8 @@ pub struct Engine {
     task_config: TaskConfig,
     #[cfg(feature = "pages")]
     pages: Option<pages::FormPages>,
+    #[cfg(feature = "apps")]
+    app_forms: crate::apps::AppForms,
 }
 
 impl Engine {
@@ -349,6 +351,8 @@ impl Engine {
             self.shared(Executor::Live(Box::new(link))),
         )
         .with_principal(request.principal);
+        #[cfg(feature = "apps")]
+        let flow = flow.with_app_forms(session.app_forms);
         #[cfg(feature = "metrics")]
         let span = observe::call_span(&flow.flow_id(), request.name, session.version.as_str());
         let running = handler(flow.clone());
@@ -386,7 +390,17 @@ impl Engine {
             exec,
             #[cfg(feature = "pages")]
             pages: self.pages.clone(),
+            #[cfg(feature = "apps")]
+            app_forms: self.app_forms.clone(),
         }
+    }
+
+    /// **Experimental, from a draft.** The forms this engine offers as MCP Apps
+    /// ([`EngineBuilder::app_form`]): serve each at its URI (the rmcp adapter's `McpServer` does).
+    #[cfg(feature = "apps")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
+    pub fn app_forms(&self) -> &[crate::apps::AppForm] {
+        self.app_forms.all()
     }
 
     /// The engine's form pages ([`EngineBuilder::form_pages`]): their routes, and their blocks

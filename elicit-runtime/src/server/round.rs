@@ -130,7 +130,7 @@ impl Engine {
     /// what the ledger read holds for good, and the request's capabilities, arguments and
     /// principal.
     pub(super) fn flow(&self, request: &Request<'_>, opened: &mut Opened, shared: Shared) -> Flow {
-        Flow::new(
+        let flow = Flow::new(
             Capabilities::from_meta(request.meta),
             request.arguments.cloned().unwrap_or(Value::Null),
             std::mem::take(&mut opened.payload),
@@ -138,7 +138,11 @@ impl Engine {
             shared,
         )
         .with_principal(request.principal)
-        .with_recorded(std::mem::take(&mut opened.ledger.recorded))
+        .with_recorded(std::mem::take(&mut opened.ledger.recorded));
+        // 2026-07-28: the request's own capabilities decide (draft app-rendered forms).
+        #[cfg(feature = "apps")]
+        let flow = flow.with_app_forms(crate::apps::negotiated_in_meta(request.meta));
+        flow
     }
 
     /// Reads the flow's ledger as a resumed round opens, in one store call that also extends its

@@ -86,9 +86,14 @@ fn post(client: &reqwest::Client, url: &str, session: Option<&str>, body: &Value
 
 impl Session {
     async fn open(url: &str, elicitation: Value) -> Session {
+        Session::open_declaring(url, json!({ "elicitation": elicitation })).await.0
+    }
+
+    /// A session whose `initialize` declares `capabilities`; the session and the `initialize` result.
+    async fn open_declaring(url: &str, capabilities: Value) -> (Session, Value) {
         let client = http_client();
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": elicitation},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "legacy-http-test", "version": "1.0.0"}}});
         let response = post(&client, url, None, &init).send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -99,7 +104,7 @@ impl Session {
         let session = Session { url: url.to_owned(), id, client };
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(session.send(&initialized).await, 202);
-        session
+        (session, answer["result"].clone())
     }
 
     /// Posts a notification or a response; the HTTP status.
@@ -173,6 +178,35 @@ async fn drained(server: &McpServer) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("still held after the session ended: {:?}", server.engine().live_stats());
+}
+
+/// The draft app-rendered forms: a session whose `initialize` declared the UI extension with its
+/// `elicitation` member gets `_meta.ui.resourceUri` on the pushed form; one without gets none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_form_names_the_app_only_on_a_session_that_negotiated_it() {
+    const NAME_APP: &str = "ui://legacy-http/name";
+    let app = elicit_runtime::apps::AppForm::new::<Name>(NAME_APP).unwrap();
+    let (url, _server) = serve(move |engine| engine.app_form(app)).await;
+    let apps = json!({"mimeTypes": ["text/html;profile=mcp-app"], "elicitation": {}});
+    let cases = [
+        (json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/ui": apps}}), true),
+        (json!({"elicitation": {"form": {}}}), false),
+    ];
+    for (declared, hinted) in cases {
+        let (session, initialized) = Session::open_declaring(&url, declared.clone()).await;
+        let advertised = &initialized["capabilities"]["extensions"]["io.modelcontextprotocol/ui"];
+        assert_eq!(advertised, &json!({"elicitation": {}}), "{initialized}");
+        let mut call = session.call(1, "greet").await;
+        let ask = call.request("elicitation/create").await;
+        // rmcp puts its own `progressToken` beside the hint in `_meta`.
+        let expected = hinted.then(|| json!({"resourceUri": NAME_APP}));
+        assert_eq!(ask["params"].pointer("/_meta/ui"), expected.as_ref(), "{declared}: {ask}");
+        assert_eq!(ask["params"]["requestedSchema"], Name::requested_schema().to_json());
+        let reply =
+            json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+        assert_eq!(session.send(&reply).await, 202);
+        assert_eq!(call.next().await.expect("the call's result")["result"]["content"][0]["text"], "Hello, Ada!");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

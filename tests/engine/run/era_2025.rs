@@ -22,14 +22,14 @@ use tokio::sync::{mpsc, oneshot};
 use super::forms::{Colour, Person};
 
 /// A request the engine pushed, waiting for the test's answer.
-struct Pushed {
-    method: &'static str,
-    params: Option<Value>,
+pub(super) struct Pushed {
+    pub(super) method: &'static str,
+    pub(super) params: Option<Value>,
     reply: oneshot::Sender<Result<Value, PeerError>>,
 }
 
 impl Pushed {
-    fn answer(self, result: Value) {
+    pub(super) fn answer(self, result: Value) {
         let _ = self.reply.send(Ok(result));
     }
 }
@@ -56,7 +56,7 @@ impl LivePeer for Client {
     }
 }
 
-struct Harness {
+pub(super) struct Harness {
     engine: Arc<Engine>,
     session: LiveSession,
     requests: mpsc::UnboundedReceiver<Pushed>,
@@ -68,18 +68,24 @@ impl Harness {
         Self::with(version, declared, |engine| engine)
     }
 
-    fn with(version: LegacyVersion, declared: Value, settings: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Self {
+    pub(super) fn with(
+        version: LegacyVersion,
+        declared: Value,
+        settings: impl FnOnce(EngineBuilder) -> EngineBuilder,
+    ) -> Self {
         let engine = Arc::new(settings(Engine::builder("legacy-engine-tests", KeyRing::generate())).build());
         let (requests, requests_rx) = mpsc::unbounded_channel();
         let (notifications, notifications_rx) = mpsc::unbounded_channel();
         let capabilities = version.capabilities(declared.as_object());
+        // As the rmcp adapter does: the draft app-rendered forms negotiated from the same declaration.
         let session =
-            LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit());
+            LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit())
+                .with_client_capabilities(declared.as_object());
         Harness { engine, session, requests: requests_rx, notifications: notifications_rx }
     }
 
     /// Runs `handler` live as its own task.
-    fn spawn<R, F, Fut>(&self, handler: F) -> tokio::task::JoinHandle<Result<R, EngineError>>
+    pub(super) fn spawn<R, F, Fut>(&self, handler: F) -> tokio::task::JoinHandle<Result<R, EngineError>>
     where
         R: Send + 'static,
         F: FnOnce(Flow) -> Fut + Send + 'static,
@@ -91,7 +97,7 @@ impl Harness {
     }
 
     /// The next pushed request; a handler that never sends one fails the test instead of hanging it.
-    async fn next(&mut self) -> Pushed {
+    pub(super) async fn next(&mut self) -> Pushed {
         tokio::time::timeout(Duration::from_secs(30), self.requests.recv())
             .await
             .expect("the engine pushed no request")
@@ -99,15 +105,15 @@ impl Harness {
     }
 }
 
-fn accept(content: Value) -> Value {
+pub(super) fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }
 
-async fn finished<R>(task: tokio::task::JoinHandle<Result<R, EngineError>>) -> Result<R, EngineError> {
+pub(super) async fn finished<R>(task: tokio::task::JoinHandle<Result<R, EngineError>>) -> Result<R, EngineError> {
     tokio::time::timeout(Duration::from_secs(30), task).await.expect("the live task did not finish").unwrap()
 }
 
-async fn describe_person(flow: Flow) -> Result<String, FlowError> {
+pub(super) async fn describe_person(flow: Flow) -> Result<String, FlowError> {
     Ok(match flow.form::<Person>("person").await? {
         Answer::Accepted(p) => format!("{} is {}", p.name, p.age),
         Answer::Declined => "declined".to_owned(),

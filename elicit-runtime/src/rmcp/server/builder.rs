@@ -418,7 +418,7 @@ impl McpServerBuilder {
 impl McpServer {
     /// Starts a server named `name` (reported as `serverInfo`) running handlers on `engine`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>, engine: Engine) -> McpServerBuilder {
-        McpServerBuilder {
+        let builder = McpServerBuilder {
             inner: Inner {
                 elicitation: Elicitation::new(engine),
                 info: Implementation::new(name, version),
@@ -433,7 +433,11 @@ impl McpServer {
                 config: std::sync::OnceLock::new(),
             },
             problems: Vec::new(),
-        }
+        };
+        // The engine's Apps (draft app-rendered forms) are this server's resources.
+        #[cfg(feature = "apps")]
+        let builder = builder.with_app_forms();
+        builder
     }
 }
 

@@ -66,6 +66,8 @@ impl McpServer {
                 .get_or_insert_with(Default::default)
                 .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
+        #[cfg(feature = "apps")]
+        self.advertise_app_forms(&mut capabilities);
         let config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),

@@ -21,6 +21,8 @@ use super::stdio::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
 
+#[cfg(feature = "apps")]
+mod apps;
 mod builder;
 mod handler;
 mod presentation;
