@@ -296,3 +296,68 @@ async fn counters_histograms_and_spans_name_every_action_each_client_and_both_er
         assert_eq!(rounds, &[("1", "input_required"), ("2", "complete")]);
     }
 }
+
+/// The rounds of a task-capable call: the one that asks, then the one that becomes a task, each
+/// in its span, the answer counted for the client its `_meta` names.
+#[tokio::test]
+async fn a_task_round_is_observed_like_any_2026_round() {
+    use elicit_runtime::server::{TaskStart, TaskSupport};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _recorder = metrics::set_default_local_recorder(&recorder);
+    let spans = Spans::default();
+    let _subscriber = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let engine = Engine::builder("observe-tests", KeyRing::generate()).build();
+    let meta = json!({
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "observe-task-host", "version": "3.0"},
+    });
+    let handler = |flow: Flow| async move {
+        let colour = ask(flow, "form").await?;
+        // Anything else the handler waits on makes the call a task.
+        tokio::task::yield_now().await;
+        Ok(colour)
+    };
+    let request = Request::new("tools/call", "paint").meta(meta.as_object());
+    let TaskStart::InputRequired(asked) = engine.run_task(&request, TaskSupport::Optional, handler).await.unwrap()
+    else {
+        panic!("the first round asks")
+    };
+    let responses = json!({"colour": answer("form", "accept")});
+    let retry = request.input_responses(Some(&responses)).request_state(asked.request_state.as_deref());
+    let started = engine.run_task(&retry, TaskSupport::Optional, handler).await.unwrap();
+    assert!(matches!(started, TaskStart::Task(_)), "{started:?}");
+
+    let mut counters: BTreeMap<Key, u64> = BTreeMap::new();
+    for (composite, _, _, value) in snapshotter.snapshot().into_vec() {
+        let (_, k) = composite.into_parts();
+        let mut labels: Vec<(String, String)> =
+            k.labels().map(|l| (l.key().to_owned(), l.value().to_owned())).collect();
+        labels.sort();
+        if let DebugValue::Counter(n) = value {
+            counters.insert((k.name().to_owned(), labels), n);
+        }
+    }
+    let who = [("era", ERA_2026), ("client", "observe-task-host"), ("client_version", "3.0"), ("mode", "form")];
+    assert_eq!(counters.get(&key("elicit_asks_total", &who)), Some(&1), "{counters:#?}");
+    let accepted = [who[0], who[1], who[2], who[3], ("action", "accept")];
+    assert_eq!(counters.get(&key("elicit_answers_total", &accepted)), Some(&1), "{counters:#?}");
+    for outcome in ["input_required", "task"] {
+        let rounds = key("elicit_rounds_total", &[("era", ERA_2026), ("outcome", outcome)]);
+        assert_eq!(counters.get(&rounds), Some(&1), "{counters:#?}");
+    }
+
+    let spans = spans.0.lock().unwrap();
+    let mut rounds: Vec<(String, String, String)> = spans
+        .values()
+        .filter(|s| s["name"] == "elicit.round")
+        .map(|s| (s["round"].clone(), s["outcome"].clone(), s["flow"].clone()))
+        .collect();
+    rounds.sort();
+    assert_eq!(rounds.len(), 2, "{spans:#?}");
+    assert_eq!((rounds[0].0.as_str(), rounds[0].1.as_str()), ("1", "input_required"));
+    assert_eq!((rounds[1].0.as_str(), rounds[1].1.as_str()), ("2", "task"));
+    assert_eq!(rounds[0].2, rounds[1].2, "one flow, one hash");
+}

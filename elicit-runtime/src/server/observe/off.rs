@@ -9,13 +9,14 @@ use serde_json::Value;
 use crate::server::live::LiveSession;
 use crate::server::{Flow, Request, Store, TaskRecords};
 
-/// Nothing is kept of the client without the feature.
+/// Nothing is kept of the client without the feature (a field, not a unit struct, so that the
+/// session's `ClientName::default()` reads the same in both builds).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(in crate::server) struct ClientName;
+pub(in crate::server) struct ClientName(());
 
 impl ClientName {
     pub(in crate::server) fn new(_name: &str, _version: &str) -> Self {
-        ClientName
+        ClientName(())
     }
 }
 
