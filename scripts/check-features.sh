@@ -65,6 +65,22 @@ else
 fi
 # Without the `metrics` feature nothing of the metrics facade is compiled in.
 check server derive,rmcp no-unit-tests 125 url idna 'icu_[a-z_]+' reqwest metrics || status=1
+# The hooks compile to nothing without it: every use of the facade and every span is in the two
+# modules of `server/observe` compiled only with the feature (the rest calls empty functions).
+stray=$(grep -rnE 'metrics::|_span!|Instrument|tracing::Span|tracing::instrument' elicit-runtime/src --include='*.rs' \
+  | grep -vE '^elicit-runtime/src/server/observe/(on|timed)\.rs:' || true)
+if [[ -n "$stray" ]]; then
+  echo "check-features.sh: metrics or spans outside server/observe/{on,timed}.rs (compiled without the feature):"
+  echo "$stray"
+  status=1
+fi
+# Every module with a hook builds without the feature (the pages, the stores, tasks).
+cargo check -p elicit-runtime --no-default-features --features derive,pages,sqlite || status=1
+if cargo tree -e normal -p elicit-runtime --no-default-features --features derive,pages,sqlite --prefix none \
+  | grep -Eq '^metrics v'; then
+  echo "check-features.sh: the server build without the metrics feature pulls the metrics crate"
+  status=1
+fi
 # The draft app-rendered forms (`apps`) compile on the engine alone and on the rmcp server.
 for features in apps derive,rmcp,apps; do
   cargo check -p elicit-runtime --no-default-features --features "$features" || status=1

@@ -197,7 +197,9 @@ impl EngineBuilder {
     pub fn build(self) -> Engine {
         let clock = self.clock;
         let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
+        let store = super::observe::timed_store(store);
         let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
+        let tasks = super::observe::timed_tasks(tasks);
         #[cfg(feature = "pages")]
         let pages = self.pages.filter(|p| !p.public_url.is_empty()).map(|p| {
             super::pages::FormPages::new(

@@ -156,7 +156,7 @@ impl LiveSession {
     /// This session, its client named as its `initialize` named it (`clientInfo`): the metrics
     /// of the `metrics` feature count answers by client.
     pub fn with_client(mut self, name: &str, version: &str) -> Self {
-        self.client = ClientName { name: name.to_owned(), version: version.to_owned() };
+        self.client = ClientName::new(name, version);
         self
     }
 
@@ -331,13 +331,19 @@ impl LiveLink {
             ))));
         };
         let mode = mode(request);
-        observe::asked(mode, &self.session.client);
+        observe::asked(self.session.version.as_str(), mode, &self.session.client);
         let sent = Instant::now();
         let asked = tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params));
         match self.waiting(flow, elicitation_id, asked).await {
             Ok(Ok(answer)) => {
                 let action = answer.get("action").and_then(Value::as_str).unwrap_or("answer");
-                observe::answered(mode, action, &self.session.client, sent.elapsed());
+                observe::answered(
+                    self.session.version.as_str(),
+                    mode,
+                    action,
+                    &self.session.client,
+                    Some(sent.elapsed()),
+                );
                 Ok(answer)
             }
             // The client refused to show it (a host that declared the mode but cannot present it,

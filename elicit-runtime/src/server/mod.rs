@@ -73,6 +73,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::{Progress, RequestHandle};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
 pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats, PeerError};
+#[cfg(feature = "metrics")]
+pub use observe::FAST_DECLINE;
 pub use page_login::{PageLogin, PageLoginError};
 pub use store::{
     Claim, ClaimToken, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, Finish, FlowLedger, InProcessStore,
@@ -353,16 +355,11 @@ impl Engine {
         .with_principal(request.principal);
         #[cfg(feature = "apps")]
         let flow = flow.with_app_forms(session.app_forms);
-        #[cfg(feature = "metrics")]
-        let span = observe::call_span(&flow.flow_id(), request.name, session.version.as_str());
-        let running = handler(flow.clone());
-        #[cfg(feature = "metrics")]
-        let running = tracing::Instrument::instrument(running, span.clone());
-        let finished = running.await;
+        let round = observe::Round::live(request, session, &flow);
+        let finished = round.instrument(handler(flow.clone())).await;
         let fatal = flow.take_fatal();
+        round.ended(&flow, fatal.is_none() && finished.is_ok());
         drop(flow);
-        #[cfg(feature = "metrics")]
-        observe::ended(&span, if fatal.is_none() && finished.is_ok() { "complete" } else { "error" });
         match fatal.map_or(finished, Err) {
             Ok(result) => Ok(result),
             Err(FlowError::Unsupported { required }) => Err(EngineError {

@@ -59,6 +59,19 @@ pub struct Payload {
     /// How many invalid answers each form key has had.
     #[serde(default, rename = "n", skip_serializing_if = "BTreeMap::is_empty")]
     pub(super) invalid: BTreeMap<String, u32>,
+    /// The number of the round that sealed this state (the first round is 1): the next round is
+    /// one more. What an operator sees counts rounds per flow with it.
+    #[serde(default, rename = "r", skip_serializing_if = "is_zero")]
+    pub(super) round: u32,
+    /// When the round that sealed this state asked (milliseconds since the Unix epoch, by the
+    /// engine's clock): the time from ask to answer is measured from it by whichever instance
+    /// serves the answer, as the engine keeps nothing between rounds.
+    #[serde(default, rename = "t", skip_serializing_if = "is_zero")]
+    pub(super) asked_at: u64,
+}
+
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
 }
 
 impl Default for Payload {
@@ -71,6 +84,8 @@ impl Default for Payload {
             once: Map::new(),
             urls: BTreeMap::new(),
             invalid: BTreeMap::new(),
+            round: 0,
+            asked_at: 0,
         }
     }
 }
@@ -80,6 +95,13 @@ impl Payload {
     /// holds no payload this version reads.
     pub fn open(sealer: &StateSealer, binding: &Binding<'_>, token: &str, now: SystemTime) -> Option<Payload> {
         sealer.open_json::<Payload>(binding, token, now).ok().filter(|p| p.version == PAYLOAD_VERSION)
+    }
+
+    /// Marks the payload as sealed by the round after the one that opened it, asking at `now`.
+    pub(super) fn stamp(&mut self, now: SystemTime) {
+        self.round = self.round.saturating_add(1);
+        let millis = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        self.asked_at = u64::try_from(millis).unwrap_or(u64::MAX);
     }
 
     /// Seals the payload for `binding`, its JSON written straight into the token's buffer.
@@ -209,15 +231,27 @@ mod tests {
         payload.once.insert("reference".into(), json!("REF-1"));
         payload.urls.insert("pay".into(), UrlStep { id: "I".into(), url: "https://p/I".into(), message: "Pay".into() });
         payload.invalid.insert("who".into(), 1);
+        payload.round = 2;
+        payload.asked_at = 1_700_000_000_123;
         payload
     }
 
     #[test]
     fn the_json_is_pinned() {
-        let golden = r#"{"v":1,"f":"F","p":["confirm"],"a":{"who":{"action":"accept","content":{"name":"Ada"}}},"o":{"reference":"REF-1"},"u":{"pay":{"id":"I","url":"https://p/I","message":"Pay"}},"n":{"who":1}}"#;
+        let golden = r#"{"v":1,"f":"F","p":["confirm"],"a":{"who":{"action":"accept","content":{"name":"Ada"}}},"o":{"reference":"REF-1"},"u":{"pay":{"id":"I","url":"https://p/I","message":"Pay"}},"n":{"who":1},"r":2,"t":1700000000123}"#;
         assert_eq!(String::from_utf8(sample().encode().unwrap()).unwrap(), golden);
         assert_eq!(Payload::decode(golden.as_bytes()).unwrap(), sample());
         assert_eq!(String::from_utf8(Payload::default().encode().unwrap()).unwrap(), r#"{"v":1}"#);
+    }
+
+    #[test]
+    fn a_stamp_numbers_the_round_and_keeps_when_it_asked() {
+        let mut payload = Payload::default();
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
+        payload.stamp(at);
+        assert_eq!((payload.round, payload.asked_at), (1, 1_700_000_000_123));
+        payload.stamp(at + std::time::Duration::from_secs(2));
+        assert_eq!((payload.round, payload.asked_at), (2, 1_700_000_002_123));
     }
 
     #[test]

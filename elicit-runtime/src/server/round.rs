@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::exec::Executor;
 use super::flow::{Flow, FlowError, Shared, Suspension};
+use super::observe;
 use super::payload::Payload;
 use super::store::{Finish, LedgerSnapshot, Slot};
 use super::{Engine, EngineError, Outcome, Request};
@@ -73,10 +74,26 @@ impl Engine {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>>,
     {
+        let round = observe::Round::mrtr(request);
+        round.watch(self.replay_round(request, handler, &round)).await
+    }
+
+    /// [`Engine::run`]'s round, observed by `round`.
+    async fn replay_round<R, F, Fut>(
+        &self,
+        request: &Request<'_>,
+        handler: F,
+        round: &observe::Round,
+    ) -> Result<Outcome<R>, EngineError>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
         let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
         self.read_ledger(&mut opened).await?;
         let flow = self.flow(request, &mut opened, self.shared(Executor::Replay));
+        round.opened(&flow, opened.ledger.finished.is_some(), self.clock.now());
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
         if let Some(fatal) = flow.take_fatal() {
             return Err(fatal.into());
@@ -225,11 +242,12 @@ impl Engine {
         resumed: bool,
         ledger: &LedgerRead,
     ) -> Result<InputRequiredResult, EngineError> {
-        let Suspension { requests, payload } = flow.suspension();
+        let Suspension { requests, mut payload } = flow.suspension();
         // Past the cap, the state carries the client's answers (a long free-text answer, or keys
         // the form never asked for), so a client can make it too large: that is its invalid input,
         // not a server failure.
         let now = self.clock.now();
+        payload.stamp(now);
         let token = payload.seal(&self.sealer, binding, now).map_err(|e| match e.kind() {
             StateErrorKind::PayloadTooLarge => EngineError::invalid_params(format!(
                 "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",

@@ -302,7 +302,13 @@ pub async fn record_decision(
     outcome: Value,
     by: Option<&str>,
 ) -> Result<Decision, StoreError> {
-    Ok(if store.complete(step, outcome, by).await? { Decision::Recorded } else { Decision::Refused })
+    let submitted = crate::server::observe::Submitted::of(&outcome);
+    Ok(if store.complete(step, outcome, by).await? {
+        submitted.count();
+        Decision::Recorded
+    } else {
+        Decision::Refused
+    })
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers, if there is exactly one: a name

@@ -164,6 +164,7 @@ async fn show(
         Opened::Page { form, descriptor, .. } => (form, descriptor),
         Opened::Respond(response) => return response,
     };
+    crate::server::observe::page_opened("form");
     let schema = form.schema();
     let values = FormValues::defaults(&schema);
     let action = action_of(&step, &descriptor);

@@ -12,6 +12,7 @@ use super::records::TaskLimits;
 use super::{TaskRecord, TaskSnapshot, TaskSupport, TaskView, millis};
 use crate::server::exec::Executor;
 use crate::server::flow::Flow;
+use crate::server::observe;
 use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
 use crate::server::{Engine, EngineError, FlowError, Request};
 use crate::wire::{InputRequiredResult, codes};
@@ -61,12 +62,30 @@ impl Engine {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>> + Send + 'static,
     {
+        let round = observe::Round::mrtr(request);
+        round.watch(self.task_round(request, support, handler, &round)).await
+    }
+
+    /// [`Engine::run_task`]'s round, observed by `round`.
+    async fn task_round<R, F, Fut>(
+        &self,
+        request: &Request<'_>,
+        support: TaskSupport,
+        handler: F,
+        round: &observe::Round,
+    ) -> Result<TaskStart<R>, EngineError>
+    where
+        R: Serialize + Send + 'static,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>> + Send + 'static,
+    {
         let binding = self.binding(request);
         let mut opened = self.open(request, &binding)?;
         self.read_ledger(&mut opened).await?;
         let exec = TaskExec::default();
         let handle = exec.handle();
         let flow = self.flow(request, &mut opened, self.shared(Executor::Task(exec))).with_request_handle(handle);
+        round.opened(&flow, opened.ledger.finished.is_some(), self.clock.now());
         let mut running = Box::pin(handler(flow.clone()));
         let first = std::future::poll_fn(|cx| match running.as_mut().poll(cx) {
             Poll::Ready(out) => Poll::Ready(First::Done(out)),
