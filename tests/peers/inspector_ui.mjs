@@ -1,8 +1,9 @@
 // Drives the MCP Inspector's own web UI (@modelcontextprotocol/inspector, pinned by
 // scripts/install-peers.sh) in a headless Chromium through playwright-core (pinned beside it), as a
 // person would: connect to the server the Inspector was started on, list the tools, run
-// `book_trip`, and answer the forms the Inspector draws — once to the end (form, payment page,
-// confirmation), once declining the trip form, once cancelling it.
+// `book_trip`, and answer the forms the Inspector draws — once to the end (form, payment page
+// approved, confirmation), once declining the trip form, once cancelling it, once cancelling the
+// URL step in the Inspector's dialog, once denying the payment on its page.
 //
 // Usage: node inspector_ui.mjs PLAN
 //   PLAN is JSON: {"url": the Inspector's address with its token, "era": "legacy" | "modern"
@@ -16,7 +17,8 @@
 //   {"event":"tools","names":[...]}                     the tool list drawn
 //   {"event":"form","message":...,"labels":[...]}       a form was drawn (its fields' labels)
 //   {"event":"url","url":...,"mrtr":bool}               a URL step was drawn; mrtr: shown as a retry
-//   {"event":"paid","page":...}                         the payment page, opened from the UI, approved
+//   {"event":"page","page":...,"heading":...}         the payment page, opened from the URL dialog,
+//                                                      answered (approve or deny): where it landed
 //   {"event":"result","action":...,"text":...}         the Results panel after an ending
 //   {"event":"failed","step":...,"error":...,"screenshot":path}   then exit code 1
 // Every wait is bounded (STEP); playwright's own timeouts apply to each action.
@@ -98,6 +100,35 @@ async function fillTrip(dialog, trip) {
   for (const extra of trip.extras) await choose(dialog, 'Extras', extra);
 }
 
+// Fills the trip form and submits it; waits for the payment step's URL dialog and reports it.
+async function submitTrip(dialog, screenshot) {
+  await fillTrip(dialog, plan.trip);
+  if (screenshot) await shot(`inspector-form-${plan.era}.png`, dialog);
+  await dialog.getByRole('button', { name: 'Submit' }).click();
+  const url = dialog.getByText(/^http:\/\/127\.0\.0\.1:\d+\/pay\//);
+  await url.waitFor();
+  // The Inspector marks a step of a Multi Round-Trip call (the server's input_required result).
+  const mrtr = (await dialog.getByText(/returned input_required/).count()) > 0;
+  emit({ event: 'url', url: await url.innerText(), mrtr });
+}
+
+// Opens the payment page from the URL dialog, as the person would, and presses `button` there
+// (`approve` or `deny`); then the URL step is done.
+async function onPaymentPage(dialog, button) {
+  const popup = context.waitForEvent('page');
+  await dialog.getByRole('button', { name: 'Open in Browser' }).click();
+  const payment = await popup;
+  await payment.locator(`#${button}`).click();
+  const answered = payment.getByRole('heading', { name: /^Payment (approved|denied)$/ });
+  await answered.waitFor();
+  emit({ event: 'page', page: payment.url(), heading: await answered.innerText() });
+  await payment.close();
+  // Without a session the Inspector hears of no completion: the person says they are done, and
+  // the call is retried with the URL step accepted. With one, the server's
+  // notifications/elicitation/complete moves the dialog on by itself.
+  if (plan.era === 'modern') await dialog.getByRole('button', { name: "I've completed it" }).click();
+}
+
 try {
   step = 'connect';
   await page.goto(plan.url);
@@ -115,28 +146,11 @@ try {
   // Accept: the trip form, the payment page, the confirmation.
   step = 'accept: trip form';
   let dialog = await runBookTrip();
-  await fillTrip(dialog, plan.trip);
-  await shot(`inspector-form-${plan.era}.png`, dialog);
-  await dialog.getByRole('button', { name: 'Submit' }).click();
+  await submitTrip(dialog, true);
 
   step = 'accept: payment step';
-  const url = dialog.getByText(/^http:\/\/127\.0\.0\.1:\d+\/pay\//);
-  await url.waitFor();
-  // The Inspector marks a step of a Multi Round-Trip call (the server's input_required result).
-  const mrtr = (await dialog.getByText(/returned input_required/).count()) > 0;
-  emit({ event: 'url', url: await url.innerText(), mrtr });
   await shot(`inspector-url-${plan.era}.png`, dialog);
-  const popup = context.waitForEvent('page');
-  await dialog.getByRole('button', { name: 'Open in Browser' }).click();
-  const payment = await popup;
-  await payment.locator('#approve').click();
-  await payment.locator('#done').waitFor();
-  emit({ event: 'paid', page: payment.url() });
-  await payment.close();
-  // Without a session the Inspector hears of no completion: the person says they are done, and
-  // the call is retried with the URL step accepted. With one, the server's
-  // notifications/elicitation/complete moves the dialog on by itself.
-  if (plan.era === 'modern') await dialog.getByRole('button', { name: "I've completed it" }).click();
+  await onPaymentPage(dialog, 'approve');
 
   step = 'accept: confirmation';
   await dialog.getByText('Tick to book the trip').waitFor();
@@ -146,12 +160,27 @@ try {
   await dialog.getByRole('button', { name: 'Submit' }).click();
   emit({ event: 'result', action: 'accept', text: await resultText() });
 
+  // Declined, then cancelled, at the trip form.
   for (const action of ['Decline', 'Cancel']) {
     step = `${action.toLowerCase()}: trip form`;
     dialog = await runBookTrip();
     await dialog.getByRole('button', { name: action, exact: true }).click();
     emit({ event: 'result', action: action.toLowerCase(), text: await resultText() });
   }
+
+  // Cancelled at the URL step, in the Inspector's URL dialog.
+  step = 'cancel at the URL step';
+  dialog = await runBookTrip();
+  await submitTrip(dialog, false);
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+  emit({ event: 'result', action: 'cancel-url', text: await resultText() });
+
+  // Denied on the payment page.
+  step = 'deny on the payment page';
+  dialog = await runBookTrip();
+  await submitTrip(dialog, false);
+  await onPaymentPage(dialog, 'deny');
+  emit({ event: 'result', action: 'deny-page', text: await resultText() });
   await browser.close();
 } catch (error) {
   const screenshot = path.join(plan.failures, `inspector-failed-${plan.era}.png`);

@@ -2,8 +2,9 @@
 //! `travel-server` through its own web UI, in a headless Chromium, as a person would: connect,
 //! list the tools, run `book_trip`, type the trip into the form the Inspector draws from our
 //! schema, open the payment page from the Inspector's URL dialog and approve it there, tick the
-//! confirmation; then run it again and decline the trip form, and again and cancel it. Each ending
-//! is the handler's own text, read from the Inspector's Results panel.
+//! confirmation; then run it again and decline the trip form, again and cancel it, again and
+//! cancel the URL step in the Inspector's dialog, and again and deny the payment on its page. Each
+//! ending is the handler's own text, read from the Inspector's Results panel.
 //!
 //! In each era: `legacy`, a 2025-11-25 session, where the server pushes each form while the call
 //! is open and its completion notification moves the URL dialog on by itself; `modern`, revision
@@ -57,6 +58,24 @@ fn trip_as_typed() -> Value {
     })
 }
 
+/// The trip form drawn, filled and submitted, then the payment step's URL dialog: the page's URL,
+/// one of this server's payment pages.
+fn trip_to_payment(ui: &mut UiRun, server: &ServerProcess, era: Era) -> String {
+    let form = ui.expect("form", EVENT);
+    assert_eq!((&form["message"], &form["labels"]), (&json!("Where would you like to fly?"), &json!(TRIP_FIELDS)));
+    let link = ui.expect("url", EVENT);
+    let url = link["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{}/pay/", server.base_url())), "{link}");
+    assert_eq!(link["mrtr"], era == Era::Modern, "{link}");
+    url.to_owned()
+}
+
+/// The Results panel after `action`: the handler's `ending`.
+fn assert_ending(ui: &mut UiRun, action: &str, ending: &str, server: &ServerProcess) {
+    let result = ui.expect("result", EVENT);
+    assert_eq!((&result["action"], &result["text"]), (&json!(action), &json!(ending)), "{}", server.stderr());
+}
+
 fn books_a_trip_through_the_inspector(test: &str, era: Era, protocol: &str) {
     let Some(chromium) = chromium_or_skip(test) else { return };
     let Some((node, modules)) = installed_or_skip(test) else { return };
@@ -77,14 +96,10 @@ fn books_a_trip_through_the_inspector(test: &str, era: Era, protocol: &str) {
     assert_eq!(ui.expect("connected", EVENT)["protocol"], protocol, "{}", inspector.output());
     assert_eq!(ui.expect("tools", EVENT)["names"], json!(["book_trip", "rate_trip", "plan_trip", "group_booking"]));
 
-    // Accepted: the trip form, the payment page, the confirmation.
-    let form = ui.expect("form", EVENT);
-    assert_eq!((&form["message"], &form["labels"]), (&json!("Where would you like to fly?"), &json!(TRIP_FIELDS)));
-    let link = ui.expect("url", EVENT);
-    let url = link["url"].as_str().unwrap();
-    assert!(url.starts_with(&format!("{}/pay/", server.base_url())), "{link}");
-    assert_eq!(link["mrtr"], era == Era::Modern, "{link}");
-    assert_eq!(ui.expect("paid", EVENT)["page"], format!("{url}/approve"));
+    // Accepted: the trip form, the payment page approved, the confirmation.
+    let url = trip_to_payment(&mut ui, &server, era);
+    let page = ui.expect("page", EVENT);
+    assert_eq!((&page["page"], &page["heading"]), (&json!(format!("{url}/approve")), &json!("Payment approved")));
     let confirm = ui.expect("form", EVENT);
     assert_eq!(confirm["message"], "Book CDG → JFK on 2026-09-01 for 2 traveller(s), €1888.00 in total?");
     assert_eq!(confirm["labels"], json!(["Book it"]));
@@ -98,9 +113,18 @@ fn books_a_trip_through_the_inspector(test: &str, era: Era, protocol: &str) {
         ("cancel", "Booking cancelled before any details were given."),
     ] {
         assert_eq!(ui.expect("form", EVENT)["message"], "Where would you like to fly?");
-        let result = ui.expect("result", EVENT);
-        assert_eq!((&result["action"], &result["text"]), (&json!(action), &json!(ending)), "{}", server.stderr());
+        assert_ending(&mut ui, action, ending, &server);
     }
+
+    // Cancelled in the Inspector's URL dialog.
+    trip_to_payment(&mut ui, &server, era);
+    assert_ending(&mut ui, "cancel-url", "Payment cancelled: nothing was booked.", &server);
+
+    // Denied on the payment page.
+    let url = trip_to_payment(&mut ui, &server, era);
+    let page = ui.expect("page", EVENT);
+    assert_eq!((&page["page"], &page["heading"]), (&json!(format!("{url}/deny")), &json!("Payment denied")));
+    assert_ending(&mut ui, "deny-page", "Payment denied on the payment page: nothing was booked.", &server);
     ui.exited(EVENT);
 }
 
