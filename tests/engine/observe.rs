@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, Flow, LiveFuture, LivePeer, LiveSession, PeerError, Request};
+use elicit_runtime::server::{Answer, Engine, Flow, PeerError, PeerFuture, Request, Session, SessionPeer};
 use elicit_runtime::state::KeyRing;
-use elicit_runtime::wire::LegacyVersion;
+use elicit_runtime::wire::Revision;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use serde_json::{Value, json};
 use tracing::field::{Field, Visit};
@@ -26,12 +26,12 @@ struct Colour {
 /// A client that answers every form at once with `answer`.
 struct Answers(Value);
 
-impl LivePeer for Answers {
-    fn request(&self, _method: &'static str, _params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+impl SessionPeer for Answers {
+    fn request(&self, _method: &'static str, _params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
         let answer = self.0.clone();
         Box::pin(async move { Ok(answer) })
     }
-    fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    fn notify(&self, _method: &'static str, _params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -93,10 +93,10 @@ async fn counters_and_spans_name_every_action_and_each_client() {
         for answer in &answers {
             let peer = Arc::new(Answers(answer.clone()));
             let declared = json!({"elicitation": {}});
-            let capabilities = LegacyVersion::V2025_11_25.capabilities(declared.as_object());
-            let session = LiveSession::new(LegacyVersion::V2025_11_25, capabilities, peer, engine.ask_limit())
+            let capabilities = Revision::V2025_11_25.capabilities(declared.as_object());
+            let session = Session::new(Revision::V2025_11_25, capabilities, peer, engine.ask_limit())
                 .with_client(client, version);
-            engine.run_live(&Request::new("tools/call", "colour"), &session, ask_colour).await.unwrap();
+            engine.run_in_session(&Request::new("tools/call", "colour"), &session, ask_colour).await.unwrap();
         }
     }
 
