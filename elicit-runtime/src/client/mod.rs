@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 pub use tasks::{TaskAction, TaskError, TaskPolicy, TaskWait};
-pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
+pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlError, UrlWarning, check_url};
 
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
@@ -458,7 +458,7 @@ impl Driver {
                         "the server asked to open a URL, but this client did not declare URL mode".into(),
                     ));
                 }
-                let checked = check_url(&url).map_err(refuse)?;
+                let checked = check_url(&url).map_err(|e| refuse(e.to_string()))?;
                 if let Some((previous, since, retries)) = consented.get_mut(ctx.key)
                     && *previous == url
                 {

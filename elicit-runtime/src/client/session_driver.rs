@@ -201,7 +201,7 @@ impl Driver {
                     Ok(checked) => checked,
                     Err(reason) => {
                         responder.notice(ctx, &format!("refused the page: {reason}"));
-                        return Ok(Err(SessionRefusal::new(codes::INVALID_PARAMS, reason)));
+                        return Ok(Err(SessionRefusal::new(codes::INVALID_PARAMS, reason.to_string())));
                     }
                 };
                 let action = responder.url(ctx, &message, &checked).await;
@@ -256,7 +256,7 @@ impl Driver {
         let mut waiting = Vec::new();
         for required in urls {
             let refuse = |reason: String| DriveError::Refused { key: required.elicitation_id.clone(), reason };
-            let checked = check_url(&required.url).map_err(refuse)?;
+            let checked = check_url(&required.url).map_err(|e| refuse(e.to_string()))?;
             let ctx = AskContext { server: &self.server_name, key: &required.elicitation_id, round };
             let action = responder.url(ctx, &required.message, &checked).await;
             super::unpresented(responder, &required.elicitation_id)?;
