@@ -125,7 +125,6 @@ impl Engine {
         principal: Option<&str>,
         handler: TaskFuture,
     ) -> Result<TaskSnapshot, EngineError> {
-        let store_error = |e| EngineError::from(FlowError::Store(e));
         let id = mint_id();
         // A flow of several rounds names its task in its ledger, once: a retried last round
         // finds the task instead of starting the work again.
@@ -145,7 +144,7 @@ impl Engine {
                         data: None,
                     });
                 }
-                Err(error) => return Err(store_error(error)),
+                Err(error) => return Err(EngineError::from(error)),
             }
         } else {
             None
@@ -169,9 +168,9 @@ impl Engine {
                 }
                 Err(_) => self.store.abandon(&flow_id, &slot, &token).await,
             };
-            recorded.map_err(store_error)?;
+            recorded?;
         }
-        created.map_err(store_error)?;
+        created?;
         let snapshot = TaskSnapshot::of(&TaskView {
             record: record.clone(),
             answered: Default::default(),
