@@ -464,7 +464,14 @@ impl fmt::Display for ResultError {
     }
 }
 
-impl std::error::Error for ResultError {}
+impl std::error::Error for ResultError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ResultError::Request { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Checks that `inputResponses`, when present, is an object and returns it.
 ///

@@ -302,7 +302,16 @@ impl fmt::Display for DriveError {
     }
 }
 
-impl std::error::Error for DriveError {}
+impl std::error::Error for DriveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DriveError::Call(error) => Some(error),
+            DriveError::InvalidAnswer { errors, .. } => Some(errors),
+            DriveError::Task(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Runs calls to completion through the Multi Round-Trip Requests loop.
 #[derive(Debug, Clone)]
