@@ -541,6 +541,7 @@ pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// assert_eq!(Revision::LATEST.as_str(), elicit_runtime::wire::PROTOCOL_VERSION);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Revision {
     /// 2025-06-18: sessions; form-mode elicitation only, and no `mode` member.
     V2025_06_18,

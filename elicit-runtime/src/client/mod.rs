@@ -53,6 +53,7 @@ pub fn request_meta(capabilities: Capabilities, client_info: &Value) -> Map<Stri
 
 /// A failed request: the server's JSON-RPC error, or the transport's failure.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallError {
     /// The server answered with a JSON-RPC error.
     Rpc {
@@ -126,6 +127,7 @@ pub struct PendingUrl<'a> {
 /// notification and the call's result, and drops the `pending` future as soon as either comes: a
 /// responder must therefore await (yield) regularly rather than block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PendingKind {
     /// 2026-07-28: the server re-issued the step; `Retry` calls again.
     Reissued,
@@ -218,6 +220,7 @@ pub(crate) fn unpresented<R: Responder>(responder: &mut R, key: &str) -> Result<
 
 /// Why a call did not complete.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DriveError {
     /// The request failed.
     Call(CallError),

@@ -13,6 +13,7 @@ pub const MAX_URL_LEN: usize = 8 * 1024;
 
 /// Something about a URL the user should be warned of before consenting.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UrlWarning {
     /// `http` to a host other than loopback: the page and what the user types travel in clear.
     NotHttps,
