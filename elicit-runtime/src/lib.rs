@@ -74,6 +74,8 @@ pub mod rmcp;
 pub mod rmcp {
     pub mod client;
 }
+#[cfg(test)]
+mod error_bounds;
 pub mod schema;
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
