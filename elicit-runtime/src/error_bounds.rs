@@ -31,6 +31,7 @@ fn every_public_error_is_a_sendable_std_error() {
     {
         is_error::<crate::client::CallError>();
         is_error::<crate::client::DriveError>();
+        is_error::<crate::client::ProtocolError>();
         is_error::<crate::client::TaskError>();
         is_error::<crate::client::UrlError>();
         is_error::<crate::client::form::ValueError>();

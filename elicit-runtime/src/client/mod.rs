@@ -225,7 +225,7 @@ pub enum DriveError {
     /// The request failed.
     Call(CallError),
     /// The server's answer does not follow the protocol.
-    Protocol(String),
+    Protocol(ProtocolError),
     /// An input request was refused (undeclared mode, malformed schema, unsafe URL).
     Refused {
         /// The input request's key.
@@ -277,7 +277,7 @@ impl From<ResultError> for DriveError {
     fn from(error: ResultError) -> Self {
         match error {
             ResultError::Request { key, error } => DriveError::Refused { key, reason: error.to_string() },
-            other => DriveError::Protocol(other.to_string()),
+            other => DriveError::Protocol(ProtocolError::from(other)),
         }
     }
 }
@@ -286,7 +286,7 @@ impl fmt::Display for DriveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DriveError::Call(error) => write!(f, "{error}"),
-            DriveError::Protocol(message) => write!(f, "the server broke the protocol: {message}"),
+            DriveError::Protocol(error) => write!(f, "the server broke the protocol: {error}"),
             DriveError::Refused { key, reason } => write!(f, "refused input request `{}`: {reason}", wire::clip(key)),
             DriveError::InvalidAnswer { key, errors } => {
                 write!(f, "the answer to `{}` was not sent because it is invalid: {errors}", wire::clip(key))
@@ -309,10 +309,66 @@ impl std::error::Error for DriveError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DriveError::Call(error) => Some(error),
+            DriveError::Protocol(error) => Some(error),
             DriveError::InvalidAnswer { errors, .. } => Some(errors),
             DriveError::Task(error) => Some(error),
             _ => None,
         }
+    }
+}
+
+/// How a server broke the protocol: what was wrong, and the wire error that found it when one
+/// did (its [`source`](std::error::Error::source)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolError {
+    message: String,
+    cause: Option<WireCause>,
+}
+
+/// The wire error behind a [`ProtocolError`].
+#[derive(Debug, Clone, PartialEq)]
+enum WireCause {
+    Result(ResultError),
+    Task(crate::wire::tasks::TaskWireError),
+}
+
+impl ProtocolError {
+    /// A breach no wire error describes (an answer for another task, too many requests).
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        ProtocolError { message: message.into(), cause: None }
+    }
+
+    /// What was wrong, in plain words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ProtocolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.cause {
+            Some(WireCause::Result(error)) => Some(error),
+            Some(WireCause::Task(error)) => Some(error),
+            None => None,
+        }
+    }
+}
+
+impl From<ResultError> for ProtocolError {
+    fn from(error: ResultError) -> Self {
+        ProtocolError { message: error.to_string(), cause: Some(WireCause::Result(error)) }
+    }
+}
+
+impl From<crate::wire::tasks::TaskWireError> for ProtocolError {
+    fn from(error: crate::wire::tasks::TaskWireError) -> Self {
+        ProtocolError { message: error.to_string(), cause: Some(WireCause::Task(error)) }
     }
 }
 
@@ -425,11 +481,11 @@ impl Driver {
         consented: &mut Consented,
     ) -> Result<Map<String, Value>, DriveError> {
         if requests.len() > self.max_input_requests {
-            return Err(DriveError::Protocol(format!(
+            return Err(DriveError::Protocol(ProtocolError::new(format!(
                 "the server sent {} input requests in one round; at most {} are answered",
                 requests.len(),
                 self.max_input_requests
-            )));
+            ))));
         }
         let mut answers = Map::new();
         for (key, request) in requests {

@@ -47,7 +47,7 @@ pub use caller::{RmcpCaller, transport_message};
 pub use http::{HeaderName, HeaderValue};
 
 use crate::client::session::{self, SessionReceiver};
-use crate::client::{DriveError, Driver, Responder};
+use crate::client::{DriveError, Driver, ProtocolError, Responder};
 use crate::wire::{self, Capabilities, Revision};
 use push::PushHandler;
 
@@ -633,7 +633,7 @@ impl Client {
             return driver.call(&mut self.caller, responder, method, params).await;
         }
         let Some(mut pushes) = self.pushes.take() else {
-            return Err(DriveError::Protocol("one call at a time".into()));
+            return Err(DriveError::Protocol(ProtocolError::new("one call at a time")));
         };
         let result = driver.call_in_session(&mut self.caller, &mut pushes, responder, method, params).await;
         self.pushes = Some(pushes);
