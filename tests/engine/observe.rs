@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, Flow, PeerError, PeerFuture, Request, Session, SessionPeer};
+use elicit_runtime::server::session::{PeerError, PeerFuture, Session, SessionPeer};
+use elicit_runtime::server::{Answer, Engine, Flow, Request};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::Revision;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
