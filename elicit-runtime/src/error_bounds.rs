@@ -20,10 +20,10 @@ fn every_public_error_is_a_sendable_std_error() {
     {
         is_error::<crate::state::StateError>();
         is_error::<crate::state::KeyRingError>();
-        is_error::<crate::server::StoreError>();
+        is_error::<crate::server::store::StoreError>();
         is_error::<crate::server::EngineError>();
         is_error::<crate::server::PageLoginError>();
-        is_error::<crate::server::PeerError>();
+        is_error::<crate::server::session::PeerError>();
         // `FlowError` converts into a boxed error instead of implementing the trait (see its docs).
         let _: fn(crate::server::FlowError) -> Box<dyn std::error::Error + Send + Sync + 'static> = Box::from;
     }
