@@ -171,6 +171,10 @@ struct OpenId {
     resource: String,
     /// Empty: the keys are never fetched again.
     jwks_uri: String,
+    /// Where a browser signs in, and where a code is exchanged (the page sign-in,
+    /// [`crate::page_sign_in`]); empty when the metadata names none.
+    authorization_endpoint: String,
+    token_endpoint: String,
     http: reqwest::Client,
     /// The keys last fetched: read without waiting, even while a fetch runs.
     keys: std::sync::RwLock<Arc<JwkSet>>,
@@ -186,6 +190,22 @@ struct OpenId {
 struct ProviderMetadata {
     issuer: String,
     jwks_uri: String,
+    #[serde(default)]
+    authorization_endpoint: String,
+    #[serde(default)]
+    token_endpoint: String,
+}
+
+/// The claims of an ID token the page sign-in reads (the rest are checked by the validation).
+#[derive(Deserialize)]
+struct IdClaims {
+    sub: String,
+    #[serde(default)]
+    nonce: Option<String>,
+    #[serde(default)]
+    aud: serde_json::Value,
+    #[serde(default)]
+    azp: Option<String>,
 }
 
 /// The claims of an access token this server reads (the rest are checked by the validation).
@@ -235,6 +255,8 @@ impl OpenIdTokens {
             issuer,
             resource: resource.to_owned(),
             jwks_uri: metadata.jwks_uri,
+            authorization_endpoint: metadata.authorization_endpoint,
+            token_endpoint: metadata.token_endpoint,
             http,
             keys: std::sync::RwLock::new(Arc::new(set)),
             refetched: Mutex::new(None),
@@ -248,6 +270,8 @@ impl OpenIdTokens {
             issuer: issuer.to_owned(),
             resource: resource.to_owned(),
             jwks_uri: String::new(),
+            authorization_endpoint: String::new(),
+            token_endpoint: String::new(),
             http: reqwest::Client::new(),
             keys: std::sync::RwLock::new(Arc::new(keys)),
             refetched: Mutex::new(None),
@@ -263,6 +287,69 @@ impl OpenIdTokens {
     /// The resource the tokens must be for (their audience).
     pub fn resource(&self) -> &str {
         &self.0.resource
+    }
+
+    /// The provider's authorization endpoint (empty when its metadata names none).
+    pub fn authorization_endpoint(&self) -> &str {
+        &self.0.authorization_endpoint
+    }
+
+    /// The provider's token endpoint (empty when its metadata names none).
+    pub fn token_endpoint(&self) -> &str {
+        &self.0.token_endpoint
+    }
+
+    /// The HTTP client talking to the provider (no redirects followed, bounded time).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.0.http
+    }
+
+    /// The subject (`sub`) of `token` when it is an ID token the provider issued to the client
+    /// `client_id` for the sign-in that sent `nonce`: signed with one of the provider's keys
+    /// (the same key set, fetched the same way, as access tokens), issued by it, for that client
+    /// (its audience, and its `azp` when several audiences are named), unexpired, and carrying
+    /// that nonce.
+    ///
+    /// # Errors
+    ///
+    /// Why it is not accepted.
+    pub async fn id_token_subject(&self, token: &str, client_id: &str, nonce: &str) -> Result<String, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
+        // An access token signed by the same keys is not an ID token.
+        let typ = header.typ.as_deref().unwrap_or_default().to_ascii_lowercase();
+        if typ == "at+jwt" || typ == "application/at+jwt" {
+            return Err(TokenError::Invalid("an access token is not an ID token".into()));
+        }
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(TokenError::Invalid(format!("the algorithm {:?} is not accepted", header.alg)));
+        }
+        let kid = header.kid.ok_or_else(|| TokenError::Invalid("the token names no key (kid)".into()))?;
+        let key = self.key(&kid).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.0.issuer]);
+        validation.set_audience(&[client_id]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.leeway = LEEWAY;
+        validation.validate_nbf = true;
+        let claims = jsonwebtoken::decode::<IdClaims>(token, &key, &validation)
+            .map_err(|e| TokenError::Invalid(e.to_string()))?
+            .claims;
+        if claims.sub.is_empty() {
+            return Err(TokenError::Invalid("the token's sub is empty".into()));
+        }
+        // OpenID Connect Core 3.1.3.7: with several audiences, the token says which is the party
+        // it was issued to.
+        let several = claims.aud.as_array().is_some_and(|audiences| audiences.len() > 1);
+        if (several || claims.azp.is_some()) && claims.azp.as_deref() != Some(client_id) {
+            return Err(TokenError::Invalid("the token was issued to another party (azp)".into()));
+        }
+        // Compared in constant time: the nonce is the sign-in's secret.
+        let expected = Sha256::digest(nonce.as_bytes());
+        let found = Sha256::digest(claims.nonce.as_deref().unwrap_or_default().as_bytes());
+        if nonce.is_empty() || claims.nonce.is_none() || expected != found {
+            return Err(TokenError::Invalid("the token's nonce is not this sign-in's".into()));
+        }
+        Ok(claims.sub)
     }
 
     /// The user (`sub`) of `token`, when it is an access token of the provider for this resource,

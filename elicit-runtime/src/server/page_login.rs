@@ -91,6 +91,15 @@ impl std::error::Error for PageLoginError {
 ///    [`PageLogin::session_principal`], and the page records the decision under that identity: the
 ///    `by` of [`UrlCompletions::complete`](super::UrlCompletions::complete), which refuses anyone but the step's owner.
 ///
+/// **This does not meet the spec's rule that a URL-mode link carry no credential.** The ticket
+/// *is* a credential in the URL: whoever holds the link before its owner opens it (a log, a
+/// proxy, a shoulder, a chat the link was pasted into) is signed in as the owner. It is kept for
+/// servers whose users have only static API tokens and no browser sign-in. A server with an
+/// OpenID provider signs the page's visitor in through it instead (a
+/// `pages::kit::VisitorCheck` (feature `pages`) running the authorization code flow with
+/// PKCE, as the showcase `travel-server --oidc-issuer … --oidc-client-id …` does); a server with
+/// its own browser sign-in uses `pages::kit::AuthenticatedVisitors`.
+///
 /// The page, not this type, decides what an unsigned browser may do; a server with users should
 /// refuse an anonymous decision. API clients that present the server's own credentials (a bearer
 /// token) need no ticket.
