@@ -111,6 +111,11 @@ pub struct Request<'a> {
     pub request_state: Option<&'a str>,
     /// The authenticated principal, when the transport knows one; the state is bound to it.
     pub principal: Option<&'a str>,
+    /// Which client an anonymous request comes from (its peer address), when the transport knows:
+    /// anonymous callers' tasks are capped per client
+    /// ([`TaskConfig::max_live_tasks_per_anonymous_client`]), so one cannot take every place.
+    /// Ignored when there is a principal.
+    pub client: Option<&'a str>,
 }
 
 impl<'a> Request<'a> {
@@ -124,6 +129,7 @@ impl<'a> Request<'a> {
             input_responses: None,
             request_state: None,
             principal: None,
+            client: None,
         }
     }
 
@@ -154,6 +160,12 @@ impl<'a> Request<'a> {
     /// Sets the authenticated principal.
     pub fn principal(mut self, principal: Option<&'a str>) -> Self {
         self.principal = principal;
+        self
+    }
+
+    /// Sets the client an anonymous request comes from ([`Request::client`]).
+    pub fn client(mut self, client: Option<&'a str>) -> Self {
+        self.client = client;
         self
     }
 }
@@ -248,6 +260,7 @@ pub struct Engine {
     clock: Arc<dyn Clock>,
     tasks: Arc<dyn TaskRecords>,
     task_config: TaskConfig,
+    anonymous_tasks: Arc<task::AnonymousTasks>,
     #[cfg(feature = "pages")]
     pages: Option<pages::FormPages>,
     #[cfg(feature = "apps")]

@@ -30,6 +30,7 @@ pub(super) use link::TaskExec;
 pub use memory::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
 pub use records::{TaskLimits, TaskRecords};
 
+pub(crate) use start::AnonymousTasks;
 pub use start::TaskStart;
 
 use super::{Engine, EngineError};
@@ -72,6 +73,10 @@ pub struct TaskConfig {
     pub max_live_tasks: usize,
     /// Tasks running at once for one principal (anonymous callers share one count). Default 64.
     pub max_live_tasks_per_principal: usize,
+    /// Tasks running at once on this instance for one anonymous client (a peer address,
+    /// [`Request::client`](crate::server::Request::client)), within the count anonymous callers
+    /// share: one client cannot take every anonymous place. Default 16.
+    pub max_live_tasks_per_anonymous_client: usize,
     /// How long a task waits for the answer to one of its input requests; past it the task
     /// fails and frees its place under the caps above. Default 600 s.
     pub input_wait: Duration,
@@ -88,6 +93,7 @@ impl Default for TaskConfig {
             url_wait: Duration::from_secs(600),
             max_live_tasks: 1024,
             max_live_tasks_per_principal: 64,
+            max_live_tasks_per_anonymous_client: 16,
             input_wait: Duration::from_secs(600),
         }
     }
