@@ -284,6 +284,25 @@ async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_claim_is_not_handed_out_to_run_once_its_flow_finished() {
+    both("a_stale_claim_is_not_handed_out_to_run_once_its_flow_finished", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        let (crashed, retried) = (ClaimToken::mint(), ClaimToken::mint());
+        // A round claims a slot and dies; its lease passes and the flow finishes without it.
+        assert_eq!(a.claim("f", &once("x"), &crashed, SHORT, LONG).await.unwrap(), Claim::Run);
+        on.after(SHORT, || async {
+            b.finish("f", &answers(json!({"done": true})), &[], LONG).await.unwrap() == Finish::Recorded
+        })
+        .await;
+        // The stale claim is not run again, by another token nor by the one that held it.
+        assert_eq!(b.claim("f", &once("x"), &retried, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(a.claim("f", &once("x"), &crashed, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(a.finished("f").await.unwrap(), Some(json!({"done": true})));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone() {
     both("records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone", |on| async move {
         let (a, b) = on.stores(Caps { flows: 1, ..ROOMY }).await;
