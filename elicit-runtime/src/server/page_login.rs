@@ -143,8 +143,12 @@ impl std::error::Error for PageLoginError {
 /// **Single use.** [`PageLogin::ticket`] is synchronous, because URLs are built in a synchronous
 /// closure; the ticket's one-time record is written to the store by a task on the current Tokio
 /// runtime, and [`PageLogin::redeem`] waits for it a little ([`PageLogin::with_redeem_wait`]) in
-/// case the browser is faster than the store. The record lives as long as the ticket, under a key
-/// (`{step}.login.{nonce}`) that is never a step id of the engine's.
+/// case the browser is faster than the store. The record is one per step and principal, however
+/// many tickets are made for it (a flow replays its round, and builds its link again, on every
+/// retry of the client): the first ticket redeemed signs its browser in, and every ticket of that
+/// step is then used. Registering it again is a no-op, so replays neither add records nor count
+/// against the principal's quota. It lives as long as the first ticket, under a key
+/// (`{step}.login.{digest of the principal}`) that is never a step id of the engine's.
 ///
 /// [`Flow::url`]: super::Flow::url
 #[derive(Clone)]
@@ -216,7 +220,7 @@ impl PageLogin {
             .tickets
             .seal(&binding(TICKET_METHOD, step), &payload, SystemTime::now())
             .map_err(|_| PageLoginError::TooLarge)?;
-        let (store, key, ttl, owner) = (self.store.clone(), record_key(step, &nonce), self.tickets.ttl(), principal);
+        let (store, key, ttl, owner) = (self.store.clone(), record_key(step, principal), self.tickets.ttl(), principal);
         let owner = owner.to_owned();
         runtime.spawn(async move {
             if let Err(error) = store.register(&key, ttl, Some(&owner)).await {
@@ -237,9 +241,9 @@ impl PageLogin {
         let payload = self.tickets.open(&binding(TICKET_METHOD, step), ticket, SystemTime::now()).map_err(|error| {
             if error.kind() == StateErrorKind::Expired { PageLoginError::Expired } else { PageLoginError::Invalid }
         })?;
-        let (nonce, principal) = payload.split_at_checked(NONCE_LEN).ok_or(PageLoginError::Invalid)?;
+        let (_nonce, principal) = payload.split_at_checked(NONCE_LEN).ok_or(PageLoginError::Invalid)?;
         let principal = std::str::from_utf8(principal).map_err(|_| PageLoginError::Invalid)?;
-        let key = record_key(step, nonce);
+        let key = record_key(step, principal);
         let deadline = tokio::time::Instant::now() + self.redeem_wait;
         loop {
             let store = |error| PageLoginError::Store(error);
@@ -255,6 +259,15 @@ impl PageLogin {
                 UrlStatus::Unknown => return Err(PageLoginError::Invalid),
             }
         }
+    }
+
+    /// The principal a ticket for `step` names, if it opens (without consuming it): a page
+    /// refuses a ticket presented with another user's credentials before it spends the step's
+    /// one sign-in.
+    pub(crate) fn ticket_principal(&self, step: &str, ticket: &str) -> Option<String> {
+        let payload = self.tickets.open(&binding(TICKET_METHOD, step), ticket, SystemTime::now()).ok()?;
+        let (_nonce, principal) = payload.split_at_checked(NONCE_LEN)?;
+        String::from_utf8(principal.to_vec()).ok()
     }
 
     /// A session for `principal` on the page of `step`, to keep in an `HttpOnly` cookie scoped
@@ -282,9 +295,12 @@ fn binding<'a>(method: &'a str, step: &'a str) -> Binding<'a> {
     Binding { principal: None, method, name: step, arguments_digest: [0; 32], audience: AUDIENCE }
 }
 
-/// The store key of a ticket's one-time record: longer than any step id the engine mints.
-fn record_key(step: &str, nonce: &[u8]) -> String {
-    format!("{step}.login.{}", URL_SAFE_NO_PAD.encode(nonce))
+/// The store key of the one-time record the tickets of `step` for `principal` share: longer than
+/// any step id the engine mints.
+fn record_key(step: &str, principal: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(principal.as_bytes());
+    format!("{step}.login.{}", URL_SAFE_NO_PAD.encode(&digest[..16]))
 }
 
 #[cfg(test)]
@@ -309,10 +325,11 @@ mod tests {
         assert_eq!(logins.redeem(OTHER_STEP, &ticket).await, Err(PageLoginError::Invalid), "another step");
         assert_eq!(logins.redeem(STEP, &ticket).await.unwrap(), "alice");
         assert_eq!(logins.redeem(STEP, &ticket).await, Err(PageLoginError::Used), "replayed");
-        // Another ticket of the same principal for the same step is a new sign-in.
+        // Another ticket of the same principal for the same step (the round replayed) shares
+        // the step's one sign-in: used.
         let again = logins.ticket(STEP, "alice").unwrap();
         assert_ne!(again, ticket);
-        assert_eq!(logins.redeem(STEP, &again).await.unwrap(), "alice");
+        assert_eq!(logins.redeem(STEP, &again).await, Err(PageLoginError::Used));
     }
 
     #[tokio::test]

@@ -211,6 +211,13 @@ impl VisitorCheck for PageLoginVisitors {
                 };
             };
             let refused = |text| Refusal::visit(RefusalKind::LinkRefused, text);
+            // An API client presenting someone else's credentials: refused before the ticket is
+            // redeemed, so the step's one sign-in stays its owner's.
+            if let Some(other) = request.authenticated
+                && self.logins.ticket_principal(step, &ticket).is_some_and(|user| user != other)
+            {
+                return two_users();
+            }
             let user = match self.logins.redeem(step, &ticket).await {
                 Ok(user) => user,
                 // The user opening their own link again, in the browser it signed in.
