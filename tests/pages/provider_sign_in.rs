@@ -290,3 +290,61 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
     assert!(matches!(retry(&served, Some(OWNER.2), &other_state).await, Outcome::InputRequired(_)));
     assert_ne!(step, other_step);
 }
+
+/// The showcase's payment page on the same sign-in: its link carries no ticket, a browser
+/// without the page's session is sent to the provider, and neither a decision without it nor
+/// the owner's bearer token is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_payment_page_sends_an_unsigned_visitor_to_the_provider_and_takes_no_decision() {
+    use elicit_examples::csrf::PageSecrets;
+    use elicit_examples::travel::{
+        PaymentSummaries, SESSION_COOKIE as PAY_SESSION, payment_link, payment_page_with_visitors,
+    };
+    use elicit_runtime::server::InProcessStore;
+    use elicit_runtime::server::pages::kit::VisitorCheck;
+
+    const TEST: &str = "the_payment_page_sends_an_unsigned_visitor_to_the_provider_and_takes_no_decision";
+    let Some(node) = node_or_skip(TEST) else { return };
+    let provider = Provider::start(&node);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (client_id, client_secret) = register(&provider.issuer).await;
+    let tokens = OpenIdTokens::discover(&provider.issuer, &format!("{base}/mcp")).await.unwrap();
+    let client =
+        OpenIdClient { client_id, client_secret: Some(client_secret), redirect_uri: format!("{base}{CALLBACK_PATH}") };
+    let sign_in = OpenIdSignIn::new(tokens, client, KeyRing::generate(), Duration::from_secs(600)).unwrap();
+    let visitors: Arc<dyn VisitorCheck> = Arc::new(sign_in.visitors(PAY_SESSION, "/pay/"));
+    let store = Arc::new(InProcessStore::new());
+    let summaries = PaymentSummaries::new(store.clone());
+    let page =
+        payment_page_with_visitors(store.clone(), PageSecrets::random().unwrap(), summaries, &base, visitors.clone());
+    let app = authenticate(
+        page.merge(sign_in.router()),
+        BearerTokens::parse(&format!("tok-ada={}", OWNER.2)).unwrap(),
+        false,
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let id = "cGF5bWVudC1vZi1hZGEwMD";
+    elicit_runtime::server::UrlCompletions::register(&*store, id, Duration::from_secs(600), Some(OWNER.2))
+        .await
+        .unwrap();
+    let link = payment_link(&base, id, Some(&*visitors), Some(OWNER.2));
+    assert!(!link.contains("login="), "{link}");
+    for bearer in [None, Some("tok-ada")] {
+        let (status, location, _, _) = get(&link, bearer).await;
+        assert_eq!(status, 303, "{location}");
+        assert!(location.starts_with(&format!("{}/auth?", provider.issuer)), "{location}");
+        assert!(location.contains("code_challenge_method=S256"), "{location}");
+    }
+    // A decision without the page's session: refused before the store is asked.
+    let response = http()
+        .post(format!("{base}/pay/{id}/approve"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("csrf=x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    assert_eq!(elicit_runtime::server::UrlCompletions::status(&*store, id).await.unwrap(), UrlStatus::Pending);
+}
