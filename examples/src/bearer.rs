@@ -617,6 +617,39 @@ mod tests {
         assert!(invalid(tokens.user(&format!("{head}.{signature}")).await));
     }
 
+    #[tokio::test]
+    async fn an_id_token_names_its_subject_only_for_this_client_and_this_sign_ins_nonce() {
+        let tokens = provider();
+        let id = |change: &str, value: serde_json::Value| {
+            let mut claims = serde_json::json!({"iss": ISSUER, "aud": "pages", "sub": "ada-lovelace",
+                "exp": now() + 60, "nonce": "n-1"});
+            if value.is_null() {
+                claims.as_object_mut().expect("an object").remove(change);
+            } else if !change.is_empty() {
+                claims[change] = value;
+            }
+            claims
+        };
+        let subject = |claims: serde_json::Value, typ: &'static str| {
+            let tokens = tokens.clone();
+            async move { tokens.id_token_subject(&token(typ, "k1", claims), "pages", "n-1").await }
+        };
+        assert_eq!(subject(id("", serde_json::json!(0)), "JWT").await, Ok("ada-lovelace".to_owned()));
+        let invalid = |r: Result<String, TokenError>| matches!(r, Err(TokenError::Invalid(_)));
+        assert!(invalid(subject(id("nonce", serde_json::json!("n-2")), "JWT").await), "another sign-in's nonce");
+        assert!(invalid(subject(id("nonce", serde_json::Value::Null), "JWT").await), "no nonce");
+        assert!(invalid(subject(id("aud", serde_json::json!("another-client")), "JWT").await), "another client");
+        assert!(invalid(subject(id("iss", serde_json::json!("http://127.0.0.1:6/")), "JWT").await));
+        assert!(invalid(subject(id("exp", serde_json::json!(now() - 2 * LEEWAY - 1)), "JWT").await));
+        assert!(invalid(subject(id("", serde_json::json!(0)), "at+jwt").await), "an access token");
+        // Several audiences: the token must name this client as the party it was issued to.
+        let shared = id("aud", serde_json::json!(["pages", "another-client"]));
+        assert!(invalid(subject(shared.clone(), "JWT").await), "several audiences, no azp");
+        let mut issued_to_us = shared;
+        issued_to_us["azp"] = serde_json::json!("pages");
+        assert_eq!(subject(issued_to_us, "JWT").await, Ok("ada-lovelace".to_owned()));
+    }
+
     #[test]
     fn the_metadata_lives_under_the_resource_path() {
         assert_eq!(metadata_path(RESOURCE), "/.well-known/oauth-protected-resource/mcp");
