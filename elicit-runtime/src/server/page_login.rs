@@ -252,11 +252,11 @@ impl PageLogin {
             }
             match self.store.status(&key).await.map_err(store)? {
                 UrlStatus::Completed(_) => return Err(PageLoginError::Used),
-                // Registered for someone else: not a record this ticket made.
-                UrlStatus::Pending => return Err(PageLoginError::Invalid),
-                // Not registered yet (the browser beat the task that writes it), or never.
-                UrlStatus::Unknown if tokio::time::Instant::now() < deadline => tokio::time::sleep(REDEEM_POLL).await,
-                UrlStatus::Unknown => return Err(PageLoginError::Invalid),
+                // Not registered yet (the browser beat the task that writes it), or registered
+                // between the attempt and this look: try again, within the bound.
+                _ if tokio::time::Instant::now() < deadline => tokio::time::sleep(REDEEM_POLL).await,
+                // Never registered, or registered for someone else: not a record of this ticket.
+                _ => return Err(PageLoginError::Invalid),
             }
         }
     }
