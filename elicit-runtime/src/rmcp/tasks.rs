@@ -68,8 +68,16 @@ impl Elicitation {
         let arguments = request.arguments.map(Value::Object);
         let responses = responses_value(request.input_responses);
         let principal = self.principal_of(ctx);
+        // An anonymous caller counts against its peer address (served with connect info), as
+        // its sessions do.
+        let client = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+            .map(|axum::extract::ConnectInfo(address)| address.ip().to_string());
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let round = Request::new(wire::TOOLS_CALL, &request.name)
+            .client(client.as_deref())
             .arguments(arguments.as_ref())
             .input_responses(responses.as_ref())
             .request_state(request.request_state.as_deref())
