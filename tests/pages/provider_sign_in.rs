@@ -173,28 +173,24 @@ fn sign_in_at_provider(browser: &mut Chromium, tab: &str, account: (&str, &str, 
     browser.type_into(tab, "login", account.0, LIMIT);
     browser.type_into(tab, "password", account.1, LIMIT);
     browser.click(tab, "sign-in", LIMIT);
-    // The consent page (the first sign-in of this account to this client), or the page itself.
-    // "Allow" is clicked in the page's own script, which cannot be lost while the page settles,
-    // and the document is marked so a later look tells this page from the next one.
-    for consents in 0..6 {
-        let next = browser.wait_for(
-            tab,
-            "document.readyState === 'complete' && (document.getElementById('allow') && !window.__consented ? 'consent' \
-             : (location.pathname.startsWith('/form/') || location.pathname.startsWith('/sign-in/')) ? 'back' : null)",
-            LIMIT,
-            "neither the consent page nor the page after signing in",
-        );
-        if next != "consent" {
-            eprintln!("DEBUG consents {consents}");
-            return;
-        }
-        browser.evaluate(tab, "window.__consented = true; document.getElementById('allow').click(); true");
-    }
+}
+
+/// Waits until `condition` (a script expression) holds on the page after a sign-in, allowing the
+/// provider's consent page on the way (the first sign-in of an account to this client) whenever it
+/// shows: "Allow" is clicked by the page's own script, once per consent page, so a click cannot be
+/// lost while the page settles and no page is answered twice.
+fn after_sign_in(browser: &mut Chromium, tab: &str, condition: &str, what: &str) {
+    let expression = format!(
+        "(() => {{ if (document.readyState !== 'complete') return null; \
+         const allow = document.getElementById('allow'); \
+         if (allow && !window.__consented) {{ window.__consented = true; allow.click(); return null; }} \
+         return ({condition}) ? true : null; }})()"
+    );
+    browser.wait_for(tab, &expression, LIMIT, what);
 }
 
 fn wait_for_element(browser: &mut Chromium, tab: &str, id: &str) {
-    let expression = format!("document.readyState === 'complete' && document.getElementById('{id}') ? true : null");
-    browser.wait_for(tab, &expression, LIMIT, &format!("no #{id} on the page"));
+    after_sign_in(browser, tab, &format!("document.getElementById('{id}')"), &format!("no #{id} on the page"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,12 +249,7 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
         // The owner: to the provider, signs in, back to the form, answers it.
         let tab = browser.open(&browser_link);
         sign_in_at_provider(&mut browser, &tab, OWNER);
-        browser.wait_for(
-            &tab,
-            "document.readyState === 'complete' && document.querySelector('[name=\"f.name\"]') ? true : null",
-            LIMIT,
-            "the form after signing in",
-        );
+        after_sign_in(&mut browser, &tab, "document.querySelector('[name=\"f.name\"]')", "the form after signing in");
         let id = browser.evaluate(&tab, "document.querySelector('[name=\"f.name\"]').id").unwrap();
         browser.type_into(&tab, id.as_str().unwrap(), "Ada", LIMIT);
         browser.evaluate(&tab, "document.querySelector('[name=\"f.side\"]').value = 'window'");
