@@ -24,6 +24,7 @@ use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
 use elicit_runtime::rmcp::rmcp::RoleServer;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
+use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
 use elicit_runtime::rmcp::rmcp::model::{
     CancelTaskParams, GetTaskParams, GetTaskResult, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
     ServerConfig, TASKS_EXTENSION_ID, UpdateTaskParams,
@@ -102,21 +103,18 @@ impl Desk {
         .await
     }
 
-    /// Arguments completed by a form: `Parameters<Order>` gives the tool `Order`'s schema as its
-    /// `inputSchema` and lets incomplete arguments through (rmcp's own `Parameters` would refuse
-    /// them before the handler runs); `complete` asks only for what is missing or invalid.
+    /// Arguments completed by a form: `FormArgs<Order>` inside rmcp's own `Parameters` gives the
+    /// tool `Order`'s schema as its `inputSchema` and lets incomplete arguments through (rmcp's
+    /// `Parameters<Order>` would refuse them before the handler runs); `complete` asks only for
+    /// what is missing or invalid. `ToolCall` comes first: rmcp's `Parameters` takes the
+    /// arguments out of the call.
     #[tool(description = "Orders an item; asks for whatever the arguments leave out")]
-    async fn order(&self, call: ToolCall, order: Parameters<Order>) -> Result<CallToolResponse, ErrorData> {
-        call.run(&self.elicitation, |flow| async move {
-            let Answer::Accepted(order) = order.complete(&flow).await? else {
-                return Ok("Nothing ordered.".to_owned());
-            };
-            // A side effect after an ask runs inside `once`: on 2026-07-28 the handler is replayed
-            // from the top every round, and a client may replay any round it was given.
-            let number = flow.once("order-number", || async { Ok(order_number()?) }).await?;
-            Ok(format!("Order {number}: {} × {}.", order.quantity, order.item))
-        })
-        .await
+    async fn order(
+        &self,
+        call: ToolCall,
+        Parameters(order): Parameters<FormArgs<Order>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        call.run(&self.elicitation, |flow| order_body(flow, order)).await
     }
 
     /// Sees its request: reports progress, and stops when the client cancels.
@@ -185,6 +183,18 @@ impl Desk {
         })
         .await
     }
+}
+
+/// The body of `order`: a function of the flow and the arguments, unit-testable on an `Engine`
+/// with no server (`FormArgs::new()`, the arguments in the engine's `Request`).
+async fn order_body(flow: Flow, order: FormArgs<Order>) -> Result<String, FlowError> {
+    let Answer::Accepted(order) = order.complete(&flow).await? else {
+        return Ok("Nothing ordered.".to_owned());
+    };
+    // A side effect after an ask runs inside `once`: on 2026-07-28 the handler is replayed
+    // from the top every round, and a client may replay any round it was given.
+    let number = flow.once("order-number", || async { Ok(order_number()?) }).await?;
+    Ok(format!("Order {number}: {} × {}.", order.quantity, order.item))
 }
 
 /// An order number, from the system's randomness (which may fail: `?` makes it the tool's
