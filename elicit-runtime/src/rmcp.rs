@@ -31,6 +31,7 @@ pub mod client;
 mod convert;
 mod extract;
 mod http;
+mod own;
 mod params;
 mod peer;
 mod server;
@@ -39,6 +40,7 @@ mod tasks;
 
 pub use extract::{ARGUMENTS_KEY, Elicitation, FormArgs, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
+pub use own::{LOOPBACK_ORIGINS, serve_http, with_tasks_extension};
 pub use server::sessions::{
     CappedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE,
 };
