@@ -92,3 +92,58 @@ pub fn with_tasks_extension(mut capabilities: ServerCapabilities) -> ServerCapab
         .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
     capabilities
 }
+
+/// The `ServerHandler` methods every server of your own asking through the engine writes the same
+/// way, for its `impl ServerHandler` (beside `#[tool_handler]`): `supported_protocol_versions`
+/// answering [`SUPPORTED_PROTOCOL_VERSIONS`](crate::rmcp::SUPPORTED_PROTOCOL_VERSIONS), and
+/// `get_task`, `update_task` and `cancel_task` delegated to the [`Elicitation`](crate::rmcp::Elicitation)
+/// in the field named (what a task tool, [`ToolCall::run_task`](crate::rmcp::ToolCall::run_task),
+/// needs; advertise the extension with [`with_tasks_extension`](crate::rmcp::with_tasks_extension)).
+///
+/// ```no_run
+/// use elicit_runtime::rmcp::prelude::*;
+/// use elicit_runtime::rmcp::rmcp::ServerHandler;
+///
+/// #[derive(Clone)]
+/// struct Desk {
+///     elicitation: Elicitation,
+/// }
+///
+/// impl ServerHandler for Desk {
+///     elicit_runtime::elicitation_handler_methods!(elicitation);
+/// }
+/// ```
+#[macro_export]
+macro_rules! elicitation_handler_methods {
+    ($field:ident) => {
+        fn supported_protocol_versions(
+            &self,
+        ) -> ::std::borrow::Cow<'static, [$crate::rmcp::rmcp::model::ProtocolVersion]> {
+            ::std::borrow::Cow::Borrowed($crate::rmcp::SUPPORTED_PROTOCOL_VERSIONS)
+        }
+
+        async fn get_task(
+            &self,
+            request: $crate::rmcp::rmcp::model::GetTaskParams,
+            ctx: $crate::rmcp::rmcp::service::RequestContext<$crate::rmcp::rmcp::RoleServer>,
+        ) -> ::std::result::Result<$crate::rmcp::rmcp::model::GetTaskResult, $crate::rmcp::rmcp::model::ErrorData> {
+            self.$field.get_task(request, &ctx).await
+        }
+
+        async fn update_task(
+            &self,
+            request: $crate::rmcp::rmcp::model::UpdateTaskParams,
+            ctx: $crate::rmcp::rmcp::service::RequestContext<$crate::rmcp::rmcp::RoleServer>,
+        ) -> ::std::result::Result<(), $crate::rmcp::rmcp::model::ErrorData> {
+            self.$field.update_task(request, &ctx).await
+        }
+
+        async fn cancel_task(
+            &self,
+            request: $crate::rmcp::rmcp::model::CancelTaskParams,
+            ctx: $crate::rmcp::rmcp::service::RequestContext<$crate::rmcp::rmcp::RoleServer>,
+        ) -> ::std::result::Result<(), $crate::rmcp::rmcp::model::ErrorData> {
+            self.$field.cancel_task(request, &ctx).await
+        }
+    };
+}

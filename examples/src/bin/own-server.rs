@@ -14,7 +14,6 @@
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys, the first
 //! seals); without it, a random key that no other process shares.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -22,14 +21,9 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
-use elicit_runtime::rmcp::rmcp::RoleServer;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
 use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
-use elicit_runtime::rmcp::rmcp::model::{
-    CancelTaskParams, GetTaskParams, GetTaskResult, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
-    UpdateTaskParams,
-};
-use elicit_runtime::rmcp::rmcp::service::RequestContext;
+use elicit_runtime::rmcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use elicit_runtime::rmcp::{serve_http, serve_io_with, with_tasks_extension};
 use elicit_runtime::server::TaskSupport;
@@ -213,28 +207,10 @@ impl ServerHandler for Desk {
         ServerConfig::new(capabilities).with_server_info(Implementation::new("own-server", env!("CARGO_PKG_VERSION")))
     }
 
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.elicitation.get_task(request, &ctx).await
-    }
-
-    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.elicitation.update_task(request, &ctx).await
-    }
-
-    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.elicitation.cancel_task(request, &ctx).await
-    }
-
-    /// The revisions the engine speaks. rmcp's default also offers 2025-03-26 and 2024-11-05,
-    /// which the engine would serve as 2026-07-28; with this list such a client is answered with
-    /// a 2025 revision it may accept or leave.
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
-    }
+    // `supported_protocol_versions` (the revisions the engine speaks: rmcp's default also offers
+    // 2025-03-26 and 2024-11-05, which the engine would serve as 2026-07-28), and `get_task`,
+    // `update_task`, `cancel_task` delegated to the engine for `reserve`.
+    elicit_runtime::elicitation_handler_methods!(elicitation);
 }
 
 /// The approval page: what any URL-mode step needs from a page of yours. It shows what is
