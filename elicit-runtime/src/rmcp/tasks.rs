@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 use super::convert::{handler_error_result, input_required, responses_value};
 use super::extract::Elicitation;
 use super::http::refuse_marked;
-use crate::server::{Flow, FlowError, Request, TaskSnapshot, TaskStart, TaskSupport};
+use crate::server::task::{TaskSnapshot, TaskStart, TaskSupport};
+use crate::server::{Flow, FlowError, Request};
 use crate::wire;
 
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's

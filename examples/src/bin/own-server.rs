@@ -26,8 +26,8 @@ use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
 use elicit_runtime::rmcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use elicit_runtime::rmcp::{serve_http, serve_io_with, with_tasks_extension};
-use elicit_runtime::server::TaskSupport;
 use elicit_runtime::server::pages::kit::{AntiForgery, cookie, decision_response, escape_html, record_decision};
+use elicit_runtime::server::task::TaskSupport;
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";

@@ -14,7 +14,9 @@ use ::rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, TASKS_EXTENS
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler};
 
-use crate::server::{Flow, FlowError, Outcome, Request, TaskSupport};
+use crate::server::{Flow, FlowError, Outcome, Request};
+
+use crate::server::task::TaskSupport;
 use crate::wire;
 
 use super::super::SUPPORTED_PROTOCOL_VERSIONS;

@@ -13,8 +13,8 @@ use serde_json::Value;
 
 pub use crate::form::escape_html;
 use crate::server::Engine;
+use crate::server::page_login::{PageLogin, PageLoginError};
 use crate::server::store::{StoreError, UrlCompletions, mint_id};
-use crate::server::{PageLogin, PageLoginError};
 use crate::state::{Binding, StateSealer};
 
 /// The boxed future of a [`VisitorCheck`].
