@@ -640,3 +640,73 @@ impl<T: Elicit + 'static> schemars::JsonSchema for FormArgs<T> {
         crate::__private::json_schema_of::<T>()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::server::{Outcome, Request};
+    use crate::state::KeyRing;
+
+    /// Where to?
+    struct Trip {
+        to: String,
+    }
+
+    impl Elicit for Trip {
+        const MESSAGE: &'static str = "Where to?";
+
+        fn requested_schema() -> &'static crate::RequestedSchema {
+            static SCHEMA: std::sync::OnceLock<crate::RequestedSchema> = std::sync::OnceLock::new();
+            SCHEMA.get_or_init(|| {
+                crate::RequestedSchema::new(vec![crate::schema::Property::required(
+                    "to",
+                    crate::schema::PrimitiveSchema::String(crate::schema::StringSchema::default()),
+                )])
+            })
+        }
+
+        fn from_content(content: &Map<String, Value>) -> Result<Self, crate::ContentErrors> {
+            content.get("to").and_then(Value::as_str).map(|to| Trip { to: to.to_owned() }).ok_or_else(|| {
+                let mut errors = crate::ContentErrors::default();
+                errors.push("to", "is required");
+                errors
+            })
+        }
+
+        fn to_content(&self) -> Map<String, Value> {
+            json!({"to": self.to}).as_object().cloned().unwrap_or_default()
+        }
+    }
+
+    async fn book(flow: Flow, trip: FormArgs<Trip>) -> Result<String, FlowError> {
+        Ok(match trip.complete(&flow).await? {
+            Answer::Accepted(trip) => trip.to,
+            Answer::Declined | Answer::Cancelled => "none".to_owned(),
+        })
+    }
+
+    /// rmcp's `Parameters` took the arguments before `ToolCall` could read them: `complete` says
+    /// so rather than asking the user for every field.
+    #[tokio::test]
+    async fn arguments_taken_before_the_tool_call_are_reported() {
+        let engine = Engine::builder("form-args", KeyRing::generate()).build();
+        let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let request = Request::new("tools/call", "book").meta(meta.as_object());
+        let taken: FormArgs<Trip> = serde_json::from_value(json!({"to": "Oslo"})).unwrap();
+        match engine.run(&request, |flow| book(flow, taken)).await {
+            Err(error) => assert!(error.message.contains("put `ToolCall` before"), "{}", error.message),
+            Ok(Outcome::Complete(text)) => assert!(text.contains("put `ToolCall` before"), "{text}"),
+            Ok(Outcome::InputRequired(asked)) => panic!("asked for everything: {asked:?}"),
+        }
+        // Built in a test, it completes what the request carries.
+        let args = json!({"to": "Rome"});
+        let request = Request::new("tools/call", "book").arguments(Some(&args)).meta(meta.as_object());
+        let Ok(Outcome::Complete(text)) = engine.run(&request, |flow| book(flow, FormArgs::new())).await else {
+            panic!()
+        };
+        assert_eq!(text, "Rome");
+    }
+}
