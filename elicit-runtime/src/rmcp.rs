@@ -68,7 +68,7 @@ pub mod prelude {
 }
 
 /// The protocol revisions the engine serves: 2026-07-28 statelessly, and the two 2025-era
-/// revisions whose clients open with `initialize` and are served live. Return it from your
+/// revisions whose clients open with `initialize` and are served in their session. Return it from your
 /// `ServerHandler::supported_protocol_versions` (`Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)`):
 /// rmcp's default list also offers 2025-03-26 and 2024-11-05, which the engine does not speak (a
 /// 2025-03-26 session would be answered as if it were 2026-07-28). With this list, a client that

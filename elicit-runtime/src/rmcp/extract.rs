@@ -117,7 +117,7 @@ impl Elicitation {
     }
 
     /// Runs one round of `handler` for `request` (its `_meta` and principal taken from `ctx`):
-    /// statelessly on 2026-07-28, live on a 2025-era session.
+    /// statelessly on 2026-07-28, once in a 2025-era session.
     ///
     /// # Errors
     ///
