@@ -92,10 +92,10 @@ fn arguments(schema: &Map<String, Value>, other: Option<&Map<String, Value>>) ->
 /// means `initialize` directly (its fixtures answer a probe in ways a real server would not, such
 /// as `{}` for any method); otherwise the probe decides.
 fn protocol() -> Protocol {
-    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2025-11-25") => Protocol::Only(Revision::V2025_11_25),
-        Ok("2025-06-18") => Protocol::Only(Revision::V2025_06_18),
-        _ => Protocol::Auto,
+    let named = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
+    match named.as_deref().and_then(Revision::parse).filter(|r| r.has_sessions()) {
+        Some(revision) => Protocol::Only(revision),
+        None => Protocol::Auto,
     }
 }
 

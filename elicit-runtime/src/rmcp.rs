@@ -22,7 +22,7 @@
 //! The modules, leaves first (each imports only those above it): `convert` (the engine's values
 //! as rmcp's and back), `peer` (a 2025-era client and a request's progress, over rmcp), `params`,
 //! `http` and `stdio` (the wire corrections), `extract` (what a server of your own uses:
-//! [`Elicitation`], [`ToolCall`], [`PromptCall`], [`Parameters`]), and `server` ([`McpServer`] in
+//! [`Elicitation`], [`ToolCall`], [`PromptCall`], [`FormArgs`]), and `server` ([`McpServer`] in
 //! one place: builder, `ServerHandler`, HTTP router with its sessions, stdio).
 
 #[cfg(feature = "rmcp-client")]
@@ -31,16 +31,16 @@ pub mod client;
 mod convert;
 mod extract;
 mod http;
+mod own;
 mod params;
 mod peer;
 mod server;
 mod stdio;
 mod tasks;
 
-pub use extract::{
-    ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of,
-};
+pub use extract::{ARGUMENTS_KEY, Elicitation, FormArgs, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
 pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
+pub use own::{LOOPBACK_ORIGINS, serve_http, with_tasks_extension};
 pub use server::sessions::{
     CappedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE,
 };
@@ -54,9 +54,13 @@ use ::rmcp::model::ProtocolVersion;
 pub use ::rmcp;
 
 /// What a server that asks through the engine names in most files:
-/// `use elicit_runtime::rmcp::prelude::*;`.
+/// `use elicit_runtime::rmcp::prelude::*;`. No name here is also one of rmcp's (`Parameters`,
+/// `Json`, `tool`, `ServerHandler`, ...) unless it is rmcp's own item re-exported, so the glob
+/// sits beside rmcp's imports without shadowing any.
 pub mod prelude {
-    pub use super::{Elicitation, McpServer, Parameters, PromptCall, SUPPORTED_PROTOCOL_VERSIONS, ToolCall};
+    pub use super::{
+        ARGUMENTS_KEY, Elicitation, FormArgs, McpServer, PromptCall, SUPPORTED_PROTOCOL_VERSIONS, ToolCall,
+    };
     pub use crate::Elicit;
     pub use crate::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
     pub use crate::state::KeyRing;
@@ -64,7 +68,7 @@ pub mod prelude {
 }
 
 /// The protocol revisions the engine serves: 2026-07-28 statelessly, and the two 2025-era
-/// revisions whose clients open with `initialize` and are served live. Return it from your
+/// revisions whose clients open with `initialize` and are served in their session. Return it from your
 /// `ServerHandler::supported_protocol_versions` (`Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)`):
 /// rmcp's default list also offers 2025-03-26 and 2024-11-05, which the engine does not speak (a
 /// 2025-03-26 session would be answered as if it were 2026-07-28). With this list, a client that

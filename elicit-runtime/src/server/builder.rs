@@ -54,7 +54,7 @@ pub struct EngineBuilder {
     sealer: StateSealer,
     store: Option<Arc<dyn Store>>,
     config: EngineConfig,
-    live: SessionConfig,
+    session_config: SessionConfig,
     clock: Arc<dyn Clock>,
     tasks: Option<Arc<dyn TaskRecords>>,
     task_config: TaskConfig,
@@ -79,7 +79,7 @@ impl EngineBuilder {
             sealer: StateSealer::new(keys),
             store: None,
             config: EngineConfig::default(),
-            live: SessionConfig::default(),
+            session_config: SessionConfig::default(),
             clock: Arc::new(SystemClock),
             tasks: None,
             task_config: TaskConfig::default(),
@@ -161,8 +161,8 @@ impl EngineBuilder {
     }
 
     /// Replaces the tunables of handlers run in 2025-era sessions.
-    pub fn session_config(self, live: SessionConfig) -> Self {
-        Self { live, ..self }
+    pub fn session_config(self, session_config: SessionConfig) -> Self {
+        Self { session_config, ..self }
     }
 
     /// Uses this store for URL-mode completion and the flow ledger (default: an
@@ -224,7 +224,7 @@ impl EngineBuilder {
             sealer: self.sealer,
             store,
             config: self.config,
-            live: self.live,
+            session_config: self.session_config,
             counters: Arc::default(),
             clock,
             tasks,
@@ -263,17 +263,17 @@ setters! {
     /// Sets [`EngineConfig::max_answers_len`].
     max_answers_len: Option<usize> => config.max_answers_len;
     /// Sets [`SessionConfig::max_outstanding_asks`].
-    max_outstanding_asks: usize => live.max_outstanding_asks;
+    max_outstanding_asks: usize => session_config.max_outstanding_asks;
     /// Sets [`SessionConfig::ask_timeout`].
-    session_ask_timeout: Duration => live.ask_timeout;
+    session_ask_timeout: Duration => session_config.ask_timeout;
     /// Sets [`SessionConfig::url_completion_timeout`].
-    session_url_completion_timeout: Duration => live.url_completion_timeout;
+    session_url_completion_timeout: Duration => session_config.url_completion_timeout;
     /// Sets [`SessionConfig::max_tasks_per_session`].
-    max_tasks_per_session: usize => live.max_tasks_per_session;
+    max_tasks_per_session: usize => session_config.max_tasks_per_session;
     /// Sets [`SessionConfig::heartbeat`].
-    session_heartbeat: Duration => live.heartbeat;
+    session_heartbeat: Duration => session_config.heartbeat;
     /// Sets [`SessionConfig::url_poll`].
-    session_url_poll: Duration => live.url_poll;
+    session_url_poll: Duration => session_config.url_poll;
     /// Sets [`TaskConfig::ttl`].
     task_ttl: Duration => task_config.ttl;
     /// Sets [`TaskConfig::poll_interval`].

@@ -32,7 +32,7 @@ pub struct Engine {
     pub(super) sealer: StateSealer,
     pub(super) store: Arc<dyn Store>,
     pub(super) config: EngineConfig,
-    pub(super) live: SessionConfig,
+    pub(super) session_config: SessionConfig,
     pub(super) counters: Arc<LiveCounters>,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) tasks: Arc<dyn TaskRecords>,
@@ -55,7 +55,7 @@ impl Engine {
     /// [`SessionConfig::max_outstanding_asks`] and [`SessionConfig::max_tasks_per_session`]: make one per
     /// connection and share it across its calls.
     pub fn ask_limit(&self) -> AskLimit {
-        AskLimit::with_tasks(self.live.max_outstanding_asks, self.live.max_tasks_per_session)
+        AskLimit::with_tasks(self.session_config.max_outstanding_asks, self.session_config.max_tasks_per_session)
     }
 
     /// How many calls running in sessions and URL-mode records this engine holds right now.
@@ -66,7 +66,7 @@ impl Engine {
     /// The bounds of 2025-era sessions ([`EngineBuilder::session_config`]): a transport keeps a
     /// session open at least as long as its longest wait.
     pub fn session_config(&self) -> &SessionConfig {
-        &self.live
+        &self.session_config
     }
 
     /// Runs `handler` once in a 2025-era session: every ask is sent through the session's
@@ -132,8 +132,9 @@ impl Engine {
         Fut: Future<Output = Result<R, FlowError>>,
     {
         let _task = self.counters.task();
-        let link = LiveLink::new(session.clone(), self.live.clone(), self.counters.clone(), self.store.clone())
-            .map_err(EngineError::from)?;
+        let link =
+            LiveLink::new(session.clone(), self.session_config.clone(), self.counters.clone(), self.store.clone())
+                .map_err(EngineError::from)?;
         let flow = Flow::new(
             Capabilities::default(),
             request.arguments.cloned().unwrap_or(Value::Null),

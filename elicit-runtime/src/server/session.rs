@@ -132,6 +132,8 @@ pub struct Session {
 impl Session {
     /// A session on `version` whose client declared `capabilities`, asking through `peer`, its
     /// outstanding asks counted against `limit` (share one limit across a connection's calls).
+    /// `version` is one of [`Revision::SESSION`]: 2026-07-28 pushes nothing, so every ask of a
+    /// session on it fails.
     pub fn new(version: Revision, capabilities: Capabilities, peer: Arc<dyn SessionPeer>, limit: AskLimit) -> Self {
         Session {
             version,

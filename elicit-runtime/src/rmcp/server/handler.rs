@@ -1,5 +1,5 @@
 //! The rmcp `ServerHandler` of an [`McpServer`]: each request run on the engine (statelessly, or
-//! live in a 2025-era session), and the engine's outcomes converted to rmcp's results.
+//! once in a 2025-era session), and the engine's outcomes converted to rmcp's results.
 
 use std::borrow::Cow;
 

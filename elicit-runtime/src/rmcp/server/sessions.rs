@@ -2,7 +2,7 @@
 //!
 //! rmcp's `LocalSessionManager` closes a session after a stretch without events (five minutes by
 //! default), while a pushed ask or a URL wait may park a call far longer without any: the
-//! session's keep-alive is derived from the engine's live timeouts here. And a session costs
+//! session's keep-alive is derived from the engine's session timeouts here. And a session costs
 //! memory for as long as it lives, so the number of sessions is capped, overall and per client
 //! (its authenticated principal, else its address). A session belongs to the principal that
 //! opened it: a request of another principal naming it is refused.
@@ -29,9 +29,9 @@ use crate::wire::codes;
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// The default cap on 2025-era sessions one client (principal, else address) holds at once.
 pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 32;
-/// The default keep-alive of an idle session (rmcp's), raised to cover the live waits.
+/// The default keep-alive of an idle session (rmcp's), raised to cover the session waits.
 pub const DEFAULT_SESSION_KEEP_ALIVE: Duration = Duration::from_secs(300);
-/// Beyond the longest live wait, before an idle session is closed: the wait's own timeout
+/// Beyond the longest session wait, before an idle session is closed: the wait's own timeout
 /// answers the call (an event) before the session could count as idle.
 const KEEP_ALIVE_GRACE: Duration = Duration::from_secs(5);
 
@@ -53,10 +53,10 @@ impl Default for SessionLimits {
     }
 }
 
-/// How long an idle session lives: the setting, but never less than the longest time a live
+/// How long an idle session lives: the setting, but never less than the longest time a session
 /// call may wait without an event (an ask, a URL page) plus a grace.
-pub(super) fn keep_alive(setting: Duration, live: &SessionConfig) -> Duration {
-    setting.max(live.ask_timeout.max(live.url_completion_timeout).saturating_add(KEEP_ALIVE_GRACE))
+pub(super) fn keep_alive(setting: Duration, session: &SessionConfig) -> Duration {
+    setting.max(session.ask_timeout.max(session.url_completion_timeout).saturating_add(KEEP_ALIVE_GRACE))
 }
 
 /// rmcp's in-process session manager with the keep-alive above.
@@ -220,7 +220,7 @@ where
 
 /// The 2025-era session handling of [`McpServer::http_router`](super::McpServer::http_router), for
 /// an rmcp server written by hand: rmcp's session manager with a keep-alive that covers the
-/// engine's live waits, and a layer refusing an `initialize` past the caps on sessions open at
+/// engine's session waits, and a layer refusing an `initialize` past the caps on sessions open at
 /// once, overall (503) and per client (429): its [`Principal`](crate::rmcp::Principal), else its
 /// IP address (serve the router with `into_make_service_with_connect_info::<SocketAddr>()`),
 /// else every client counts as one.
@@ -240,7 +240,7 @@ where
 pub struct CappedSessions {
     manager: Arc<LocalSessionManager>,
     limits: SessionLimits,
-    live: SessionConfig,
+    session: SessionConfig,
 }
 
 impl std::fmt::Debug for CappedSessions {
@@ -251,12 +251,12 @@ impl std::fmt::Debug for CappedSessions {
 
 impl CappedSessions {
     /// The defaults ([`DEFAULT_MAX_SESSIONS`], [`DEFAULT_MAX_SESSIONS_PER_CLIENT`],
-    /// [`DEFAULT_SESSION_KEEP_ALIVE`]), the keep-alive raised to cover `live`'s waits (the
+    /// [`DEFAULT_SESSION_KEEP_ALIVE`]), the keep-alive raised to cover the session waits (the
     /// engine's [`Engine::session_config`](crate::server::Engine::session_config)).
-    pub fn new(live: &SessionConfig) -> CappedSessions {
+    pub fn new(session: &SessionConfig) -> CappedSessions {
         let limits = SessionLimits::default();
-        let manager = Arc::new(session_manager(keep_alive(limits.keep_alive, live)));
-        CappedSessions { manager, limits, live: live.clone() }
+        let manager = Arc::new(session_manager(keep_alive(limits.keep_alive, session)));
+        CappedSessions { manager, limits, session: session.clone() }
     }
 
     /// At most `sessions` open at once.
@@ -271,10 +271,10 @@ impl CappedSessions {
         self
     }
 
-    /// How long a session may stay without any event (never less than the live waits allow).
+    /// How long a session may stay without any event (never less than the session waits allow).
     pub fn keep_alive(mut self, keep_alive: Duration) -> Self {
         self.limits.keep_alive = keep_alive;
-        self.manager = Arc::new(session_manager(self::keep_alive(keep_alive, &self.live)));
+        self.manager = Arc::new(session_manager(self::keep_alive(keep_alive, &self.session)));
         self
     }
 
