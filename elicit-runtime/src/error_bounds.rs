@@ -24,6 +24,7 @@ fn every_public_error_is_a_sendable_std_error() {
         is_error::<crate::server::EngineError>();
         is_error::<crate::server::PageLoginError>();
         is_error::<crate::server::session::PeerError>();
+        is_error::<crate::testing::ReplayFailure>();
         // `FlowError` converts into a boxed error instead of implementing the trait (see its docs).
         let _: fn(crate::server::FlowError) -> Box<dyn std::error::Error + Send + Sync + 'static> = Box::from;
     }
