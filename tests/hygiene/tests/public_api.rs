@@ -57,7 +57,7 @@ fn hold(file: &str, header: &str, actual: &[String], what: &str) {
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    let committed: BTreeSet<&str> = committed.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let committed: BTreeSet<&str> = committed.lines().filter(|l| !l.starts_with("# ") && !l.is_empty()).collect();
     let actual: BTreeSet<&str> = actual.iter().map(String::as_str).collect();
     let added: Vec<&str> = actual.difference(&committed).copied().collect();
     let removed: Vec<&str> = committed.difference(&actual).copied().collect();

@@ -435,7 +435,7 @@ fn generics(generics: &syn::Generics) -> String {
     }
     if let Some(clause) = &generics.where_clause {
         out.push(' ');
-        out.push_str(&text(clause));
+        out.push_str(&where_clause(clause));
     }
     out
 }
@@ -481,8 +481,13 @@ fn signature(sig: &Signature, path: &str) -> String {
         syn::ReturnType::Default => String::new(),
         output => format!(" {}", text(output)),
     };
-    let clause = sig.generics.where_clause.as_ref().map(|c| format!(" {}", text(c))).unwrap_or_default();
+    let clause = sig.generics.where_clause.as_ref().map(|c| format!(" {}", where_clause(c))).unwrap_or_default();
     format!("{qualifiers}fn {path}{params}({}){output}{clause}", inputs.join(", "))
+}
+
+/// `where A: B, C: D`, without the trailing comma rustfmt leaves on a clause of several lines.
+fn where_clause(clause: &syn::WhereClause) -> String {
+    text(clause).trim_end_matches(',').to_owned()
 }
 
 /// The last segment of a trait's path, with its generic arguments.
@@ -546,7 +551,7 @@ fn impls(resolver: &Resolver<'_>, canonical: &BTreeMap<Target, (Vec<String>, BTr
                 .and_then(|(segs, lc)| {
                     resolver.resolve(m, &segs, lc).into_iter().find(|t| !matches!(t, Target::External(_)))
                 });
-            let self_public = self_target.as_ref().and_then(|t| public_path(t));
+            let self_public = self_target.as_ref().and_then(&public_path);
             let Some((trait_path, _)) = &imp.trait_ else {
                 let Some((path, gate)) = self_public else { continue };
                 let gate = plus(&gate, &imp.attrs);

@@ -14,16 +14,12 @@ pub(crate) type Read<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// One module: a file or an inline `mod name { .. }`.
 pub(crate) struct Module {
-    /// Its name (the crate's name for the root).
-    pub(crate) name: String,
     /// Its parent, `None` for the root.
     pub(crate) parent: Option<usize>,
     /// The names from the root down to it (empty for the root).
     pub(crate) path: Vec<String>,
     /// The file its items are in.
     pub(crate) file: String,
-    /// Declared `pub` (exactly: `pub(crate)` and friends are not).
-    pub(crate) public: bool,
     /// `#[doc(hidden)]`.
     pub(crate) hidden: bool,
     /// The `#[cfg]` predicates on its declaration (true with every feature on).
@@ -50,11 +46,9 @@ impl Crate {
         let file = syn::parse_file(&text).map_err(|e| format!("{root}: {e}"))?;
         let dir = parent_dir(root);
         krate.modules.push(Module {
-            name: name.to_owned(),
             parent: None,
             path: Vec::new(),
             file: root.to_owned(),
-            public: true,
             hidden: false,
             gates: Vec::new(),
             items: Vec::new(),
@@ -81,11 +75,9 @@ impl Crate {
                 let mut path = self.modules[m].path.clone();
                 path.push(name.clone());
                 self.modules.push(Module {
-                    name: name.clone(),
                     parent: Some(m),
                     path,
                     file: self.modules[m].file.clone(),
-                    public: matches!(module.vis, syn::Visibility::Public(_)),
                     hidden: is_hidden(&module.attrs),
                     gates,
                     items: Vec::new(),
