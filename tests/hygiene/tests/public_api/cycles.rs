@@ -7,7 +7,8 @@
 //! path written in code that starts with `crate`, `self` or `super`. A path is resolved through
 //! re-exports (`super::Store`, re-exported by the base from `store`, is a dependency on `store`);
 //! a path through the base to an item defined in the base itself is no dependency.
-//! `#[cfg(test)]` code is not read: a test module may reach across.
+//! `#[cfg(test)]` code is not read (a test module may reach across), nor paths inside macro
+//! invocations (`matches!(x, super::Y)`), which syn keeps as tokens.
 
 use std::collections::{BTreeMap, BTreeSet};
 
