@@ -92,10 +92,6 @@ pub(super) fn handler_error_result(error: &(dyn std::error::Error + 'static)) ->
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-pub(super) fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
-    responses.map(|r| Value::Object(r.into_iter().collect()))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {

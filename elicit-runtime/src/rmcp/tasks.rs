@@ -12,10 +12,10 @@ use ::rmcp::model::{
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::convert::{handler_error_result, input_required, responses_value};
+use super::convert::{handler_error_result, input_required};
 use super::extract::Elicitation;
-use super::http::refuse_marked;
-use crate::server::{Flow, FlowError, Request, TaskSnapshot, TaskStart, TaskSupport};
+use super::round::Round;
+use crate::server::{Flow, FlowError, TaskSnapshot, TaskStart, TaskSupport};
 use crate::wire;
 
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's
@@ -63,17 +63,25 @@ impl Elicitation {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
     {
-        refuse_marked(ctx)?;
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
+        self.call_tool_task_round(Round::new(request, ctx)?, support, handler).await
+    }
+
+    /// [`Elicitation::call_tool_task`] of a checked round.
+    pub(crate) async fn call_tool_task_round<T, F, Fut>(
+        &self,
+        round: Round<'_, CallToolRequestParams>,
+        support: TaskSupport,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+    {
+        let (round, ctx) = round.into_owned();
         let principal = self.principal_of(ctx);
         let meta: &Map<String, Value> = &ctx.meta.0.0;
-        let round = Request::new(wire::TOOLS_CALL, &request.name)
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref())
-            .meta(Some(meta))
-            .principal(principal.as_deref());
+        let round = round.request().meta(Some(meta)).principal(principal.as_deref());
         let handler = |flow: Flow| {
             let running = handler(flow);
             async move {

@@ -16,8 +16,8 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
-use super::http::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
-use super::stdio::serve_io_with;
+use super::wire_fixes::layer::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
+use super::wire_fixes::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
 
