@@ -8,7 +8,6 @@ use ::rmcp::model::{
     CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData,
     InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired,
 };
-use serde_json::Value;
 
 use crate::schema::RequestedSchema;
 use crate::server::EngineError;

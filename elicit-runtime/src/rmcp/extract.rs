@@ -259,7 +259,7 @@ impl Elicitation {
     /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
     /// `initialize`. Capabilities are what the client declared there.
     fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<LiveSession> {
-        if ctx.meta.protocol_version().is_some() {
+        if super::round::declares_revision(ctx) {
             return None;
         }
         let info = ctx.peer.peer_info()?;

@@ -23,6 +23,12 @@ use super::wire_fixes::mistyped_params::refuse_marked;
 use crate::server::Request;
 use crate::wire;
 
+/// Whether the request carries a 2026-07-28 `_meta` protocol version: what rmcp's
+/// `protocol_version()` answers (any string decodes), without decoding a copy of it.
+pub(crate) fn declares_revision(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta.0.0.get(wire::META_PROTOCOL_VERSION).is_some_and(Value::is_string)
+}
+
 /// rmcp's params of a request the engine runs.
 pub(crate) trait RoundParams {
     /// The JSON-RPC method.

@@ -21,7 +21,7 @@ use crate::wire;
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's
 /// `initialize` never enables it).
 pub(super) fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta.protocol_version().is_some() && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
+    super::round::declares_revision(ctx) && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
 }
 
 /// The `-32021` of a task-only tool called by a client that does not declare the extension.

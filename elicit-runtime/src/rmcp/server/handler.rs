@@ -132,10 +132,14 @@ impl ServerHandler for McpServer {
             {
                 return Ok(CallToolResponse::Complete(Policy::explained(text)));
             }
-            match (tool.task, declares_tasks(round.context())) {
-                (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
-                (TaskSupport::Required, false) => return Err(tasks_required()),
-                (support, true) => {
+            // Whether the client declares the Tasks extension is decoded from its `_meta` only for
+            // a task-capable tool.
+            let declares = || declares_tasks(round.context());
+            match tool.task {
+                TaskSupport::Forbidden => {}
+                TaskSupport::Optional if !declares() => {}
+                TaskSupport::Required if !declares() => return Err(tasks_required()),
+                support => {
                     return self.connection.call_tool_task_round(round, support, |flow| handler(flow)).await;
                 }
             }

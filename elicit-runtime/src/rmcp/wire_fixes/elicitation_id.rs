@@ -98,6 +98,13 @@ fn sse_stripped(body: Body) -> impl futures_util::Stream<Item = Result<axum::bod
                 return None;
             }
             match lines.inner.next().await {
+                // rmcp writes an event in one chunk: one with nothing to strip goes on as it came,
+                // uncopied (what `strip_sse_lines` would make of it, byte for byte).
+                Some(Ok(chunk))
+                    if lines.buffer.is_empty() && chunk.ends_with(b"\n") && !contains(&chunk, &ELICITATION_ID) =>
+                {
+                    return Some((Ok(chunk), lines));
+                }
                 Some(Ok(chunk)) => lines.buffer.extend_from_slice(&chunk),
                 Some(Err(error)) => {
                     lines.ended = true;
