@@ -11,6 +11,11 @@
 #     dependencies ask for Node >= 18, run with the Node 22 of install-tools.sh) in
 #     .tools/peers/oidc/node_modules: the authorization server of the person's-flow test, started by
 #     tests/peers/oidc_provider.mjs.
+#   - the MCP Inspector, @modelcontextprotocol/inspector@2.12.0 (a real host that draws forms, in its
+#     web UI; needs Node >= 22.19, run with the Node 22 of install-tools.sh), and playwright-core@1.65.2
+#     (drives the system's Chromium through that UI; downloads no browser), in
+#     .tools/peers/inspector/node_modules: every package at the version of the committed lockfile
+#     tests/peers/inspector/package-lock.json (`npm ci`), driven by tests/peers/inspector_ui.mjs.
 # Only the npm registry and PyPI are needed. Idempotent: each is skipped when already at its pin.
 #
 # Usage: scripts/install-peers.sh     (progress on stderr; prints nothing else)
@@ -22,6 +27,8 @@ PY_MCP_VERSION=2.3.0
 FASTMCP_TASKS_VERSION=4.1.4
 PYDOCKET_VERSION=0.27.2
 OIDC_PROVIDER_VERSION=9.13.3
+INSPECTOR_VERSION=2.12.0
+PLAYWRIGHT_CORE_VERSION=1.65.2
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="$ROOT/.tools/peers"
@@ -75,5 +82,26 @@ else
     log "installing oidc-provider@$OIDC_PROVIDER_VERSION into $op (had: ${have:-none})"
     npm install --prefix "$op" --save-exact --no-audit --no-fund --loglevel=error \
         "oidc-provider@$OIDC_PROVIDER_VERSION" >&2
+fi
+# 5. The MCP Inspector and playwright-core, from the committed lockfile: its dependencies take
+# version ranges, and the lockfile keeps every one of them where the tests were written.
+insp="$PEERS/inspector"
+lock="$ROOT/tests/peers/inspector"
+version_of() { # <package folder>
+    sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$1/package.json" 2>/dev/null | head -n1 || true
+}
+have=$(version_of "$insp/node_modules/@modelcontextprotocol/inspector")
+have_pw=$(version_of "$insp/node_modules/playwright-core")
+if [[ "$have" == "$INSPECTOR_VERSION" && "$have_pw" == "$PLAYWRIGHT_CORE_VERSION" ]] \
+    && cmp -s "$lock/package-lock.json" "$insp/package-lock.json"; then
+    log "@modelcontextprotocol/inspector@$INSPECTOR_VERSION and playwright-core@$PLAYWRIGHT_CORE_VERSION already installed"
+else
+    grep -q "\"@modelcontextprotocol/inspector\": \"$INSPECTOR_VERSION\"" "$lock/package.json" \
+        && grep -q "\"playwright-core\": \"$PLAYWRIGHT_CORE_VERSION\"" "$lock/package.json" \
+        || { log "$lock/package.json does not pin the versions named here"; exit 1; }
+    log "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION and playwright-core@$PLAYWRIGHT_CORE_VERSION into $insp (had: ${have:-none}, ${have_pw:-none})"
+    mkdir -p "$insp"
+    cp "$lock/package.json" "$lock/package-lock.json" "$insp/"
+    (cd "$insp" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 log "ok"

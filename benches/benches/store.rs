@@ -255,7 +255,7 @@ fn bench(c: &mut Criterion) {
     rounds(c, "sqlite_round", &rt, Arc::new(sqlite));
     let _ = std::fs::remove_dir_all(&dir);
     let mut prefills = Prefills::default();
-    let growing: Arc<dyn Store> = Arc::new(InProcessStore::new().with_max_flow_records(growth_cap()));
+    let growing: Arc<dyn Store> = Arc::new(InProcessStore::new().max_flow_records(growth_cap()));
     growth_rounds(c, "round_growth", &rt, growing, 1, &mut prefills);
 
     if let Ok(url) = std::env::var("ELICIT_BENCH_REDIS") {

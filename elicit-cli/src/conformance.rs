@@ -6,7 +6,7 @@ use elicit_runtime::client::{AskContext, CallError, CheckedUrl, DriveError, Pend
 use elicit_runtime::rmcp::client::auth::OAuth;
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::schema::{MAX_TEXT_LEN, PrimitiveSchema, RequestedSchema};
-use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult};
+use elicit_runtime::wire::{self, Capabilities, ElicitAction, ElicitResult, Revision};
 use serde_json::{Map, Value, json};
 
 use crate::printable::one_line;
@@ -93,8 +93,8 @@ fn arguments(schema: &Map<String, Value>, other: Option<&Map<String, Value>>) ->
 /// as `{}` for any method); otherwise the probe decides.
 fn protocol() -> Protocol {
     match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2025-11-25") => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_11_25),
-        Ok("2025-06-18") => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_06_18),
+        Ok("2025-11-25") => Protocol::Only(Revision::V2025_11_25),
+        Ok("2025-06-18") => Protocol::Only(Revision::V2025_06_18),
         _ => Protocol::Auto,
     }
 }
@@ -137,7 +137,7 @@ pub(crate) async fn run(url: &str) -> Result<(), String> {
     }
     let mut client = Client::connect(&Target::http(url), options).await.map_err(|e| e.to_string())?;
     let driver = client.driver().max_rounds(10);
-    let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+    let tools = client.list_all_tools().await.map_err(|e| e.to_string())?;
     // The calls the suite names (with their arguments), else every tool it lists.
     let calls: Vec<(String, Map<String, Value>)> = match context().get("toolCalls").and_then(Value::as_array) {
         Some(calls) => calls

@@ -20,7 +20,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use elicit_runtime::client::{CallError, DriveError, Driver, Responder};
 use elicit_runtime::rmcp::client::auth::{OAuth, TokenStore};
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
-use elicit_runtime::wire::{self, Capabilities};
+use elicit_runtime::wire::{self, Capabilities, Revision};
 use serde_json::{Map, Value};
 
 use printable::{one_line, printable, printable_json};
@@ -202,9 +202,9 @@ impl ServerArgs {
     fn protocol(&self) -> Protocol {
         match self.protocol {
             ProtocolArg::Auto => Protocol::Auto,
-            ProtocolArg::V20260728 => Protocol::Modern,
-            ProtocolArg::V20251125 => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_11_25),
-            ProtocolArg::V20250618 => Protocol::Legacy(rmcp::model::ProtocolVersion::V_2025_06_18),
+            ProtocolArg::V20260728 => Protocol::Only(Revision::V2026_07_28),
+            ProtocolArg::V20251125 => Protocol::Only(Revision::V2025_11_25),
+            ProtocolArg::V20250618 => Protocol::Only(Revision::V2025_06_18),
         }
     }
 }
@@ -368,7 +368,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(Command::Tools { server, timeout }) => {
             let options = server.options(Capabilities::ELICITATION, timeout.duration())?;
             let client = Client::connect(&server.target(), options).await.map_err(|e| e.to_string())?;
-            let tools = client.list_tools().await;
+            let tools = client.list_all_tools().await;
             client.close().await;
             for tool in tools.map_err(|e| e.to_string())? {
                 println!("{}\t{}", one_line(&tool.name), one_line(tool.description.as_deref().unwrap_or("")));

@@ -5,8 +5,8 @@
 //! protocol revision 2026-07-28 request is served statelessly with Multi Round-Trip Requests —
 //! reading `_meta`, `inputResponses` and `requestState` off each request, running the [`Engine`](crate::server::Engine),
 //! and answering with the complete result, an `InputRequiredResult`, or the JSON-RPC error the
-//! engine chose. A connection that opens with `initialize` (2025-06-18 or 2025-11-25) is a legacy
-//! session: the same handler runs once, live ([`Engine::run_live`](crate::server::Engine::run_live)), its asks pushed to the client
+//! engine chose. A connection that opens with `initialize` (2025-06-18 or 2025-11-25) opens a
+//! session: the same handler runs once ([`Engine::run_in_session`](crate::server::Engine::run_in_session)), its asks pushed to the client
 //! as requests within the call they serve (on HTTP, on that call's SSE stream). Serve it over
 //! Streamable HTTP with [`McpServer::http_router`] or over stdio with [`McpServer::serve_stdio`].
 //!

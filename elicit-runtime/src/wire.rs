@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use crate::schema::{RequestedSchema, SchemaError};
 
-/// The protocol revision this crate implements.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// The protocol revision this crate implements first, as a string: [`Revision::LATEST`].
+pub const PROTOCOL_VERSION: &str = Revision::LATEST.as_str();
 /// `_meta` key of the protocol version on every request.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key of the client's capabilities on every request.
@@ -515,36 +515,69 @@ fn clip_json(value: &Value) -> String {
     clip(&value.to_string())
 }
 
-// ---- The 2025-era wire (legacy sessions opened with `initialize`) ----
+// ---- The 2025-era wire (sessions opened with `initialize`) ----
 
 /// The notification a server sends on a 2025-11-25 session when a URL-mode step finished.
 pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 
-/// A 2025-era protocol revision, negotiated with `initialize`: on these the server pushes
-/// `elicitation/create`, `sampling/createMessage` and `roots/list` requests to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LegacyVersion {
-    /// 2025-06-18: form-mode elicitation only, and no `mode` member.
+/// A protocol revision this crate speaks. The two 2025-era ones are negotiated with `initialize`
+/// and open a session (`Mcp-Session-Id`), in which the server pushes `elicitation/create`,
+/// `sampling/createMessage` and `roots/list` requests to the client; 2026-07-28 is sessionless
+/// (Multi Round-Trip Requests).
+///
+/// ```
+/// use elicit_runtime::wire::Revision;
+///
+/// assert_eq!(Revision::parse("2025-11-25"), Some(Revision::V2025_11_25));
+/// assert!(Revision::V2025_06_18.has_sessions());
+/// assert!(!Revision::LATEST.has_sessions());
+/// assert_eq!(Revision::LATEST.as_str(), elicit_runtime::wire::PROTOCOL_VERSION);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Revision {
+    /// 2025-06-18: sessions; form-mode elicitation only, and no `mode` member.
     V2025_06_18,
-    /// 2025-11-25: form and URL mode (`mode`, `elicitationId`).
+    /// 2025-11-25: sessions; form and URL mode (`mode`, `elicitationId`).
     V2025_11_25,
+    /// 2026-07-28: sessionless; every request carries its capabilities, input goes through
+    /// `InputRequiredResult` and retries.
+    V2026_07_28,
 }
 
-impl LegacyVersion {
-    /// Every 2025-era revision served, oldest first.
-    pub const ALL: [LegacyVersion; 2] = [LegacyVersion::V2025_06_18, LegacyVersion::V2025_11_25];
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Revision {
+    /// Every revision served, oldest first.
+    pub const ALL: [Revision; 3] = [Revision::V2025_06_18, Revision::V2025_11_25, Revision::V2026_07_28];
+
+    /// The revisions with sessions (the 2025-era ones), oldest first.
+    pub const SESSION: [Revision; 2] = [Revision::V2025_06_18, Revision::V2025_11_25];
+
+    /// The revision this crate implements first: 2026-07-28.
+    pub const LATEST: Revision = Revision::V2026_07_28;
 
     /// The revision's date string.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
-            LegacyVersion::V2025_06_18 => "2025-06-18",
-            LegacyVersion::V2025_11_25 => "2025-11-25",
+            Revision::V2025_06_18 => "2025-06-18",
+            Revision::V2025_11_25 => "2025-11-25",
+            Revision::V2026_07_28 => "2026-07-28",
         }
     }
 
-    /// Parses a revision's date string; other revisions are `None`.
+    /// Parses a revision's date string; revisions this crate does not speak are `None`.
     pub fn parse(version: &str) -> Option<Self> {
-        LegacyVersion::ALL.into_iter().find(|v| v.as_str() == version)
+        Revision::ALL.into_iter().find(|v| v.as_str() == version)
+    }
+
+    /// Whether this revision opens a session with `initialize` (the 2025-era ones), in which the
+    /// server pushes its requests to the client.
+    pub const fn has_sessions(self) -> bool {
+        matches!(self, Revision::V2025_06_18 | Revision::V2025_11_25)
     }
 
     /// The capabilities a client declared in `initialize`, as this revision reads them: on
@@ -552,25 +585,29 @@ impl LegacyVersion {
     pub fn capabilities(self, declared: Option<&Map<String, Value>>) -> Capabilities {
         let caps = Capabilities::from_client_capabilities(declared);
         match self {
-            LegacyVersion::V2025_06_18 => {
+            Revision::V2025_06_18 => {
                 let elicitation = declared.and_then(|c| c.get("elicitation")).is_some_and(Value::is_object);
                 Capabilities { form: elicitation, url: false, ..caps }
             }
-            LegacyVersion::V2025_11_25 => caps,
+            Revision::V2025_11_25 | Revision::V2026_07_28 => caps,
         }
     }
 
     /// The `{method, params}` of the request this revision pushes for `request`. URL mode needs
-    /// the step's `elicitationId`; 2025-06-18 has no URL mode and no `mode` member.
+    /// the step's `elicitationId`; 2025-06-18 has no URL mode and no `mode` member; 2026-07-28
+    /// pushes nothing (an error).
     pub fn request(
         self,
         request: &InputRequest,
         elicitation_id: Option<&str>,
     ) -> Result<(&'static str, Option<Value>), WireError> {
+        if !self.has_sessions() {
+            return Err(WireError::new("2026-07-28 pushes no requests: input goes through InputRequiredResult"));
+        }
         Ok(match request {
             InputRequest::Elicit(ElicitParams::Form { message, requested_schema, meta }) => {
                 let mut params = json!({"message": message, "requestedSchema": requested_schema.to_json()});
-                if self == LegacyVersion::V2025_11_25 {
+                if self == Revision::V2025_11_25 {
                     params["mode"] = json!("form");
                 }
                 if let Some(meta) = meta {
@@ -579,7 +616,7 @@ impl LegacyVersion {
                 (ELICITATION_CREATE, Some(params))
             }
             InputRequest::Elicit(ElicitParams::Url { message, url }) => {
-                if self == LegacyVersion::V2025_06_18 {
+                if self == Revision::V2025_06_18 {
                     return Err(WireError::new("URL-mode elicitation does not exist on 2025-06-18"));
                 }
                 let id =
@@ -662,7 +699,7 @@ mod tests {
         let sent = form.to_json();
         assert_eq!(sent["params"]["_meta"], meta);
         assert_eq!(InputRequest::from_json(&sent).unwrap(), form);
-        let (_, pushed) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
+        let (_, pushed) = Revision::V2025_06_18.request(&form, None).unwrap();
         assert_eq!(pushed.unwrap()["_meta"], meta);
         let mut bare = sent;
         bare["params"].as_object_mut().unwrap().remove("_meta");
@@ -677,28 +714,34 @@ mod tests {
             requested_schema: Cow::Owned(RequestedSchema::new(vec![])),
             meta: None,
         });
-        let (method, params) = LegacyVersion::V2025_06_18.request(&form, None).unwrap();
+        let (method, params) = Revision::V2025_06_18.request(&form, None).unwrap();
         assert_eq!(method, ELICITATION_CREATE);
         assert!(params.unwrap().get("mode").is_none(), "2025-06-18 has no `mode`");
-        let (_, params) = LegacyVersion::V2025_11_25.request(&form, None).unwrap();
+        let (_, params) = Revision::V2025_11_25.request(&form, None).unwrap();
         assert_eq!(params.unwrap()["mode"], "form");
         let url = InputRequest::Elicit(ElicitParams::Url { message: "m".into(), url: "https://x.example/1".into() });
-        assert!(LegacyVersion::V2025_06_18.request(&url, Some("id")).is_err());
-        assert!(LegacyVersion::V2025_11_25.request(&url, None).is_err());
-        let (_, params) = LegacyVersion::V2025_11_25.request(&url, Some("id")).unwrap();
+        assert!(Revision::V2025_06_18.request(&url, Some("id")).is_err());
+        assert!(Revision::V2025_11_25.request(&url, None).is_err());
+        let (_, params) = Revision::V2025_11_25.request(&url, Some("id")).unwrap();
         assert_eq!(params.unwrap()["elicitationId"], "id");
         let caps = json!({"elicitation": {}, "roots": {}});
         assert_eq!(
-            LegacyVersion::V2025_06_18.capabilities(caps.as_object()),
+            Revision::V2025_06_18.capabilities(caps.as_object()),
             Capabilities { form: true, url: false, sampling: false, roots: true }
         );
         let caps = json!({"elicitation": {"url": {}}});
-        assert!(LegacyVersion::V2025_06_18.capabilities(caps.as_object()).form);
+        assert!(Revision::V2025_06_18.capabilities(caps.as_object()).form);
         assert_eq!(
-            LegacyVersion::V2025_11_25.capabilities(caps.as_object()),
+            Revision::V2025_11_25.capabilities(caps.as_object()),
             Capabilities { form: false, url: true, sampling: false, roots: false }
         );
-        assert_eq!(LegacyVersion::parse("2025-11-25"), Some(LegacyVersion::V2025_11_25));
-        assert_eq!(LegacyVersion::parse("2026-07-28"), None);
+        assert_eq!(Revision::parse("2025-11-25"), Some(Revision::V2025_11_25));
+        assert_eq!(Revision::parse("2026-07-28"), Some(Revision::V2026_07_28));
+        assert_eq!(Revision::parse("2024-11-05"), None);
+        assert!(Revision::V2026_07_28.request(&form, None).is_err());
+        assert_eq!(
+            Revision::SESSION.to_vec(),
+            Revision::ALL.into_iter().filter(|r| r.has_sessions()).collect::<Vec<_>>()
+        );
     }
 }

@@ -229,8 +229,7 @@ fuzz_target!(|data: &[u8]| {
 
 async fn drive(u: &mut Unstructured<'_>) -> Result<()> {
     let clock = ManualClock::new();
-    let store =
-        Arc::new(FaultyClaims::new(InProcessStore::new().with_clock(Arc::new(clock.clone())), ClaimFault::None));
+    let store = Arc::new(FaultyClaims::new(InProcessStore::new().clock(Arc::new(clock.clone())), ClaimFault::None));
     let engine = Arc::new(
         Engine::builder("elicit-fuzz-once", KeyRing::new(vec![[7; 32]]).expect("a ring"))
             .store(store.clone())

@@ -1,6 +1,6 @@
-//! What a client reads from a 2025-era server: pushed requests (`client::legacy::parse_request`),
+//! What a client reads from a 2025-era server: pushed requests (`client::session::parse_request`),
 //! notifications (`parse_notification`), a `-32042` error's `data` (`parse_url_required`), and
-//! `Driver::call_legacy` with a server that pushes the input's messages during a call.
+//! `Driver::call_in_session` with a server that pushes the input's messages during a call.
 //!
 //! JSON input is parsed every way; then, when it is an array of `{"method", "params", "id"?}`
 //! messages, a scripted server pushes each one through the real channel (a request when it has
@@ -11,8 +11,8 @@
 #![no_main]
 
 use elicit_fuzz::client::TrivialResponder;
-use elicit_runtime::client::legacy::{
-    self, LegacyCaller, PushSender, PushedNotice, parse_notification, parse_request, parse_url_required,
+use elicit_runtime::client::session::{
+    self, SessionCaller, SessionNotice, SessionSender, parse_notification, parse_request, parse_url_required,
 };
 use elicit_runtime::client::{CallError, Caller, Driver};
 use elicit_runtime::wire::Capabilities;
@@ -35,8 +35,8 @@ fn parse_everything(value: &Value) {
             assert!(matches!(refusal.code, -32602 | -32601), "unexpected code {}", refusal.code);
         }
     }
-    if let PushedNotice::ElicitationComplete(id) = parse_notification(legacy::ELICITATION_COMPLETE, Some(value)) {
-        assert!(!id.is_empty() && id.len() <= legacy::MAX_ELICITATION_ID_LEN);
+    if let SessionNotice::ElicitationComplete(id) = parse_notification(session::ELICITATION_COMPLETE, Some(value)) {
+        assert!(!id.is_empty() && id.len() <= session::MAX_ELICITATION_ID_LEN);
     }
     if let Ok(urls) = parse_url_required(Some(value)) {
         assert!(!urls.is_empty() && urls.len() <= 16);
@@ -44,7 +44,7 @@ fn parse_everything(value: &Value) {
 }
 
 struct PushingServer {
-    sender: PushSender,
+    sender: SessionSender,
     messages: Vec<Value>,
     calls: usize,
 }
@@ -72,7 +72,7 @@ impl Caller for PushingServer {
     }
 }
 
-impl LegacyCaller for PushingServer {
+impl SessionCaller for PushingServer {
     async fn cancel_call(&mut self, _reason: &str) {}
 }
 
@@ -80,12 +80,13 @@ fn drive(messages: &[Value]) {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().expect("a runtime");
     runtime.block_on(async {
-        let (sender, mut receiver) = legacy::channel();
+        let (sender, mut receiver) = session::channel();
         let mut server = PushingServer { sender, messages: messages.to_vec(), calls: 0 };
         let driver = Driver::new(Capabilities::ELICITATION, json!({"name": "fuzz", "version": "0"}), "fuzz")
             .max_rounds(4)
             .max_input_requests(8);
-        let _ = driver.call_legacy(&mut server, &mut receiver, &mut TrivialResponder, "tools/call", Map::new()).await;
+        let _ =
+            driver.call_in_session(&mut server, &mut receiver, &mut TrivialResponder, "tools/call", Map::new()).await;
         assert!(server.calls <= 4, "the driver called {} times with max_rounds 4", server.calls);
     });
 }

@@ -67,7 +67,7 @@ pub fn engine() -> Engine {
         .state_ttl(STATE_TTL)
         .max_state_len(MAX_STATE_LEN)
         .max_invalid_answers(2)
-        .url_wait(Duration::from_secs(1))
+        .url_retry_wait(Duration::from_secs(1))
         .url_ttl(Duration::from_secs(900))
         .build()
 }

@@ -15,10 +15,12 @@ mod plan_trip;
 mod presentation;
 mod principal;
 mod resources;
-/// The official SDK clients (2025-11-25) book a trip on a real `travel-server`, and FastMCP runs
-/// its long-running tool as a task.
+/// The official SDK clients (2025-11-25) book a trip on a real `travel-server`, FastMCP runs its
+/// long-running tool as a task, and the MCP Inspector's web UI draws and submits the forms in
+/// each era.
 mod sdk_clients {
     mod fastmcp_tasks;
+    mod inspector;
     mod python;
     mod typescript;
 }

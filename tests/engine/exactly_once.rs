@@ -301,12 +301,12 @@ async fn a_failed_computation_is_not_recorded_and_runs_again() {
 /// A 2025-era client that answers every form: `who` as Ada, the rest accepted.
 struct Ada;
 
-impl elicit_runtime::server::LivePeer for Ada {
+impl elicit_runtime::server::SessionPeer for Ada {
     fn request(
         &self,
         _method: &'static str,
         params: Option<Value>,
-    ) -> elicit_runtime::server::LiveFuture<'_, Result<Value, elicit_runtime::server::PeerError>> {
+    ) -> elicit_runtime::server::PeerFuture<'_, Result<Value, elicit_runtime::server::PeerError>> {
         let message = params.as_ref().and_then(|p| p["message"].as_str()).unwrap_or_default().to_owned();
         Box::pin(async move {
             Ok(if message.contains("name") {
@@ -321,20 +321,20 @@ impl elicit_runtime::server::LivePeer for Ada {
         &self,
         _method: &'static str,
         _params: Value,
-    ) -> elicit_runtime::server::LiveFuture<'_, Result<(), elicit_runtime::server::PeerError>> {
+    ) -> elicit_runtime::server::PeerFuture<'_, Result<(), elicit_runtime::server::PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
 
 #[tokio::test]
 async fn once_behaves_the_same_on_the_live_2025_path() {
-    use elicit_runtime::server::{LiveSession, Request};
-    use elicit_runtime::wire::{Capabilities, LegacyVersion};
+    use elicit_runtime::server::{Request, Session};
+    use elicit_runtime::wire::{Capabilities, Revision};
 
     let engine = engine();
     let runs = Arc::new(Runs::default());
-    let session = LiveSession::new(
-        LegacyVersion::V2025_06_18,
+    let session = Session::new(
+        Revision::V2025_06_18,
         Capabilities { form: true, ..Capabilities::default() },
         Arc::new(Ada),
         engine.ask_limit(),
@@ -353,10 +353,10 @@ async fn once_behaves_the_same_on_the_live_2025_path() {
             Ok(format!("{first} {again} {} {m}", failed.is_err()))
         }
     };
-    let text = engine.run_live(&Request::new("tools/call", "live"), &session, handler.clone()).await.unwrap();
+    let text = engine.run_in_session(&Request::new("tools/call", "live"), &session, handler.clone()).await.unwrap();
     assert_eq!(text, "1 1 true 1");
     // Another live call is another flow: its own run.
-    let text = engine.run_live(&Request::new("tools/call", "live"), &session, handler).await.unwrap();
+    let text = engine.run_in_session(&Request::new("tools/call", "live"), &session, handler).await.unwrap();
     assert_eq!(text, "2 2 true 2");
 }
 
@@ -375,7 +375,7 @@ async fn a_round_dropped_while_its_url_step_waits_leaves_no_claim_held() {
     // fail with -32603 "still being run by another round".
     let engine = Engine::builder("exactly-once", KeyRing::generate())
         .once_wait(Duration::from_secs(1))
-        .url_wait(Duration::from_millis(500))
+        .url_retry_wait(Duration::from_millis(500))
         .build();
     let runs = Arc::new(Runs::default());
     let handler = {

@@ -101,7 +101,7 @@ async fn charging(
 
 /// An engine whose states live `state_ttl` on `clock`, over an in-process store on the same clock.
 fn clocked(clock: &ManualClock, state_ttl: Duration) -> Engine {
-    let store = Arc::new(InProcessStore::new().with_clock(Arc::new(clock.clone())));
+    let store = Arc::new(InProcessStore::new().clock(Arc::new(clock.clone())));
     Engine::builder("ledger", KeyRing::generate())
         .state_ttl(state_ttl)
         .clock(Arc::new(clock.clone()))
@@ -207,7 +207,7 @@ fn step_id(asked: &elicit_runtime::wire::InputRequiredResult) -> String {
 
 #[tokio::test]
 async fn a_replay_before_the_url_step_reuses_its_record_and_a_principal_has_a_quota() {
-    let store = Arc::new(InProcessStore::new().with_max_url_records_per_principal(2));
+    let store = Arc::new(InProcessStore::new().max_url_records_per_principal(2));
     let engine = Engine::builder("ledger", KeyRing::generate()).store(store.clone()).build();
     let call = Call::tool("pay").principal(Some("mallory"));
     let first = asked(engine.run(&call.request(), pay).await);

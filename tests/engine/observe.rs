@@ -12,11 +12,11 @@ use std::time::Duration;
 use elicit_runtime::Elicit;
 use elicit_runtime::server::pages::kit::{Decision, record_decision};
 use elicit_runtime::server::{
-    Answer, Engine, Flow, FlowError, LiveFuture, LivePeer, LiveSession, ManualClock, Outcome, PeerError, Request,
+    Answer, Engine, Flow, FlowError, ManualClock, Outcome, PeerError, PeerFuture, Request, Session, SessionPeer,
     UrlAnswer, UrlCompletions,
 };
 use elicit_runtime::state::KeyRing;
-use elicit_runtime::wire::{ElicitParams, InputRequest, LegacyVersion};
+use elicit_runtime::wire::{ElicitParams, InputRequest, Revision};
 use metrics_util::MetricKind;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use serde_json::{Value, json};
@@ -71,8 +71,8 @@ struct Person {
     pages: Arc<dyn UrlCompletions>,
 }
 
-impl LivePeer for Person {
-    fn request(&self, _method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+impl SessionPeer for Person {
+    fn request(&self, _method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
         Box::pin(async move {
             let params = params.unwrap_or_default();
             let mode = if params["mode"] == "url" { "url" } else { "form" };
@@ -82,7 +82,7 @@ impl LivePeer for Person {
             Ok(answer(mode, self.action))
         })
     }
-    fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    fn notify(&self, _method: &'static str, _params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -183,11 +183,14 @@ async fn counters_histograms_and_spans_name_every_action_each_client_and_both_er
                 // 2025-11-25: the session names its client in `initialize`.
                 let peer = Arc::new(Person { action, pages: engine.url_completions() });
                 let declared = json!({"elicitation": {"form": {}, "url": {}}});
-                let capabilities = LegacyVersion::V2025_11_25.capabilities(declared.as_object());
-                let session = LiveSession::new(LegacyVersion::V2025_11_25, capabilities, peer, engine.ask_limit())
+                let capabilities = Revision::V2025_11_25.capabilities(declared.as_object());
+                let session = Session::new(Revision::V2025_11_25, capabilities, peer, engine.ask_limit())
                     .with_client(name, version);
                 let tool = if mode == "form" { "colour" } else { "pay" };
-                engine.run_live(&Request::new("tools/call", tool), &session, |flow| ask(flow, mode)).await.unwrap();
+                engine
+                    .run_in_session(&Request::new("tools/call", tool), &session, |flow| ask(flow, mode))
+                    .await
+                    .unwrap();
                 // 2026-07-28: every round names it in `_meta`.
                 run_2026(&engine, &clock, (name, version), mode, action).await;
             }

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use elicit_runtime::server::{
-    Engine, LiveFuture, LivePeer, LiveSession, Outcome, PeerError, RedisStore, Request, Store,
+    Engine, Outcome, PeerError, PeerFuture, RedisStore, Request, Session, SessionPeer, Store,
 };
 use elicit_runtime::state::KeyRing;
-use elicit_runtime::wire::{Capabilities, LegacyVersion};
+use elicit_runtime::wire::{Capabilities, Revision};
 use elicit_test_support::redis::Redis;
 use serde_json::{Value, json};
 
@@ -45,8 +45,8 @@ async fn a_form_page_step_completes_on_the_redis_store() {
 /// A 2025-11-25 client that opens every URL it is sent and fills the page there.
 struct OpensPages;
 
-impl LivePeer for OpensPages {
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+impl SessionPeer for OpensPages {
+    fn request(&self, method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
         Box::pin(async move {
             assert_eq!(method, "elicitation/create");
             let params = params.unwrap();
@@ -57,7 +57,7 @@ impl LivePeer for OpensPages {
         })
     }
 
-    fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    fn notify(&self, _method: &'static str, _params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -66,9 +66,8 @@ impl LivePeer for OpensPages {
 async fn a_form_page_step_completes_on_a_2025_era_session() {
     let served = serve(|b, base| b.form_pages(base).build()).await;
     let url_only = Capabilities { url: true, ..Capabilities::default() };
-    let session =
-        LiveSession::new(LegacyVersion::V2025_11_25, url_only, Arc::new(OpensPages), served.engine.ask_limit());
+    let session = Session::new(Revision::V2025_11_25, url_only, Arc::new(OpensPages), served.engine.ask_limit());
     let request = Request::new("tools/call", "seat");
-    let text = served.engine.run_live(&request, &session, ask).await.unwrap();
+    let text = served.engine.run_in_session(&request, &session, ask).await.unwrap();
     assert_eq!(text, EXPECTED);
 }

@@ -71,10 +71,10 @@ impl Backend {
             Backend::Memory(clock) => {
                 let store: Arc<dyn Store> = Arc::new(
                     InProcessStore::new()
-                        .with_clock(Arc::new(clock.clone()))
-                        .with_max_url_records(caps.urls)
-                        .with_max_flow_records(caps.flows)
-                        .with_max_url_records_per_principal(caps.per_principal),
+                        .clock(Arc::new(clock.clone()))
+                        .max_url_records(caps.urls)
+                        .max_flow_records(caps.flows)
+                        .max_url_records_per_principal(caps.per_principal),
                 );
                 (store.clone(), store)
             }

@@ -13,8 +13,8 @@
 //! the task's result.
 
 pub mod form;
-pub mod legacy;
-mod legacy_driver;
+pub mod session;
+mod session_driver;
 mod tasks;
 mod url_check;
 
@@ -506,7 +506,7 @@ impl Driver {
 
 #[cfg(test)]
 mod send_futures {
-    use super::legacy::{LegacyCaller, PushReceiver};
+    use super::session::{SessionCaller, SessionReceiver};
     use super::*;
 
     fn spawnable<F: Future + Send>(future: F) -> F {
@@ -516,14 +516,14 @@ mod send_futures {
     /// Generic code can spawn a call: for any `Send` caller and responder, every driving future
     /// is `Send`. The check is that this compiles; it never runs.
     #[allow(dead_code, reason = "a compile-time check: only its type-checking matters")]
-    fn driving_futures_are_send<C: LegacyCaller + Send, R: Responder + Send>(
+    fn driving_futures_are_send<C: SessionCaller + Send, R: Responder + Send>(
         driver: &Driver,
         caller: &mut C,
         responder: &mut R,
-        pushes: &mut PushReceiver,
+        pushes: &mut SessionReceiver,
     ) {
         drop(spawnable(driver.call(caller, responder, "tools/call", Map::new())));
-        drop(spawnable(driver.call_legacy(caller, pushes, responder, "tools/call", Map::new())));
+        drop(spawnable(driver.call_in_session(caller, pushes, responder, "tools/call", Map::new())));
         drop(spawnable(driver.resume_task(caller, responder, "task")));
     }
 }

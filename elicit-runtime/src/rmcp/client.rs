@@ -5,7 +5,7 @@
 //! Which era a server speaks is found as revision 2026-07-28 says: probe with `server/discover`
 //! first; fall back to `initialize` (2025-11-25, which the server may negotiate down to
 //! 2025-06-18) only on an answer that is not a modern one, never keyed to one error code; a
-//! recognised modern error (`-32020`, `-32021`, `-32022` without a legacy version to offer) stays
+//! recognised modern error (`-32020`, `-32021`, `-32022` without a 2025-era revision to offer) stays
 //! modern and is reported. On a 2025-era session every request the server pushes
 //! (`elicitation/create`, `ping`, …) reaches the same responder through the runtime's bounded push
 //! channel, and a `-32042` error has its URL steps shown and the call made again.
@@ -46,9 +46,9 @@ use serde_json::{Map, Value};
 pub use caller::{RmcpCaller, transport_message};
 pub use http::{HeaderName, HeaderValue};
 
-use crate::client::legacy::{self, PushReceiver};
+use crate::client::session::{self, SessionReceiver};
 use crate::client::{DriveError, Driver, Responder};
-use crate::wire::{self, Capabilities};
+use crate::wire::{self, Capabilities, Revision};
 use push::PushHandler;
 
 /// Which protocol revision to speak.
@@ -58,10 +58,18 @@ pub enum Protocol {
     /// Probe for 2026-07-28, fall back to `initialize` on an answer that is not a modern one.
     #[default]
     Auto,
-    /// 2026-07-28 only.
-    Modern,
-    /// `initialize` with this 2025-era version (2025-11-25 or 2025-06-18).
-    Legacy(ProtocolVersion),
+    /// This revision only: 2026-07-28 is probed (no `initialize`); a revision with sessions
+    /// (2025-11-25 or 2025-06-18) opens one with `initialize`.
+    Only(Revision),
+}
+
+/// rmcp's name for `revision`.
+fn protocol_version(revision: Revision) -> ProtocolVersion {
+    match revision {
+        Revision::V2025_06_18 => ProtocolVersion::V_2025_06_18,
+        Revision::V2025_11_25 => ProtocolVersion::V_2025_11_25,
+        Revision::V2026_07_28 => ProtocolVersion::V_2026_07_28,
+    }
 }
 
 /// Where the server is.
@@ -298,8 +306,9 @@ pub struct Client {
     service: RunningService<RoleClient, PushHandler>,
     server_name: String,
     endpoint: String,
-    legacy_version: Option<String>,
-    pushes: Option<PushReceiver>,
+    /// The negotiated revision when it is not 2026-07-28 (calls then run in the session).
+    negotiated_session: Option<String>,
+    pushes: Option<SessionReceiver>,
     caller: RmcpCaller,
     timeout: Duration,
     capabilities: Capabilities,
@@ -333,7 +342,7 @@ impl fmt::Debug for Client {
         f.debug_struct("Client")
             .field("server_name", &self.server_name)
             .field("endpoint", &self.endpoint)
-            .field("legacy_version", &self.legacy_version)
+            .field("session_revision", &self.session_revision())
             .finish_non_exhaustive()
     }
 }
@@ -397,7 +406,7 @@ impl Client {
         options: &ClientOptions,
         http: Http,
     ) -> Result<Client, (ConnectError, Option<String>)> {
-        let (sender, receiver) = legacy::channel();
+        let (sender, receiver) = session::channel();
         let handler = |version: ProtocolVersion| PushHandler {
             capabilities: options.capabilities,
             version,
@@ -408,14 +417,14 @@ impl Client {
         let failed =
             |error: &ClientInitializeError| (handshake_error(target, error), error.auth_challenge().map(str::to_owned));
         let service = match &options.protocol {
-            Protocol::Modern => {
+            Protocol::Only(revision) if !revision.has_sessions() => {
                 let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
                 handshake(target, options, &http, handler(ProtocolVersion::V_2026_07_28), mode)
                     .await
                     .map_err(|e| failed(&e))?
             }
-            Protocol::Legacy(version) => {
-                handshake(target, options, &http, handler(version.clone()), ClientLifecycleMode::Initialize)
+            Protocol::Only(revision) => {
+                handshake(target, options, &http, handler(protocol_version(*revision)), ClientLifecycleMode::Initialize)
                     .await
                     .map_err(|e| failed(&e))?
             }
@@ -452,13 +461,13 @@ impl Client {
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| endpoint.clone());
         let negotiated = info.as_ref().map(|info| info.protocol_version.to_string());
-        let legacy_version = negotiated.filter(|v| v.as_str() != wire::PROTOCOL_VERSION);
+        let negotiated_session = negotiated.filter(|v| v.as_str() != wire::PROTOCOL_VERSION);
         let caller = RmcpCaller::new(service.peer().clone()).timeout(options.timeout);
         Ok(Client {
             service,
             server_name,
             endpoint,
-            legacy_version,
+            negotiated_session,
             pushes: Some(receiver),
             caller,
             timeout: options.timeout,
@@ -479,9 +488,10 @@ impl Client {
         &self.endpoint
     }
 
-    /// The negotiated 2025-era revision; `None` on 2026-07-28.
-    pub fn legacy_version(&self) -> Option<&str> {
-        self.legacy_version.as_deref()
+    /// The negotiated revision when it has sessions (a 2025-era one); `None` on 2026-07-28, and
+    /// on an older revision this crate does not name (its calls still run in the session).
+    pub fn session_revision(&self) -> Option<Revision> {
+        self.negotiated_session.as_deref().and_then(Revision::parse).filter(|r| r.has_sessions())
     }
 
     /// The rmcp peer, for requests the driver does not make.
@@ -586,13 +596,13 @@ impl Client {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<Value, DriveError> {
-        if self.legacy_version.is_none() {
+        if self.negotiated_session.is_none() {
             return driver.call(&mut self.caller, responder, method, params).await;
         }
         let Some(mut pushes) = self.pushes.take() else {
             return Err(DriveError::Protocol("one call at a time".into()));
         };
-        let result = driver.call_legacy(&mut self.caller, &mut pushes, responder, method, params).await;
+        let result = driver.call_in_session(&mut self.caller, &mut pushes, responder, method, params).await;
         self.pushes = Some(pushes);
         result
     }
@@ -606,7 +616,7 @@ impl Client {
         not(feature = "rmcp-auth"),
         allow(clippy::never_loop, reason = "without `rmcp-auth` nothing asks again; the loop is the authorizing one")
     )]
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, RequestError> {
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, RequestError> {
         #[cfg(feature = "rmcp-auth")]
         let mut authorizations = 0;
         loop {

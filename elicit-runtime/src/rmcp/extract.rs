@@ -28,10 +28,8 @@ use super::convert::{handler_error_result, input_required};
 use super::peer::{RmcpPeer, RmcpRequest};
 use super::round::{Round, RoundParams};
 use crate::Elicit;
-use crate::server::{
-    Answer, AskLimit, Engine, Flow, FlowError, LiveSession, Outcome, Request, RequestHandle, TaskSupport,
-};
-use crate::wire::LegacyVersion;
+use crate::server::{Answer, AskLimit, Engine, Flow, FlowError, Outcome, Request, RequestHandle, Session, TaskSupport};
+use crate::wire::Revision;
 
 /// The code rmcp's peers use for a request cancelled before it finished.
 const REQUEST_CANCELLED: i32 = -32800;
@@ -140,7 +138,7 @@ impl Elicitation {
         // future holds the handler's future inline, and an unboxed round (the handler's own
         // future in it) would make every such task large and every move of it a large copy.
         if let Some(session) = self.live_session(ctx) {
-            let live = Box::pin(self.engine.run_live(&request, &session, handler));
+            let live = Box::pin(self.engine.run_in_session(&request, &session, handler));
             // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
             // dropped connection cancel the call's token: the task is dropped with its records.
             return tokio::select! {
@@ -258,16 +256,16 @@ impl Elicitation {
     /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
     /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
     /// `initialize`. Capabilities are what the client declared there.
-    fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<LiveSession> {
+    fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<Session> {
         if super::round::declares_revision(ctx) {
             return None;
         }
         let info = ctx.peer.peer_info()?;
-        let version = LegacyVersion::parse(info.protocol_version.as_str())?;
+        let version = Revision::parse(info.protocol_version.as_str()).filter(|r| r.has_sessions())?;
         let declared = serde_json::to_value(&info.capabilities).ok();
         let capabilities = version.capabilities(declared.as_ref().and_then(Value::as_object));
         let session =
-            LiveSession::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone());
+            Session::new(version, capabilities, Arc::new(RmcpPeer(ctx.peer.clone())), self.connection.clone());
         #[cfg(feature = "apps")]
         let session = session.with_client_capabilities(declared.as_ref().and_then(Value::as_object));
         Some(session.with_client(&info.client_info.name, &info.client_info.version))

@@ -10,14 +10,14 @@ use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, RequestHandle as
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
-use crate::server::{FlowError, LiveFuture, LivePeer, PeerError, Progress, RequestHandle};
+use crate::server::{FlowError, PeerError, PeerFuture, Progress, RequestHandle, SessionPeer};
 
 /// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
 /// so rmcp routes each request onto that call's stream.
 pub(super) struct RmcpPeer(pub(super) Peer<RoleServer>);
 
-impl LivePeer for RmcpPeer {
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+impl SessionPeer for RmcpPeer {
+    fn request(&self, method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
         // A custom request carries exactly the revision's params (no `mode` on 2025-06-18);
         // rmcp's typed elicitation always writes one.
         let request = ServerRequest::CustomRequest(CustomRequest::new(method, params));
@@ -45,7 +45,7 @@ impl LivePeer for RmcpPeer {
         })
     }
 
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    fn notify(&self, method: &'static str, params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
         let notification = ServerNotification::CustomNotification(CustomNotification::new(method, Some(params)));
         Box::pin(async move {
             self.0.send_notification(notification).await.map_err(|error| {
@@ -110,7 +110,7 @@ impl Drop for CancelOnDrop {
 pub(super) struct RmcpRequest(pub(super) RequestContext<RoleServer>);
 
 impl RequestHandle for RmcpRequest {
-    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
+    fn progress(&self, report: Progress) -> PeerFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
             // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
             let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
@@ -128,7 +128,7 @@ impl RequestHandle for RmcpRequest {
         self.0.ct.is_cancelled()
     }
 
-    fn cancelled(&self) -> LiveFuture<'_, ()> {
+    fn cancelled(&self) -> PeerFuture<'_, ()> {
         Box::pin(self.0.ct.cancelled())
     }
 }

@@ -159,7 +159,7 @@ pub(crate) struct OwnedRound {
 
 impl OwnedRound {
     /// The engine's request of these members (its `_meta` and principal are the runner's to add:
-    /// a 2025-era session's live round takes its revision and capabilities from the session).
+    /// a 2025-era session's round takes its revision and capabilities from the session).
     pub(crate) fn request(&self) -> Request<'_> {
         Request::new(self.method, &self.target)
             .arguments(self.arguments.as_ref())

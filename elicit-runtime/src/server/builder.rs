@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Clock, Engine, InProcessStore, InProcessTasks, LiveConfig, Store, SystemClock, TaskConfig, TaskRecords};
+use super::{
+    Clock, Engine, InProcessStore, InProcessTasks, SessionConfig, Store, SystemClock, TaskConfig, TaskRecords,
+};
 use crate::state::{KeyRing, StateSealer};
 
 /// Tunables of an [`Engine`]; every field has a safe default. Each has a setter on
@@ -16,7 +18,7 @@ pub struct EngineConfig {
     pub max_invalid_answers: u32,
     /// How long a retry after URL-mode consent may wait for the out-of-band step to finish
     /// before the engine answers with another `InputRequiredResult`.
-    pub url_wait: Duration,
+    pub url_retry_wait: Duration,
     /// How long a minted URL-mode id stays valid.
     pub url_ttl: Duration,
     /// How long a [`Flow::once`](super::Flow::once) waits for a concurrent round of the same
@@ -35,7 +37,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             max_invalid_answers: 3,
-            url_wait: Duration::from_secs(2),
+            url_retry_wait: Duration::from_secs(2),
             url_ttl: Duration::from_secs(15 * 60),
             once_wait: Duration::from_secs(10),
             claim_lease: Duration::from_secs(30),
@@ -50,7 +52,7 @@ pub struct EngineBuilder {
     sealer: StateSealer,
     store: Option<Arc<dyn Store>>,
     config: EngineConfig,
-    live: LiveConfig,
+    live: SessionConfig,
     clock: Arc<dyn Clock>,
     tasks: Option<Arc<dyn TaskRecords>>,
     task_config: TaskConfig,
@@ -75,7 +77,7 @@ impl EngineBuilder {
             sealer: StateSealer::new(keys),
             store: None,
             config: EngineConfig::default(),
-            live: LiveConfig::default(),
+            live: SessionConfig::default(),
             clock: Arc::new(SystemClock),
             tasks: None,
             task_config: TaskConfig::default(),
@@ -156,8 +158,8 @@ impl EngineBuilder {
         Self { task_config, ..self }
     }
 
-    /// Replaces the tunables of handlers run live on 2025-era sessions.
-    pub fn live_config(self, live: LiveConfig) -> Self {
+    /// Replaces the tunables of handlers run in 2025-era sessions.
+    pub fn session_config(self, live: SessionConfig) -> Self {
         Self { live, ..self }
     }
 
@@ -196,9 +198,9 @@ impl EngineBuilder {
     /// The engine.
     pub fn build(self) -> Engine {
         let clock = self.clock;
-        let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().with_clock(clock.clone())));
+        let store = self.store.unwrap_or_else(|| Arc::new(InProcessStore::new().clock(clock.clone())));
         let store = super::observe::timed_store(store);
-        let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().with_clock(clock.clone())));
+        let tasks = self.tasks.unwrap_or_else(|| Arc::new(InProcessTasks::new().clock(clock.clone())));
         let tasks = super::observe::timed_tasks(tasks);
         #[cfg(feature = "pages")]
         let pages = self.pages.filter(|p| !p.public_url.is_empty()).map(|p| {
@@ -247,8 +249,8 @@ macro_rules! setters {
 setters! {
     /// Sets [`EngineConfig::max_invalid_answers`].
     max_invalid_answers: u32 => config.max_invalid_answers;
-    /// Sets [`EngineConfig::url_wait`].
-    url_wait: Duration => config.url_wait;
+    /// Sets [`EngineConfig::url_retry_wait`].
+    url_retry_wait: Duration => config.url_retry_wait;
     /// Sets [`EngineConfig::url_ttl`].
     url_ttl: Duration => config.url_ttl;
     /// Sets [`EngineConfig::once_wait`].
@@ -257,18 +259,18 @@ setters! {
     claim_lease: Duration => config.claim_lease;
     /// Sets [`EngineConfig::max_answers_len`].
     max_answers_len: Option<usize> => config.max_answers_len;
-    /// Sets [`LiveConfig::max_outstanding_asks`].
+    /// Sets [`SessionConfig::max_outstanding_asks`].
     max_outstanding_asks: usize => live.max_outstanding_asks;
-    /// Sets [`LiveConfig::ask_timeout`].
-    live_ask_timeout: Duration => live.ask_timeout;
-    /// Sets [`LiveConfig::url_wait`].
-    live_url_wait: Duration => live.url_wait;
-    /// Sets [`LiveConfig::max_tasks_per_session`].
+    /// Sets [`SessionConfig::ask_timeout`].
+    session_ask_timeout: Duration => live.ask_timeout;
+    /// Sets [`SessionConfig::url_completion_timeout`].
+    session_url_completion_timeout: Duration => live.url_completion_timeout;
+    /// Sets [`SessionConfig::max_tasks_per_session`].
     max_tasks_per_session: usize => live.max_tasks_per_session;
-    /// Sets [`LiveConfig::heartbeat`].
-    live_heartbeat: Duration => live.heartbeat;
-    /// Sets [`LiveConfig::url_poll`].
-    live_url_poll: Duration => live.url_poll;
+    /// Sets [`SessionConfig::heartbeat`].
+    session_heartbeat: Duration => live.heartbeat;
+    /// Sets [`SessionConfig::url_poll`].
+    session_url_poll: Duration => live.url_poll;
     /// Sets [`TaskConfig::ttl`].
     task_ttl: Duration => task_config.ttl;
     /// Sets [`TaskConfig::poll_interval`].
@@ -279,8 +281,8 @@ setters! {
     task_recheck: Duration => task_config.recheck;
     /// Sets [`TaskConfig::cancel_grace`].
     task_cancel_grace: Duration => task_config.cancel_grace;
-    /// Sets [`TaskConfig::url_wait`].
-    task_url_wait: Duration => task_config.url_wait;
+    /// Sets [`TaskConfig::url_completion_timeout`].
+    task_url_completion_timeout: Duration => task_config.url_completion_timeout;
     /// Sets [`TaskConfig::max_live_tasks`].
     max_live_tasks: usize => task_config.max_live_tasks;
     /// Sets [`TaskConfig::max_live_tasks_per_principal`].

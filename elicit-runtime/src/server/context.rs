@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::live::LiveFuture;
+use super::session::PeerFuture;
 use super::{Flow, FlowError};
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.
@@ -38,13 +38,13 @@ pub trait RequestHandle: Send + Sync {
     /// # Errors
     ///
     /// The transport could not deliver it.
-    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>>;
+    fn progress(&self, report: Progress) -> PeerFuture<'_, Result<(), FlowError>>;
 
     /// Whether the client cancelled this request (or the connection is gone).
     fn is_cancelled(&self) -> bool;
 
     /// Resolves when the request is cancelled; never, if it is not.
-    fn cancelled(&self) -> LiveFuture<'_, ()>;
+    fn cancelled(&self) -> PeerFuture<'_, ()>;
 }
 
 /// The request a flow serves: set by the engine (principal) and the transport (handle).

@@ -4,13 +4,13 @@
 //! - `Replay` (2026-07-28, MRTR): the handler is re-run each round; an unanswered ask parks it and
 //!   becomes an input request of the round's result.
 //! - `Live` (2025-era sessions): the handler runs once; an ask is pushed to the client and awaited
-//!   (`live.rs`).
+//!   (`session.rs`).
 //!
 //! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
 //!   background; its asks become the task's input requests (`task/`).
 
-use super::live::LiveLink;
 use super::once::ClaimGuard;
+use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};
 use super::task::TaskExec;
 use super::{Flow, FlowError, UrlAnswer};
@@ -101,7 +101,7 @@ impl Executor {
                 Some(link) => Err(flow.fail(FlowError::Failed(format!(
                     "the page of `{}` was not completed within {:?}",
                     crate::wire::clip(key),
-                    link.config.url_wait
+                    link.config.url_completion_timeout
                 )))),
                 None => flow.suspend(key, request).await,
             },
@@ -123,9 +123,11 @@ impl Executor {
         // `once` value is): a fork that changed one of them cannot take it.
         let history = flow.history();
         let wait = match self {
-            Executor::Replay => flow.config().url_wait,
-            Executor::Live(live) => live.url_wait(),
-            Executor::Task(task) => task.link().map_or(flow.config().url_wait, |link| link.config.url_wait),
+            Executor::Replay => flow.config().url_retry_wait,
+            Executor::Live(live) => live.url_completion_timeout(),
+            Executor::Task(task) => {
+                task.link().map_or(flow.config().url_retry_wait, |link| link.config.url_completion_timeout)
+            }
         };
         let settle = async move {
             match store.take(&id, wait).await {

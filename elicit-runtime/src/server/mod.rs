@@ -48,7 +48,6 @@ mod clock;
 mod context;
 mod exec;
 mod flow;
-mod live;
 mod observe;
 mod once;
 mod page_login;
@@ -58,6 +57,7 @@ pub mod pages;
 pub(crate) mod payload;
 mod reask;
 mod round;
+pub mod session;
 mod store;
 pub(crate) mod task;
 mod url;
@@ -72,10 +72,10 @@ pub use builder::{EngineBuilder, EngineConfig};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::{Progress, RequestHandle};
 pub use flow::{Answer, Flow, FlowError, UrlAnswer};
-pub use live::{AskLimit, LiveConfig, LiveFuture, LivePeer, LiveSession, LiveStats, PeerError};
 #[cfg(feature = "metrics")]
 pub use observe::FAST_DECLINE;
 pub use page_login::{PageLogin, PageLoginError};
+pub use session::{AskLimit, PeerError, PeerFuture, Session, SessionConfig, SessionPeer, SessionStats};
 pub use store::{
     Claim, ClaimToken, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, Finish, FlowLedger, InProcessStore,
     LedgerSnapshot, RecordKind, Slot, Store, StoreError, StoreFuture, UrlCompletions, UrlStatus,
@@ -93,8 +93,8 @@ use crate::state::{INVALID_STATE_MESSAGE, KeyRing, StateSealer};
 use crate::wire::{Capabilities, InputRequiredResult, codes};
 use exec::Executor;
 use flow::Shared;
-use live::{LiveCounters, LiveLink};
 use payload::Payload;
+use session::{LiveCounters, LiveLink};
 
 /// One incoming request, as plain data: what any transport can hand the engine.
 #[derive(Debug, Clone, Copy)]
@@ -245,7 +245,7 @@ pub struct Engine {
     sealer: StateSealer,
     store: Arc<dyn Store>,
     config: EngineConfig,
-    live: LiveConfig,
+    live: SessionConfig,
     counters: Arc<LiveCounters>,
     clock: Arc<dyn Clock>,
     tasks: Arc<dyn TaskRecords>,
@@ -264,25 +264,25 @@ impl Engine {
     }
 
     /// New caps for one 2025-era connection — its outstanding asks and its running calls, sized by
-    /// [`LiveConfig::max_outstanding_asks`] and [`LiveConfig::max_tasks_per_session`]: make one per
+    /// [`SessionConfig::max_outstanding_asks`] and [`SessionConfig::max_tasks_per_session`]: make one per
     /// connection and share it across its calls.
     pub fn ask_limit(&self) -> AskLimit {
         AskLimit::with_tasks(self.live.max_outstanding_asks, self.live.max_tasks_per_session)
     }
 
-    /// How many live tasks and URL-mode records this engine holds right now.
-    pub fn live_stats(&self) -> LiveStats {
+    /// How many calls running in sessions and URL-mode records this engine holds right now.
+    pub fn session_stats(&self) -> SessionStats {
         self.counters.snapshot()
     }
 
-    /// The bounds of 2025-era live sessions ([`EngineBuilder::live_config`]): a transport keeps a
+    /// The bounds of 2025-era sessions ([`EngineBuilder::session_config`]): a transport keeps a
     /// session open at least as long as its longest wait.
-    pub fn live_config(&self) -> &LiveConfig {
+    pub fn session_config(&self) -> &SessionConfig {
         &self.live
     }
 
-    /// Runs `handler` once, live, on a 2025-era session: every ask is sent through the session's
-    /// peer and awaited (see [`LivePeer`]). The same handler serves [`Engine::run`].
+    /// Runs `handler` once in a 2025-era session: every ask is sent through the session's
+    /// peer and awaited (see [`SessionPeer`]). The same handler serves [`Engine::run`].
     ///
     /// Errors are the JSON-RPC errors to send: `-32600` with `data.requiredCapabilities` when the
     /// handler needs a capability the session did not declare (this wire has no `-32021`),
@@ -293,9 +293,9 @@ impl Engine {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use elicit_runtime::server::{Answer, Engine, Flow, LiveFuture, LivePeer, LiveSession, PeerError, Request};
+    /// use elicit_runtime::server::{Answer, Engine, Flow, PeerFuture, SessionPeer, Session, PeerError, Request};
     /// use elicit_runtime::state::KeyRing;
-    /// use elicit_runtime::wire::{Capabilities, LegacyVersion};
+    /// use elicit_runtime::wire::{Capabilities, Revision};
     /// use elicit_runtime::Elicit;
     /// use serde_json::{Value, json};
     ///
@@ -307,13 +307,13 @@ impl Engine {
     ///
     /// /// A client that answers every form with the name Ada (a real one is the rmcp adapter's peer).
     /// struct Ada;
-    /// impl LivePeer for Ada {
-    ///     fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+    /// impl SessionPeer for Ada {
+    ///     fn request(&self, method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
     ///         assert_eq!(method, "elicitation/create");
     ///         assert!(params.unwrap().get("mode").is_none(), "2025-06-18 has no mode");
     ///         Box::pin(async { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
     ///     }
-    ///     fn notify(&self, _method: &'static str, _params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    ///     fn notify(&self, _method: &'static str, _params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
     ///         Box::pin(async { Ok(()) })
     ///     }
     /// }
@@ -321,21 +321,21 @@ impl Engine {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let engine = Engine::builder("doc-server", KeyRing::generate()).build();
     /// let form_only = Capabilities { form: true, ..Capabilities::default() };
-    /// let session = LiveSession::new(LegacyVersion::V2025_06_18, form_only, Arc::new(Ada), engine.ask_limit());
+    /// let session = Session::new(Revision::V2025_06_18, form_only, Arc::new(Ada), engine.ask_limit());
     /// let greet = |flow: Flow| async move {
     ///     Ok(match flow.form::<Name>("who").await? {
     ///         Answer::Accepted(n) => format!("Hello, {}!", n.name),
     ///         Answer::Declined | Answer::Cancelled => "Hello, stranger.".to_owned(),
     ///     })
     /// };
-    /// let text = engine.run_live(&Request::new("tools/call", "greet"), &session, greet).await.unwrap();
+    /// let text = engine.run_in_session(&Request::new("tools/call", "greet"), &session, greet).await.unwrap();
     /// assert_eq!(text, "Hello, Ada!");
     /// # });
     /// ```
-    pub async fn run_live<R, F, Fut>(
+    pub async fn run_in_session<R, F, Fut>(
         &self,
         request: &Request<'_>,
-        session: &LiveSession,
+        session: &Session,
         handler: F,
     ) -> Result<R, EngineError>
     where

@@ -24,7 +24,7 @@ impl Flow {
     /// `accept` only means the user consented: until the store reports completion, each retry is
     /// answered with the same URL elicitation under the same key, its message saying the page is
     /// not completed yet (after waiting up to
-    /// [`EngineConfig::url_wait`](super::EngineConfig::url_wait) for the page).
+    /// [`EngineConfig::url_retry_wait`](super::EngineConfig::url_retry_wait) for the page).
     ///
     /// The step's id is derived from the flow's id and `key`: a replay of a state from before the
     /// step finds the step it registered, instead of minting (and registering) another. The

@@ -17,8 +17,7 @@ use elicit_runtime::client::form::with_defaults;
 use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingUrl, Responder};
 use elicit_runtime::rmcp::client::{Client, ClientOptions, Protocol, Target};
 use elicit_runtime::schema::RequestedSchema;
-use elicit_runtime::wire::{ElicitAction, ElicitResult};
-use rmcp::model::ProtocolVersion;
+use elicit_runtime::wire::{ElicitAction, ElicitResult, Revision};
 use serde_json::{Map, Value, json};
 
 const USAGE: &str =
@@ -87,10 +86,7 @@ fn option(args: &[String], name: &str) -> Option<String> {
 fn protocol(args: &[String]) -> Result<Protocol, String> {
     Ok(match option(args, "--protocol").as_deref() {
         None | Some("auto") => Protocol::Auto,
-        Some("2026-07-28") => Protocol::Modern,
-        Some("2025-11-25") => Protocol::Legacy(ProtocolVersion::V_2025_11_25),
-        Some("2025-06-18") => Protocol::Legacy(ProtocolVersion::V_2025_06_18),
-        Some(_) => return Err(USAGE.to_owned()),
+        Some(revision) => Protocol::Only(Revision::parse(revision).ok_or(USAGE)?),
     })
 }
 
@@ -103,7 +99,7 @@ async fn run() -> Result<String, String> {
         .protocol(protocol(&args)?)
         .timeout(Duration::from_secs(90));
     let mut client = Client::connect(&Target::http(url), options).await.map_err(|e| e.to_string())?;
-    if let Some(version) = client.legacy_version() {
+    if let Some(version) = client.session_revision() {
         eprintln!("{} speaks {version}", client.server_name());
     }
     let mut app = App { browser, unknown: None };

@@ -358,7 +358,7 @@ async fn run() -> Result<(), String> {
             // rmcp's session manager with the engine's caps: sessions kept as long as a pushed ask
             // may wait, and at most so many per client (its address: the router is served with
             // the peer's address) and overall, where rmcp's default keeps any number for 300 s.
-            let sessions = CappedSessions::new(desk.elicitation.engine().live_config());
+            let sessions = CappedSessions::new(desk.elicitation.engine().session_config());
             let service = StreamableHttpService::new(
                 // Each connection gets its own cap on outstanding 2025-era asks.
                 move || Ok(Desk { elicitation: desk.elicitation.for_connection(), ..desk.clone() }),

@@ -79,7 +79,7 @@ async fn run() -> std::io::Result<()> {
     }
     if let Some(ms) = options.get("heartbeat-ms") {
         let ms: u64 = ms.parse().unwrap_or_else(|_| exit_usage("--heartbeat-ms takes a whole number of milliseconds"));
-        builder = builder.live_heartbeat(std::time::Duration::from_millis(ms));
+        builder = builder.session_heartbeat(std::time::Duration::from_millis(ms));
     }
     let engine = builder.build();
     let openid = match &issuer {

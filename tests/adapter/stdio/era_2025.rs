@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Engine, EngineBuilder, Flow, FlowError, LiveStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Engine, EngineBuilder, Flow, FlowError, SessionStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -85,19 +85,19 @@ async fn end_of_input_drops_the_parked_task_and_releases_its_record() {
     assert_eq!(ask["method"], "elicitation/create");
     assert_eq!(ask["params"]["mode"], "url");
     let id = ask["params"]["elicitationId"].as_str().unwrap().to_owned();
-    assert_eq!(server.engine().live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    assert_eq!(server.engine().session_stats(), SessionStats { tasks: 1, url_records: 1 });
 
     // EOF on the server's stdin.
     pipe.writer.shutdown().await.unwrap();
     drop(pipe);
     // rmcp gives running calls up to 5 s to answer after EOF, then cancels them (bounded wait).
     for _ in 0..1500 {
-        if server.engine().live_stats() == LiveStats::default() {
+        if server.engine().session_stats() == SessionStats::default() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(server.engine().live_stats(), LiveStats::default());
+    assert_eq!(server.engine().session_stats(), SessionStats::default());
     assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
 }
 
@@ -125,7 +125,9 @@ async fn a_2025_06_18_session_gets_form_only_and_old_versions_negotiate_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_that_times_out_is_cancelled_at_the_client() {
     let (_server, mut pipe) = start_with(|engine| {
-        engine.live_url_wait(Duration::from_millis(300)).live_ask_timeout(Duration::from_millis(300))
+        engine
+            .session_url_completion_timeout(Duration::from_millis(300))
+            .session_ask_timeout(Duration::from_millis(300))
     });
     open(&mut pipe, "2025-11-25", json!({"url": {}})).await;
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pay", "arguments": {}}}))

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
-use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, LiveStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, SessionStats, UrlAnswer, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::server;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -172,12 +172,12 @@ impl Events {
 /// session closes, rmcp gives in-flight handlers up to 5 s to answer before cancelling them.
 async fn drained(server: &McpServer) {
     for _ in 0..1500 {
-        if server.engine().live_stats() == LiveStats::default() {
+        if server.engine().session_stats() == SessionStats::default() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("still held after the session ended: {:?}", server.engine().live_stats());
+    panic!("still held after the session ended: {:?}", server.engine().session_stats());
 }
 
 /// The draft app-rendered forms: a session whose `initialize` declared the UI extension with its
@@ -222,7 +222,7 @@ async fn a_call_pushes_its_ask_on_its_own_stream_and_gets_the_answer() {
     let result = call.next().await.expect("the call's result");
     assert_eq!(result["id"], 1);
     assert_eq!(result["result"]["content"][0]["text"], "Hello, Ada!");
-    assert_eq!(server.engine().live_stats(), LiveStats::default());
+    assert_eq!(server.engine().session_stats(), SessionStats::default());
 
     // A URL ask on a form-only session: the handler's error propagates as -32600, nothing pushed.
     let mut call = session.call(2, "pay").await;
@@ -238,7 +238,7 @@ async fn delete_drops_the_parked_task_and_releases_its_record() {
     let mut call = session.call(1, "pay").await;
     let ask = call.request("elicitation/create").await;
     let id = ask["params"]["elicitationId"].as_str().unwrap().to_owned();
-    assert_eq!(server.engine().live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    assert_eq!(server.engine().session_stats(), SessionStats { tasks: 1, url_records: 1 });
     assert_eq!(server.engine().url_completions().status(&id).await.unwrap(), UrlStatus::Pending);
     let status = session.delete().await;
     assert!((200..300).contains(&status), "DELETE answered {status}");
@@ -272,7 +272,7 @@ async fn cancelling_the_call_drops_the_task_and_the_session_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_ask_ends_the_call_with_a_clear_error() {
-    let (url, server) = serve(|engine| engine.live_ask_timeout(Duration::from_millis(200))).await;
+    let (url, server) = serve(|engine| engine.session_ask_timeout(Duration::from_millis(200))).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;
     call.request("elicitation/create").await;
@@ -315,8 +315,9 @@ async fn sessions_do_not_mix() {
 /// open).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_after_the_keep_alive_setting_still_reaches_the_call() {
-    let live =
-        |engine: EngineBuilder| engine.live_ask_timeout(Duration::from_secs(20)).live_url_wait(Duration::from_secs(1));
+    let live = |engine: EngineBuilder| {
+        engine.session_ask_timeout(Duration::from_secs(20)).session_url_completion_timeout(Duration::from_secs(1))
+    };
     let (url, server) = serve_with(live, |builder| builder.session_keep_alive(Duration::from_millis(500))).await;
     let session = Session::open(&url, json!({})).await;
     let mut call = session.call(1, "greet").await;

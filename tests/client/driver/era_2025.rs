@@ -1,4 +1,4 @@
-//! The client driver on a 2025-era session (`Driver::call_legacy`): requests the server pushes
+//! The client driver on a 2025-era session (`Driver::call_in_session`): requests the server pushes
 //! while a call is in flight go to the same `Responder` as the 2026-07-28 loop; URL steps stay
 //! pending until their completion notification; `-32042` is consented then retried; pushes outside
 //! a call, floods and unknown completion ids are bounded and refused clearly. The server here is
@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use elicit_runtime::client::legacy::{self, LegacyCaller, PushSender};
+use elicit_runtime::client::session::{self, SessionCaller, SessionSender};
 use elicit_runtime::client::{
     AskContext, CallError, Caller, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, Responder,
 };
@@ -23,12 +23,14 @@ use serde_json::{Map, Value, json};
 const BOUND: Duration = Duration::from_secs(10);
 
 type Script = Arc<
-    dyn Fn(PushSender, usize) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, CallError>> + Send>> + Send + Sync,
+    dyn Fn(SessionSender, usize) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, CallError>> + Send>>
+        + Send
+        + Sync,
 >;
 
 /// A legacy server: each call runs its script, which may push requests through the channel.
 struct FakeLegacy {
-    sender: PushSender,
+    sender: SessionSender,
     script: Script,
     calls: usize,
     cancelled: Arc<Mutex<Vec<String>>>,
@@ -42,15 +44,15 @@ impl Caller for FakeLegacy {
     }
 }
 
-impl LegacyCaller for FakeLegacy {
+impl SessionCaller for FakeLegacy {
     async fn cancel_call(&mut self, reason: &str) {
         self.cancelled.lock().unwrap().push(reason.to_owned());
     }
 }
 
-fn server<F, Fut>(sender: PushSender, f: F) -> FakeLegacy
+fn server<F, Fut>(sender: SessionSender, f: F) -> FakeLegacy
 where
-    F: Fn(PushSender, usize) -> Fut + Send + Sync + 'static,
+    F: Fn(SessionSender, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, CallError>> + Send + 'static,
 {
     FakeLegacy { sender, script: Arc::new(move |s, n| Box::pin(f(s, n))), calls: 0, cancelled: Arc::default() }
@@ -115,7 +117,7 @@ fn call_params() -> Map<String, Value> {
 
 #[tokio::test]
 async fn a_pushed_form_is_answered_by_the_responder_and_ping_and_undeclared_requests_get_clear_answers() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |push, _| async move {
         let pong = push.request("ping", None).await;
         let sampling = push.request("sampling/createMessage", Some(json!({"messages": [], "maxTokens": 5}))).await;
@@ -127,7 +129,7 @@ async fn a_pushed_form_is_answered_by_the_responder_and_ping_and_undeclared_requ
     });
     let mut user = User { content: json!({"name": "Ada"}).as_object().unwrap().clone(), ..User::default() };
     let result =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["answer"], json!({"action": "accept", "content": {"name": "Ada"}}));
     assert_eq!(result["pong"], json!({}));
     assert_eq!(result["sampling"], json!(-32601));
@@ -138,7 +140,7 @@ async fn a_pushed_form_is_answered_by_the_responder_and_ping_and_undeclared_requ
 
 #[tokio::test]
 async fn an_invalid_answer_is_not_sent_and_the_call_is_cancelled() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |push, _| async move {
         let answer = push.request("elicitation/create", Some(name_form())).await;
         // Whatever comes back, never the invalid content.
@@ -148,14 +150,14 @@ async fn an_invalid_answer_is_not_sent_and_the_call_is_cancelled() {
     let cancelled = caller.cancelled.clone();
     let mut user = User { content: json!({"name": "A"}).as_object().unwrap().clone(), ..User::default() };
     let error =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert!(matches!(error, DriveError::InvalidAnswer { .. }), "{error:?}");
     assert_eq!(cancelled.lock().unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn a_url_step_is_pending_until_its_completion_notification_then_the_call_returns() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let user = User::default();
     let (shown_pending, noticed) = (user.shown_pending.clone(), user.noticed.clone());
     let mut caller = server(sender, move |push, _| {
@@ -174,7 +176,7 @@ async fn a_url_step_is_pending_until_its_completion_notification_then_the_call_r
     });
     let mut user = user;
     let result =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["answer"], json!({"action": "accept"}));
     assert!(user.seen.contains(&"url e-42 https://auth.example/connect".to_owned()), "{:?}", user.seen);
     assert!(user.seen.contains(&"pending e-42 InCall".to_owned()), "{:?}", user.seen);
@@ -183,7 +185,7 @@ async fn a_url_step_is_pending_until_its_completion_notification_then_the_call_r
 
 #[tokio::test]
 async fn cancelling_a_pending_url_step_cancels_the_call() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |push, _| async move {
         let params = json!({"mode": "url", "message": "Pay", "url": "https://pay.example/", "elicitationId": "p1"});
         push.request("elicitation/create", Some(params)).await.unwrap();
@@ -193,14 +195,14 @@ async fn cancelling_a_pending_url_step_cancels_the_call() {
     let cancelled = caller.cancelled.clone();
     let mut user = User { pending_action: Some(PendingAction::Cancel), ..User::default() };
     let error =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert_eq!(error, DriveError::Cancelled);
     assert_eq!(cancelled.lock().unwrap().as_slice(), ["cancelled"]);
 }
 
 #[tokio::test]
 async fn url_required_error_is_consented_then_retried_once_every_step_completed() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |push, n| async move {
         if n == 1 {
             let notify = push.clone();
@@ -219,7 +221,7 @@ async fn url_required_error_is_consented_then_retried_once_every_step_completed(
     });
     let mut user = User { pending_action: None, ..User::default() };
     let result =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["content"][0]["text"], "call 2");
     assert!(
         user.seen.contains(&"url a https://a.example/".to_owned())
@@ -230,21 +232,21 @@ async fn url_required_error_is_consented_then_retried_once_every_step_completed(
 
 #[tokio::test]
 async fn declining_a_required_url_ends_the_call_without_retrying() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |_, _| async move {
         let data = json!({"elicitations": [{"mode": "url", "elicitationId": "a", "url": "https://a.example/", "message": "A"}]});
         Err(CallError::Rpc { code: -32042, message: "URL elicitation required".into(), data: Some(data) })
     });
     let mut user = User { url_action: Some(ElicitAction::Decline), ..User::default() };
     let error =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap_err();
     assert_eq!(error, DriveError::Declined);
     assert_eq!(caller.calls, 1);
 }
 
 #[tokio::test]
 async fn the_user_retry_after_url_required_calls_again() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |_, n| async move {
         if n == 1 {
             let data = json!({"elicitations": [{"mode": "url", "elicitationId": "a", "url": "https://a.example/", "message": "A"}]});
@@ -254,14 +256,14 @@ async fn the_user_retry_after_url_required_calls_again() {
     });
     let mut user = User { pending_action: Some(PendingAction::Retry), ..User::default() };
     let result =
-        driver().call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
+        driver().call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params()).await.unwrap();
     assert_eq!(result["done"], 2);
     assert!(user.seen.contains(&format!("pending a {:?}", PendingKind::Required)));
 }
 
 #[tokio::test]
 async fn requests_outside_a_call_are_refused_at_once() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let outside = sender.request("elicitation/create", Some(name_form())).await.unwrap_err();
     assert_eq!(outside.code, -32600, "{outside:?}");
     assert!(outside.message.contains("no call"), "{outside:?}");
@@ -269,13 +271,16 @@ async fn requests_outside_a_call_are_refused_at_once() {
     assert_eq!(sender.request("ping", None).await.unwrap(), json!({}));
     // After a call ended, the same holds again.
     let mut caller = server(sender.clone(), |_, _| async move { Ok(json!({})) });
-    driver().call_legacy(&mut caller, &mut receiver, &mut User::default(), "tools/call", call_params()).await.unwrap();
+    driver()
+        .call_in_session(&mut caller, &mut receiver, &mut User::default(), "tools/call", call_params())
+        .await
+        .unwrap();
     assert_eq!(sender.request("elicitation/create", Some(name_form())).await.unwrap_err().code, -32600);
 }
 
 #[tokio::test]
 async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
-    let (sender, mut receiver) = legacy::channel();
+    let (sender, mut receiver) = session::channel();
     let mut caller = server(sender, |push, _| async move {
         let mut refused = 0;
         for _ in 0..1000 {
@@ -289,7 +294,7 @@ async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
     let mut user = User { content: json!({"name": "Ada"}).as_object().unwrap().clone(), ..User::default() };
     let error = driver()
         .max_input_requests(8)
-        .call_legacy(&mut caller, &mut receiver, &mut user, "tools/call", call_params())
+        .call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params())
         .await
         .unwrap_err();
     assert!(matches!(&error, DriveError::Protocol(m) if m.contains("more than 8")), "{error:?}");
@@ -299,7 +304,7 @@ async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
 
 #[test]
 fn malformed_pushes_are_refused_with_the_right_codes() {
-    use legacy::{PushedNotice, parse_notification, parse_request, parse_url_required};
+    use session::{SessionNotice, parse_notification, parse_request, parse_url_required};
     let no_id = json!({"mode": "url", "message": "m", "url": "https://a.example/"});
     assert_eq!(parse_request("elicitation/create", Some(&no_id)).unwrap_err().code, -32602);
     assert_eq!(parse_request("elicitation/create", None).unwrap_err().code, -32602);
@@ -307,7 +312,7 @@ fn malformed_pushes_are_refused_with_the_right_codes() {
     assert_eq!(parse_request("resources/list", None).unwrap_err().code, -32601);
     assert_eq!(
         parse_notification("notifications/elicitation/complete", Some(&json!({"elicitationId": 7}))),
-        PushedNotice::Ignored
+        SessionNotice::Ignored
     );
     let form_only = json!({"elicitations": [name_form()]});
     assert!(parse_url_required(Some(&form_only)).is_err());

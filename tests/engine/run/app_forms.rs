@@ -12,7 +12,7 @@ use elicit_runtime::Elicit;
 use elicit_runtime::apps::AppForm;
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
-use elicit_runtime::wire::LegacyVersion;
+use elicit_runtime::wire::Revision;
 use serde_json::{Value, json};
 
 use super::era_2025::{Harness, accept, describe_person, finished};
@@ -119,7 +119,7 @@ async fn a_form_without_an_app_and_an_engine_without_apps_send_no_hint() {
 #[tokio::test]
 async fn the_pushed_elicitation_carries_the_hint_on_a_negotiated_2025_session_only() {
     let with_app = |b: elicit_runtime::server::EngineBuilder| b.app_form(AppForm::new::<Person>(PERSON_APP).unwrap());
-    for version in [LegacyVersion::V2025_06_18, LegacyVersion::V2025_11_25] {
+    for version in [Revision::V2025_06_18, Revision::V2025_11_25] {
         let mut h = Harness::with(version, negotiating(), with_app);
         let task = h.spawn(describe_person);
         let pushed = h.next().await;

@@ -1,5 +1,5 @@
-//! The engine on a 2025-era session ([`Engine::run_live`]). The
-//! handler runs once as a live task; every ask is a request pushed through a [`LivePeer`]. Here
+//! The engine on a 2025-era session ([`Engine::run_in_session`]). The
+//! handler runs once as a live task; every ask is a request pushed through a [`SessionPeer`]. Here
 //! the peer is the test itself, answering each pushed request the way a client would, so each
 //! test sees exactly what went out and decides what comes back.
 
@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::server::{
-    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, LiveFuture, LivePeer, LiveSession, LiveStats,
-    PeerError, Progress, Request, RequestHandle, UrlAnswer, UrlStatus,
+    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, PeerError, PeerFuture, Progress, Request,
+    RequestHandle, Session, SessionPeer, SessionStats, UrlAnswer, UrlStatus,
 };
 use elicit_runtime::state::KeyRing;
-use elicit_runtime::wire::{Capabilities, LegacyVersion};
+use elicit_runtime::wire::{Capabilities, Revision};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
@@ -40,8 +40,8 @@ struct Client {
     notifications: mpsc::UnboundedSender<(&'static str, Value)>,
 }
 
-impl LivePeer for Client {
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>> {
+impl SessionPeer for Client {
+    fn request(&self, method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>> {
         let (reply, answer) = oneshot::channel();
         let sent = self.requests.send(Pushed { method, params, reply });
         Box::pin(async move {
@@ -50,7 +50,7 @@ impl LivePeer for Client {
         })
     }
 
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>> {
+    fn notify(&self, method: &'static str, params: Value) -> PeerFuture<'_, Result<(), PeerError>> {
         let sent = self.notifications.send((method, params)).map_err(|_| PeerError::Connection);
         Box::pin(async move { sent })
     }
@@ -58,18 +58,18 @@ impl LivePeer for Client {
 
 pub(super) struct Harness {
     engine: Arc<Engine>,
-    session: LiveSession,
+    session: Session,
     requests: mpsc::UnboundedReceiver<Pushed>,
     notifications: mpsc::UnboundedReceiver<(&'static str, Value)>,
 }
 
 impl Harness {
-    fn new(version: LegacyVersion, declared: Value) -> Self {
+    fn new(version: Revision, declared: Value) -> Self {
         Self::with(version, declared, |engine| engine)
     }
 
     pub(super) fn with(
-        version: LegacyVersion,
+        version: Revision,
         declared: Value,
         settings: impl FnOnce(EngineBuilder) -> EngineBuilder,
     ) -> Self {
@@ -79,7 +79,7 @@ impl Harness {
         let capabilities = version.capabilities(declared.as_object());
         // As the rmcp adapter does: the draft app-rendered forms negotiated from the same declaration.
         let session =
-            LiveSession::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit())
+            Session::new(version, capabilities, Arc::new(Client { requests, notifications }), engine.ask_limit())
                 .with_client_capabilities(declared.as_object());
         Harness { engine, session, requests: requests_rx, notifications: notifications_rx }
     }
@@ -93,7 +93,7 @@ impl Harness {
     {
         let engine = self.engine.clone();
         let session = self.session.clone();
-        tokio::spawn(async move { engine.run_live(&Request::new("tools/call", "t"), &session, handler).await })
+        tokio::spawn(async move { engine.run_in_session(&Request::new("tools/call", "t"), &session, handler).await })
     }
 
     /// The next pushed request; a handler that never sends one fails the test instead of hanging it.
@@ -123,7 +123,7 @@ pub(super) async fn describe_person(flow: Flow) -> Result<String, FlowError> {
 
 #[tokio::test]
 async fn form_answers_of_every_kind_reach_the_handler() {
-    for (version, mode) in [(LegacyVersion::V2025_06_18, None), (LegacyVersion::V2025_11_25, Some("form"))] {
+    for (version, mode) in [(Revision::V2025_06_18, None), (Revision::V2025_11_25, Some("form"))] {
         for (reply, expected) in [
             (accept(json!({"name": "Ada", "age": 36})), "Ada is 36"),
             (json!({"action": "decline"}), "declined"),
@@ -139,14 +139,14 @@ async fn form_answers_of_every_kind_reach_the_handler() {
             assert_eq!(params["message"], Person::MESSAGE);
             pushed.answer(reply);
             assert_eq!(finished(task).await.unwrap(), expected);
-            assert_eq!(h.engine.live_stats(), LiveStats::default());
+            assert_eq!(h.engine.session_stats(), SessionStats::default());
         }
     }
 }
 
 #[tokio::test]
 async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_values_that_passed() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {"form": {}}}));
     let task = h.spawn(describe_person);
     h.next().await.answer(accept(json!({"name": "A", "age": 36})));
     let again = h.next().await;
@@ -171,7 +171,7 @@ async fn an_invalid_answer_is_asked_again_with_the_errors_and_the_values_that_pa
 
 #[tokio::test]
 async fn a_malformed_answer_is_a_clear_error() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {}}));
     let task = h.spawn(describe_person);
     h.next().await.answer(json!({"action": "maybe"}));
     let error = finished(task).await.unwrap_err();
@@ -189,14 +189,14 @@ async fn pay(flow: Flow) -> Result<String, FlowError> {
 
 #[tokio::test]
 async fn url_consent_waits_for_the_page_then_notifies_completion() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
     let task = h.spawn(pay);
     let pushed = h.next().await;
     let params = pushed.params.clone().unwrap();
     assert_eq!(params["mode"], "url");
     let id = params["elicitationId"].as_str().unwrap().to_owned();
     assert_eq!(params["url"], format!("https://pay.example/{id}"));
-    assert_eq!(h.engine.live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    assert_eq!(h.engine.session_stats(), SessionStats { tasks: 1, url_records: 1 });
     pushed.answer(json!({"action": "accept"}));
     // Consent alone does not finish the step: no notification until the page records completion.
     assert!(h.notifications.try_recv().is_err());
@@ -204,13 +204,13 @@ async fn url_consent_waits_for_the_page_then_notifies_completion() {
     assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
     let (method, params) = h.notifications.recv().await.unwrap();
     assert_eq!((method, params), ("notifications/elicitation/complete", json!({"elicitationId": id})));
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 #[tokio::test]
 async fn the_page_completing_is_told_before_the_client_answers_and_only_once() {
-    let config = |engine: EngineBuilder| engine.live_url_poll(Duration::from_millis(5));
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
+    let config = |engine: EngineBuilder| engine.session_url_poll(Duration::from_millis(5));
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
     let task = h.spawn(pay);
     let pushed = h.next().await;
     let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
@@ -223,29 +223,29 @@ async fn the_page_completing_is_told_before_the_client_answers_and_only_once() {
     pushed.answer(json!({"action": "accept"}));
     assert_eq!(finished(task).await.unwrap(), r#"paid: {"approved":true}"#);
     assert!(h.notifications.try_recv().is_err(), "told once, not again when the client answered");
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 /// The transport's side of the call, as the test sees it: the progress it was asked to send.
 struct Progressed(mpsc::UnboundedSender<Progress>);
 
 impl RequestHandle for Progressed {
-    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
+    fn progress(&self, report: Progress) -> PeerFuture<'_, Result<(), FlowError>> {
         let _ = self.0.send(report);
         Box::pin(async { Ok(()) })
     }
     fn is_cancelled(&self) -> bool {
         false
     }
-    fn cancelled(&self) -> LiveFuture<'_, ()> {
+    fn cancelled(&self) -> PeerFuture<'_, ()> {
         Box::pin(std::future::pending())
     }
 }
 
 #[tokio::test]
 async fn a_call_waiting_on_a_person_sends_increasing_heartbeats_until_answered() {
-    let config = |engine: EngineBuilder| engine.live_heartbeat(Duration::from_millis(5));
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}), config);
+    let config = |engine: EngineBuilder| engine.session_heartbeat(Duration::from_millis(5));
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {"form": {}}}), config);
     let (sent, mut progress) = mpsc::unbounded_channel();
     let handle: Arc<dyn RequestHandle> = Arc::new(Progressed(sent));
     let task = h.spawn(move |flow: Flow| describe_person(flow.with_request_handle(handle)));
@@ -268,33 +268,33 @@ async fn a_call_waiting_on_a_person_sends_increasing_heartbeats_until_answered()
 #[tokio::test]
 async fn url_decline_and_cancel_reach_the_handler_and_release_the_record() {
     for (reply, expected) in [("decline", "declined"), ("cancel", "cancelled")] {
-        let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}));
+        let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {"url": {}}}));
         let task = h.spawn(pay);
         let pushed = h.next().await;
         let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
         pushed.answer(json!({"action": reply}));
         assert_eq!(finished(task).await.unwrap(), expected);
         assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
-        assert_eq!(h.engine.live_stats(), LiveStats::default());
+        assert_eq!(h.engine.session_stats(), SessionStats::default());
         assert!(h.notifications.try_recv().is_err(), "no completion notification for `{reply}`");
     }
 }
 
 #[tokio::test]
 async fn a_page_not_completed_in_time_is_a_bounded_error() {
-    let config = |engine: EngineBuilder| engine.live_url_wait(Duration::from_millis(20));
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
+    let config = |engine: EngineBuilder| engine.session_url_completion_timeout(Duration::from_millis(20));
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {"url": {}}}), config);
     let task = h.spawn(pay);
     h.next().await.answer(json!({"action": "accept"}));
     let error = finished(task).await.unwrap_err();
     assert_eq!(error.code, -32603);
     assert!(error.message.contains("not completed"), "{error}");
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 #[tokio::test]
 async fn sampling_and_roots_are_pushed_requests() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"sampling": {}, "roots": {}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"sampling": {}, "roots": {}}));
     let task = h.spawn(|flow: Flow| async move {
         let sampled = flow.sampling("s", json!({"messages": [], "maxTokens": 5})).await?;
         let roots = flow.roots("r").await?;
@@ -315,7 +315,7 @@ async fn sampling_and_roots_are_pushed_requests() {
 
 #[tokio::test]
 async fn asks_joined_together_go_out_together() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {}}));
     let task = h.spawn(|flow: Flow| async move {
         let (person, colour) = tokio::join!(flow.form::<Person>("person"), flow.form::<Colour>("colour"));
         match (person?, colour?) {
@@ -339,7 +339,7 @@ async fn asks_joined_together_go_out_together() {
 #[tokio::test]
 async fn the_cap_on_outstanding_asks_is_per_session() {
     let config = |engine: EngineBuilder| engine.max_outstanding_asks(1);
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {}}), config);
     let task = h.spawn(|flow: Flow| async move {
         let (person, colour) = tokio::join!(flow.form::<Person>("person"), flow.form::<Colour>("colour"));
         person?;
@@ -350,7 +350,7 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
     let error = finished(task).await.unwrap_err();
     assert!(error.message.contains("at most 1"), "{error}");
     // Another session of the same engine has its own cap.
-    let mut other = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let mut other = Harness::with(Revision::V2025_11_25, json!({"elicitation": {}}), config);
     let task = other.spawn(describe_person);
     other.next().await.answer(json!({"action": "decline"}));
     assert_eq!(finished(task).await.unwrap(), "declined");
@@ -359,7 +359,7 @@ async fn the_cap_on_outstanding_asks_is_per_session() {
 #[tokio::test]
 async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
     let config = |engine: EngineBuilder| engine.max_tasks_per_session(1);
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}), config);
     // The first call waits for its page: it still holds the session's one permit.
     let paying = h.spawn(pay);
     let pushed = h.next().await;
@@ -369,7 +369,7 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
     assert_eq!(error.code, -32603);
     assert!(error.message.contains("too many calls") && error.message.contains("at most 1"), "{error}");
     // Another session has its own cap.
-    let mut other = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let mut other = Harness::with(Revision::V2025_11_25, json!({"elicitation": {}}), config);
     let task = other.spawn(describe_person);
     other.next().await.answer(json!({"action": "decline"}));
     assert_eq!(finished(task).await.unwrap(), "declined");
@@ -383,7 +383,7 @@ async fn the_cap_on_running_calls_is_per_session_and_held_through_url_waits() {
 
 #[tokio::test]
 async fn a_client_that_answers_a_push_with_an_error_could_not_ask_which_is_no_decline() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {"form": {}}}));
     let task = h.spawn(|flow: Flow| async move {
         Ok(match flow.form::<Colour>("colour").await {
             Ok(Answer::Declined) => "declined".to_owned(),
@@ -401,33 +401,33 @@ async fn a_client_that_answers_a_push_with_an_error_could_not_ask_which_is_no_de
     let _ = pushed.reply.send(Err(PeerError::Answered { code: -32603, message: "no UI".to_owned() }));
     let error = finished(task).await.unwrap_err();
     assert_eq!(error.code, -32600, "{error:?}");
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 #[tokio::test]
 async fn an_unanswered_ask_times_out() {
-    let config = |engine: EngineBuilder| engine.live_ask_timeout(Duration::from_millis(20));
-    let mut h = Harness::with(LegacyVersion::V2025_11_25, json!({"elicitation": {}}), config);
+    let config = |engine: EngineBuilder| engine.session_ask_timeout(Duration::from_millis(20));
+    let mut h = Harness::with(Revision::V2025_11_25, json!({"elicitation": {}}), config);
     let task = h.spawn(describe_person);
     let _unanswered = h.next().await;
     let error = finished(task).await.unwrap_err();
     assert_eq!(error.code, -32603);
     assert!(error.message.contains("did not answer"), "{error}");
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 #[tokio::test]
 async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {"form": {}, "url": {}}}));
     let task = h.spawn(pay);
     let pushed = h.next().await;
     let id = pushed.params.as_ref().unwrap()["elicitationId"].as_str().unwrap().to_owned();
-    assert_eq!(h.engine.live_stats(), LiveStats { tasks: 1, url_records: 1 });
+    assert_eq!(h.engine.session_stats(), SessionStats { tasks: 1, url_records: 1 });
     assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Pending);
     // The transport drops the task when the client goes away (disconnect, cancel, session end).
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
     assert_eq!(h.engine.url_completions().status(&id).await.unwrap(), UrlStatus::Unknown);
     // The page can no longer complete the dropped step.
     assert!(!h.engine.url_completions().complete(&id, json!(true), None).await.unwrap());
@@ -437,13 +437,13 @@ async fn a_client_gone_mid_ask_leaves_no_task_or_record_behind() {
     drop(h.next().await);
     let error = finished(task).await.unwrap_err();
     assert!(error.message.contains("the connection to the client failed"), "{error}");
-    assert_eq!(h.engine.live_stats(), LiveStats::default());
+    assert_eq!(h.engine.session_stats(), SessionStats::default());
 }
 
 #[tokio::test]
 async fn capabilities_are_gated_per_session() {
     // Form only: the URL ask is `Unsupported` for the handler to handle...
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {}}));
     let task = h.spawn(|flow: Flow| async move {
         Ok(match flow.url("pay", "Pay", |id| id.to_owned()).await {
             Err(FlowError::Unsupported { required }) => format!("fallback: {required}"),
@@ -459,21 +459,21 @@ async fn capabilities_are_gated_per_session() {
     assert!(h.requests.try_recv().is_err(), "nothing was pushed for an undeclared mode");
 
     // 2025-06-18 has no URL mode whatever the client writes; sampling needs its declaration too.
-    let h = Harness::new(LegacyVersion::V2025_06_18, json!({"elicitation": {"url": {}}}));
+    let h = Harness::new(Revision::V2025_06_18, json!({"elicitation": {"url": {}}}));
     let error = finished(h.spawn(pay)).await.unwrap_err();
     assert_eq!(error.code, -32600);
     let error = finished(h.spawn(|flow: Flow| async move { flow.sampling("s", json!({})).await })).await.unwrap_err();
     assert_eq!(error.data, Some(json!({"requiredCapabilities": {"sampling": {}}})));
 
     // No elicitation at all: a form is refused.
-    let h = Harness::new(LegacyVersion::V2025_11_25, json!({}));
+    let h = Harness::new(Revision::V2025_11_25, json!({}));
     assert_eq!(finished(h.spawn(describe_person)).await.unwrap_err().code, -32600);
-    assert_eq!(Capabilities::default(), LegacyVersion::V2025_11_25.capabilities(None));
+    assert_eq!(Capabilities::default(), Revision::V2025_11_25.capabilities(None));
 }
 
 #[tokio::test]
 async fn once_runs_once() {
-    let mut h = Harness::new(LegacyVersion::V2025_11_25, json!({"elicitation": {}}));
+    let mut h = Harness::new(Revision::V2025_11_25, json!({"elicitation": {}}));
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let task = h.spawn(move |flow: Flow| async move {

@@ -299,7 +299,7 @@ async fn asks_awaited_together_go_out_in_one_round() {
 
 #[tokio::test]
 async fn a_url_step_asked_again_says_its_page_is_not_completed_yet() {
-    let engine = Engine::builder("engine-tests", KeyRing::generate()).url_wait(std::time::Duration::ZERO).build();
+    let engine = Engine::builder("engine-tests", KeyRing::generate()).url_retry_wait(std::time::Duration::ZERO).build();
     let pay = |flow: Flow| async move {
         Ok(match flow.url("pay", "Approve the payment", |id| format!("https://pay.example/{id}")).await? {
             UrlAnswer::Completed(value) => format!("paid {value}"),

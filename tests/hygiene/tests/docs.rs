@@ -124,8 +124,8 @@ fn the_readmes_limits_are_the_defaults() {
     let engine = rt::server::EngineConfig::default();
     let row = line_with(&readme, "`EngineBuilder::max_invalid_answers`");
     assert!(row.contains(&format!("| {} (", engine.max_invalid_answers)), "{row}");
-    let row = line_with(&readme, "`EngineBuilder::url_wait`");
-    assert!(row.contains(&format!("| {} (", secs(engine.url_wait))), "{row}");
+    let row = line_with(&readme, "`EngineBuilder::url_retry_wait`");
+    assert!(row.contains(&format!("| {} (", secs(engine.url_retry_wait))), "{row}");
     assert!(row.contains(&format!("live {} (`url_ttl`)", secs(engine.url_ttl))), "{row}");
     let row = line_with(&readme, "`once_wait`");
     assert!(row.contains(&format!(
@@ -134,12 +134,12 @@ fn the_readmes_limits_are_the_defaults() {
         secs(engine.claim_lease)
     )));
 
-    let live = rt::server::LiveConfig::default();
+    let live = rt::server::SessionConfig::default();
     let row = line_with(&readme, "(`max_outstanding_asks`, `max_tasks_per_session`)");
     assert!(row.contains(&format!("| {}, {} per connection", live.max_outstanding_asks, live.max_tasks_per_session)));
-    let row = line_with(&readme, "(`live_ask_timeout`, `live_url_wait`)");
-    assert!(row.contains(&format!("| {} / {} (", secs(live.ask_timeout), secs(live.url_wait))), "{row}");
-    let row = line_with(&readme, "(`live_heartbeat`, `live_url_poll`)");
+    let row = line_with(&readme, "(`session_ask_timeout`, `session_url_completion_timeout`)");
+    assert!(row.contains(&format!("| {} / {} (", secs(live.ask_timeout), secs(live.url_completion_timeout))), "{row}");
+    let row = line_with(&readme, "(`session_heartbeat`, `session_url_poll`)");
     assert!(row.contains(&format!("| {} / {} (", secs(live.heartbeat), secs(live.url_poll))), "{row}");
 
     let row = line_with(&readme, "sessions open / per client / keep-alive");

@@ -31,7 +31,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 
-use crate::client::legacy::LegacyCaller;
+use crate::client::session::SessionCaller;
 use crate::client::{CallError, Caller};
 use crate::wire;
 
@@ -133,7 +133,7 @@ impl Caller for RmcpCaller {
     }
 }
 
-impl LegacyCaller for RmcpCaller {
+impl SessionCaller for RmcpCaller {
     async fn cancel_call(&mut self, reason: &str) {
         let Some(id) = self.last_request.take() else { return };
         let notification =

@@ -17,7 +17,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 
-use crate::client::legacy::{PushRefusal, PushSender};
+use crate::client::session::{SessionRefusal, SessionSender};
 use crate::wire::Capabilities;
 
 /// The handler rmcp runs for a connection.
@@ -25,12 +25,12 @@ use crate::wire::Capabilities;
 pub(crate) struct PushHandler {
     pub(crate) capabilities: Capabilities,
     pub(crate) version: ProtocolVersion,
-    pub(crate) pushes: PushSender,
+    pub(crate) pushes: SessionSender,
     pub(crate) name: String,
     pub(crate) client_version: String,
 }
 
-fn refusal(refusal: PushRefusal) -> ErrorData {
+fn refusal(refusal: SessionRefusal) -> ErrorData {
     ErrorData::new(ErrorCode(refusal.code), refusal.message, None)
 }
 

@@ -370,7 +370,7 @@ impl McpServerBuilder {
 
     /// How long a 2025-era session may stay without any event before it is closed (default
     /// [`DEFAULT_SESSION_KEEP_ALIVE`](crate::rmcp::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
-    /// longest wait of the engine's [`LiveConfig`](crate::server::LiveConfig) (an ask, a URL
+    /// longest wait of the engine's [`SessionConfig`](crate::server::SessionConfig) (an ask, a URL
     /// page) plus a few seconds: a session must outlive the asks parked in it, so a shorter
     /// setting is raised to that.
     pub fn session_keep_alive(mut self, keep_alive: std::time::Duration) -> Self {

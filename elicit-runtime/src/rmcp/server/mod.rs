@@ -217,7 +217,7 @@ impl McpServer {
             hosts.extend(allowed_hosts.iter().cloned());
             config = config.with_allowed_hosts(hosts);
         }
-        let keep_alive = sessions::keep_alive(self.inner.sessions.keep_alive, self.engine().live_config());
+        let keep_alive = sessions::keep_alive(self.inner.sessions.keep_alive, self.engine().session_config());
         let manager = Arc::new(sessions::session_manager(keep_alive));
         let caps = Arc::new(sessions::SessionCaps::new(self.inner.sessions.clone(), manager.clone()));
         let server = self.clone();

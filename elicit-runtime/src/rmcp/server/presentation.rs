@@ -7,7 +7,7 @@ use ::rmcp::service::RequestContext;
 use serde_json::Value;
 
 use crate::server::Engine;
-use crate::wire::{Capabilities, LegacyVersion};
+use crate::wire::{Capabilities, Revision};
 
 use super::McpServerBuilder;
 use super::builder::BuildProblem;
@@ -79,7 +79,7 @@ pub(super) fn declared(ctx: &RequestContext<RoleServer>, engine: &Engine) -> Cap
 fn declared_by_client(ctx: &RequestContext<RoleServer>) -> Capabilities {
     if !super::super::round::declares_revision(ctx)
         && let Some(info) = ctx.peer.peer_info()
-        && let Some(version) = LegacyVersion::parse(info.protocol_version.as_str())
+        && let Some(version) = Revision::parse(info.protocol_version.as_str()).filter(|r| r.has_sessions())
     {
         let declared = serde_json::to_value(&info.capabilities).ok();
         return version.capabilities(declared.as_ref().and_then(Value::as_object));

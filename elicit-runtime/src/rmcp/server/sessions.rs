@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
 use super::super::wire_fixes::session_calls::MCP_SESSION_ID;
-use crate::server::LiveConfig;
+use crate::server::SessionConfig;
 use crate::wire::codes;
 
 /// The default cap on 2025-era sessions open at once.
@@ -55,8 +55,8 @@ impl Default for SessionLimits {
 
 /// How long an idle session lives: the setting, but never less than the longest time a live
 /// call may wait without an event (an ask, a URL page) plus a grace.
-pub(super) fn keep_alive(setting: Duration, live: &LiveConfig) -> Duration {
-    setting.max(live.ask_timeout.max(live.url_wait).saturating_add(KEEP_ALIVE_GRACE))
+pub(super) fn keep_alive(setting: Duration, live: &SessionConfig) -> Duration {
+    setting.max(live.ask_timeout.max(live.url_completion_timeout).saturating_add(KEEP_ALIVE_GRACE))
 }
 
 /// rmcp's in-process session manager with the keep-alive above.
@@ -228,9 +228,9 @@ where
 /// ```
 /// use std::net::SocketAddr;
 /// use elicit_runtime::rmcp::CappedSessions;
-/// use elicit_runtime::server::LiveConfig;
+/// use elicit_runtime::server::SessionConfig;
 ///
-/// let sessions = CappedSessions::new(&LiveConfig::default()).max_sessions_per_client(8);
+/// let sessions = CappedSessions::new(&SessionConfig::default()).max_sessions_per_client(8);
 /// // Give `sessions.manager()` to rmcp's `StreamableHttpService::new`, nest the service in a
 /// // router, then: `sessions.layer(router).into_make_service_with_connect_info::<SocketAddr>()`.
 /// let router = sessions.layer(axum::Router::new());
@@ -240,7 +240,7 @@ where
 pub struct CappedSessions {
     manager: Arc<LocalSessionManager>,
     limits: SessionLimits,
-    live: LiveConfig,
+    live: SessionConfig,
 }
 
 impl std::fmt::Debug for CappedSessions {
@@ -252,8 +252,8 @@ impl std::fmt::Debug for CappedSessions {
 impl CappedSessions {
     /// The defaults ([`DEFAULT_MAX_SESSIONS`], [`DEFAULT_MAX_SESSIONS_PER_CLIENT`],
     /// [`DEFAULT_SESSION_KEEP_ALIVE`]), the keep-alive raised to cover `live`'s waits (the
-    /// engine's [`Engine::live_config`](crate::server::Engine::live_config)).
-    pub fn new(live: &LiveConfig) -> CappedSessions {
+    /// engine's [`Engine::session_config`](crate::server::Engine::session_config)).
+    pub fn new(live: &SessionConfig) -> CappedSessions {
         let limits = SessionLimits::default();
         let manager = Arc::new(session_manager(keep_alive(limits.keep_alive, live)));
         CappedSessions { manager, limits, live: live.clone() }

@@ -29,7 +29,7 @@ pub(super) const MAX_REWRITE_BODY: usize = 4 * 1024 * 1024;
 /// removed. This layer drops it from `input_required` responses, so what goes on the wire is
 /// exactly the revision's shape: JSON bodies (`json_response(true)`) and the events of SSE
 /// streams (rmcp's default), whatever else the server's `StreamableHttpServerConfig` says.
-pub(super) async fn strip_legacy_fields(response: Response) -> Response {
+pub(super) async fn strip_elicitation_id(response: Response) -> Response {
     let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if content_type.starts_with("text/event-stream") {
         let (parts, body) = response.into_parts();

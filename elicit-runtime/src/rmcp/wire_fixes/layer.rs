@@ -20,7 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::elicitation_id::strip_legacy_fields;
+use super::elicitation_id::strip_elicitation_id;
 use super::mistyped_params::{MalformedParams, malformed_params};
 use super::session_calls::{MCP_SESSION_ID, answered_or_failed, own_head, request_id};
 use super::task_header::{MCP_NAME, task_id_header};
@@ -84,7 +84,7 @@ where
         Ok(marked) => marked,
         Err(refused) => return refused,
     };
-    let response = strip_legacy_fields(serve(request).await).await;
+    let response = strip_elicitation_id(serve(request).await).await;
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)

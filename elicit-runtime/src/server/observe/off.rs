@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::server::live::LiveSession;
+use crate::server::session::Session;
 use crate::server::{Flow, Request, Store, TaskRecords};
 
 /// Nothing is kept of the client without the feature (a field, not a unit struct, so that the
@@ -28,7 +28,7 @@ impl Round {
         Round
     }
 
-    pub(in crate::server) fn live(_request: &Request<'_>, _session: &LiveSession, _flow: &Flow) -> Self {
+    pub(in crate::server) fn live(_request: &Request<'_>, _session: &Session, _flow: &Flow) -> Self {
         Round
     }
 

@@ -10,7 +10,7 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use super::{ClientName, FAST_DECLINE};
-use crate::server::live::LiveSession;
+use crate::server::session::Session;
 use crate::server::{EngineError, FLOW_CONFLICT, Flow, Outcome, Request, TaskStart};
 use crate::wire::{ElicitParams, InputRequest, PROTOCOL_VERSION};
 
@@ -99,7 +99,7 @@ impl Round {
     }
 
     /// A call on a 2025-era session: its one round.
-    pub(in crate::server) fn live(request: &Request<'_>, session: &LiveSession, flow: &Flow) -> Self {
+    pub(in crate::server) fn live(request: &Request<'_>, session: &Session, flow: &Flow) -> Self {
         let round = Round::new(request, session.version.as_str(), session.client.clone());
         round.span.record("flow", short_hash(&flow.flow_id()));
         round.span.record("round", 1u64);

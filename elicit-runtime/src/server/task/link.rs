@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis, millis_of};
 use crate::server::context::{Progress, RequestHandle};
-use crate::server::live::LiveFuture;
+use crate::server::session::PeerFuture;
 use crate::server::{Clock, EngineError, Flow, FlowError};
 use crate::wire::{InputRequest, clip};
 
@@ -216,7 +216,7 @@ impl TaskLink {
 struct TaskHandle(Arc<OnceLock<Arc<TaskLink>>>);
 
 impl RequestHandle for TaskHandle {
-    fn progress(&self, report: Progress) -> LiveFuture<'_, Result<(), FlowError>> {
+    fn progress(&self, report: Progress) -> PeerFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
             match self.0.get() {
                 Some(link) => link.progress(report.into_text()).await,
@@ -229,7 +229,7 @@ impl RequestHandle for TaskHandle {
         self.0.get().is_some_and(|link| link.cancelled.load(Ordering::SeqCst))
     }
 
-    fn cancelled(&self) -> LiveFuture<'_, ()> {
+    fn cancelled(&self) -> PeerFuture<'_, ()> {
         Box::pin(async move {
             match self.0.get() {
                 Some(link) => link.cancel_requested().await,

@@ -207,7 +207,7 @@ impl Records {
 }
 
 /// Task records in this process's memory: every instance that shares it is this process.
-/// Past [`InProcessTasks::with_max_records`] records, the ended tasks least recently changed make
+/// Past [`InProcessTasks::max_records`] records, the ended tasks least recently changed make
 /// room (a live task is never dropped).
 ///
 /// Fast at scale: expired records are swept a few per created task through an index of their
@@ -245,13 +245,13 @@ impl InProcessTasks {
     }
 
     /// Keeps at most `max` records, live or ended (default [`DEFAULT_MAX_TASK_RECORDS`]).
-    pub fn with_max_records(mut self, max: usize) -> Self {
+    pub fn max_records(mut self, max: usize) -> Self {
         self.max_records = max.max(1);
         self
     }
 
     /// This store, reading the time (expiry) from `clock`.
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }

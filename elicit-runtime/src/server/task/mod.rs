@@ -67,7 +67,7 @@ pub struct TaskConfig {
     pub cancel_grace: Duration,
     /// How long a handler waits, after URL-mode consent inside a task, for the page to record
     /// completion. Default 600 s.
-    pub url_wait: Duration,
+    pub url_completion_timeout: Duration,
     /// Tasks running at once, over all principals (one more is refused). Default 1024.
     pub max_live_tasks: usize,
     /// Tasks running at once for one principal (anonymous callers share one count). Default 64.
@@ -85,7 +85,7 @@ impl Default for TaskConfig {
             lease: Duration::from_secs(30),
             recheck: Duration::from_millis(250),
             cancel_grace: Duration::from_secs(5),
-            url_wait: Duration::from_secs(600),
+            url_completion_timeout: Duration::from_secs(600),
             max_live_tasks: 1024,
             max_live_tasks_per_principal: 64,
             input_wait: Duration::from_secs(600),

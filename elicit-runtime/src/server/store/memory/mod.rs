@@ -213,9 +213,9 @@ impl Records {
 /// with expiry and a wake-up so a retry waiting for completion returns as soon as the page is
 /// submitted.
 ///
-/// Bounded and fast at scale: at most [`InProcessStore::with_max_url_records`] URL-mode steps,
-/// [`InProcessStore::with_max_url_records_per_principal`] of them per principal, and
-/// [`InProcessStore::with_max_flow_records`] flows' records (a new one over a cap is refused
+/// Bounded and fast at scale: at most [`InProcessStore::max_url_records`] URL-mode steps,
+/// [`InProcessStore::max_url_records_per_principal`] of them per principal, and
+/// [`InProcessStore::max_flow_records`] flows' records (a new one over a cap is refused
 /// with a clear [`StoreError`]); expiry through an index of deadlines swept a few records per
 /// operation, so no operation scans the store.
 ///
@@ -265,20 +265,20 @@ impl InProcessStore {
     }
 
     /// Caps the live records of each kind at `max` (see the two setters below).
-    pub fn with_max_records(self, max: usize) -> Self {
-        self.with_max_url_records(max).with_max_flow_records(max)
+    pub fn max_records(self, max: usize) -> Self {
+        self.max_url_records(max).max_flow_records(max)
     }
 
     /// Caps the live URL-mode steps: registering one more fails with [`StoreError::Full`] until
     /// some are taken, released or expire.
-    pub fn with_max_url_records(mut self, max: usize) -> Self {
+    pub fn max_url_records(mut self, max: usize) -> Self {
         self.caps.url = max;
         self
     }
 
     /// Caps the live flow records: a flow's first ledger record beyond it fails with
     /// [`StoreError::Full`]. Flows that have their record carry on.
-    pub fn with_max_flow_records(mut self, max: usize) -> Self {
+    pub fn max_flow_records(mut self, max: usize) -> Self {
         self.caps.flow = max;
         self
     }
@@ -286,13 +286,13 @@ impl InProcessStore {
     /// Caps the live URL-mode steps one principal owns, so one client cannot fill the store for
     /// everyone: one more fails with [`StoreError::Quota`]. Steps without an owner are counted
     /// by the global cap only.
-    pub fn with_max_url_records_per_principal(mut self, max: usize) -> Self {
+    pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
         self.caps.per_principal = max;
         self
     }
 
     /// Reads the time from `clock` (default: the system's), for tests of expiry.
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
@@ -539,7 +539,7 @@ mod tests {
     #[tokio::test]
     async fn expired_records_are_swept_a_few_per_operation() {
         let clock = ManualClock::new();
-        let store = InProcessStore::new().with_clock(Arc::new(clock.clone()));
+        let store = InProcessStore::new().clock(Arc::new(clock.clone()));
         for i in 0..200 {
             store.register(&format!("old-{i}"), Duration::from_millis(1), None).await.unwrap();
         }

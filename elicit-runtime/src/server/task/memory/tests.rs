@@ -96,7 +96,7 @@ async fn model_check(seed: u64, max_records: usize, max_live: usize, per_princip
     const OWNERS: [Option<&str>; 4] = [None, Some("a"), Some("b"), Some("c")];
     const STATUSES: [TaskStatus; 5] = TaskStatus::ALL;
     let clock = ManualClock::new();
-    let store = InProcessTasks::new().with_clock(Arc::new(clock.clone())).with_max_records(max_records);
+    let store = InProcessTasks::new().clock(Arc::new(clock.clone())).max_records(max_records);
     let mut scan = Scan { records: HashMap::new(), max_records };
     // The last record written of every task ever accepted, to tell which are expired.
     let mut known: HashMap<String, TaskRecord> = HashMap::new();
@@ -170,7 +170,7 @@ async fn model_check(seed: u64, max_records: usize, max_live: usize, per_princip
 
 #[tokio::test]
 async fn past_its_bound_the_store_drops_ended_tasks_never_live_ones() {
-    let store = InProcessTasks::new().with_max_records(2);
+    let store = InProcessTasks::new().max_records(2);
     let now = millis(SystemClock.now());
     let limits = TaskLimits { max_live: 100, max_live_per_principal: 100, now_ms: now };
     let mut first = record("t1", now);
@@ -200,7 +200,7 @@ async fn the_store_decides_as_a_scan_of_every_record_would() {
 
 #[tokio::test]
 async fn live_caps_hold_and_free_when_a_task_ends_or_its_lease_passes() {
-    let store = InProcessTasks::new().with_clock(Arc::new(ManualClock::new()));
+    let store = InProcessTasks::new().clock(Arc::new(ManualClock::new()));
     let now = millis(SystemClock.now());
     let caps = |at| limits(3, 2, now + at);
     let mut a1 = task("a1", Some("alice"), now, 60_000, 1_000);
@@ -237,7 +237,7 @@ async fn live_caps_hold_and_free_when_a_task_ends_or_its_lease_passes() {
 #[tokio::test]
 async fn room_is_made_from_expired_then_least_recently_changed_ended_tasks() {
     let clock = ManualClock::new();
-    let store = InProcessTasks::new().with_clock(Arc::new(clock.clone())).with_max_records(4);
+    let store = InProcessTasks::new().clock(Arc::new(clock.clone())).max_records(4);
     let now = millis(clock.now());
     let caps = |at| limits(100, 100, now + at);
     // Ended in the order t2, t1, t3: t3 expires first, though it changed last.
@@ -270,7 +270,7 @@ async fn room_is_made_from_expired_then_least_recently_changed_ended_tasks() {
 #[tokio::test]
 async fn expired_records_are_swept_a_few_per_create() {
     let clock = ManualClock::new();
-    let store = InProcessTasks::new().with_clock(Arc::new(clock.clone()));
+    let store = InProcessTasks::new().clock(Arc::new(clock.clone()));
     let now = millis(clock.now());
     for i in 0..100 {
         store.create(&task(&format!("old-{i}"), None, now, 1, 1), limits(1000, 1000, now)).await.unwrap();

@@ -1,4 +1,4 @@
-//! [`Driver::call_legacy`]: one call on a 2025-era session, answering what the server pushes
+//! [`Driver::call_in_session`]: one call on a 2025-era session, answering what the server pushes
 //! while it is in flight with the same [`Responder`] as the 2026-07-28 loop.
 
 use std::collections::HashSet;
@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::legacy::{
-    CallGuard, LegacyCaller, PushReceiver, PushRefusal, Pushed, PushedNotice, PushedRequest, RequiredUrl,
-    URL_ELICITATION_REQUIRED, parse_notification, parse_request, parse_url_required,
+use super::session::{
+    CallGuard, RequiredUrl, SessionCaller, SessionMessage, SessionNotice, SessionReceiver, SessionRefusal,
+    SessionRequest, URL_ELICITATION_REQUIRED, parse_notification, parse_request, parse_url_required,
 };
 use super::{
     AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, Responder,
@@ -37,7 +37,7 @@ const MAX_EARLY_COMPLETIONS: usize = 64;
 
 enum Step {
     Done(Result<Value, CallError>),
-    Pushed(Option<Pushed>),
+    SessionMessage(Option<SessionMessage>),
     Pending(PendingAction),
 }
 
@@ -51,10 +51,10 @@ impl Driver {
     ///
     /// Input requests are keyed for the responder by `elicitationId` (URL mode) or by `#n`, the
     /// n-th request pushed during the call (form mode and others).
-    pub async fn call_legacy<C: LegacyCaller, R: Responder>(
+    pub async fn call_in_session<C: SessionCaller, R: Responder>(
         &self,
         caller: &mut C,
-        pushes: &mut PushReceiver,
+        pushes: &mut SessionReceiver,
         responder: &mut R,
         method: &str,
         mut params: Map<String, Value>,
@@ -77,10 +77,10 @@ impl Driver {
     }
 
     #[allow(clippy::too_many_arguments, reason = "one call's context, private")]
-    async fn attempt<C: LegacyCaller, R: Responder>(
+    async fn attempt<C: SessionCaller, R: Responder>(
         &self,
         caller: &mut C,
-        pushes: &mut PushReceiver,
+        pushes: &mut SessionReceiver,
         responder: &mut R,
         method: &str,
         params: Map<String, Value>,
@@ -104,7 +104,7 @@ impl Driver {
                 tokio::select! {
                     biased;
                     result = &mut call => Step::Done(result),
-                    pushed = pushes.rx.recv(), if channel_open => Step::Pushed(pushed),
+                    pushed = pushes.rx.recv(), if channel_open => Step::SessionMessage(pushed),
                     action = pending => Step::Pending(action),
                 }
             };
@@ -116,15 +116,15 @@ impl Driver {
                     }
                     return result.map_err(DriveError::Call);
                 }
-                Step::Pushed(None) => channel_open = false,
-                Step::Pushed(Some(Pushed::Notification { method, params })) => {
+                Step::SessionMessage(None) => channel_open = false,
+                Step::SessionMessage(Some(SessionMessage::Notification { method, params })) => {
                     state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
-                Step::Pushed(Some(Pushed::Request { method, params, reply })) => {
+                Step::SessionMessage(Some(SessionMessage::Request { method, params, reply })) => {
                     state.pushed += 1;
                     if state.pushed > self.max_input_requests {
-                        let _ =
-                            reply.send(Err(PushRefusal::new(codes::INTERNAL_ERROR, "too many requests in one call")));
+                        let _ = reply
+                            .send(Err(SessionRefusal::new(codes::INTERNAL_ERROR, "too many requests in one call")));
                         break DriveError::Protocol(format!(
                             "the server pushed more than {} requests during one call; giving up",
                             self.max_input_requests
@@ -136,7 +136,7 @@ impl Driver {
                             let _ = reply.send(answer);
                         }
                         Err(error) => {
-                            let _ = reply.send(Err(PushRefusal::new(codes::INTERNAL_ERROR, error.to_string())));
+                            let _ = reply.send(Err(SessionRefusal::new(codes::INTERNAL_ERROR, error.to_string())));
                             break error;
                         }
                     }
@@ -164,9 +164,9 @@ impl Driver {
         params: Option<&Value>,
         responder: &mut R,
         waiting: &mut Vec<Waiting>,
-    ) -> Result<Result<Value, PushRefusal>, DriveError> {
+    ) -> Result<Result<Value, SessionRefusal>, DriveError> {
         let ctx = AskContext { server: &self.server_name, key, round };
-        let refuse = |responder: &mut R, refusal: PushRefusal| {
+        let refuse = |responder: &mut R, refusal: SessionRefusal| {
             responder.notice(ctx, &format!("refused `{}`: {}", wire::clip(method), refusal.message));
             Ok(Err(refusal))
         };
@@ -175,10 +175,10 @@ impl Driver {
             Err(refusal) => return refuse(responder, refusal),
         };
         let undeclared =
-            |what: &str| PushRefusal::new(codes::INVALID_PARAMS, format!("this client did not declare {what}"));
+            |what: &str| SessionRefusal::new(codes::INVALID_PARAMS, format!("this client did not declare {what}"));
         match request {
-            PushedRequest::Ping => Ok(Ok(json!({}))),
-            PushedRequest::Elicit { params: ElicitParams::Form { message, requested_schema, .. }, .. } => {
+            SessionRequest::Ping => Ok(Ok(json!({}))),
+            SessionRequest::Elicit { params: ElicitParams::Form { message, requested_schema, .. }, .. } => {
                 if !self.capabilities.form {
                     return refuse(responder, undeclared("form-mode elicitation"));
                 }
@@ -191,7 +191,7 @@ impl Driver {
                 }
                 Ok(Ok(answer.to_json()))
             }
-            PushedRequest::Elicit { params: ElicitParams::Url { message, url }, elicitation_id } => {
+            SessionRequest::Elicit { params: ElicitParams::Url { message, url }, elicitation_id } => {
                 if !self.capabilities.url {
                     return refuse(responder, undeclared("URL-mode elicitation"));
                 }
@@ -201,7 +201,7 @@ impl Driver {
                     Ok(checked) => checked,
                     Err(reason) => {
                         responder.notice(ctx, &format!("refused the page: {reason}"));
-                        return Ok(Err(PushRefusal::new(codes::INVALID_PARAMS, reason)));
+                        return Ok(Err(SessionRefusal::new(codes::INVALID_PARAMS, reason)));
                     }
                 };
                 let action = responder.url(ctx, &message, &checked).await;
@@ -211,29 +211,28 @@ impl Driver {
                 }
                 Ok(Ok(json!({ "action": action.as_str() })))
             }
-            PushedRequest::Sampling(params) => {
+            SessionRequest::Sampling(params) => {
                 if !self.capabilities.sampling {
                     return refuse(
                         responder,
-                        PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare sampling"),
+                        SessionRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare sampling"),
                     );
                 }
-                Ok(responder
-                    .sampling(ctx, &params)
-                    .await
-                    .ok_or_else(|| PushRefusal::new(codes::INTERNAL_ERROR, "the sampling request could not be served")))
+                Ok(responder.sampling(ctx, &params).await.ok_or_else(|| {
+                    SessionRefusal::new(codes::INTERNAL_ERROR, "the sampling request could not be served")
+                }))
             }
-            PushedRequest::Roots => {
+            SessionRequest::Roots => {
                 if !self.capabilities.roots {
                     return refuse(
                         responder,
-                        PushRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare roots"),
+                        SessionRefusal::new(codes::METHOD_NOT_FOUND, "this client did not declare roots"),
                     );
                 }
                 Ok(responder
                     .roots(ctx)
                     .await
-                    .ok_or_else(|| PushRefusal::new(codes::INTERNAL_ERROR, "the roots request could not be served")))
+                    .ok_or_else(|| SessionRefusal::new(codes::INTERNAL_ERROR, "the roots request could not be served")))
             }
         }
     }
@@ -242,7 +241,7 @@ impl Driver {
     /// responder says retry). `Ok` = call again.
     async fn required<R: Responder>(
         &self,
-        pushes: &mut PushReceiver,
+        pushes: &mut SessionReceiver,
         responder: &mut R,
         urls: &[RequiredUrl],
         round: usize,
@@ -284,18 +283,18 @@ impl Driver {
                 let pending = w.pending(PendingKind::Required);
                 tokio::select! {
                     biased;
-                    pushed = pushes.rx.recv(), if channel_open => Step::Pushed(pushed),
+                    pushed = pushes.rx.recv(), if channel_open => Step::SessionMessage(pushed),
                     action = responder.pending(ctx, pending) => Step::Pending(action),
                 }
             };
             match step {
-                Step::Pushed(None) => channel_open = false,
-                Step::Pushed(Some(Pushed::Notification { method, params })) => {
+                Step::SessionMessage(None) => channel_open = false,
+                Step::SessionMessage(Some(SessionMessage::Notification { method, params })) => {
                     state.notified(self, responder, &mut waiting, &method, params.as_ref(), round);
                 }
-                Step::Pushed(Some(Pushed::Request { reply, .. })) => {
-                    let _ = reply.send(Err(PushRefusal::new(
-                        super::legacy::INVALID_REQUEST,
+                Step::SessionMessage(Some(SessionMessage::Request { reply, .. })) => {
+                    let _ = reply.send(Err(SessionRefusal::new(
+                        super::session::INVALID_REQUEST,
                         "no call is in flight; this client only answers requests that belong to a call",
                     )));
                 }
@@ -308,7 +307,7 @@ impl Driver {
     }
 }
 
-/// What one legacy call remembers across its attempts.
+/// What one call in a session remembers across its attempts.
 struct CallState {
     /// Requests pushed so far.
     pushed: usize,
@@ -328,7 +327,7 @@ impl CallState {
         params: Option<&Value>,
         round: usize,
     ) {
-        if let PushedNotice::ElicitationComplete(id) = parse_notification(method, params) {
+        if let SessionNotice::ElicitationComplete(id) = parse_notification(method, params) {
             match waiting.iter().position(|w| w.id == id) {
                 Some(at) => {
                     waiting.remove(at);

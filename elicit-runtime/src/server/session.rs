@@ -1,17 +1,17 @@
-//! The live executor: the same handlers on a 2025-era session.
+//! Handlers in a 2025-era session: the same handlers, run once, their asks pushed to the client.
 //!
 //! A client that opens with `initialize` (2025-06-18 or 2025-11-25) expects the server to push
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` requests while its call is open.
 //! There is nothing to replay on that wire: the engine runs the handler once, as one task, and
-//! each ask of its [`Flow`](super::Flow) becomes a request sent through a [`LivePeer`] and awaited.
+//! each ask of its [`Flow`] becomes a request sent through a [`SessionPeer`] and awaited.
 //! Everything else — validation by the same parser, invalid answers asked again, URL mode's
 //! out-of-band completion — is the code path the replay model uses.
 //!
-//! Bounds: a [`LiveSession`] caps the asks outstanding on one connection and the calls running on
+//! Bounds: a [`Session`] caps the asks outstanding on one connection and the calls running on
 //! it (each holds its permit for the whole task, URL-mode waits included), each ask has a timeout,
-//! and the wait for a URL-mode page is bounded ([`LiveConfig`]). Dropping the task (the client
+//! and the wait for a URL-mode page is bounded ([`SessionConfig`]). Dropping the task (the client
 //! went away, cancelled the call, or ended the session) releases its URL-mode records;
-//! [`LiveStats`] counts tasks and records alive so a deployment (and the tests) can see nothing leaks.
+//! [`SessionStats`] counts tasks and records alive so a deployment (and the tests) can see nothing leaks.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,25 +26,25 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use super::{Flow, FlowError};
-use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, LegacyVersion, clip};
+use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};
 
-/// A boxed future returned by [`LivePeer`] methods (the trait stays object-safe).
-pub type LiveFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future returned by [`SessionPeer`] methods (the trait stays object-safe).
+pub type PeerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The client end of a 2025-era connection, as the engine needs it.
 ///
 /// The rmcp adapter implements it over `Peer<RoleServer>`, inside the client request the ask
 /// serves (so on Streamable HTTP the request rides that request's SSE stream).
-pub trait LivePeer: Send + Sync {
+pub trait SessionPeer: Send + Sync {
     /// Sends a server-to-client request and returns the client's result as sent, or why there is
     /// none (the connection closed, the client answered with an error).
-    fn request(&self, method: &'static str, params: Option<Value>) -> LiveFuture<'_, Result<Value, PeerError>>;
+    fn request(&self, method: &'static str, params: Option<Value>) -> PeerFuture<'_, Result<Value, PeerError>>;
 
     /// Sends a notification.
-    fn notify(&self, method: &'static str, params: Value) -> LiveFuture<'_, Result<(), PeerError>>;
+    fn notify(&self, method: &'static str, params: Value) -> PeerFuture<'_, Result<(), PeerError>>;
 }
 
-/// Why a [`LivePeer`] request has no result, or a notification was not sent.
+/// Why a [`SessionPeer`] request has no result, or a notification was not sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PeerError {
@@ -79,21 +79,21 @@ impl std::error::Error for PeerError {}
 /// [`EngineBuilder`](super::EngineBuilder).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct LiveConfig {
+pub struct SessionConfig {
     /// Asks outstanding at once on one session (more fail with a clear error). Default 16.
     pub max_outstanding_asks: usize,
     /// How long one ask waits for the client's answer. Default 600 s (a person is filling a form).
     pub ask_timeout: Duration,
     /// How long the handler waits, after URL-mode consent, for the page to record completion.
     /// Default 600 s.
-    pub url_wait: Duration,
+    pub url_completion_timeout: Duration,
     /// Calls run live at once on one session, each for its whole run (URL-mode waits included);
     /// one more fails at once with a clear error. Default 32.
     pub max_tasks_per_session: usize,
     /// While a call waits on a person (a pushed ask, a URL-mode page), how often the engine sends
     /// `notifications/progress` for the call, when the client gave a `progressToken`: a client
     /// that resets its request timeout on progress keeps the call open as long as the person
-    /// takes (within [`ask_timeout`](Self::ask_timeout) and [`url_wait`](Self::url_wait)).
+    /// takes (within [`ask_timeout`](Self::ask_timeout) and [`url_completion_timeout`](Self::url_completion_timeout)).
     /// Well under the common 60 s client timeout. Default 15 s; zero sends none.
     pub heartbeat: Duration,
     /// While a URL-mode ask is pushed and not yet answered, how often the engine looks whether the
@@ -102,12 +102,12 @@ pub struct LiveConfig {
     pub url_poll: Duration,
 }
 
-impl Default for LiveConfig {
+impl Default for SessionConfig {
     fn default() -> Self {
-        LiveConfig {
+        SessionConfig {
             max_outstanding_asks: 16,
             ask_timeout: Duration::from_secs(600),
-            url_wait: Duration::from_secs(600),
+            url_completion_timeout: Duration::from_secs(600),
             max_tasks_per_session: 32,
             heartbeat: Duration::from_secs(15),
             url_poll: Duration::from_secs(1),
@@ -118,10 +118,10 @@ impl Default for LiveConfig {
 /// One 2025-era connection: its negotiated revision, what the client declared in `initialize`,
 /// the peer to send through, and the cap on its outstanding asks. Cheap to clone; clones share the cap.
 #[derive(Clone)]
-pub struct LiveSession {
-    pub(super) version: LegacyVersion,
+pub struct Session {
+    pub(super) version: Revision,
     pub(super) capabilities: Capabilities,
-    pub(super) peer: Arc<dyn LivePeer>,
+    pub(super) peer: Arc<dyn SessionPeer>,
     pub(super) limit: AskLimit,
     pub(super) client: ClientName,
     /// Whether the client's `initialize` negotiated app-rendered forms (draft).
@@ -129,11 +129,11 @@ pub struct LiveSession {
     pub(super) app_forms: bool,
 }
 
-impl LiveSession {
+impl Session {
     /// A session on `version` whose client declared `capabilities`, asking through `peer`, its
     /// outstanding asks counted against `limit` (share one limit across a connection's calls).
-    pub fn new(version: LegacyVersion, capabilities: Capabilities, peer: Arc<dyn LivePeer>, limit: AskLimit) -> Self {
-        LiveSession {
+    pub fn new(version: Revision, capabilities: Capabilities, peer: Arc<dyn SessionPeer>, limit: AskLimit) -> Self {
+        Session {
             version,
             capabilities,
             peer,
@@ -161,7 +161,7 @@ impl LiveSession {
     }
 
     /// The negotiated revision.
-    pub fn version(&self) -> LegacyVersion {
+    pub fn version(&self) -> Revision {
         self.version
     }
 }
@@ -177,9 +177,9 @@ pub struct AskLimit {
 
 impl AskLimit {
     /// At most `max` asks outstanding at once (and the default cap on running calls, see
-    /// [`LiveConfig::max_tasks_per_session`]).
+    /// [`SessionConfig::max_tasks_per_session`]).
     pub fn new(max: usize) -> Self {
-        AskLimit::with_tasks(max, LiveConfig::default().max_tasks_per_session)
+        AskLimit::with_tasks(max, SessionConfig::default().max_tasks_per_session)
     }
 
     /// At most `max_asks` asks outstanding and `max_tasks` calls running at once.
@@ -194,7 +194,7 @@ impl AskLimit {
 
 /// How many live tasks and URL-mode records an engine holds right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LiveStats {
+pub struct SessionStats {
     /// Handlers running as live tasks.
     pub tasks: usize,
     /// URL-mode records minted by live tasks and not yet consumed or released.
@@ -208,8 +208,8 @@ pub(super) struct LiveCounters {
 }
 
 impl LiveCounters {
-    pub(super) fn snapshot(&self) -> LiveStats {
-        LiveStats { tasks: self.tasks.load(Ordering::SeqCst), url_records: self.url_records.load(Ordering::SeqCst) }
+    pub(super) fn snapshot(&self) -> SessionStats {
+        SessionStats { tasks: self.tasks.load(Ordering::SeqCst), url_records: self.url_records.load(Ordering::SeqCst) }
     }
 
     pub(super) fn task(self: &Arc<Self>) -> TaskGuard {
@@ -239,8 +239,8 @@ impl Drop for TaskGuard {
 /// last clone of the flow, which is when the task is dropped: the URL-mode records it still holds
 /// are released then, and its permit on the session's task cap returns.
 pub(super) struct LiveLink {
-    session: LiveSession,
-    config: LiveConfig,
+    session: Session,
+    config: SessionConfig,
     counters: Arc<LiveCounters>,
     store: Arc<dyn Store>,
     /// URL-mode ids minted and not yet consumed or released.
@@ -256,8 +256,8 @@ impl LiveLink {
     /// The link of one live task, or the error to answer when the session runs as many tasks as
     /// it may.
     pub(super) fn new(
-        session: LiveSession,
-        config: LiveConfig,
+        session: Session,
+        config: SessionConfig,
         counters: Arc<LiveCounters>,
         store: Arc<dyn Store>,
     ) -> Result<Self, FlowError> {
@@ -283,8 +283,8 @@ impl LiveLink {
         self.session.capabilities
     }
 
-    pub(super) fn url_wait(&self) -> Duration {
-        self.config.url_wait
+    pub(super) fn url_completion_timeout(&self) -> Duration {
+        self.config.url_completion_timeout
     }
 
     fn held(&self) -> MutexGuard<'_, Vec<String>> {
@@ -364,7 +364,7 @@ impl LiveLink {
         }
     }
 
-    /// Awaits `wait` while a person is asked: every [`LiveConfig::heartbeat`] a progress
+    /// Awaits `wait` while a person is asked: every [`SessionConfig::heartbeat`] a progress
     /// notification for the call (sent only when the client gave a `progressToken`), and, while
     /// the URL-mode step `url` is pushed and unanswered, its completion told to the client as
     /// soon as the page records it (the host need not wait for the person to confirm).
@@ -434,7 +434,11 @@ impl LiveLink {
     /// The page of `key` was not completed within the wait: its step `id` is released.
     pub(super) fn url_timed_out(&self, key: &str, id: &str) -> FlowError {
         self.release(id);
-        FlowError::Failed(format!("the page of `{}` was not completed within {:?}", clip(key), self.config.url_wait))
+        FlowError::Failed(format!(
+            "the page of `{}` was not completed within {:?}",
+            clip(key),
+            self.config.url_completion_timeout
+        ))
     }
 }
 
