@@ -132,7 +132,7 @@ impl Elicitation {
     {
         let principal = self.principal_of(ctx);
         let request = request.principal(principal.as_deref());
-        let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest(ctx.clone()));
+        let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest::of(ctx));
         let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
         // The engine's round is boxed, here and below: rmcp spawns a task per request whose
         // future holds the handler's future inline, and an unboxed round (the handler's own

@@ -7,8 +7,8 @@
 //! body before rmcp sees the request; a header that is present and differs is still refused
 //! (`-32020`).
 //!
-//! **Shown by** `tests/adapter/sdk_clients/fastmcp_tasks.rs` (FastMCP's task client) and
-//! `tests/adapter/tasks_wire.rs`.
+//! **Shown by** `tests/adapter/sdk_clients/fastmcp_tasks.rs` (FastMCP's task client, which sends
+//! no `Mcp-Name`).
 
 use axum::http::HeaderName;
 
