@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, Outcome, RedisStore, Request, Store};
+use elicit_runtime::server::store::{RedisStore, Store};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, Outcome, Request};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;

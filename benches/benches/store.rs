@@ -31,9 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use elicit_runtime::server::{
-    ClaimToken, Engine, Finish, InProcessStore, Outcome, RedisStore, Request, SqliteStore, Store,
-};
+use elicit_runtime::server::store::{ClaimToken, Finish, InProcessStore, RedisStore, SqliteStore, Store};
+use elicit_runtime::server::{Engine, Outcome, Request};
 use elicit_runtime::state::KeyRing;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};

@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, SqliteStore, TaskSupport};
+use elicit_runtime::server::store::SqliteStore;
+use elicit_runtime::server::task::TaskSupport;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::tasks::{self as task_wire, TaskStatus};
 use elicit_runtime::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};

@@ -9,7 +9,8 @@ use axum::serve::ListenerExt as _;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{EngineBuilder, InProcessStore, RedisStore, SqliteStore, Store, TaskRecords};
+use elicit_runtime::server::EngineBuilder;
+use elicit_runtime::server::store::{InProcessStore, RedisStore, SqliteStore, Store, TaskRecords};
 use elicit_runtime::state::KeyRing;
 
 use crate::csrf::PageSecrets;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use elicit_runtime::rmcp::{McpServer, Presentation};
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, TaskSupport, UrlAnswer};
+use elicit_runtime::server::task::TaskSupport;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, UrlAnswer};
 use elicit_runtime::wire::Capabilities;
 use elicit_runtime::{Elicit, Email};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};

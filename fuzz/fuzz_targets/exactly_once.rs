@@ -21,8 +21,9 @@ use std::time::{Duration, SystemTime};
 
 use arbitrary::{Result, Unstructured};
 use elicit_runtime::Elicit;
+use elicit_runtime::server::store::InProcessStore;
 use elicit_runtime::server::{
-    Answer, Clock, Engine, EngineError, Flow, FlowError, InProcessStore, ManualClock, Outcome, Request, UrlAnswer,
+    Answer, Clock, Engine, EngineError, Flow, FlowError, ManualClock, Outcome, Request, UrlAnswer,
 };
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::ledger::{ClaimFault, FaultyClaims};

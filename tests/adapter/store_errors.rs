@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Engine, Flow, FlowError, RedisStore, UrlAnswer};
+use elicit_runtime::server::store::RedisStore;
+use elicit_runtime::server::{Engine, Flow, FlowError, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::json;

@@ -186,7 +186,7 @@ async fn the_payment_rounds_lost_response_is_recovered_not_paid_again() {
         assert_eq!(keys(&again), ["confirm"], "a retry of the payment round asked {:?}", keys(&again));
     }
     // The completion was consumed by this flow: the page's record is gone from the store.
-    assert_eq!(engine.url_completions().status(&id).await.unwrap(), elicit_runtime::server::UrlStatus::Unknown);
+    assert_eq!(engine.url_completions().status(&id).await.unwrap(), elicit_runtime::server::store::UrlStatus::Unknown);
     // Another flow cannot take it.
     let other = Call::tool("book");
     let (_, other_s2, _, _) = to_confirmation(&engine, &runs, &other).await;
@@ -301,12 +301,13 @@ async fn a_failed_computation_is_not_recorded_and_runs_again() {
 /// A 2025-era client that answers every form: `who` as Ada, the rest accepted.
 struct Ada;
 
-impl elicit_runtime::server::SessionPeer for Ada {
+impl elicit_runtime::server::session::SessionPeer for Ada {
     fn request(
         &self,
         _method: &'static str,
         params: Option<Value>,
-    ) -> elicit_runtime::server::PeerFuture<'_, Result<Value, elicit_runtime::server::PeerError>> {
+    ) -> elicit_runtime::server::session::PeerFuture<'_, Result<Value, elicit_runtime::server::session::PeerError>>
+    {
         let message = params.as_ref().and_then(|p| p["message"].as_str()).unwrap_or_default().to_owned();
         Box::pin(async move {
             Ok(if message.contains("name") {
@@ -321,14 +322,15 @@ impl elicit_runtime::server::SessionPeer for Ada {
         &self,
         _method: &'static str,
         _params: Value,
-    ) -> elicit_runtime::server::PeerFuture<'_, Result<(), elicit_runtime::server::PeerError>> {
+    ) -> elicit_runtime::server::session::PeerFuture<'_, Result<(), elicit_runtime::server::session::PeerError>> {
         Box::pin(async { Ok(()) })
     }
 }
 
 #[tokio::test]
 async fn once_behaves_the_same_on_the_live_2025_path() {
-    use elicit_runtime::server::{Request, Session};
+    use elicit_runtime::server::Request;
+    use elicit_runtime::server::session::Session;
     use elicit_runtime::wire::{Capabilities, Revision};
 
     let engine = engine();

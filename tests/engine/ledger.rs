@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use elicit_runtime::server::{
-    Answer, Engine, Flow, FlowError, InProcessStore, ManualClock, RedisStore, Store, UrlAnswer,
-};
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, ManualClock, UrlAnswer};
+
+use elicit_runtime::server::store::{InProcessStore, RedisStore, Store};
 use elicit_runtime::state::KeyRing;
 use serde_json::json;
 

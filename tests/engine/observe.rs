@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::server::pages::kit::{Decision, record_decision};
-use elicit_runtime::server::{
-    Answer, Engine, Flow, FlowError, ManualClock, Outcome, PeerError, PeerFuture, Request, Session, SessionPeer,
-    UrlAnswer, UrlCompletions,
-};
+use elicit_runtime::server::session::{PeerError, PeerFuture, Session, SessionPeer};
+use elicit_runtime::server::store::UrlCompletions;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError, ManualClock, Outcome, Request, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{ElicitParams, InputRequest, Revision};
 use metrics_util::MetricKind;
@@ -304,7 +303,7 @@ async fn counters_histograms_and_spans_name_every_action_each_client_and_both_er
 /// in its span, the answer counted for the client its `_meta` names.
 #[tokio::test]
 async fn a_task_round_is_observed_like_any_2026_round() {
-    use elicit_runtime::server::{TaskStart, TaskSupport};
+    use elicit_runtime::server::task::{TaskStart, TaskSupport};
 
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();

@@ -14,7 +14,8 @@ use elicit_test_support::server;
 use std::sync::Arc;
 
 use elicit_runtime::Elicit;
-use elicit_runtime::server::{Answer, Engine, EngineError, Flow, FlowError, Outcome, RedisStore, UrlAnswer};
+use elicit_runtime::server::store::RedisStore;
+use elicit_runtime::server::{Answer, Engine, EngineError, Flow, FlowError, Outcome, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Value, json};
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use elicit_examples::loadgen::trip_answer;
 use elicit_examples::travel::{self, PaymentSummaries};
-use elicit_runtime::server::{Engine, Flow, Request, UrlCompletions};
+use elicit_runtime::server::store::UrlCompletions;
+use elicit_runtime::server::{Engine, Flow, Request};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::testing::ReplayCheck;
 use elicit_runtime::wire::{ElicitParams, InputRequest};

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use elicit_runtime::server::{
-    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, RedisStore, Request, Store, TaskRecords, TaskSnapshot,
-    TaskStart, TaskStatus, TaskSupport,
-};
+use elicit_runtime::server::{Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, Request};
+
+use elicit_runtime::server::store::{RedisStore, Store, TaskRecords};
+
+use elicit_runtime::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::redis::Redis;
 use elicit_test_support::server::engine::{Name, meta};

@@ -14,7 +14,8 @@ use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::{
     PaymentSummaries, PaymentSummary, payment_page_at, payment_page_with_logins, payment_url,
 };
-use elicit_runtime::server::{InProcessStore, PageLogin, RedisStore, UrlCompletions};
+use elicit_runtime::server::PageLogin;
+use elicit_runtime::server::store::{InProcessStore, RedisStore, UrlCompletions};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::redis::Redis;
 use serde_json::json;

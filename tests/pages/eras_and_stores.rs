@@ -6,9 +6,11 @@
 
 use std::sync::Arc;
 
-use elicit_runtime::server::{
-    Engine, Outcome, PeerError, PeerFuture, RedisStore, Request, Session, SessionPeer, Store,
-};
+use elicit_runtime::server::{Engine, Outcome, Request};
+
+use elicit_runtime::server::session::{PeerError, PeerFuture, Session, SessionPeer};
+
+use elicit_runtime::server::store::{RedisStore, Store};
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{Capabilities, Revision};
 use elicit_test_support::redis::Redis;

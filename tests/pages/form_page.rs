@@ -150,7 +150,7 @@ async fn the_pages_decline_and_cancel_buttons_are_the_answer() {
 #[tokio::test]
 async fn forged_doubled_expired_foreign_and_oversized_submissions_are_refused_with_a_page() {
     let ring = KeyRing::generate();
-    let store = Arc::new(elicit_runtime::server::InProcessStore::new());
+    let store = Arc::new(elicit_runtime::server::store::InProcessStore::new());
     let logins = PageLogin::new(ring.clone(), store.clone());
     let visitors = Arc::new(PageLoginVisitors::new(logins.clone()));
     let served = serve(|_, base| {

@@ -16,7 +16,8 @@ use std::time::Duration;
 use elicit_examples::bearer::{BearerTokens, authenticate};
 use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::{PaymentSummaries, payment_page_with_logins, payment_url};
-use elicit_runtime::server::{InProcessStore, PageLogin, UrlCompletions, UrlStatus};
+use elicit_runtime::server::PageLogin;
+use elicit_runtime::server::store::{InProcessStore, UrlCompletions, UrlStatus};
 use elicit_runtime::state::KeyRing;
 use serde_json::json;
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use elicit_examples::ServerKeys;
 use elicit_examples::csrf::PageSecrets;
 use elicit_examples::travel::payment_page;
-use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
+use elicit_runtime::server::store::{InProcessStore, UrlCompletions, UrlStatus};
 use serde_json::json;
 
 use server::http::{Client, PageVisit, browser_get, post_form, visit_page};

@@ -16,10 +16,12 @@ use std::time::Duration;
 
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{
-    Answer, Claim, ClaimToken, Engine, Flow, FlowError, FlowLedger, RecordKind, RedisStore, Slot, Store, StoreError,
-    TaskConfig, TaskLimits, TaskRecord, TaskRecords, UrlCompletions, UrlStatus,
+use elicit_runtime::server::store::{
+    Claim, ClaimToken, FlowLedger, RecordKind, RedisStore, Slot, Store, StoreError, TaskLimits, TaskRecord,
+    TaskRecords, UrlCompletions, UrlStatus,
 };
+use elicit_runtime::server::task::TaskConfig;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::process;
 use elicit_test_support::redis::{Cluster, Redis};

@@ -13,9 +13,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use elicit_runtime::server::{
-    Claim, ClaimToken, Finish, FlowLedger, InProcessStore, LedgerSnapshot, ManualClock, RecordKind, RedisStore, Slot,
-    SqliteStore, Store, StoreError, UrlCompletions, UrlStatus,
+use elicit_runtime::server::ManualClock;
+
+use elicit_runtime::server::store::{
+    Claim, ClaimToken, Finish, FlowLedger, InProcessStore, LedgerSnapshot, RecordKind, RedisStore, Slot, SqliteStore,
+    Store, StoreError, UrlCompletions, UrlStatus,
 };
 use serde_json::json;
 use serde_json::value::RawValue;

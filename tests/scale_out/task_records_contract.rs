@@ -5,9 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use elicit_runtime::server::{
-    InProcessTasks, RedisStore, SqliteStore, StoreError, TaskConfig, TaskLimits, TaskRecord, TaskRecords, TaskStatus,
+use elicit_runtime::server::store::{
+    InProcessTasks, RedisStore, SqliteStore, StoreError, TaskLimits, TaskRecord, TaskRecords,
 };
+
+use elicit_runtime::server::task::{TaskConfig, TaskStatus};
 use elicit_test_support::redis::{Cluster, Redis};
 use serde_json::{Map, Value, json};
 

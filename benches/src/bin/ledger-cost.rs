@@ -26,9 +26,9 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use elicit_runtime::server::{
-    Answer, Engine, EngineBuilder, Flow, FlowError, InProcessStore, Outcome, RedisStore, Request,
-};
+use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, Outcome, Request};
+
+use elicit_runtime::server::store::{InProcessStore, RedisStore};
 use elicit_runtime::state::KeyRing;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
@@ -42,7 +42,7 @@ use ledger_flow::{Name, asked, meta, with_once};
 // The store as this version of the engine names it. Before the flow ledger it was
 // `CompletionStore`, given by `EngineBuilder::completion_store`: scripts/ledger-cost.sh rewrites
 // the two lines marked `ledger-cost: store` for such a version.
-use elicit_runtime::server::Store as BenchStore; // ledger-cost: store
+use elicit_runtime::server::store::Store as BenchStore; // ledger-cost: store
 fn with_store(builder: EngineBuilder, store: Arc<dyn BenchStore>) -> EngineBuilder {
     builder.store(store) // ledger-cost: store
 }

@@ -28,7 +28,9 @@ use super::convert::{handler_error_result, input_required};
 use super::peer::{RmcpPeer, RmcpRequest};
 use super::round::{Round, RoundParams};
 use crate::Elicit;
-use crate::server::{Answer, AskLimit, Engine, Flow, FlowError, Outcome, Request, RequestHandle, Session, TaskSupport};
+use crate::server::session::{AskLimit, Session};
+use crate::server::task::TaskSupport;
+use crate::server::{Answer, Engine, Flow, FlowError, Outcome, Request, RequestHandle};
 use crate::wire::Revision;
 
 /// The code rmcp's peers use for a request cancelled before it finished.

@@ -10,7 +10,9 @@ use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, RequestHandle as
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
-use crate::server::{FlowError, PeerError, PeerFuture, Progress, RequestHandle, SessionPeer};
+use crate::server::{FlowError, Progress, RequestHandle};
+
+use crate::server::session::{PeerError, PeerFuture, SessionPeer};
 
 /// A 2025-era client, reached through rmcp. Sent from within the handler of the client's call,
 /// so rmcp routes each request onto that call's stream.

@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 use super::convert::{handler_error_result, input_required};
 use super::extract::Elicitation;
 use super::round::Round;
-use crate::server::{Flow, FlowError, TaskSnapshot, TaskStart, TaskSupport};
+use crate::server::task::{TaskSnapshot, TaskStart, TaskSupport};
+use crate::server::{Flow, FlowError};
 use crate::wire;
 
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{Answer, Flow, FlowError};
+use super::flow::{Answer, Flow, FlowError};
 use crate::Elicit;
 
 impl Flow {

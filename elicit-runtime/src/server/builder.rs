@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{
-    Clock, Engine, InProcessStore, InProcessTasks, SessionConfig, Store, SystemClock, TaskConfig, TaskRecords,
-};
+use super::clock::{Clock, SystemClock};
+use super::engine::Engine;
+use super::session::SessionConfig;
+use super::store::{InProcessStore, InProcessTasks, Store, TaskRecords};
+use super::task::TaskConfig;
 use crate::state::{KeyRing, StateSealer};
 
 /// Tunables of an [`Engine`]; every field has a safe default. Each has a setter on

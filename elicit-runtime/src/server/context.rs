@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use super::flow::{Flow, FlowError};
 use super::session::PeerFuture;
-use super::{Flow, FlowError};
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.
 #[derive(Debug, Clone, PartialEq)]

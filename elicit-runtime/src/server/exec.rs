@@ -9,11 +9,11 @@
 //! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
 //!   background; its asks become the task's input requests (`task/`).
 
+use super::flow::{Flow, FlowError, UrlAnswer};
 use super::once::ClaimGuard;
 use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};
 use super::task::TaskExec;
-use super::{Flow, FlowError, UrlAnswer};
 use crate::wire::{Capabilities, InputRequest};
 
 /// How a flow runs.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::EngineConfig;
+use super::builder::EngineConfig;
 use super::exec::Executor;
 use super::payload::Payload;
 use super::store::{Slot, Store, StoreError, mint_id};

@@ -9,8 +9,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::flow::{Flow, FlowError};
+use super::request::FLOW_CONFLICT;
 use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
-use super::{FLOW_CONFLICT, Flow, FlowError};
 use crate::state::digest_arguments;
 use crate::wire::clip;
 
@@ -114,7 +115,7 @@ impl Drop for ClaimGuard {
 
 impl Flow {
     /// Runs `compute` once per flow, whatever the client replays: its value is recorded in the
-    /// engine's [`FlowLedger`](super::FlowLedger) under (flow id, `key`) and every later call — in a later round,
+    /// engine's [`FlowLedger`](super::store::FlowLedger) under (flow id, `key`) and every later call — in a later round,
     /// a replay of an earlier or of the same state, a concurrent duplicate of the round, a round
     /// served by another instance — returns that value without running `compute` again.
     ///
@@ -138,7 +139,7 @@ impl Flow {
     /// recorded value.
     ///
     /// The one precondition: instances that share state keys share the store (the default
-    /// [`InProcessStore`](super::InProcessStore) is one process's; several instances need a shared
+    /// [`InProcessStore`](super::store::InProcessStore) is one process's; several instances need a shared
     /// one such as `RedisStore`). The records are extended as each later round of the flow opens
     /// (and again when it seals a state, if it ran long), so they outlive every state that could
     /// replay them.

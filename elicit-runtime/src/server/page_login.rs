@@ -89,7 +89,7 @@ impl std::error::Error for PageLoginError {
 ///    `SameSite` cookie scoped to the step's page, and redirects to the page without the ticket
 ///    (so it is neither bookmarked nor sent on). Each later request names its user by
 ///    [`PageLogin::session_principal`], and the page records the decision under that identity: the
-///    `by` of [`UrlCompletions::complete`](super::UrlCompletions::complete), which refuses anyone but the step's owner.
+///    `by` of [`UrlCompletions::complete`](super::store::UrlCompletions::complete), which refuses anyone but the step's owner.
 ///
 /// The page, not this type, decides what an unsigned browser may do; a server with users should
 /// refuse an anonymous decision. API clients that present the server's own credentials (a bearer
@@ -99,7 +99,8 @@ impl std::error::Error for PageLoginError {
 /// use std::sync::Arc;
 /// use std::time::Duration;
 ///
-/// use elicit_runtime::server::{InProcessStore, PageLogin, PageLoginError, UrlCompletions};
+/// use elicit_runtime::server::store::{InProcessStore, UrlCompletions};
+/// use elicit_runtime::server::{PageLogin, PageLoginError};
 /// use elicit_runtime::state::KeyRing;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -282,7 +283,7 @@ fn record_key(step: &str, nonce: &[u8]) -> String {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
-    use crate::server::InProcessStore;
+    use crate::server::store::InProcessStore;
 
     const STEP: &str = "AAAAAAAAAAAAAAAAAAAAAA";
     const OTHER_STEP: &str = "BBBBBBBBBBBBBBBBBBBBBB";

@@ -10,12 +10,13 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+use super::engine::Engine;
 use super::exec::Executor;
 use super::flow::{Flow, FlowError, Shared, Suspension};
 use super::observe;
 use super::payload::Payload;
+use super::request::{EngineError, Outcome, Request};
 use super::store::{Finish, LedgerSnapshot, Slot};
-use super::{Engine, EngineError, Outcome, Request};
 use crate::state::{Binding, StateErrorKind, digest_arguments};
 use crate::wire::{self, Capabilities, InputRequiredResult, codes};
 
@@ -31,7 +32,7 @@ pub(super) struct Opened {
 }
 
 /// What a resumed round read of its flow's ledger as it opened, in one store call
-/// ([`FlowLedger::snapshot`](super::FlowLedger::snapshot)), and what that read settles for the
+/// ([`FlowLedger::snapshot`](super::store::FlowLedger::snapshot)), and what that read settles for the
 /// rest of the round. Empty for a first round.
 #[derive(Default)]
 pub(super) struct LedgerRead {
@@ -41,7 +42,7 @@ pub(super) struct LedgerRead {
     pub(super) finished: Option<Value>,
     /// Until when (by the engine's clock) a state sealed by this round dies before the flow's
     /// record without another extension: the read extended the record by the states' lifetime,
-    /// the margin and [`ROUND_ALLOWANCE`](super::ROUND_ALLOWANCE), and the record could not
+    /// the margin and [`ROUND_ALLOWANCE`](super::engine::ROUND_ALLOWANCE), and the record could not
     /// vanish since (it holds final values). `None`: extend when sealing.
     pub(super) covers_until: Option<SystemTime>,
 }
@@ -57,7 +58,7 @@ impl Engine {
     /// failures.
     ///
     /// One outcome per flow: every flow has a random id sealed in its state, and its ledger in the
-    /// [`Store`](super::Store) keeps what it did — the values of [`Flow::once`], the completions
+    /// [`Store`](super::store::Store) keeps what it did — the values of [`Flow::once`], the completions
     /// its URL-mode steps took, and the answers it finished with. Every round of a flow of several
     /// rounds that completes records that finish; any later round — the last state replayed, an
     /// earlier one, changed answers — is answered from those answers, so it returns the same
@@ -174,7 +175,7 @@ impl Engine {
         }
         // Read before the store is asked: the record's extension runs from a later instant.
         let opened_at = self.clock.now();
-        let ttl = self.record_ttl() + super::ROUND_ALLOWANCE;
+        let ttl = self.record_ttl() + super::engine::ROUND_ALLOWANCE;
         let LedgerSnapshot { finished, recorded } =
             self.store.snapshot(&opened.payload.flow, ttl).await.map_err(FlowError::Store)?;
         // Only final values keep a record from vanishing (an abandon that empties it removes it).
@@ -182,7 +183,7 @@ impl Engine {
         opened.ledger = LedgerRead {
             recorded,
             finished: finished.clone(),
-            covers_until: lasting.then(|| opened_at + super::ROUND_ALLOWANCE),
+            covers_until: lasting.then(|| opened_at + super::engine::ROUND_ALLOWANCE),
         };
         let Some(answers) = finished else { return Ok(()) };
         // The answers sent are not used, but malformed ones are still refused as such.

@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
+use super::flow::{Flow, FlowError};
 use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
-use super::{Flow, FlowError};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};
 
 /// A boxed future returned by [`SessionPeer`] methods (the trait stays object-safe).

@@ -10,16 +10,16 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::flow::{Flow, FlowError, UrlAnswer};
 use super::once::Claimed;
 use super::payload::UrlStep;
 use super::store::{Slot, UrlStatus};
-use super::{Flow, FlowError, UrlAnswer};
 use crate::wire::{ElicitAction, ElicitParams, InputRequest, clip};
 
 impl Flow {
     /// Sends the user to a page out of band (URL mode). `build_url` receives the unguessable id
     /// the engine minted for this step; the page records completion of that id in the engine's
-    /// [`UrlCompletions`](super::UrlCompletions).
+    /// [`UrlCompletions`](super::store::UrlCompletions).
     ///
     /// `accept` only means the user consented: until the store reports completion, each retry is
     /// answered with the same URL elicitation under the same key, its message saying the page is
@@ -35,7 +35,7 @@ impl Flow {
     /// approved for other answers.
     ///
     /// ```
-    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer, UrlCompletions};
+    /// # use elicit_runtime::server::{Answer, Engine, Flow, Outcome, Request, UrlAnswer, store::UrlCompletions};
     /// # use elicit_runtime::state::KeyRing;
     /// # use elicit_runtime::Elicit;
     /// # use serde_json::json;

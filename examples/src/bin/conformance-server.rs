@@ -21,7 +21,8 @@ use std::time::Duration;
 use elicit_examples::{default_store, exit_usage, key_ring_from_env, parse_args, serve, stores};
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{BuildError, McpServer, TemplateMatch};
-use elicit_runtime::server::{Answer, Engine, Flow, FlowError, TaskSupport};
+use elicit_runtime::server::task::TaskSupport;
+use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::wire::ElicitResult;
 use rmcp::RoleServer;
 use rmcp::model::{

@@ -32,7 +32,7 @@ use elicit_runtime::rmcp::rmcp::service::RequestContext;
 use elicit_runtime::rmcp::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use elicit_runtime::rmcp::{CappedSessions, serve_io_with, wire_layer};
-use elicit_runtime::server::TaskSupport;
+use elicit_runtime::server::task::TaskSupport;
 use serde_json::{Value, json};
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";

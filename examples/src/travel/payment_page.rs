@@ -48,10 +48,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
+use elicit_runtime::server::PageLogin;
 use elicit_runtime::server::pages::kit::{
     Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, plausible_step, record_decision,
 };
-use elicit_runtime::server::{PageLogin, UrlCompletions, UrlStatus};
+use elicit_runtime::server::store::{UrlCompletions, UrlStatus};
 use serde_json::json;
 
 use super::summaries::PaymentSummaries;

@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use elicit_runtime::server::{UrlCompletions, UrlStatus};
+use elicit_runtime::server::store::{UrlCompletions, UrlStatus};
 use serde::{Deserialize, Serialize};
 
 /// How long a summary is kept: as long as the engine's default URL-mode step.
@@ -125,7 +125,7 @@ impl PaymentSummaries {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
-    use elicit_runtime::server::InProcessStore;
+    use elicit_runtime::server::store::InProcessStore;
 
     #[test]
     fn past_the_cap_the_oldest_summaries_go_first() {

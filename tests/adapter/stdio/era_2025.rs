@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::{Engine, EngineBuilder, Flow, FlowError, SessionStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::session::SessionStats;
+use elicit_runtime::server::store::UrlStatus;
+use elicit_runtime::server::{Engine, EngineBuilder, Flow, FlowError, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
-use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, SessionStats, UrlAnswer, UrlStatus};
+use elicit_runtime::server::session::SessionStats;
+use elicit_runtime::server::store::UrlStatus;
+use elicit_runtime::server::{Answer, Engine, EngineBuilder, Flow, FlowError, UrlAnswer};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::server;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};

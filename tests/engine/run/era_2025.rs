@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use elicit_runtime::Elicit;
+use elicit_runtime::server::session::{PeerError, PeerFuture, Session, SessionPeer, SessionStats};
+use elicit_runtime::server::store::UrlStatus;
 use elicit_runtime::server::{
-    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, PeerError, PeerFuture, Progress, Request,
-    RequestHandle, Session, SessionPeer, SessionStats, UrlAnswer, UrlStatus,
+    Answer, Engine, EngineBuilder, EngineError, Flow, FlowError, Progress, Request, RequestHandle, UrlAnswer,
 };
 use elicit_runtime::state::KeyRing;
 use elicit_runtime::wire::{Capabilities, Revision};

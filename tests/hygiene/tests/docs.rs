@@ -134,7 +134,7 @@ fn the_readmes_limits_are_the_defaults() {
         secs(engine.claim_lease)
     )));
 
-    let live = rt::server::SessionConfig::default();
+    let live = rt::server::session::SessionConfig::default();
     let row = line_with(&readme, "(`max_outstanding_asks`, `max_tasks_per_session`)");
     assert!(row.contains(&format!("| {}, {} per connection", live.max_outstanding_asks, live.max_tasks_per_session)));
     let row = line_with(&readme, "(`session_ask_timeout`, `session_url_completion_timeout`)");
@@ -153,7 +153,7 @@ fn the_readmes_limits_are_the_defaults() {
     let row = line_with(&readme, "`McpServerBuilder::max_request_body`");
     assert!(row.contains(&format!("| {} MiB, 413", rt::rmcp::DEFAULT_MAX_REQUEST_BODY / (1024 * 1024))), "{row}");
 
-    let tasks = rt::server::TaskConfig::default();
+    let tasks = rt::server::task::TaskConfig::default();
     let row = line_with(&readme, "(`max_live_tasks`, `max_live_tasks_per_principal`, `task_lease`)");
     let caps = format!(
         "| {} / {} / {} (",
@@ -171,8 +171,8 @@ fn the_readmes_limits_are_the_defaults() {
     let row = line_with(&readme, "URL steps per principal");
     let store = format!(
         "| {} each / {} (",
-        thousands(rt::server::DEFAULT_MAX_RECORDS),
-        thousands(rt::server::DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL)
+        thousands(rt::server::store::DEFAULT_MAX_RECORDS),
+        thousands(rt::server::store::DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL)
     );
     assert!(row.contains(&store), "{row}");
 }

@@ -1,6 +1,6 @@
 //! The engine's house rules, checked on its source: `server/` keeps one job per file, no file of
-//! it over 500 lines of code, and the eras differ in one place (`server/exec.rs`, beside the live
-//! executor's `live.rs` and the task executor's `task/`).
+//! it over 500 lines of code, and the eras differ in one place (`server/exec.rs`, beside the session
+//! executor's `session.rs` and the task executor's `task/`).
 
 #![allow(clippy::panic, reason = "a failing test should stop loudly")]
 
@@ -62,7 +62,7 @@ fn no_file_of_the_engine_is_over_500_lines_of_code() {
 fn only_the_executors_tell_the_eras_apart() {
     // Outside the executors, an era's executor may be built (`shared(Executor::Live(..))`) but
     // never matched on: the rounds, the flow, `once` and URL mode run the same code in every era.
-    let executors = |path: &str| path == "exec.rs" || path == "live.rs" || path.starts_with("task/");
+    let executors = |path: &str| path == "exec.rs" || path == "session.rs" || path.starts_with("task/");
     let mut branches = Vec::new();
     for (path, text) in server_sources().iter().filter(|(path, _)| !executors(path)) {
         for (number, line) in text.lines().enumerate() {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
-use elicit_runtime::server::{RedisStore, UrlCompletions, UrlStatus};
+use elicit_runtime::server::store::{RedisStore, UrlCompletions, UrlStatus};
 use elicit_test_support::process;
 use elicit_test_support::redis::{self, Redis};
 use elicit_test_support::server::process::travel_server_bin;

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use elicit_runtime::server::{
+use elicit_runtime::server::store::{
     Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
 use serde_json::Value;

@@ -15,7 +15,9 @@ use ::rmcp::model::{
 };
 use ::rmcp::service::RequestContext;
 
-use crate::server::{Engine, Flow, FlowError, TaskSupport};
+use crate::server::{Engine, Flow, FlowError};
+
+use crate::server::task::TaskSupport;
 
 use super::super::extract::Elicitation;
 use super::sessions::SessionLimits;
@@ -339,7 +341,7 @@ impl McpServerBuilder {
     /// middleware put in the request's extensions). Every `requestState` is bound to it, so a
     /// state minted for one principal is refused (`-32602`) for another, and so is every URL-mode
     /// step: the store completes it only for the same principal (see
-    /// [`UrlCompletions::complete`](crate::server::UrlCompletions::complete)).
+    /// [`UrlCompletions::complete`](crate::server::store::UrlCompletions::complete)).
     pub fn principal<F>(mut self, hook: F) -> Self
     where
         F: Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,
@@ -370,7 +372,7 @@ impl McpServerBuilder {
 
     /// How long a 2025-era session may stay without any event before it is closed (default
     /// [`DEFAULT_SESSION_KEEP_ALIVE`](crate::rmcp::DEFAULT_SESSION_KEEP_ALIVE)). Never less than the
-    /// longest wait of the engine's [`SessionConfig`](crate::server::SessionConfig) (an ask, a URL
+    /// longest wait of the engine's [`SessionConfig`](crate::server::session::SessionConfig) (an ask, a URL
     /// page) plus a few seconds: a session must outlive the asks parked in it, so a shorter
     /// setting is raised to that.
     pub fn session_keep_alive(mut self, keep_alive: std::time::Duration) -> Self {

@@ -14,7 +14,8 @@ use ::rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, TASKS_EXTENS
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler};
 
-use crate::server::{Flow, FlowError, Outcome, TaskSupport};
+use crate::server::task::TaskSupport;
+use crate::server::{Flow, FlowError, Outcome};
 
 use super::super::SUPPORTED_PROTOCOL_VERSIONS;
 use super::super::convert::input_required;

@@ -79,7 +79,7 @@ struct Registered<H> {
     spec: H,
     handler: ToolHandler,
     /// Whether the tool may run as a task of the Tasks extension.
-    task: crate::server::TaskSupport,
+    task: crate::server::task::TaskSupport,
     /// What the tool does when the client cannot carry its asks (none: `Require`).
     policy: Option<presentation::Policy>,
 }
@@ -158,7 +158,7 @@ impl McpServer {
 
     /// Whether the Tasks extension is advertised: any task-capable tool registered.
     fn has_tasks(&self) -> bool {
-        self.inner.tools.iter().any(|t| t.task != crate::server::TaskSupport::Forbidden)
+        self.inner.tools.iter().any(|t| t.task != crate::server::task::TaskSupport::Forbidden)
     }
 
     /// Whether the `resources` capability is advertised: any resource or template registered.

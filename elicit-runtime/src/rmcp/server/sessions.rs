@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
 use super::super::wire_fixes::session_calls::MCP_SESSION_ID;
-use crate::server::SessionConfig;
+use crate::server::session::SessionConfig;
 use crate::wire::codes;
 
 /// The default cap on 2025-era sessions open at once.
@@ -228,7 +228,7 @@ where
 /// ```
 /// use std::net::SocketAddr;
 /// use elicit_runtime::rmcp::CappedSessions;
-/// use elicit_runtime::server::SessionConfig;
+/// use elicit_runtime::server::session::SessionConfig;
 ///
 /// let sessions = CappedSessions::new(&SessionConfig::default()).max_sessions_per_client(8);
 /// // Give `sessions.manager()` to rmcp's `StreamableHttpService::new`, nest the service in a

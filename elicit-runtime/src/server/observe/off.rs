@@ -6,8 +6,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use crate::server::flow::Flow;
+use crate::server::request::Request;
 use crate::server::session::Session;
-use crate::server::{Flow, Request, Store, TaskRecords};
+use crate::server::store::{Store, TaskRecords};
 
 /// Nothing is kept of the client without the feature (a field, not a unit struct, so that the
 /// session's `ClientName::default()` reads the same in both builds).

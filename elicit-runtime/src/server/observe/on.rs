@@ -10,8 +10,10 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use super::{ClientName, FAST_DECLINE};
+use crate::server::flow::Flow;
+use crate::server::request::{EngineError, FLOW_CONFLICT, Outcome, Request};
 use crate::server::session::Session;
-use crate::server::{EngineError, FLOW_CONFLICT, Flow, Outcome, Request, TaskStart};
+use crate::server::task::TaskStart;
 use crate::wire::{ElicitParams, InputRequest, PROTOCOL_VERSION};
 
 /// One round: its span, its era and client, and what it learnt of its flow as it opened.

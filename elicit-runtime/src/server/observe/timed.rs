@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::server::{
+use crate::server::store::{
     Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, Store, StoreFuture, TaskLimits, TaskRecord,
     TaskRecords, TaskView, UrlCompletions, UrlStatus,
 };

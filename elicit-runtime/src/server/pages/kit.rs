@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
+use crate::server::page_login::{PageLogin, PageLoginError};
 use crate::server::store::{StoreError, UrlCompletions, mint_id};
-use crate::server::{PageLogin, PageLoginError};
 use crate::state::{Binding, StateSealer};
 
 /// The boxed future of a [`VisitorCheck`].

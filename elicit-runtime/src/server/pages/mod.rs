@@ -20,8 +20,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::flow::{Answer, Flow, FlowError, UrlAnswer};
 use super::store::UrlCompletions;
-use super::{Answer, Flow, FlowError, UrlAnswer};
 use crate::Elicit;
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;

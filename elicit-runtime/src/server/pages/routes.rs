@@ -12,7 +12,7 @@ use super::{DESCRIPTOR_PARAM, Described, FormPages, MAX_POST_BODY, PAGE_PATH};
 use crate::form::{
     FormValues, FormView, Notice, PageAction, content_security_policy, parse_post, render_form, render_notice,
 };
-use crate::server::UrlStatus;
+use crate::server::store::UrlStatus;
 
 /// The cookie holding the nonce of the browser's latest showing of a form page.
 pub(super) const NONCE_COOKIE: &str = "elicit_form_nonce";

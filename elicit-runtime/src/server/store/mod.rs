@@ -19,6 +19,7 @@ mod memory;
 mod redis;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod tasks;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,11 +33,16 @@ use chacha20poly1305::aead::OsRng;
 use chacha20poly1305::aead::rand_core::RngCore;
 use serde_json::{Value, value::RawValue};
 
-pub use memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore};
+pub use memory::{
+    DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore,
+    InProcessTasks,
+};
 #[cfg(feature = "redis")]
 pub use redis::{RedisStore, RedisStoreBuilder};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder, Synchronous};
+pub use tasks::{TaskLimits, TaskRecord, TaskRecords, TaskView};
+pub(super) use tasks::{millis, millis_of};
 
 /// A boxed future returned by the store traits' methods (the traits stay object-safe).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -231,7 +237,7 @@ pub enum Finish {
 /// ```
 /// use std::time::Duration;
 ///
-/// use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
+/// use elicit_runtime::server::store::{InProcessStore, UrlCompletions, UrlStatus};
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -248,7 +254,7 @@ pub enum Finish {
 /// let taken = store.take("step-1", Duration::ZERO).await?;
 /// assert_eq!(taken, UrlStatus::Completed(json!({"approved": true})));
 /// assert_eq!(store.take("step-1", Duration::ZERO).await?, UrlStatus::Unknown);
-/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # Ok::<(), elicit_runtime::server::store::StoreError>(())
 /// # }).unwrap();
 /// ```
 pub trait UrlCompletions: Send + Sync {

@@ -10,10 +10,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
-use super::{TaskConfig, TaskRecord, TaskRecords, TaskStatus, millis, millis_of};
+use super::TaskConfig;
+use crate::server::clock::Clock;
 use crate::server::context::{Progress, RequestHandle};
+use crate::server::flow::{Flow, FlowError};
+use crate::server::request::EngineError;
 use crate::server::session::PeerFuture;
-use crate::server::{Clock, EngineError, Flow, FlowError};
+use crate::server::store::{TaskRecord, TaskRecords, millis, millis_of};
+use crate::wire::tasks::TaskStatus;
 use crate::wire::{InputRequest, clip};
 
 /// The handler's future, run in the background once the call became a task.

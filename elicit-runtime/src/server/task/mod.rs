@@ -16,23 +16,18 @@
 //! reads `failed`, never `working` forever.
 
 mod link;
-mod memory;
-pub(super) mod records;
 mod start;
 
-use std::collections::BTreeSet;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 pub(super) use link::TaskExec;
-pub use memory::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
-pub use records::{TaskLimits, TaskRecords};
-
 pub use start::TaskStart;
 
-use super::{Engine, EngineError};
+use super::engine::Engine;
+use super::request::EngineError;
+use super::store::{TaskRecord, TaskRecords, TaskView, millis, millis_of};
 use crate::wire::{codes, parse_input_responses};
 
 /// Whether a tool may run as a task (the extension's optional and required task support).
@@ -96,34 +91,6 @@ impl Default for TaskConfig {
 /// A task's status, as on the wire and as stored (the same spelling).
 pub use crate::wire::tasks::TaskStatus;
 
-/// One task as stored: what the running instance writes. Answers and the cancel request are
-/// written by any instance beside it (see [`TaskRecords`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskRecord {
-    /// The task id (128 random bits, base64url).
-    pub id: String,
-    /// The principal that created it; every task request must come from the same.
-    pub owner: Option<String>,
-    /// The status.
-    pub status: TaskStatus,
-    /// The human-readable status (progress, what it waits on, why it ended).
-    pub status_message: Option<String>,
-    /// The input requests asked and not yet taken by the handler, by key, as on the wire.
-    pub input_requests: Map<String, Value>,
-    /// The result (`completed`) or the JSON-RPC error (`failed`).
-    pub outcome: Option<Value>,
-    /// Creation, milliseconds since the Unix epoch.
-    pub created_ms: u64,
-    /// Last change, milliseconds since the Unix epoch.
-    pub updated_ms: u64,
-    /// Lifetime from creation, milliseconds.
-    pub ttl_ms: u64,
-    /// Suggested poll interval, milliseconds.
-    pub poll_interval_ms: u64,
-    /// Until when the running instance holds the task, milliseconds since the Unix epoch.
-    pub lease_until_ms: u64,
-}
-
 impl TaskRecord {
     /// A new task of `owner`, `working`, created at `now_ms`, with `config`'s lifetime, poll
     /// interval and lease.
@@ -142,27 +109,6 @@ impl TaskRecord {
             lease_until_ms: now_ms.saturating_add(millis_of(config.lease)),
         }
     }
-
-    /// Whether the record outlived its lifetime at `now_ms`.
-    pub fn expired(&self, now_ms: u64) -> bool {
-        now_ms >= self.created_ms.saturating_add(self.ttl_ms)
-    }
-
-    /// Whether the task still runs (not terminal, lease not passed) at `now_ms`.
-    pub fn live(&self, now_ms: u64) -> bool {
-        !self.status.is_terminal() && now_ms < self.lease_until_ms && !self.expired(now_ms)
-    }
-}
-
-/// A task as read back: the record, the keys answered so far, and whether cancellation was asked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskView {
-    /// What the running instance wrote.
-    pub record: TaskRecord,
-    /// Keys of `input_requests` answered through `tasks/update` and not yet taken.
-    pub answered: BTreeSet<String>,
-    /// `tasks/cancel` was received.
-    pub cancel_requested: bool,
 }
 
 /// A task as `tasks/get` shows it (a `DetailedTask`).
@@ -243,16 +189,6 @@ impl TaskSnapshot {
         }
         task
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub(super) fn millis(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, millis_of)
-}
-
-/// Whole milliseconds of `duration` (`u64::MAX` past it).
-pub(super) fn millis_of(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `ms` since the Unix epoch as ISO 8601 UTC (`2026-12-04T00:30:00.123Z`).

@@ -8,13 +8,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::link::{TaskExec, TaskFuture, TaskLink, drive};
-use super::records::TaskLimits;
-use super::{TaskRecord, TaskSnapshot, TaskSupport, TaskView, millis};
+use super::{TaskSnapshot, TaskSupport};
+use crate::server::engine::Engine;
 use crate::server::exec::Executor;
 use crate::server::flow::Flow;
+use crate::server::flow::FlowError;
 use crate::server::observe;
-use crate::server::store::{Claim, ClaimToken, Slot, mint_id};
-use crate::server::{Engine, EngineError, FlowError, Request};
+use crate::server::request::{EngineError, FLOW_CONFLICT, Request};
+use crate::server::store::{Claim, ClaimToken, Slot, TaskLimits, TaskRecord, TaskView, millis, mint_id};
 use crate::wire::{InputRequiredResult, codes};
 
 /// What a call to a task-capable tool produced.
@@ -141,7 +142,7 @@ impl Engine {
                 Ok(_) => {
                     return Err(EngineError {
                         code: codes::INTERNAL_ERROR,
-                        message: crate::server::FLOW_CONFLICT.to_owned(),
+                        message: FLOW_CONFLICT.to_owned(),
                         data: None,
                     });
                 }

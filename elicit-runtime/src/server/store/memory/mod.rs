@@ -2,6 +2,9 @@
 
 mod flow;
 mod pages;
+mod tasks;
+
+pub use tasks::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -223,7 +226,7 @@ impl Records {
 /// use std::sync::Arc;
 /// use std::time::Duration;
 ///
-/// use elicit_runtime::server::{InProcessStore, UrlCompletions, UrlStatus};
+/// use elicit_runtime::server::store::{InProcessStore, UrlCompletions, UrlStatus};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let store = Arc::new(InProcessStore::new());
@@ -234,7 +237,7 @@ impl Records {
 /// let status = store.take("pay-7", Duration::from_secs(60)).await?;
 /// assert_eq!(status, UrlStatus::Completed("approved".into()));
 /// assert!(completed.await.unwrap()?);
-/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # Ok::<(), elicit_runtime::server::store::StoreError>(())
 /// # }).unwrap();
 /// ```
 pub struct InProcessStore {

@@ -49,7 +49,7 @@ impl RedisStoreBuilder {
     }
 
     /// The longest any one store operation may take before it fails with a [`StoreError`]
-    /// (default 2 s). Waiting in [`UrlCompletions::take`](crate::server::UrlCompletions::take) is bounded by its own timeout instead.
+    /// (default 2 s). Waiting in [`UrlCompletions::take`](crate::server::store::UrlCompletions::take) is bounded by its own timeout instead.
     pub fn command_timeout(mut self, timeout: Duration) -> Self {
         self.command_timeout = timeout;
         self

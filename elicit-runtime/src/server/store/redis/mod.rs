@@ -68,7 +68,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use elicit_runtime::server::{Engine, RedisStore};
+//! use elicit_runtime::server::{Engine, store::RedisStore};
 //! use elicit_runtime::state::KeyRing;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

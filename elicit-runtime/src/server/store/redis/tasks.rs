@@ -11,7 +11,7 @@
 //!   then counts them against the caps (on a cluster, each shard's share of them). A terminal save removes the task from both.
 //! - Every change publishes `task:{id}` on the store's channel: a handler waiting on an answer or
 //!   on cancellation, on whichever instance, is woken at once (and rereads anyway every
-//!   [`TaskConfig::recheck`](crate::server::TaskConfig::recheck)).
+//!   [`TaskConfig::recheck`](crate::server::task::TaskConfig::recheck)).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -20,8 +20,7 @@ use redis::Script;
 use serde_json::{Map, Value};
 
 use super::{MAX_ID_LEN, RedisStore};
-use crate::server::store::{StoreError, StoreFuture};
-use crate::server::task::{TaskLimits, TaskRecord, TaskRecords, TaskView};
+use crate::server::store::{StoreError, StoreFuture, TaskLimits, TaskRecord, TaskRecords, TaskView};
 
 /// KEYS[1] task hash, KEYS[2] live set, KEYS[3] the owner's live set; ARGV[1] doc, ARGV[2] ttl ms,
 /// ARGV[3] now ms, ARGV[4] cap, ARGV[5] per-principal cap, ARGV[6] lease end ms, ARGV[7] id.

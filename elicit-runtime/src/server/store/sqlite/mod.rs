@@ -15,12 +15,11 @@ use std::time::Duration;
 use serde_json::{Value, value::RawValue};
 use tokio::sync::{Notify, oneshot};
 
-use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
+use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
 use super::{
     Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
-use crate::server::task::DEFAULT_MAX_TASK_RECORDS;
 use db::{Caps, Db, Delivery, Job};
 
 /// When a commit reaches the disk: what a power loss may take (see [`SqliteStore`]).
@@ -125,7 +124,7 @@ impl SqliteStoreBuilder {
     }
 }
 
-/// Both store traits and [`TaskRecords`](crate::server::TaskRecords) in one SQLite file: the
+/// Both store traits and [`TaskRecords`](crate::server::store::TaskRecords) in one SQLite file: the
 /// durable store of a single instance.
 ///
 /// # What survives what
@@ -161,7 +160,7 @@ impl SqliteStoreBuilder {
 /// The connection lives on a thread of its own; every call sends it a job and awaits the answer.
 /// Jobs queued together run in one transaction, committed once (group commit), each in a
 /// savepoint of its own. A retry waiting in [`UrlCompletions::take`] or a task waiting in
-/// [`TaskRecords::wait`](crate::server::TaskRecords::wait) is woken in this process as soon as
+/// [`TaskRecords::wait`](crate::server::store::TaskRecords::wait) is woken in this process as soon as
 /// the completion or the answer is committed.
 ///
 /// # Bounded
@@ -174,7 +173,7 @@ impl SqliteStoreBuilder {
 /// use std::sync::Arc;
 /// use std::time::Duration;
 ///
-/// use elicit_runtime::server::{SqliteStore, UrlCompletions, UrlStatus};
+/// use elicit_runtime::server::store::{SqliteStore, UrlCompletions, UrlStatus};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let dir = std::env::temp_dir().join(format!("elicit-doc-{}", std::process::id()));
@@ -189,7 +188,7 @@ impl SqliteStoreBuilder {
 /// assert!(completed.await.unwrap()?);
 /// # drop(store);
 /// # std::fs::remove_dir_all(&dir).ok();
-/// # Ok::<(), elicit_runtime::server::StoreError>(())
+/// # Ok::<(), elicit_runtime::server::store::StoreError>(())
 /// # }).unwrap();
 /// ```
 pub struct SqliteStore {

@@ -14,8 +14,7 @@ use serde_json::{Map, Value};
 
 use super::SqliteStore;
 use super::db::{Db, SWEEP_BUDGET};
-use crate::server::store::{StoreError, StoreFuture};
-use crate::server::task::{TaskLimits, TaskRecord, TaskRecords, TaskView};
+use crate::server::store::{StoreError, StoreFuture, TaskLimits, TaskRecord, TaskRecords, TaskView};
 
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

@@ -2,7 +2,7 @@
 //! after every step.
 
 use super::*;
-use crate::server::ManualClock;
+use crate::server::clock::ManualClock;
 use crate::server::task::{TaskConfig, TaskStatus};
 use crate::test_rng::Rng;
 

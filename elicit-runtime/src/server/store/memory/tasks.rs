@@ -7,10 +7,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::records::{TaskLimits, TaskRecords};
-use super::{TaskRecord, TaskView, millis};
-use crate::server::store::{StoreError, StoreFuture};
-use crate::server::{Clock, SystemClock};
+use crate::server::clock::{Clock, SystemClock};
+use crate::server::store::{StoreError, StoreFuture, TaskLimits, TaskRecord, TaskRecords, TaskView, millis};
 
 /// How many expired records one `create` sweeps at most: expiry costs each operation O(log n)
 /// amortised (one record in, at most this many out), never a scan.
