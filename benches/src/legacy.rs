@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::e2e::FLOW_TOOL;
+use crate::server::FLOW_TOOL;
 
 /// The protocol revision the sessions negotiate.
 pub const LEGACY_VERSION: &str = "2025-11-25";
@@ -461,7 +461,7 @@ pub fn rss_of(pid: u32) -> Result<u64, String> {
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
     use super::*;
-    use crate::e2e::bench_server;
+    use crate::server::bench_server;
 
     async fn serve() -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

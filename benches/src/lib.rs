@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 pub mod e2e;
 pub mod legacy;
 pub mod rmcp_by_hand;
+pub mod server;
 
 /// Where would you like to fly?
 #[derive(Elicit, Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! The alternative a Rust author weighs against the engine: the same `ask_name` and `plain` tools
-//! ([`crate::e2e::FLOW_TOOL`], [`crate::e2e::PLAIN_TOOL`])
+//! ([`crate::server::FLOW_TOOL`], [`crate::server::PLAIN_TOOL`])
 //! written by hand on rmcp, the way its Multi Round-Trip support is meant to be used — a `#[tool]`
 //! in a `#[tool_router]` reading the `RequestState` and `InputResponses` extractors, the state
 //! sealed with rmcp's HMAC `RequestStateCodec`, bound to the tool by associated data and given a
@@ -213,8 +213,9 @@ pub fn pushed_router() -> axum::Router {
 
 #[cfg(test)]
 mod tests {
-    use crate::e2e::{Client, FLOW_TOOL};
+    use crate::e2e::Client;
     use crate::legacy;
+    use crate::server::FLOW_TOOL;
 
     /// The comparison is only fair if the hand-written server really runs the flow: the load
     /// generator's checked flow completes, and a forged state is refused.

@@ -8,6 +8,7 @@
 mod authorize;
 mod browser;
 mod conformance;
+mod keys;
 mod printable;
 mod scripted;
 mod tasks;

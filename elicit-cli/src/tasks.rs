@@ -8,8 +8,8 @@ use std::time::Duration;
 use elicit_runtime::client::{TaskAction, TaskPolicy, TaskWait};
 use elicit_runtime::wire::tasks::TaskStatus;
 
+use crate::keys::{Key, read_key};
 use crate::printable::one_line;
-use crate::terminal::{Key, read_key};
 
 /// The driver's bounds for `--tasks`: give up on (and cancel) a task after `deadline`.
 pub(crate) fn policy(deadline: Duration) -> TaskPolicy {

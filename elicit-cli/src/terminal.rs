@@ -5,9 +5,8 @@
 //! before anything is sent; a URL is shown in full, host emphasised, and opened only after consent.
 
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyModifiers};
 use elicit_runtime::client::form::{check_value, validate};
 use elicit_runtime::client::{AskContext, CheckedUrl, PendingAction, PendingKind, PendingUrl, Responder};
 use elicit_runtime::schema::{
@@ -20,6 +19,7 @@ use inquire::{Confirm, MultiSelect, Select, Text};
 use serde_json::{Map, Number, Value};
 
 use crate::browser;
+use crate::keys::{Key, read_key};
 use crate::printable::{indented, one_line};
 
 /// Renders input requests on the terminal.
@@ -395,52 +395,6 @@ impl Terminal {
             Err(Dismissed::NoPrompt(reason)) => Err(reason),
         }
     }
-}
-
-/// What the user pressed while a step was pending.
-pub(crate) enum Key {
-    Retry,
-    OpenAgain,
-    Cancel,
-    Timeout,
-}
-
-/// Waits up to `delay` for r / o / c (Escape and Ctrl-C cancel).
-pub(crate) fn read_key(delay: Duration) -> Key {
-    if crossterm::terminal::enable_raw_mode().is_err() {
-        std::thread::sleep(delay);
-        return Key::Timeout;
-    }
-    let deadline = Instant::now() + delay;
-    let key = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break Key::Timeout;
-        }
-        match event::poll(left) {
-            Ok(true) => match event::read() {
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('r'), .. })) => break Key::Retry,
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('o'), .. })) => break Key::OpenAgain,
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), modifiers, .. }))
-                    if !modifiers.contains(KeyModifiers::CONTROL) =>
-                {
-                    break Key::Cancel;
-                }
-                Ok(Event::Key(KeyEvent { code: KeyCode::Char('c'), .. } | KeyEvent { code: KeyCode::Esc, .. })) => {
-                    break Key::Cancel;
-                }
-                Ok(_) => {}
-                Err(_) => break Key::Timeout,
-            },
-            Ok(false) => break Key::Timeout,
-            Err(_) => {
-                std::thread::sleep(left);
-                break Key::Timeout;
-            }
-        }
-    };
-    let _ = crossterm::terminal::disable_raw_mode();
-    key
 }
 
 impl Terminal {

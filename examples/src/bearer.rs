@@ -171,6 +171,10 @@ struct OpenId {
     resource: String,
     /// Empty: the keys are never fetched again.
     jwks_uri: String,
+    /// Where a browser signs in, and where a code is exchanged (the page sign-in,
+    /// [`crate::page_sign_in`]); empty when the metadata names none.
+    authorization_endpoint: String,
+    token_endpoint: String,
     http: reqwest::Client,
     /// The keys last fetched: read without waiting, even while a fetch runs.
     keys: std::sync::RwLock<Arc<JwkSet>>,
@@ -186,6 +190,22 @@ struct OpenId {
 struct ProviderMetadata {
     issuer: String,
     jwks_uri: String,
+    #[serde(default)]
+    authorization_endpoint: String,
+    #[serde(default)]
+    token_endpoint: String,
+}
+
+/// The claims of an ID token the page sign-in reads (the rest are checked by the validation).
+#[derive(Deserialize)]
+struct IdClaims {
+    sub: String,
+    #[serde(default)]
+    nonce: Option<String>,
+    #[serde(default)]
+    aud: serde_json::Value,
+    #[serde(default)]
+    azp: Option<String>,
 }
 
 /// The claims of an access token this server reads (the rest are checked by the validation).
@@ -235,6 +255,8 @@ impl OpenIdTokens {
             issuer,
             resource: resource.to_owned(),
             jwks_uri: metadata.jwks_uri,
+            authorization_endpoint: metadata.authorization_endpoint,
+            token_endpoint: metadata.token_endpoint,
             http,
             keys: std::sync::RwLock::new(Arc::new(set)),
             refetched: Mutex::new(None),
@@ -248,6 +270,8 @@ impl OpenIdTokens {
             issuer: issuer.to_owned(),
             resource: resource.to_owned(),
             jwks_uri: String::new(),
+            authorization_endpoint: String::new(),
+            token_endpoint: String::new(),
             http: reqwest::Client::new(),
             keys: std::sync::RwLock::new(Arc::new(keys)),
             refetched: Mutex::new(None),
@@ -263,6 +287,69 @@ impl OpenIdTokens {
     /// The resource the tokens must be for (their audience).
     pub fn resource(&self) -> &str {
         &self.0.resource
+    }
+
+    /// The provider's authorization endpoint (empty when its metadata names none).
+    pub fn authorization_endpoint(&self) -> &str {
+        &self.0.authorization_endpoint
+    }
+
+    /// The provider's token endpoint (empty when its metadata names none).
+    pub fn token_endpoint(&self) -> &str {
+        &self.0.token_endpoint
+    }
+
+    /// The HTTP client talking to the provider (no redirects followed, bounded time).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.0.http
+    }
+
+    /// The subject (`sub`) of `token` when it is an ID token the provider issued to the client
+    /// `client_id` for the sign-in that sent `nonce`: signed with one of the provider's keys
+    /// (the same key set, fetched the same way, as access tokens), issued by it, for that client
+    /// (its audience, and its `azp` when several audiences are named), unexpired, and carrying
+    /// that nonce.
+    ///
+    /// # Errors
+    ///
+    /// Why it is not accepted.
+    pub async fn id_token_subject(&self, token: &str, client_id: &str, nonce: &str) -> Result<String, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
+        // An access token signed by the same keys is not an ID token.
+        let typ = header.typ.as_deref().unwrap_or_default().to_ascii_lowercase();
+        if typ == "at+jwt" || typ == "application/at+jwt" {
+            return Err(TokenError::Invalid("an access token is not an ID token".into()));
+        }
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(TokenError::Invalid(format!("the algorithm {:?} is not accepted", header.alg)));
+        }
+        let kid = header.kid.ok_or_else(|| TokenError::Invalid("the token names no key (kid)".into()))?;
+        let key = self.key(&kid).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.0.issuer]);
+        validation.set_audience(&[client_id]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.leeway = LEEWAY;
+        validation.validate_nbf = true;
+        let claims = jsonwebtoken::decode::<IdClaims>(token, &key, &validation)
+            .map_err(|e| TokenError::Invalid(e.to_string()))?
+            .claims;
+        if claims.sub.is_empty() {
+            return Err(TokenError::Invalid("the token's sub is empty".into()));
+        }
+        // OpenID Connect Core 3.1.3.7: with several audiences, the token says which is the party
+        // it was issued to.
+        let several = claims.aud.as_array().is_some_and(|audiences| audiences.len() > 1);
+        if (several || claims.azp.is_some()) && claims.azp.as_deref() != Some(client_id) {
+            return Err(TokenError::Invalid("the token was issued to another party (azp)".into()));
+        }
+        // Compared in constant time: the nonce is the sign-in's secret.
+        let expected = Sha256::digest(nonce.as_bytes());
+        let found = Sha256::digest(claims.nonce.as_deref().unwrap_or_default().as_bytes());
+        if nonce.is_empty() || claims.nonce.is_none() || expected != found {
+            return Err(TokenError::Invalid("the token's nonce is not this sign-in's".into()));
+        }
+        Ok(claims.sub)
     }
 
     /// The user (`sub`) of `token`, when it is an access token of the provider for this resource,
@@ -528,6 +615,39 @@ mod tests {
         let (head, _) = good.rsplit_once('.').expect("three parts");
         let (_, signature) = other.rsplit_once('.').expect("three parts");
         assert!(invalid(tokens.user(&format!("{head}.{signature}")).await));
+    }
+
+    #[tokio::test]
+    async fn an_id_token_names_its_subject_only_for_this_client_and_this_sign_ins_nonce() {
+        let tokens = provider();
+        let id = |change: &str, value: serde_json::Value| {
+            let mut claims = serde_json::json!({"iss": ISSUER, "aud": "pages", "sub": "ada-lovelace",
+                "exp": now() + 60, "nonce": "n-1"});
+            if value.is_null() {
+                claims.as_object_mut().expect("an object").remove(change);
+            } else if !change.is_empty() {
+                claims[change] = value;
+            }
+            claims
+        };
+        let subject = |claims: serde_json::Value, typ: &'static str| {
+            let tokens = tokens.clone();
+            async move { tokens.id_token_subject(&token(typ, "k1", claims), "pages", "n-1").await }
+        };
+        assert_eq!(subject(id("", serde_json::json!(0)), "JWT").await, Ok("ada-lovelace".to_owned()));
+        let invalid = |r: Result<String, TokenError>| matches!(r, Err(TokenError::Invalid(_)));
+        assert!(invalid(subject(id("nonce", serde_json::json!("n-2")), "JWT").await), "another sign-in's nonce");
+        assert!(invalid(subject(id("nonce", serde_json::Value::Null), "JWT").await), "no nonce");
+        assert!(invalid(subject(id("aud", serde_json::json!("another-client")), "JWT").await), "another client");
+        assert!(invalid(subject(id("iss", serde_json::json!("http://127.0.0.1:6/")), "JWT").await));
+        assert!(invalid(subject(id("exp", serde_json::json!(now() - 2 * LEEWAY - 1)), "JWT").await));
+        assert!(invalid(subject(id("", serde_json::json!(0)), "at+jwt").await), "an access token");
+        // Several audiences: the token must name this client as the party it was issued to.
+        let shared = id("aud", serde_json::json!(["pages", "another-client"]));
+        assert!(invalid(subject(shared.clone(), "JWT").await), "several audiences, no azp");
+        let mut issued_to_us = shared;
+        issued_to_us["azp"] = serde_json::json!("pages");
+        assert_eq!(subject(issued_to_us, "JWT").await, Ok("ada-lovelace".to_owned()));
     }
 
     #[test]

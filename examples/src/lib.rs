@@ -18,6 +18,7 @@ use crate::csrf::PageSecrets;
 pub mod bearer;
 pub mod csrf;
 pub mod loadgen;
+pub mod page_sign_in;
 pub mod travel;
 
 /// The environment variable holding the sealing keys: comma-separated base64 32-byte keys, the

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use elicit_runtime::rmcp::{McpServer, Presentation};
+use elicit_runtime::server::pages::kit::{PageLoginVisitors, VisitorCheck};
 use elicit_runtime::server::task::TaskSupport;
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError, PageLogin, UrlAnswer};
 use elicit_runtime::wire::Capabilities;
@@ -23,7 +24,8 @@ mod summaries;
 pub use group::{Departure, GroupChoice, group_booking, group_schema};
 
 pub use payment_page::{
-    LOGIN_PARAM, NONCE_COOKIE, SESSION_COOKIE, payment_page, payment_page_at, payment_page_with_logins, payment_url,
+    LOGIN_PARAM, NONCE_COOKIE, SESSION_COOKIE, payment_link, payment_page, payment_page_at, payment_page_with_logins,
+    payment_page_with_visitors, payment_url,
 };
 pub use summaries::{PaymentSummaries, PaymentSummary};
 
@@ -256,6 +258,20 @@ pub async fn book_trip_signed(
     summaries: PaymentSummaries,
     logins: Option<PageLogin>,
 ) -> Result<CallToolResult, FlowError> {
+    let visitors = logins.map(|logins| {
+        Arc::new(PageLoginVisitors::new(logins).with_cookie(SESSION_COOKIE, "/pay/")) as Arc<dyn VisitorCheck>
+    });
+    book_trip_verified(flow, public_url, summaries, visitors).await
+}
+
+/// [`book_trip`] on a server with users, whose payment link is built for the page's visitor
+/// check `visitors` (see [`payment_link`]): with an OpenID sign-in it carries no credential.
+pub async fn book_trip_verified(
+    flow: Flow,
+    public_url: Arc<str>,
+    summaries: PaymentSummaries,
+    visitors: Option<Arc<dyn VisitorCheck>>,
+) -> Result<CallToolResult, FlowError> {
     let trip = match flow.form::<Trip>("trip").await? {
         Answer::Accepted(trip) => trip,
         Answer::Declined => return Ok(text("No booking made: you declined to give the trip details.")),
@@ -283,7 +299,7 @@ pub async fn book_trip_signed(
     let payment = flow
         .url("payment", &message, |id| {
             summaries.record(id, summary);
-            payment_url(&public_url, id, logins.as_ref(), flow.principal())
+            payment_link(&public_url, id, visitors.as_deref(), flow.principal())
         })
         .await;
     match payment {
@@ -395,12 +411,26 @@ pub fn server_with_logins(
     summaries: PaymentSummaries,
     logins: Option<PageLogin>,
 ) -> McpServer {
+    let visitors = logins.map(|logins| {
+        Arc::new(PageLoginVisitors::new(logins).with_cookie(SESSION_COOKIE, "/pay/")) as Arc<dyn VisitorCheck>
+    });
+    server_with_visitors(engine, public_url, summaries, visitors)
+}
+
+/// [`server_with`], whose payment links are built for the payment page's visitor check
+/// `visitors` (share it with [`payment_page_with_visitors`]).
+pub fn server_with_visitors(
+    engine: Engine,
+    public_url: &str,
+    summaries: PaymentSummaries,
+    visitors: Option<Arc<dyn VisitorCheck>>,
+) -> McpServer {
     let public_url: Arc<str> = Arc::from(public_url.trim_end_matches('/'));
     McpServer::builder(AUDIENCE, env!("CARGO_PKG_VERSION"), engine)
         .instructions("A travel agent: book_trip books a flight (form, payment page, confirmation); plan_trip completes a plan from partial arguments; rate_trip asks for feedback; group_booking holds seats for a group (a long check, then a choice; a task for clients of the Tasks extension).")
         .tool(
             Tool::new("book_trip", "Book a flight: asks for the trip, sends you to a payment page, then confirms", empty_schema()),
-            move |flow| book_trip_signed(flow, public_url.clone(), summaries.clone(), logins.clone()),
+            move |flow| book_trip_verified(flow, public_url.clone(), summaries.clone(), visitors.clone()),
         )
         .tool(Tool::new("rate_trip", "Rate your last trip (two questions in one round)", empty_schema()), rate_trip)
         .tool(

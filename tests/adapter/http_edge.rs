@@ -193,3 +193,49 @@ async fn travel_server_tells_anonymous_clients_apart_by_address() {
     let server = elicit_test_support::server::process::ServerProcess::travel(&elicit_test_support::server::key_b64());
     one_anonymous_client_cannot_lock_out_the_others(&server.mcp_url()).await;
 }
+
+/// A 2026-07-28 `tools/call` of `group_booking` as a task, from address `from`: the JSON-RPC reply.
+async fn group_booking_task(mcp_url: &str, from: [u8; 4]) -> Value {
+    let client = reqwest::Client::builder().no_proxy().local_address(std::net::IpAddr::from(from)).build().unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "group_booking", "arguments": {"checks": 20},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}}});
+    let response = client
+        .post(mcp_url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "group_booking")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.bytes().await.unwrap();
+    serde_json::from_slice(&bytes)
+        .ok()
+        .or_else(|| elicit_test_support::mcp::sse_message(&bytes, 1))
+        .unwrap_or_else(|| panic!("HTTP {status}: {}", String::from_utf8_lossy(&bytes)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn travel_server_caps_anonymous_tasks_per_address_so_another_still_gets_one() {
+    let server = elicit_test_support::server::process::ServerProcess::travel(&elicit_test_support::server::key_b64());
+    let url = server.mcp_url();
+    // The per-client default (16) from one address: each call becomes a task, which stays live
+    // (it checks for a while, then waits for a choice).
+    for i in 0..16 {
+        let reply = group_booking_task(&url, [127, 0, 0, 1]).await;
+        assert_eq!(reply["result"]["resultType"], "task", "task {i}: {reply}");
+    }
+    let refused = group_booking_task(&url, [127, 0, 0, 1]).await;
+    let message = refused["error"]["message"].as_str().unwrap_or_else(|| panic!("not refused: {refused}"));
+    assert!(message.contains("runs 16 tasks"), "{refused}");
+    // Another anonymous client still gets a task.
+    let other = group_booking_task(&url, [127, 0, 0, 2]).await;
+    assert_eq!(other["result"]["resultType"], "task", "another address was locked out: {other}");
+}

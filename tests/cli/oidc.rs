@@ -370,3 +370,52 @@ fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
     assert!(!said.contains("Signed in."), "a denial is no sign-in:\n{said}");
     assert!(token_files(config).is_empty(), "{:?}", token_files(config));
 }
+
+/// `travel-server --oidc-issuer … --oidc-client-id …`: the pages sign their visitor in through
+/// the provider (its callback route refuses a forged sign-in) and the server does not announce
+/// ticket links; without the client id it says that its links carry a credential.
+#[test]
+fn travel_server_with_a_client_id_signs_page_visitors_in_through_the_provider() {
+    const TEST: &str = "travel_server_with_a_client_id_signs_page_visitors_in_through_the_provider";
+    let Some(node) = node_or_skip(TEST) else { return };
+    cli::bins();
+    let provider = Provider::start(&node);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let http = reqwest::Client::builder().no_proxy().timeout(LIMIT).build().unwrap();
+    let registered: Value = runtime.block_on(async {
+        let answer = http
+            .post(format!("{}/reg", provider.issuer))
+            .json(&json!({
+                "application_type": "native",
+                "redirect_uris": ["http://127.0.0.1/sign-in/callback"],
+                "grant_types": ["authorization_code"],
+                "response_types": ["code"],
+            }))
+            .send()
+            .await
+            .unwrap();
+        answer.json().await.unwrap()
+    });
+    let client_id = registered["client_id"].as_str().unwrap_or_else(|| panic!("{registered}"));
+    let secret = registered["client_secret"].as_str().unwrap_or_else(|| panic!("{registered}"));
+    let mut command = Command::new(&cli::bins().travel_server);
+    command
+        .args(["--listen", "127.0.0.1:0", "--store", "memory", "--oidc-issuer", &provider.issuer])
+        .args(["--oidc-client-id", client_id])
+        .env("ELICIT_OIDC_CLIENT_SECRET", secret)
+        .env_remove("ELICIT_BEARER_TOKENS")
+        .env_remove("ELICIT_STATE_KEYS")
+        .env_remove("RUST_LOG");
+    let server = process::Listening::start(command);
+    let (status, body) = runtime.block_on(async {
+        let answer =
+            http.get(format!("{}/sign-in/callback?code=x&state=forged", server.base_url())).send().await.unwrap();
+        (answer.status().as_u16(), answer.text().await.unwrap())
+    });
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("id=\"sign-in-invalid\""), "{body}");
+    assert!(!server.stderr().contains("credential in the URL"), "{}", server.stderr());
+
+    let tickets = protected_server(&provider.issuer);
+    assert!(tickets.stderr().contains("credential in the URL"), "{}", tickets.stderr());
+}

@@ -403,3 +403,35 @@ async fn a_task_waiting_for_input_gives_up_at_its_deadline_and_frees_its_place()
     assert!(why.contains("no answer to `who` came within"), "{why}");
     start(&engine, None, &charges).await.unwrap();
 }
+
+#[tokio::test]
+async fn one_anonymous_client_cannot_take_every_place_anonymous_callers_share() {
+    // Anonymous callers share one count of 3; each client (peer address) may hold 2 of it.
+    let engine = local_engine(|engine| engine.max_live_tasks_per_principal(3).max_live_tasks_per_anonymous_client(2));
+    let charges = Arc::new(AtomicUsize::new(0));
+    let from = |client: &'static str| {
+        let (engine, charges) = (&engine, charges.clone());
+        async move {
+            let meta = task_meta();
+            let request = Request::new("tools/call", "book").meta(Some(&meta)).client(Some(client));
+            match engine.run_task(&request, TaskSupport::Optional, move |flow| booking(flow, charges)).await {
+                Ok(TaskStart::Task(seed)) => Ok(*seed),
+                Ok(other) => panic!("not a task: {other:?}"),
+                Err(error) => Err(error),
+            }
+        }
+    };
+    let first = from("192.0.2.1").await.unwrap();
+    from("192.0.2.1").await.unwrap();
+    let error = from("192.0.2.1").await.unwrap_err();
+    assert!(error.message.contains("runs 2 tasks"), "{error}");
+    // Another address still gets a task.
+    from("192.0.2.2").await.unwrap();
+    // The shared anonymous count still holds over all of them.
+    let error = from("192.0.2.3").await.unwrap_err();
+    assert!(error.message.contains("runs 3 tasks"), "{error}");
+    // A task that ends gives its client's place back.
+    engine.task_cancel(&first.task_id, None).await.unwrap();
+    wait_for(&engine, &first.task_id, None, |t| t.status.is_terminal()).await;
+    from("192.0.2.1").await.unwrap();
+}

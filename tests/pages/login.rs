@@ -241,7 +241,7 @@ async fn a_bearer_token_still_decides_and_must_agree_with_the_session() {
     let page = Page::start(Some("tok-a=alice,tok-b=bob")).await;
     let (id, url) = page.step("alice").await;
 
-    // Bob's API client opening Alice's link: refused (and the link is spent).
+    // Bob's API client opening Alice's link: refused, and the step's one sign-in is not spent.
     let link = page.link(&id, "alice");
     let got = get(&link, &[], Some("tok-b")).await;
     assert_eq!(got.status, 403, "{}", got.body);

@@ -13,4 +13,5 @@ mod form_browser;
 mod form_page;
 mod login;
 mod payment_page;
+mod provider_sign_in;
 mod url_only;

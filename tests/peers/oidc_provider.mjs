@@ -8,11 +8,13 @@
 //     a key made at start and published at the JWKS endpoint;
 //   - refresh tokens for clients registered for the `refresh_token` grant, and a short
 //     access-token lifetime (`--access-token-ttl SECONDS`, default 30) so a test can see one expire;
-//   - one test account (`--login`, `--password`, `--sub`), with its sign-in and consent pages.
+//   - one test account (`--login`, `--password`, `--sub`), more with `--account LOGIN:PASSWORD:SUB`
+//     (repeatable), with their sign-in and consent pages.
 // It listens on 127.0.0.1 at a port chosen at start, and prints `issuer http://127.0.0.1:PORT`
 // on stderr once it serves.
 //
 // Usage: node tests/peers/oidc_provider.mjs [--access-token-ttl S] [--login L] [--password P] [--sub SUB]
+//        [--account LOGIN:PASSWORD:SUB]...
 
 import { createServer } from 'node:http';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -27,6 +29,16 @@ function option(name, fallback) {
 }
 const accessTokenTtl = Number.parseInt(option('access-token-ttl', '30'), 10);
 const account = { login: option('login', 'ada'), password: option('password', 'correct horse'), sub: option('sub', 'ada-lovelace') };
+const accounts = [account];
+args.forEach((arg, at) => {
+  if (arg !== '--account' || at + 1 >= args.length) return;
+  const [login, password, sub] = args[at + 1].split(':');
+  if (!login || !password || !sub) {
+    console.error('oidc-provider: --account takes LOGIN:PASSWORD:SUB');
+    process.exit(2);
+  }
+  accounts.push({ login, password, sub });
+});
 if (!Number.isInteger(accessTokenTtl) || accessTokenTtl < 1) {
   console.error('oidc-provider: --access-token-ttl must be a positive number of seconds');
   process.exit(2);
@@ -87,7 +99,7 @@ const provider = new Provider(issuer, {
     RefreshToken: 3600,
     Session: 3600,
   },
-  findAccount: (_ctx, id) => (id === account.sub ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+  findAccount: (_ctx, id) => (accounts.some((known) => known.sub === id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   renderError: (ctx, out) => {
     ctx.type = 'html';
@@ -145,14 +157,15 @@ async function interaction(req, res, uid, action) {
   if (req.method !== 'POST') return send(res, 405, page('Error', '<p>Method not allowed.</p>'));
   if (action === '/login') {
     const fields = await form(req);
-    if (fields.get('login') !== account.login || fields.get('password') !== account.password) {
+    const known = accounts.find((a) => a.login === fields.get('login') && a.password === fields.get('password'));
+    if (!known) {
       return send(res, 401, page('Sign in', `<p id="error">Wrong login or password.</p>
 <form method="post" action="/interaction/${uid}/login" autocomplete="off">
 <label>Login <input id="login" name="login" required></label>
 <label>Password <input id="password" name="password" type="password" required></label>
 <button id="sign-in" type="submit">Sign in</button></form>`));
     }
-    return provider.interactionFinished(req, res, { login: { accountId: account.sub } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(req, res, { login: { accountId: known.sub } }, { mergeWithLastSubmission: false });
   }
   if (action === '/confirm') {
     await form(req);

@@ -13,12 +13,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use elicit_runtime::server::ManualClock;
+use elicit_runtime::server::{ManualClock, PageLogin, PageLoginError};
 
 use elicit_runtime::server::store::{
     Claim, ClaimToken, Finish, FlowLedger, InProcessStore, LedgerSnapshot, RecordKind, RedisStore, Slot, SqliteStore,
     Store, StoreError, UrlCompletions, UrlStatus,
 };
+use elicit_runtime::state::KeyRing;
 use serde_json::json;
 use serde_json::value::RawValue;
 
@@ -286,6 +287,25 @@ async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_claim_is_not_handed_out_to_run_once_its_flow_finished() {
+    both("a_stale_claim_is_not_handed_out_to_run_once_its_flow_finished", |on| async move {
+        let (a, b) = on.stores(ROOMY).await;
+        let (crashed, retried) = (ClaimToken::mint(), ClaimToken::mint());
+        // A round claims a slot and dies; its lease passes and the flow finishes without it.
+        assert_eq!(a.claim("f", &once("x"), &crashed, SHORT, LONG).await.unwrap(), Claim::Run);
+        on.after(SHORT, || async {
+            b.finish("f", &answers(json!({"done": true})), &[], LONG).await.unwrap() == Finish::Recorded
+        })
+        .await;
+        // The stale claim is not run again, by another token nor by the one that held it.
+        assert_eq!(b.claim("f", &once("x"), &retried, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(a.claim("f", &once("x"), &crashed, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(a.finished("f").await.unwrap(), Some(json!({"done": true})));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone() {
     both("records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone", |on| async move {
         let (a, b) = on.stores(Caps { flows: 1, ..ROOMY }).await;
@@ -396,6 +416,31 @@ async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
         assert_eq!(b.take("m1", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!(1)));
         a.register("m3", LONG, Some("mallory")).await.unwrap();
         assert!(b.register("m4", LONG, Some("mallory")).await.is_err());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sign_in_tickets_of_a_step_share_one_record_however_often_the_round_replays() {
+    both("the_sign_in_tickets_of_a_step_share_one_record_however_often_the_round_replays", |on| async move {
+        const STEP: &str = "c3RlcC1vZi1hbGljZTAwMDA";
+        let (a, b) = on.stores(Caps { per_principal: 2, ..ROOMY }).await;
+        a.register(STEP, LONG, Some("alice")).await.unwrap();
+        // Two instances sharing the keys and the store: one builds the links, the other serves
+        // the page.
+        let ring = KeyRing::generate();
+        let (minting, redeeming) = (PageLogin::new(ring.clone(), a.clone()), PageLogin::new(ring, b.clone()));
+        // The client retries the round five times: five links, each with a ticket.
+        let tickets: Vec<String> = (0..5).map(|_| minting.ticket(STEP, "alice").unwrap()).collect();
+        assert_eq!(redeeming.redeem(STEP, &tickets[4]).await, Ok("alice".to_owned()));
+        // One sign-in per step: every other ticket of it is used.
+        assert_eq!(redeeming.redeem(STEP, &tickets[0]).await, Err(PageLoginError::Used));
+        // Alice holds two records, the step and its sign-in, at her quota of two.
+        match a.register("c3RlcC10d28tb2YtYWxpY2U", LONG, Some("alice")).await {
+            Err(StoreError::Quota { cap: 2 }) => {}
+            other => panic!("expected the quota, got {other:?}"),
+        }
+        assert_eq!(a.status(STEP).await.unwrap(), UrlStatus::Pending, "the step itself is untouched");
     })
     .await;
 }

@@ -16,8 +16,8 @@
 use axum::serve::{Listener as _, ListenerExt as _};
 use std::sync::Arc;
 
-use elicit_benches::e2e::bench_server_on;
 use elicit_benches::rmcp_by_hand;
+use elicit_benches::server::bench_server_on;
 use elicit_runtime::server::store::SqliteStore;
 
 const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S] [--store memory|sqlite:PATH]";

@@ -81,8 +81,15 @@ impl Elicitation {
     {
         let (round, ctx) = round.into_owned();
         let principal = self.principal_of(ctx);
+        // An anonymous caller counts against its peer address (served with connect info), as
+        // its sessions do.
+        let client = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+            .map(|axum::extract::ConnectInfo(address)| address.ip().to_string());
         let meta: &Map<String, Value> = &ctx.meta.0.0;
-        let round = round.request().meta(Some(meta)).principal(principal.as_deref());
+        let round = round.request().client(client.as_deref()).meta(Some(meta)).principal(principal.as_deref());
         let handler = |flow: Flow| {
             let running = handler(flow);
             async move {

@@ -229,6 +229,7 @@ impl EngineBuilder {
             clock,
             tasks,
             task_config: self.task_config,
+            anonymous_tasks: Arc::default(),
         }
     }
 }
@@ -289,6 +290,8 @@ setters! {
     max_live_tasks: usize => task_config.max_live_tasks;
     /// Sets [`TaskConfig::max_live_tasks_per_principal`].
     max_live_tasks_per_principal: usize => task_config.max_live_tasks_per_principal;
+    /// Sets [`TaskConfig::max_live_tasks_per_anonymous_client`].
+    max_live_tasks_per_anonymous_client: usize => task_config.max_live_tasks_per_anonymous_client;
     /// Sets [`TaskConfig::input_wait`].
     task_input_wait: Duration => task_config.input_wait;
 }

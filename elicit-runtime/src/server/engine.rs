@@ -37,6 +37,7 @@ pub struct Engine {
     pub(super) clock: Arc<dyn Clock>,
     pub(super) tasks: Arc<dyn TaskRecords>,
     pub(super) task_config: TaskConfig,
+    pub(super) anonymous_tasks: Arc<crate::server::task::AnonymousTasks>,
     #[cfg(feature = "pages")]
     pub(super) pages: Option<pages::FormPages>,
     #[cfg(feature = "apps")]

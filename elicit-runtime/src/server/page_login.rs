@@ -91,6 +91,15 @@ impl std::error::Error for PageLoginError {
 ///    [`PageLogin::session_principal`], and the page records the decision under that identity: the
 ///    `by` of [`UrlCompletions::complete`](super::store::UrlCompletions::complete), which refuses anyone but the step's owner.
 ///
+/// **This does not meet the spec's rule that a URL-mode link carry no credential.** The ticket
+/// *is* a credential in the URL: whoever holds the link before its owner opens it (a log, a
+/// proxy, a shoulder, a chat the link was pasted into) is signed in as the owner. It is kept for
+/// servers whose users have only static API tokens and no browser sign-in. A server with an
+/// OpenID provider signs the page's visitor in through it instead (a
+/// `pages::kit::VisitorCheck` (feature `pages`) running the authorization code flow with
+/// PKCE, as the showcase `travel-server --oidc-issuer … --oidc-client-id …` does); a server with
+/// its own browser sign-in uses `pages::kit::AuthenticatedVisitors`.
+///
 /// The page, not this type, decides what an unsigned browser may do; a server with users should
 /// refuse an anonymous decision. API clients that present the server's own credentials (a bearer
 /// token) need no ticket.
@@ -135,8 +144,12 @@ impl std::error::Error for PageLoginError {
 /// **Single use.** [`PageLogin::ticket`] is synchronous, because URLs are built in a synchronous
 /// closure; the ticket's one-time record is written to the store by a task on the current Tokio
 /// runtime, and [`PageLogin::redeem`] waits for it a little ([`PageLogin::with_redeem_wait`]) in
-/// case the browser is faster than the store. The record lives as long as the ticket, under a key
-/// (`{step}.login.{nonce}`) that is never a step id of the engine's.
+/// case the browser is faster than the store. The record is one per step and principal, however
+/// many tickets are made for it (a flow replays its round, and builds its link again, on every
+/// retry of the client): the first ticket redeemed signs its browser in, and every ticket of that
+/// step is then used. Registering it again is a no-op, so replays neither add records nor count
+/// against the principal's quota. It lives as long as the first ticket, under a key
+/// (`{step}.login.{digest of the principal}`) that is never a step id of the engine's.
 ///
 /// [`Flow::url`]: super::Flow::url
 #[derive(Clone)]
@@ -208,7 +221,7 @@ impl PageLogin {
             .tickets
             .seal(&binding(TICKET_METHOD, step), &payload, SystemTime::now())
             .map_err(|_| PageLoginError::TooLarge)?;
-        let (store, key, ttl, owner) = (self.store.clone(), record_key(step, &nonce), self.tickets.ttl(), principal);
+        let (store, key, ttl, owner) = (self.store.clone(), record_key(step, principal), self.tickets.ttl(), principal);
         let owner = owner.to_owned();
         runtime.spawn(async move {
             if let Err(error) = store.register(&key, ttl, Some(&owner)).await {
@@ -229,9 +242,9 @@ impl PageLogin {
         let payload = self.tickets.open(&binding(TICKET_METHOD, step), ticket, SystemTime::now()).map_err(|error| {
             if error.kind() == StateErrorKind::Expired { PageLoginError::Expired } else { PageLoginError::Invalid }
         })?;
-        let (nonce, principal) = payload.split_at_checked(NONCE_LEN).ok_or(PageLoginError::Invalid)?;
+        let (_nonce, principal) = payload.split_at_checked(NONCE_LEN).ok_or(PageLoginError::Invalid)?;
         let principal = std::str::from_utf8(principal).map_err(|_| PageLoginError::Invalid)?;
-        let key = record_key(step, nonce);
+        let key = record_key(step, principal);
         let deadline = tokio::time::Instant::now() + self.redeem_wait;
         loop {
             let store = |error| PageLoginError::Store(error);
@@ -240,13 +253,22 @@ impl PageLogin {
             }
             match self.store.status(&key).await.map_err(store)? {
                 UrlStatus::Completed(_) => return Err(PageLoginError::Used),
-                // Registered for someone else: not a record this ticket made.
-                UrlStatus::Pending => return Err(PageLoginError::Invalid),
-                // Not registered yet (the browser beat the task that writes it), or never.
-                UrlStatus::Unknown if tokio::time::Instant::now() < deadline => tokio::time::sleep(REDEEM_POLL).await,
-                UrlStatus::Unknown => return Err(PageLoginError::Invalid),
+                // Not registered yet (the browser beat the task that writes it), or registered
+                // between the attempt and this look: try again, within the bound.
+                _ if tokio::time::Instant::now() < deadline => tokio::time::sleep(REDEEM_POLL).await,
+                // Never registered, or registered for someone else: not a record of this ticket.
+                _ => return Err(PageLoginError::Invalid),
             }
         }
+    }
+
+    /// The principal a ticket for `step` names, if it opens (without consuming it): a page
+    /// refuses a ticket presented with another user's credentials before it spends the step's
+    /// one sign-in.
+    pub(crate) fn ticket_principal(&self, step: &str, ticket: &str) -> Option<String> {
+        let payload = self.tickets.open(&binding(TICKET_METHOD, step), ticket, SystemTime::now()).ok()?;
+        let (_nonce, principal) = payload.split_at_checked(NONCE_LEN)?;
+        String::from_utf8(principal.to_vec()).ok()
     }
 
     /// A session for `principal` on the page of `step`, to keep in an `HttpOnly` cookie scoped
@@ -274,9 +296,12 @@ fn binding<'a>(method: &'a str, step: &'a str) -> Binding<'a> {
     Binding { principal: None, method, name: step, arguments_digest: [0; 32], audience: AUDIENCE }
 }
 
-/// The store key of a ticket's one-time record: longer than any step id the engine mints.
-fn record_key(step: &str, nonce: &[u8]) -> String {
-    format!("{step}.login.{}", URL_SAFE_NO_PAD.encode(nonce))
+/// The store key of the one-time record the tickets of `step` for `principal` share: longer than
+/// any step id the engine mints.
+fn record_key(step: &str, principal: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(principal.as_bytes());
+    format!("{step}.login.{}", URL_SAFE_NO_PAD.encode(&digest[..16]))
 }
 
 #[cfg(test)]
@@ -301,10 +326,11 @@ mod tests {
         assert_eq!(logins.redeem(OTHER_STEP, &ticket).await, Err(PageLoginError::Invalid), "another step");
         assert_eq!(logins.redeem(STEP, &ticket).await.unwrap(), "alice");
         assert_eq!(logins.redeem(STEP, &ticket).await, Err(PageLoginError::Used), "replayed");
-        // Another ticket of the same principal for the same step is a new sign-in.
+        // Another ticket of the same principal for the same step (the round replayed) shares
+        // the step's one sign-in: used.
         let again = logins.ticket(STEP, "alice").unwrap();
         assert_ne!(again, ticket);
-        assert_eq!(logins.redeem(STEP, &again).await.unwrap(), "alice");
+        assert_eq!(logins.redeem(STEP, &again).await, Err(PageLoginError::Used));
     }
 
     #[tokio::test]

@@ -25,6 +25,11 @@ pub struct Request<'a> {
     pub request_state: Option<&'a str>,
     /// The authenticated principal, when the transport knows one; the state is bound to it.
     pub principal: Option<&'a str>,
+    /// Which client an anonymous request comes from (its peer address), when the transport knows:
+    /// anonymous callers' tasks are capped per client
+    /// ([`TaskConfig::max_live_tasks_per_anonymous_client`](crate::server::task::TaskConfig::max_live_tasks_per_anonymous_client)),
+    /// so one cannot take every place. Ignored when there is a principal.
+    pub client: Option<&'a str>,
 }
 
 impl<'a> Request<'a> {
@@ -38,6 +43,7 @@ impl<'a> Request<'a> {
             input_responses: None,
             request_state: None,
             principal: None,
+            client: None,
         }
     }
 
@@ -68,6 +74,12 @@ impl<'a> Request<'a> {
     /// Sets the authenticated principal.
     pub fn principal(mut self, principal: Option<&'a str>) -> Self {
         self.principal = principal;
+        self
+    }
+
+    /// Sets the client an anonymous request comes from ([`Request::client`]).
+    pub fn client(mut self, client: Option<&'a str>) -> Self {
+        self.client = client;
         self
     }
 }

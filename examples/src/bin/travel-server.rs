@@ -17,29 +17,40 @@
 //! `--oidc-issuer URL` instead accepts that OpenID provider's access tokens (JWTs it signed, for
 //! this server's `/mcp` URL as their audience, unexpired, with the `mcp` scope; the user is the
 //! token's `sub`), and publishes this server's protected resource metadata naming the provider,
-//! so that a client refused with 401 discovers where to sign in.
+//! so that a client refused with 401 discovers where to sign in. With `--oidc-client-id ID` too
+//! (this server registered at the provider as a client whose redirect URI is
+//! `{public URL}/sign-in/callback`; its secret in `ELICIT_OIDC_CLIENT_SECRET`, none for a public
+//! client), the payment and form pages sign their visitor in through the provider (authorization
+//! code with PKCE; the ID token's subject must be the user who started the flow) and links carry
+//! no credential. Without it, and with `--tokens`, links carry a one-time sign-in ticket: a
+//! credential in the URL, which the spec's URL mode forbids (the server says so at start).
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys); instances
 //! sharing them and one `--store redis://…` can serve each other's rounds, payment step included
 //! (the payment page's form tokens are signed with a secret derived from the same keys).
 
 use elicit_examples::bearer::{BearerTokens, OpenIdTokens, authenticate, authenticate_openid, metadata_router};
+use elicit_examples::page_sign_in::{CALLBACK_PATH, OpenIdClient, OpenIdSignIn};
 use elicit_examples::travel::{
-    AUDIENCE, PaymentSummaries, payment_page_at, payment_page_with_logins, server_with_logins,
+    AUDIENCE, PaymentSummaries, SESSION_COOKIE, payment_page_at, payment_page_with_visitors, server_with_visitors,
 };
 use elicit_examples::{Transport, default_store, exit_usage, keys_from_env, parse_args, serve_app, stores};
 use std::sync::Arc;
 
-use elicit_runtime::server::pages::kit::PageLoginVisitors;
+use elicit_runtime::server::pages::PAGE_PATH;
+use elicit_runtime::server::pages::kit::{self, PageLoginVisitors, VisitorCheck};
 use elicit_runtime::server::{Engine, EngineConfig, PageLogin};
 
-const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store sqlite:PATH|memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL] [--heartbeat-ms MS]";
+/// The environment variable holding this server's client secret at the OpenID provider.
+const CLIENT_SECRET_VAR: &str = "ELICIT_OIDC_CLIENT_SECRET";
+
+const USAGE: &str = "usage: travel-server (--listen ADDR | --stdio [--page-listen ADDR]) [--public-url URL] [--store sqlite:PATH|memory|redis://HOST:PORT|redis+cluster://HOST:PORT,…] [--tokens FILE | --oidc-issuer URL [--oidc-client-id ID]] [--heartbeat-ms MS]";
 
 async fn run() -> std::io::Result<()> {
     elicit_examples::init_log();
     let options = parse_args(
         std::env::args().skip(1),
         USAGE,
-        &["public-url", "page-listen", "store", "tokens", "oidc-issuer", "heartbeat-ms"],
+        &["public-url", "page-listen", "store", "tokens", "oidc-issuer", "oidc-client-id", "heartbeat-ms"],
     )
     .unwrap_or_else(|e| exit_usage(&e));
     let keys = keys_from_env().unwrap_or_else(|e| exit_usage(&e));
@@ -51,37 +62,21 @@ async fn run() -> std::io::Result<()> {
     if issuer.is_some() && !matches!(options.transport, Transport::Http(_)) {
         exit_usage("--oidc-issuer needs --listen: tokens come over HTTP");
     }
+    let client_id = options.get("oidc-client-id").map(str::to_owned);
+    if client_id.is_some() && issuer.is_none() {
+        exit_usage("--oidc-client-id needs --oidc-issuer");
+    }
     let store = options.get("store").map_or_else(|| default_store("travel-server"), str::to_owned);
     let stores = stores(Some(&store)).await.unwrap_or_else(|e| {
         eprintln!("travel-server: {e}");
         std::process::exit(1)
     });
-    // With users, payment links sign their user in to the page: one-time tickets sealed with the
-    // engine's keys (instances sharing the keys and the store accept each other's), as long-lived
-    // as a payment step.
-    let logins = match (tokens.is_some() || issuer.is_some(), &options.transport) {
-        (true, Transport::Http(_)) => {
-            Some(PageLogin::new(keys.ring.clone(), stores.store.clone()).with_ttl(EngineConfig::default().url_ttl))
-        }
-        _ => None,
-    };
     let http_addr = options.http_addr().unwrap_or_else(|e| exit_usage(&e));
     let listener = tokio::net::TcpListener::bind(http_addr).await?;
     let public_url = match options.get("public-url") {
         Some(url) => url.to_owned(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    // Form pages at /form/{id}: a client that opens links but draws no forms answers every form
-    // of every tool there. With users, the page signs them in as the payment page does.
-    let mut builder = stores.apply(Engine::builder(AUDIENCE, keys.ring)).form_pages(&public_url).form_fallback(true);
-    if let Some(logins) = &logins {
-        builder = builder.page_visitors(Arc::new(PageLoginVisitors::new(logins.clone())));
-    }
-    if let Some(ms) = options.get("heartbeat-ms") {
-        let ms: u64 = ms.parse().unwrap_or_else(|_| exit_usage("--heartbeat-ms takes a whole number of milliseconds"));
-        builder = builder.session_heartbeat(std::time::Duration::from_millis(ms));
-    }
-    let engine = builder.build();
     let openid = match &issuer {
         Some(issuer) => Some(OpenIdTokens::discover(issuer, &format!("{public_url}/mcp")).await.unwrap_or_else(|e| {
             eprintln!("travel-server: --oidc-issuer {issuer}: {e}");
@@ -89,16 +84,65 @@ async fn run() -> std::io::Result<()> {
         })),
         None => None,
     };
+    let url_ttl = EngineConfig::default().url_ttl;
+    // With users, the pages verify who opens a link. Through the OpenID provider when this server
+    // is its client: nothing in the link signs anyone in. Otherwise one-time tickets sealed with
+    // the engine's keys (instances sharing the keys and the store accept each other's), as
+    // long-lived as a payment step: a credential in the URL.
+    let (sign_in, logins) = match (&openid, client_id, &options.transport) {
+        (Some(openid), Some(client_id), _) => {
+            let client = OpenIdClient {
+                client_id,
+                client_secret: std::env::var(CLIENT_SECRET_VAR).ok().filter(|s| !s.is_empty()),
+                redirect_uri: format!("{public_url}{CALLBACK_PATH}"),
+            };
+            let sign_in = OpenIdSignIn::new(openid.clone(), client, keys.ring.clone(), url_ttl).unwrap_or_else(|e| {
+                eprintln!("travel-server: --oidc-client-id: {e}");
+                std::process::exit(1)
+            });
+            (Some(sign_in), None)
+        }
+        (_, _, Transport::Http(_)) if tokens.is_some() || openid.is_some() => {
+            eprintln!(
+                "travel-server: page links carry a one-time sign-in ticket, a credential in the URL that the spec's \
+                 URL mode forbids; give --oidc-issuer and --oidc-client-id to sign page visitors in through an \
+                 OpenID provider instead"
+            );
+            (None, Some(PageLogin::new(keys.ring.clone(), stores.store.clone()).with_ttl(url_ttl)))
+        }
+        _ => (None, None),
+    };
+    // Form pages at /form/{id}: a client that opens links but draws no forms answers every form
+    // of every tool there. With users, the page signs them in as the payment page does.
+    let mut builder = stores.apply(Engine::builder(AUDIENCE, keys.ring)).form_pages(&public_url).form_fallback(true);
+    if let Some(sign_in) = &sign_in {
+        builder = builder.page_visitors(Arc::new(sign_in.visitors(kit::SESSION_COOKIE, PAGE_PATH)));
+    } else if let Some(logins) = &logins {
+        builder = builder.page_visitors(Arc::new(PageLoginVisitors::new(logins.clone())));
+    }
+    if let Some(ms) = options.get("heartbeat-ms") {
+        let ms: u64 = ms.parse().unwrap_or_else(|_| exit_usage("--heartbeat-ms takes a whole number of milliseconds"));
+        builder = builder.session_heartbeat(std::time::Duration::from_millis(ms));
+    }
+    let engine = builder.build();
     let summaries = PaymentSummaries::new(engine.url_completions().clone());
     let page_store = engine.url_completions().clone();
-    let page = match &logins {
-        Some(logins) => {
-            payment_page_with_logins(page_store, keys.page_secrets, summaries.clone(), &public_url, logins.clone())
+    let page_visitors: Option<Arc<dyn VisitorCheck>> = match (&sign_in, logins) {
+        (Some(sign_in), _) => Some(Arc::new(sign_in.visitors(SESSION_COOKIE, "/pay/"))),
+        (None, Some(logins)) => Some(Arc::new(PageLoginVisitors::new(logins).with_cookie(SESSION_COOKIE, "/pay/"))),
+        (None, None) => None,
+    };
+    let page = match &page_visitors {
+        Some(visitors) => {
+            payment_page_with_visitors(page_store, keys.page_secrets, summaries.clone(), &public_url, visitors.clone())
         }
         None => payment_page_at(page_store, keys.page_secrets, summaries.clone(), &public_url),
     };
-    let mcp = server_with_logins(engine, &public_url, summaries, logins);
-    let forms = mcp.page_router();
+    let mcp = server_with_visitors(engine, &public_url, summaries, page_visitors);
+    let mut forms = mcp.page_router();
+    if let Some(sign_in) = &sign_in {
+        forms = forms.merge(sign_in.router());
+    }
     match options.transport {
         Transport::Http(_) => {
             let app = match (tokens, openid) {

@@ -77,9 +77,9 @@ struct PaymentPage {
     summaries: PaymentSummaries,
     /// Served over HTTPS whatever the request says (the public base URL is `https`).
     https: bool,
-    /// Set when the server has users: browsers sign in with the link's ticket (the kit's check of
-    /// today's sign-in links), and a decision without a user is refused.
-    visitors: Option<PageLoginVisitors>,
+    /// Set when the server has users: how browsers sign in (through the OpenID provider, or with
+    /// the link's ticket), and a decision without a user is refused.
+    visitors: Option<Arc<dyn VisitorCheck>>,
 }
 
 /// The link to the payment page of step `id` under `public_url`: with a one-time sign-in ticket
@@ -97,6 +97,21 @@ pub fn payment_url(public_url: &str, id: &str, logins: Option<&PageLogin>, princ
             tracing::error!(%error, "no sign-in link for a payment page");
             page
         }
+    }
+}
+
+/// The link to the payment page of step `id` under `public_url`, with what `visitors` adds to it
+/// for `principal` (the owner, sealed, for an OpenID sign-in; a ticket for [`PageLoginVisitors`]).
+pub fn payment_link(
+    public_url: &str,
+    id: &str,
+    visitors: Option<&dyn VisitorCheck>,
+    principal: Option<&str>,
+) -> String {
+    let page = format!("{public_url}/pay/{id}");
+    match visitors.and_then(|visitors| visitors.link_query(id, principal)) {
+        Some(query) => format!("{page}?{query}"),
+        None => page,
     }
 }
 
@@ -133,6 +148,19 @@ pub fn payment_page_with_logins(
     logins: PageLogin,
 ) -> axum::Router {
     let visitors = PageLoginVisitors::new(logins).with_cookie(SESSION_COOKIE, "/pay/");
+    payment_page_with_visitors(store, secrets, summaries, public_url, Arc::new(visitors))
+}
+
+/// [`payment_page_at`] for a server with users, signing browsers in with `visitors` (an OpenID
+/// sign-in from [`crate::page_sign_in`], with cookie [`SESSION_COOKIE`] under `/pay/`, whose links
+/// [`payment_link`] builds), and refusing a decision by a browser that is not signed in.
+pub fn payment_page_with_visitors(
+    store: Arc<dyn UrlCompletions>,
+    secrets: PageSecrets,
+    summaries: PaymentSummaries,
+    public_url: &str,
+    visitors: Arc<dyn VisitorCheck>,
+) -> axum::Router {
     router(PaymentPage { https: is_https(public_url), store, secrets, summaries, visitors: Some(visitors) })
 }
 
@@ -298,6 +326,16 @@ async fn visitor(
         Visit::Redirect { set_cookie } => {
             // The session is base64url: always a valid header value.
             Err(to_the_page(id, set_cookie.and_then(|cookie| HeaderValue::from_str(&cookie).ok())))
+        }
+        Visit::SignIn { location, set_cookie } => {
+            let mut response =
+                page(StatusCode::SEE_OTHER, "Sign in", "<p id=\"sign-in\">Sign in to continue to the payment.</p>");
+            for (name, value) in [(header::LOCATION, Some(location)), (header::SET_COOKIE, set_cookie)] {
+                if let Some(Ok(value)) = value.map(|v| HeaderValue::from_str(&v)) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            Err(response)
         }
         Visit::Refused(refusal) => Err(match refusal.kind {
             RefusalKind::NotSignedIn => sign_in_needed(),

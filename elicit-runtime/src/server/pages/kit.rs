@@ -43,6 +43,15 @@ pub enum Visit {
         /// The `Set-Cookie` header value, if the visitor just signed in.
         set_cookie: Option<String>,
     },
+    /// Send the visitor to sign in elsewhere (an OpenID provider's authorization endpoint):
+    /// `303 See Other` to `location`, setting this `Set-Cookie` value if any (what binds the
+    /// sign-in to this browser). They come back to the page signed in, or are refused there.
+    SignIn {
+        /// Where to sign in: an absolute URL of the provider.
+        location: String,
+        /// The `Set-Cookie` header value, if any.
+        set_cookie: Option<String>,
+    },
     /// Not a visitor who may decide.
     Refused(Refusal),
 }
@@ -84,10 +93,15 @@ impl Refusal {
 /// - [`AuthenticatedVisitors`]: the principal the server's own authentication put on the request
 ///   (its sign-in session cookie, a bearer token). Meets the spec when that authentication is the
 ///   server's real sign-in: the link carries nothing but the step.
+/// - A sign-in through an OpenID provider (authorization code with PKCE, the server the
+///   provider's client; the ID token's subject compared with the step's owner): the link carries
+///   no credential, and a visitor who is not signed in is sent to the provider
+///   ([`Visit::SignIn`]). The showcase `travel-server` builds one on this trait
+///   (`elicit_examples::page_sign_in`, `--oidc-issuer` with `--oidc-client-id`).
 /// - [`PageLoginVisitors`]: the one-time sign-in ticket of [`PageLogin`] in the link. **The ticket
 ///   is a credential in the URL: this does not meet the spec's rule**; it is kept for servers
-///   whose users have no browser session with the server, until a sign-in that needs no ticket
-///   replaces it.
+///   whose users have no browser session with the server and no OpenID provider (static bearer
+///   tokens).
 /// - [`LinkHolders`]: no users; whoever holds the unguessable link decides. Only for servers
 ///   with no principals.
 pub trait VisitorCheck: Send + Sync + 'static {
@@ -197,6 +211,13 @@ impl VisitorCheck for PageLoginVisitors {
                 };
             };
             let refused = |text| Refusal::visit(RefusalKind::LinkRefused, text);
+            // An API client presenting someone else's credentials: refused before the ticket is
+            // redeemed, so the step's one sign-in stays its owner's.
+            if let Some(other) = request.authenticated
+                && self.logins.ticket_principal(step, &ticket).is_some_and(|user| user != other)
+            {
+                return two_users();
+            }
             let user = match self.logins.redeem(step, &ticket).await {
                 Ok(user) => user,
                 // The user opening their own link again, in the browser it signed in.

@@ -116,6 +116,15 @@ async fn open(pages: &FormPages, step: &str, query: Option<&str>, who: &Authenti
             }
             return Opened::Respond(response);
         }
+        Visit::SignIn { location, set_cookie } => {
+            let mut response = notice(StatusCode::SEE_OTHER, "Sign in", "sign-in", "Sign in to continue to the form.");
+            for (name, value) in [(header::LOCATION, Some(location)), (header::SET_COOKIE, set_cookie)] {
+                if let Some(Ok(value)) = value.map(|v| HeaderValue::from_str(&v)) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            return Opened::Respond(response);
+        }
         Visit::Refused(refusal) if refusal.kind == RefusalKind::Unavailable => {
             return Opened::Respond(unavailable(refusal.text));
         }

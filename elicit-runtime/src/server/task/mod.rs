@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 pub(super) use link::TaskExec;
+pub(crate) use start::AnonymousTasks;
 pub use start::TaskStart;
 
 use super::engine::Engine;
@@ -67,6 +68,10 @@ pub struct TaskConfig {
     pub max_live_tasks: usize,
     /// Tasks running at once for one principal (anonymous callers share one count). Default 64.
     pub max_live_tasks_per_principal: usize,
+    /// Tasks running at once on this instance for one anonymous client (a peer address,
+    /// [`Request::client`](crate::server::Request::client)), within the count anonymous callers
+    /// share: one client cannot take every anonymous place. Default 16.
+    pub max_live_tasks_per_anonymous_client: usize,
     /// How long a task waits for the answer to one of its input requests; past it the task
     /// fails and frees its place under the caps above. Default 600 s.
     pub input_wait: Duration,
@@ -83,6 +88,7 @@ impl Default for TaskConfig {
             url_completion_timeout: Duration::from_secs(600),
             max_live_tasks: 1024,
             max_live_tasks_per_principal: 64,
+            max_live_tasks_per_anonymous_client: 16,
             input_wait: Duration::from_secs(600),
         }
     }

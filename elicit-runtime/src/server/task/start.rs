@@ -15,8 +15,44 @@ use crate::server::flow::Flow;
 use crate::server::flow::FlowError;
 use crate::server::observe;
 use crate::server::request::{EngineError, FLOW_CONFLICT, Request};
-use crate::server::store::{Claim, ClaimToken, Slot, TaskLimits, TaskRecord, TaskView, millis, mint_id};
+use crate::server::store::{Claim, ClaimToken, Slot, StoreError, TaskLimits, TaskRecord, TaskView, millis, mint_id};
 use crate::wire::{InputRequiredResult, codes};
+
+/// The live tasks of anonymous clients on this instance, by client (peer address): anonymous
+/// callers share one count in the task store, and this keeps one client from taking all of it.
+#[derive(Debug, Default)]
+pub(crate) struct AnonymousTasks(std::sync::Mutex<std::collections::HashMap<String, usize>>);
+
+impl AnonymousTasks {
+    /// A place for one more task of `client`, unless it runs `cap` already.
+    fn reserve(self: &Arc<Self>, client: &str, cap: usize) -> Option<AnonymousPlace> {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(client.to_owned()).or_default();
+        if *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(AnonymousPlace { tasks: self.clone(), client: client.to_owned() })
+    }
+}
+
+/// One anonymous client's place, given back when dropped (its task ended, or was never made).
+struct AnonymousPlace {
+    tasks: Arc<AnonymousTasks>,
+    client: String,
+}
+
+impl Drop for AnonymousPlace {
+    fn drop(&mut self) {
+        let mut counts = self.tasks.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = counts.get_mut(&self.client) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
 
 /// What a call to a task-capable tool produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,7 +151,10 @@ impl Engine {
             First::Done(out) => Box::pin(std::future::ready(out.and_then(to_json))),
             First::Detached => Box::pin(async move { running.await.and_then(to_json) }),
         };
-        self.start(&flow, opened.resumed, request.principal, handler).await.map(|seed| TaskStart::Task(Box::new(seed)))
+        let client = if request.principal.is_none() { request.client } else { None };
+        self.start(&flow, opened.resumed, request.principal, client, handler)
+            .await
+            .map(|seed| TaskStart::Task(Box::new(seed)))
     }
 
     /// Creates the task record and runs the handler's rest in the background.
@@ -124,9 +163,20 @@ impl Engine {
         flow: &Flow,
         resumed: bool,
         principal: Option<&str>,
+        client: Option<&str>,
         handler: TaskFuture,
     ) -> Result<TaskSnapshot, EngineError> {
         let store_error = |e| EngineError::from(FlowError::Store(e));
+        // An anonymous client's place, held until its task ends (before the ledger's claim, which
+        // a refusal here would otherwise have to give back).
+        let place = match client {
+            Some(client) => {
+                let cap = self.task_config.max_live_tasks_per_anonymous_client;
+                let place = self.anonymous_tasks.reserve(client, cap);
+                Some(place.ok_or_else(|| store_error(StoreError::TaskCap { cap, per_principal: true }))?)
+            }
+            None => None,
+        };
         let id = mint_id();
         // A flow of several rounds names its task in its ledger, once: a retried last round
         // finds the task instead of starting the work again.
@@ -182,7 +232,11 @@ impl Engine {
         if let Executor::Task(exec) = &flow.shared.exec {
             exec.attach(link.clone());
         }
-        tokio::spawn(drive(link, flow.clone(), handler));
+        let running = drive(link, flow.clone(), handler);
+        tokio::spawn(async move {
+            running.await;
+            drop(place);
+        });
         Ok(snapshot)
     }
 }

@@ -425,6 +425,9 @@ impl FlowLedger for InProcessStore {
                 let claim = Held::Claimed { token: token.clone(), until: now + lease };
                 Ok(match record.slots.get(&name) {
                     Some(Held::Recorded(value)) => Claim::Done(value.clone()),
+                    // A finished flow runs nothing more, a slot left claimed (a stale lease, a
+                    // retried claim) included.
+                    _ if record.finished.is_some() => Claim::Finished,
                     Some(Held::Claimed { token: holder, until }) if *holder != token && *until > now => Claim::Busy,
                     Some(Held::Claimed { .. }) => {
                         record.slots.insert(name, claim);

@@ -101,6 +101,9 @@ impl Db {
         let claim = json!({"t": token, "u": now.saturating_add(ms_of(lease))});
         match row.slots.get(name).map(held) {
             Some(Some(Held::Recorded(value))) => return Ok(Claim::Done(value.clone())),
+            // A finished flow runs nothing more, a slot left claimed (a stale lease, a retried
+            // claim) included.
+            _ if row.finished.is_some() => return Ok(Claim::Finished),
             Some(Some(Held::Claimed { token: holder, until })) if holder != token && until > now => {
                 return Ok(Claim::Busy);
             }
