@@ -24,7 +24,7 @@
 //! `wire_fixes` (what rmcp gets wrong on the wire, each fix in its module with the rmcp release
 //! that needs it and the tests that show it), `round` (one request as the engine runs it, built
 //! once from rmcp's request and context, its params checked there), `extract` (what a server of your own uses:
-//! [`Elicitation`], [`ToolCall`], [`PromptCall`], [`Parameters`]), and `server` ([`McpServer`] in
+//! [`Elicitation`], [`ToolCall`], [`PromptCall`], [`FormArgs`]), and `server` ([`McpServer`] in
 //! one place: builder, `ServerHandler`, HTTP router with its sessions, stdio).
 
 #[cfg(feature = "rmcp-client")]
@@ -32,15 +32,15 @@
 pub mod client;
 mod convert;
 mod extract;
+mod own;
 mod peer;
 mod round;
 mod server;
 mod tasks;
 mod wire_fixes;
 
-pub use extract::{
-    ARGUMENTS_KEY, Elicitation, Parameters, Principal, PrincipalHook, PromptCall, ToolCall, principal_of,
-};
+pub use extract::{ARGUMENTS_KEY, Elicitation, FormArgs, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
+pub use own::{LOOPBACK_ORIGINS, serve_http, with_tasks_extension};
 pub use server::sessions::{
     CappedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE,
 };
@@ -54,9 +54,13 @@ use ::rmcp::model::ProtocolVersion;
 pub use ::rmcp;
 
 /// What a server that asks through the engine names in most files:
-/// `use elicit_runtime::rmcp::prelude::*;`.
+/// `use elicit_runtime::rmcp::prelude::*;`. No name here is also one of rmcp's (`Parameters`,
+/// `Json`, `tool`, `ServerHandler`, ...) unless it is rmcp's own item re-exported, so the glob
+/// sits beside rmcp's imports without shadowing any.
 pub mod prelude {
-    pub use super::{Elicitation, McpServer, Parameters, PromptCall, SUPPORTED_PROTOCOL_VERSIONS, ToolCall};
+    pub use super::{
+        ARGUMENTS_KEY, Elicitation, FormArgs, McpServer, PromptCall, SUPPORTED_PROTOCOL_VERSIONS, ToolCall,
+    };
     pub use crate::Elicit;
     pub use crate::server::{Answer, Engine, Flow, FlowError, UrlAnswer};
     pub use crate::state::KeyRing;

@@ -101,14 +101,18 @@ pub enum ReplayFailure {
         message: String,
     },
     /// Replaying a round answered something else than that round did, and else than the flow's
-    /// result.
+    /// result. Every field is a short description (long values clipped, sealed `requestState`
+    /// never shown).
     Diverged {
         /// The round replayed, counted from 1.
         round: usize,
-        /// What the round answered the first time (`Debug` of the outcome).
-        first: String,
+        /// The input in question: the ask that differs, or the input the round asked for (a
+        /// replay of it finished otherwise); `None` for a round that asked nothing.
+        key: Option<String>,
+        /// What the replay should have answered: the round's ask again, or the flow's result.
+        expected: String,
         /// What the replay answered.
-        replayed: String,
+        got: String,
     },
     /// A fork of a round with changed answers answered otherwise than a new flow given the same
     /// answers, and did not fail as a conflict: it passed a value computed for other answers.
@@ -136,15 +140,21 @@ impl fmt::Display for ReplayFailure {
         match self {
             ReplayFailure::TooManyRounds => write!(f, "the flow was still asking after {MAX_ROUNDS} rounds"),
             ReplayFailure::Engine { round, code, message } => {
-                write!(f, "round {round} failed with JSON-RPC error {code}: {message}")
+                write!(f, "round {round} failed with JSON-RPC error {code}: {}", clip(message))
             }
-            ReplayFailure::Diverged { round, first, replayed } => {
-                write!(f, "replaying round {round} answered {replayed}, where the round answered {first}")
+            ReplayFailure::Diverged { round, key, expected, got } => {
+                write!(f, "replaying round {round}")?;
+                if let Some(key) = key {
+                    write!(f, " (input `{key}`)")?;
+                }
+                write!(f, ": expected {expected}, got {got}")
             }
             ReplayFailure::Forked { round, forked, fresh } => write!(
                 f,
-                "forking round {round} with changed answers answered {forked}, where a new flow given those \
-                 answers answered {fresh}: the fork passed a value computed for other answers"
+                "forking round {round} with changed answers answered {}, where a new flow given those \
+                 answers answered {}: the fork passed a value computed for other answers",
+                clip(forked),
+                clip(fresh)
             ),
             ReplayFailure::RanAgain { round, before, after } => write!(
                 f,
@@ -239,20 +249,8 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
         for (index, round) in rounds.iter().enumerate() {
             let number = index + 1;
             let replayed = self.round(&handler, round.state.as_deref(), round.responses.as_ref(), number).await;
-            let same = match (&replayed, &round.outcome) {
-                (Ok(Outcome::Complete(again)), _) => again == last,
-                (Ok(Outcome::InputRequired(again)), Outcome::InputRequired(first)) => same_asks(again, first),
-                _ => false,
-            };
-            if !same {
-                return Err(ReplayFailure::Diverged {
-                    round: number,
-                    first: format!("{:?}", round.outcome),
-                    replayed: match replayed {
-                        Ok(outcome) => format!("{outcome:?}"),
-                        Err(failure) => failure.to_string(),
-                    },
-                });
+            if let Some((key, expected, got)) = divergence(&replayed, &round.outcome, last) {
+                return Err(ReplayFailure::Diverged { round: number, key, expected, got });
             }
             if let (Some(probe), Some(before)) = (&self.effects, before) {
                 let after = probe();
@@ -308,8 +306,8 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
             return Ok(());
         }
         let show = |outcome: &Result<R, EngineError>| match outcome {
-            Ok(result) => format!("{result:?}"),
-            Err(error) => error.to_string(),
+            Ok(result) => clip(&format!("{result:?}")),
+            Err(error) => clip(&error.to_string()),
         };
         Err(ReplayFailure::Forked { round: number, forked: show(&forked), fresh: show(&fresh) })
     }
@@ -332,8 +330,9 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
             else {
                 return Err(ReplayFailure::Diverged {
                     round,
-                    first: "a request for input".to_owned(),
-                    replayed: "the flow's result, on a new flow".to_owned(),
+                    key: None,
+                    expected: "a request for input".to_owned(),
+                    got: "the flow's result, on a new flow".to_owned(),
                 });
             };
             let mut answers = Map::new();
@@ -400,6 +399,86 @@ impl<'a, 'r> ReplayCheck<'a, 'r> {
             message: error.message,
         })
     }
+}
+
+/// How many characters of a value a failure shows.
+const CLIP: usize = 80;
+
+/// `text` cut to [`CLIP`] characters, an ellipsis marking the cut.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(CLIP) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// How a replay differs from its round, if it does: `(key, expected, got)`. A replay may answer
+/// the round's asks again, or (the flow having finished) the flow's result. Describes asks by
+/// key and request, never the round's sealed state.
+fn divergence<R: fmt::Debug + PartialEq>(
+    replayed: &Result<Outcome<R>, ReplayFailure>,
+    first: &Outcome<R>,
+    last: &R,
+) -> Option<(Option<String>, String, String)> {
+    let asked_key = match first {
+        Outcome::InputRequired(asked) => asked.input_requests.first().map(|(key, _)| key.clone()),
+        Outcome::Complete(_) => None,
+    };
+    let got = match replayed {
+        Ok(Outcome::Complete(again)) if again == last => return None,
+        Ok(Outcome::Complete(again)) => {
+            return Some((
+                asked_key,
+                format!("the flow's result {}", clip(&format!("{last:?}"))),
+                format!("the result {}", clip(&format!("{again:?}"))),
+            ));
+        }
+        Ok(Outcome::InputRequired(again)) => again,
+        Err(failure) => {
+            let expected = match first {
+                Outcome::InputRequired(asked) => describe_asks(asked),
+                Outcome::Complete(_) => format!("the flow's result {}", clip(&format!("{last:?}"))),
+            };
+            return Some((asked_key, expected, clip(&failure.to_string())));
+        }
+    };
+    let Outcome::InputRequired(asked) = first else {
+        return Some((None, format!("the flow's result {}", clip(&format!("{last:?}"))), describe_asks(got)));
+    };
+    if same_asks(got, asked) {
+        return None;
+    }
+    // The first ask that differs, by position.
+    let mut pairs = asked.input_requests.iter().map(Some).chain(std::iter::repeat(None));
+    let mut again = got.input_requests.iter().map(Some).chain(std::iter::repeat(None));
+    for _ in 0..asked.input_requests.len().max(got.input_requests.len()) {
+        let (a, b) = (pairs.next().flatten(), again.next().flatten());
+        if let (Some(a), Some(b)) = (a, b)
+            && same_asks(&one_ask(a), &one_ask(b))
+        {
+            continue;
+        }
+        let key = a.or(b).map(|(key, _)| key.clone());
+        let show = |ask: Option<&(String, InputRequest)>| ask.map_or_else(|| "no ask".to_owned(), describe_ask);
+        return Some((key, show(a), show(b)));
+    }
+    Some((asked_key, describe_asks(asked), describe_asks(got)))
+}
+
+/// One ask as a result of its own (for comparing asks one by one).
+fn one_ask(ask: &(String, InputRequest)) -> InputRequiredResult {
+    InputRequiredResult { input_requests: vec![ask.clone()], request_state: None }
+}
+
+/// `an ask `key`: {request}`, the request clipped.
+fn describe_ask((key, request): &(String, InputRequest)) -> String {
+    format!("an ask `{key}`: {}", clip(&request.to_json().to_string()))
+}
+
+/// The keys a round asked for (never its sealed state).
+fn describe_asks(asked: &InputRequiredResult) -> String {
+    let keys: Vec<String> = asked.input_requests.iter().map(|(key, _)| format!("`{key}`")).collect();
+    format!("asks for {}", keys.join(", "))
 }
 
 /// `answers` with each answer `change` changes changed.
@@ -528,5 +607,80 @@ mod tests {
     #[tokio::test]
     async fn work_inside_once_passes() {
         assert_eq!(check(true).await.unwrap(), "1 then 2");
+    }
+
+    /// Asks once; a replay of the asking round finishes at once with another result than the
+    /// flow's (work outside `once` decided it).
+    #[tokio::test]
+    async fn a_diverging_replay_names_round_key_expected_and_got_and_no_state() {
+        let engine = Engine::builder("replay-check", KeyRing::generate()).build();
+        let runs = Arc::new(AtomicU64::new(0));
+        let handler = |flow: Flow| {
+            let runs = runs.clone();
+            async move {
+                if runs.fetch_add(1, Ordering::SeqCst) >= 2 {
+                    return Ok("skipped the form".to_owned());
+                }
+                let Answer::Accepted(first) = flow.form::<Number>("first").await? else {
+                    return Ok("declined".to_owned());
+                };
+                Ok(format!("got {}", first.n))
+            }
+        };
+        let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let request = Request::new("tools/call", "diverge").meta(meta.as_object());
+        let failure = ReplayCheck::new(&engine, request)
+            .run(handler, async |_key, _request| json!({"action": "accept", "content": {"n": 7}}))
+            .await
+            .unwrap_err();
+        let ReplayFailure::Diverged { round, key, expected, got } = &failure else { panic!("{failure:?}") };
+        assert_eq!(*round, 1);
+        assert_eq!(key.as_deref(), Some("first"));
+        assert_eq!(expected, "the flow's result \"got 7\"");
+        assert_eq!(got, "the result \"skipped the form\"");
+        let message = failure.to_string();
+        assert!(message.contains("round 1"), "{message}");
+        assert!(message.contains("`first`"), "{message}");
+        assert!(message.contains("\"got 7\"") && message.contains("\"skipped the form\""), "{message}");
+        assert!(!message.contains("request_state") && !message.contains("requestState"), "{message}");
+        assert!(message.len() < 300, "{} characters: {message}", message.len());
+    }
+
+    /// A replay that asks for another input than the round did names that input.
+    #[tokio::test]
+    async fn a_replay_asking_otherwise_names_the_key() {
+        let engine = Engine::builder("replay-check", KeyRing::generate()).build();
+        let runs = Arc::new(AtomicU64::new(0));
+        let handler = |flow: Flow| {
+            let runs = runs.clone();
+            async move {
+                let key = if runs.fetch_add(1, Ordering::SeqCst) == 0 { "first" } else { "second" };
+                let Answer::Accepted(n) = flow.form::<Number>(key).await? else {
+                    return Ok("declined".to_owned());
+                };
+                Ok(format!("got {}", n.n))
+            }
+        };
+        let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let request = Request::new("tools/call", "asks").meta(meta.as_object());
+        let failure = ReplayCheck::new(&engine, request)
+            .run(handler, async |_key, _request| json!({"action": "accept", "content": {"n": 7}}))
+            .await
+            .unwrap_err();
+        let ReplayFailure::Diverged { round, key, expected, got } = &failure else { panic!("{failure:?}") };
+        assert_eq!((*round, key.as_deref()), (1, Some("first")));
+        assert!(expected.starts_with("an ask `first`: "), "{expected}");
+        assert!(got.starts_with("an ask `second`: "), "{got}");
+        let message = failure.to_string();
+        assert!(!message.contains("requestState") && !message.contains("request_state"), "{message}");
+    }
+
+    #[test]
+    fn long_values_are_clipped() {
+        let long = "x".repeat(1000);
+        let shown = clip(&long);
+        assert!(shown.chars().count() <= CLIP + 1, "{}", shown.len());
+        assert!(shown.ends_with('…'));
+        assert_eq!(clip("short"), "short");
     }
 }

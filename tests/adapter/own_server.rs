@@ -238,7 +238,7 @@ async fn progress_and_cancellation_reach_the_handler_over_stdio() {
     assert_eq!(seen["params"]["message"], json!("cancelled"), "the handler saw the cancellation: {seen}");
 }
 
-/// A tool whose arguments a form completes (`Parameters<Order>`): rmcp lists `Order`'s schema as
+/// A tool whose arguments a form completes (`Parameters<FormArgs<Order>>`): rmcp lists `Order`'s schema as
 /// its `inputSchema` and lets incomplete arguments through to the handler, which asks for
 /// exactly what is missing; complete arguments finish at once, and the effect after the ask
 /// (an order number, in `once`) is the same on a replay of the last round.

@@ -37,7 +37,7 @@ fn session_calls() -> Vec<(Value, &'static str)> {
         (json!({"tool": "approve", "url": "accept", "page": "deny"}), "Transfer denied on the page."),
         (json!({"tool": "approve", "url": "decline"}), "You declined to open the page."),
         (json!({"tool": "approve", "url": "cancel"}), "Transfer cancelled."),
-        // `Parameters<Order>`: the valid quantity is kept, only the missing item is asked.
+        // `Parameters<FormArgs<Order>>`: the valid quantity is kept, only the missing item is asked.
         (json!({"tool": "order", "arguments": {"quantity": 2}, "form": {"item": "tea"}}), ": 2 × tea."),
         (json!({"tool": "order", "arguments": {"quantity": 12}, "form": "decline"}), "Nothing ordered."),
         (json!({"tool": "order", "form": "cancel"}), "Nothing ordered."),

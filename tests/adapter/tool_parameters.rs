@@ -131,3 +131,75 @@ fn no_second_syn_major_in_the_build() {
     assert!(!output.status.success(), "syn 1 is in the build:\n{}", String::from_utf8_lossy(&output.stdout));
     assert!(stderr.contains("did not match any packages"), "unexpected cargo tree failure: {stderr}");
 }
+
+/// The engine's prelude glob-imported beside rmcp's own names: every name used below resolves to
+/// one item (two globs naming different items would make its use an ambiguity error), rmcp's
+/// `Parameters<T>` keeps its schema, and `Parameters<FormArgs<T>>` lists `T`'s `requestedSchema`.
+mod prelude_beside_rmcp {
+    use elicit_runtime::rmcp::prelude::*;
+    use rmcp::handler::server::router::tool::ToolRouter;
+    use rmcp::handler::server::wrapper::*;
+    use rmcp::model::*;
+    use rmcp::*;
+    use serde_json::{Value, json};
+
+    use super::Order;
+
+    /// What to greet?
+    #[derive(Elicit)]
+    struct Greeting {
+        /// Whom
+        name: String,
+    }
+
+    #[derive(Clone)]
+    struct Mixed {
+        elicitation: Elicitation,
+        tool_router: ToolRouter<Mixed>,
+    }
+
+    #[tool_router]
+    impl Mixed {
+        #[tool(description = "rmcp's own Parameters")]
+        fn plain(&self, Parameters(order): Parameters<Order>) -> Json<Value> {
+            Json(json!({"name": order.name}))
+        }
+
+        #[tool(description = "Arguments a form completes")]
+        async fn greet(
+            &self,
+            call: ToolCall,
+            Parameters(greeting): Parameters<FormArgs<Greeting>>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            call.run(&self.elicitation, |flow| async move {
+                Ok(match greeting.complete(&flow).await? {
+                    Answer::Accepted(Greeting { name }) => CallToolResult::success(vec![ContentBlock::text(name)]),
+                    Answer::Declined | Answer::Cancelled => CallToolResult::success(vec![]),
+                })
+            })
+            .await
+        }
+    }
+
+    #[tool_handler(router = self.tool_router)]
+    impl ServerHandler for Mixed {}
+
+    #[test]
+    fn both_tools_list_their_schemas() {
+        let engine = Engine::builder("mixed", KeyRing::generate()).build();
+        let mixed = Mixed { elicitation: Elicitation::new(engine), tool_router: Mixed::tool_router() };
+        let tools = mixed.tool_router.list_all();
+        let schema = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            let mut listed = Value::Object((*tool.input_schema).clone());
+            listed.as_object_mut().unwrap().remove("$schema");
+            listed
+        };
+        assert_eq!(schema("plain"), Order::requested_schema().to_json());
+        assert_eq!(schema("greet"), Greeting::requested_schema().to_json());
+        let _: &[ProtocolVersion] = SUPPORTED_PROTOCOL_VERSIONS;
+        let _: fn(Engine) -> Elicitation = Elicitation::new;
+        let _ = (std::any::type_name::<McpServer>(), std::any::type_name::<PromptCall>());
+        let _ = (std::any::type_name::<FlowError>(), std::any::type_name::<UrlAnswer>(), ARGUMENTS_KEY);
+    }
+}

@@ -32,7 +32,7 @@ mod render;
 pub use post::{ACTION_FIELD, FIELD_PREFIX, PageAction, Posted, TOKEN_FIELD, parse_post};
 #[cfg(feature = "apps")]
 pub(crate) use render::style_source;
-pub use render::{FormValues, FormView, Notice, content_security_policy, render_form, render_notice};
+pub use render::{FormValues, FormView, Notice, content_security_policy, escape_html, render_form, render_notice};
 
 #[cfg(test)]
 mod tests;

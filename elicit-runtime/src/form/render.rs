@@ -399,8 +399,21 @@ fn shown_value(schema: &PrimitiveSchema, value: &str) -> String {
     }
 }
 
-/// Writes `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content and in quoted
-/// attribute values.
+/// `text` with `&`, `<`, `>`, `"` and `'` escaped: safe in element content and in quoted
+/// attribute values. The one HTML escaper of the crate (the form pages use it), for the pages of
+/// your own too: also [`server::pages::kit::escape_html`](crate::server::pages::kit::escape_html).
+///
+/// ```
+/// assert_eq!(elicit_runtime::form::escape_html("<a href=\"x\">Tom & 'Jerry'</a>"),
+///            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;");
+/// ```
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape(&mut out, text);
+    out
+}
+
+/// Writes `text` escaped as [`escape_html`] does, onto `out`.
 pub(super) fn escape(out: &mut String, text: &str) {
     let mut rest = text;
     while let Some(at) = rest.find(['&', '<', '>', '"', '\'']) {

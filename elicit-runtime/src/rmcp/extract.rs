@@ -275,7 +275,7 @@ impl Elicitation {
 }
 
 /// A `tools/call` as the engine needs it: the extractor for a `#[tool]` that asks through a
-/// [`Flow`]. It reads the call's name, `arguments` (left in place for `Parameters<T>`),
+/// [`Flow`]. It reads the call's name, `arguments` (left in place for rmcp's `Parameters`, which takes them: put `ToolCall` first),
 /// `inputResponses`, `requestState`, `_meta` and request context; put it before a
 /// `RequestMetaObject` extractor, which takes the `_meta` away.
 ///
@@ -468,23 +468,32 @@ impl PromptCall {
     }
 }
 
-/// The input request key under which [`Parameters::complete`] asks for missing arguments.
+/// The input request key under which [`FormArgs::complete`] asks for missing arguments.
 pub const ARGUMENTS_KEY: &str = "arguments";
 
-/// A `#[tool]`'s arguments as `T`, completed by a form when the model left some out or sent
-/// invalid ones: the extractor to use instead of rmcp's `Parameters<T>` in a tool that asks.
+/// A tool's arguments as `T`, completed by a form when the model left some out or sent invalid
+/// ones. Take it in a `#[tool]` inside rmcp's own `Parameters`: `Parameters(order):
+/// Parameters<FormArgs<Order>>`.
 ///
-/// rmcp's `Parameters<T>` decodes the arguments before the handler runs, so incomplete arguments
-/// are refused and the form never appears. This one decodes nothing when extracted; the
-/// arguments stay in the call, and [`Parameters::complete`] reads them through the engine
+/// The name says what it is: the tool's *args*, which a *form* completes. It is not called
+/// `Parameters`, so `use elicit_runtime::rmcp::prelude::*` shadows nothing of rmcp's and your
+/// other tools keep rmcp's `Parameters<T>` as they are. Wrapped in rmcp's `Parameters`, the
+/// `#[tool]` macro still finds the tool's input (it looks for an argument whose type is named
+/// `Parameters`) and advertises `T`'s `requestedSchema` as the tool's `inputSchema`, with no
+/// `input_schema = ..`.
+///
+/// rmcp's `Parameters<T>` of `T` itself decodes the arguments before the handler runs, so
+/// incomplete arguments are refused and no form appears. `FormArgs<T>` accepts any arguments
+/// and decodes none; [`FormArgs::complete`] reads the call's arguments through the engine
 /// ([`Flow::complete_args`]): complete and valid, they are the answer at once; otherwise a form
-/// asks for exactly the missing or invalid fields. Its name is `Parameters` on purpose: rmcp's
-/// `#[tool]` macro takes a tool's `inputSchema` from the argument whose type is named
-/// `Parameters`, so the tool advertises `T`'s `requestedSchema` with no `input_schema = ..`.
+/// asks for exactly the missing or invalid fields. rmcp's `Parameters` takes the arguments out
+/// of the call, so put [`ToolCall`] before it in the tool's signature; `complete` answers with
+/// an error naming the fix when it was put after.
 ///
 /// ```no_run
 /// use elicit_runtime::rmcp::prelude::*;
 /// use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
+/// use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
 /// use elicit_runtime::rmcp::rmcp::{tool, tool_handler, tool_router, ServerHandler};
 ///
 /// /// Where to?
@@ -505,53 +514,223 @@ pub const ARGUMENTS_KEY: &str = "arguments";
 /// #[tool_router]
 /// impl Agency {
 ///     #[tool(description = "Books a trip; asks for whatever the arguments leave out")]
-///     async fn book(&self, call: ToolCall, trip: Parameters<Trip>) -> Result<CallToolResponse, ErrorData> {
-///         call.run(&self.elicitation, |flow| async move {
-///             Ok(match trip.complete(&flow).await? {
-///                 Answer::Accepted(trip) => format!("Booked {} to {}", trip.travellers, trip.to),
-///                 Answer::Declined | Answer::Cancelled => "No booking made.".to_owned(),
-///             })
-///         })
-///         .await
+///     async fn book(&self, call: ToolCall, Parameters(trip): Parameters<FormArgs<Trip>>) -> Result<CallToolResponse, ErrorData> {
+///         call.run(&self.elicitation, |flow| book(flow, trip)).await
 ///     }
+/// }
+///
+/// /// The tool's body: a function of the flow and the arguments, testable without a server.
+/// async fn book(flow: Flow, trip: FormArgs<Trip>) -> Result<String, FlowError> {
+///     Ok(match trip.complete(&flow).await? {
+///         Answer::Accepted(trip) => format!("Booked {} to {}", trip.travellers, trip.to),
+///         Answer::Declined | Answer::Cancelled => "No booking made.".to_owned(),
+///     })
 /// }
 ///
 /// #[tool_handler(router = self.tool_router)]
 /// impl ServerHandler for Agency {}
 /// ```
-pub struct Parameters<T>(std::marker::PhantomData<fn() -> T>);
+///
+/// The body is unit-tested with [`FormArgs::new`] and the engine alone: the arguments go in the
+/// engine's [`Request`](crate::server::Request), as the client sends them.
+///
+/// ```
+/// use elicit_runtime::rmcp::prelude::*;
+/// use elicit_runtime::server::{Outcome, Request};
+/// use elicit_runtime::testing::ReplayCheck;
+/// use serde_json::json;
+///
+/// /// Where to?
+/// #[derive(Elicit)]
+/// struct Trip {
+///     /// Destination city
+///     to: String,
+///     #[elicit(minimum = 1, maximum = 9, default = 1)]
+///     travellers: u8,
+/// }
+///
+/// async fn book(flow: Flow, trip: FormArgs<Trip>) -> Result<String, FlowError> {
+///     Ok(match trip.complete(&flow).await? {
+///         Answer::Accepted(trip) => format!("Booked {} to {}", trip.travellers, trip.to),
+///         Answer::Declined | Answer::Cancelled => "No booking made.".to_owned(),
+///     })
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let engine = Engine::builder("agency", KeyRing::generate()).build();
+/// // A client that declares form elicitation (2026-07-28 `_meta`).
+/// let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+///
+/// // Complete arguments: no form, the answer at once.
+/// let args = json!({"to": "Oslo", "travellers": 2});
+/// let request = Request::new("tools/call", "book").arguments(Some(&args)).meta(meta.as_object());
+/// let Ok(Outcome::Complete(text)) = engine.run(&request, |flow| book(flow, FormArgs::new())).await else { panic!() };
+/// assert_eq!(text, "Booked 2 to Oslo");
+///
+/// // No destination: a form asks for it, answered here as a client would, every round replayed.
+/// let request = Request::new("tools/call", "book").meta(meta.as_object());
+/// let text = ReplayCheck::new(&engine, request)
+///     .run(|flow| book(flow, FormArgs::new()), async |key, _asked| {
+///         assert_eq!(key, ARGUMENTS_KEY);
+///         json!({"action": "accept", "content": {"to": "Rome"}})
+///     })
+///     .await
+///     .unwrap();
+/// assert_eq!(text, "Booked 1 to Rome");
+/// # });
+/// ```
+pub struct FormArgs<T> {
+    /// The arguments rmcp's `Parameters` took out of the call, to tell a misplaced [`ToolCall`].
+    taken: Option<Map<String, Value>>,
+    of: std::marker::PhantomData<fn() -> T>,
+}
 
-impl<T> std::fmt::Debug for Parameters<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Parameters<{}>", std::any::type_name::<T>())
+impl<T> FormArgs<T> {
+    /// Arguments the engine completes: what a unit test of a tool's body passes (the arguments
+    /// themselves go in the engine's `Request`).
+    pub fn new() -> Self {
+        FormArgs { taken: None, of: std::marker::PhantomData }
     }
 }
 
-impl<T: Elicit> Parameters<T> {
+impl<T> Default for FormArgs<T> {
+    fn default() -> Self {
+        FormArgs::new()
+    }
+}
+
+impl<T> Clone for FormArgs<T> {
+    fn clone(&self) -> Self {
+        FormArgs { taken: self.taken.clone(), of: std::marker::PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for FormArgs<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FormArgs<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T: Elicit> FormArgs<T> {
     /// The call's arguments as `T`, asking under [`ARGUMENTS_KEY`] for whatever is missing or
     /// invalid.
     ///
     /// # Errors
     ///
-    /// As [`Flow::complete_args`].
+    /// As [`Flow::complete_args`]; a handler error when rmcp's `Parameters` took arguments the
+    /// flow never saw ([`ToolCall`] placed after `Parameters<FormArgs<T>>`).
     pub async fn complete(&self, flow: &Flow) -> Result<Answer<T>, FlowError> {
+        if self.taken.as_ref().is_some_and(|taken| !taken.is_empty()) && !flow.arguments().is_object() {
+            return Err(FlowError::handler(MisplacedToolCall));
+        }
         flow.complete_args::<T>(ARGUMENTS_KEY).await
     }
 }
 
-impl<S, T> FromContextPart<ToolCallContext<'_, S>> for Parameters<T> {
-    fn from_context_part(_context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
-        Ok(Parameters(std::marker::PhantomData))
+/// `ToolCall` came after `Parameters<FormArgs<T>>`, which took the arguments away.
+#[derive(Debug)]
+struct MisplacedToolCall;
+
+impl std::fmt::Display for MisplacedToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "the tool's arguments never reached the engine: put `ToolCall` before `Parameters<FormArgs<_>>` in the \
+             tool's signature",
+        )
+    }
+}
+
+impl std::error::Error for MisplacedToolCall {}
+
+/// Accepts any arguments (the engine validates them in [`FormArgs::complete`]); keeps an object
+/// only to tell a misplaced [`ToolCall`].
+impl<'de, T> serde::Deserialize<'de> for FormArgs<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let taken = match Value::deserialize(deserializer)? {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        Ok(FormArgs { taken, of: std::marker::PhantomData })
     }
 }
 
 /// The tool's `inputSchema`: `T`'s `requestedSchema`, which the engine completes against.
-impl<T: Elicit + 'static> schemars::JsonSchema for Parameters<T> {
+impl<T: Elicit + 'static> schemars::JsonSchema for FormArgs<T> {
     fn schema_name() -> Cow<'static, str> {
-        Cow::Owned(std::any::type_name::<T>().rsplit("::").next().unwrap_or("Parameters").to_owned())
+        Cow::Owned(std::any::type_name::<T>().rsplit("::").next().unwrap_or("FormArgs").to_owned())
     }
 
     fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         crate::__private::json_schema_of::<T>()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::server::{Outcome, Request};
+    use crate::state::KeyRing;
+
+    /// Where to?
+    struct Trip {
+        to: String,
+    }
+
+    impl Elicit for Trip {
+        const MESSAGE: &'static str = "Where to?";
+
+        fn requested_schema() -> &'static crate::RequestedSchema {
+            static SCHEMA: std::sync::OnceLock<crate::RequestedSchema> = std::sync::OnceLock::new();
+            SCHEMA.get_or_init(|| {
+                crate::RequestedSchema::new(vec![crate::schema::Property::required(
+                    "to",
+                    crate::schema::PrimitiveSchema::String(crate::schema::StringSchema::default()),
+                )])
+            })
+        }
+
+        fn from_content(content: &Map<String, Value>) -> Result<Self, crate::ContentErrors> {
+            content.get("to").and_then(Value::as_str).map(|to| Trip { to: to.to_owned() }).ok_or_else(|| {
+                let mut errors = crate::ContentErrors::default();
+                errors.push("to", "is required");
+                errors
+            })
+        }
+
+        fn to_content(&self) -> Map<String, Value> {
+            json!({"to": self.to}).as_object().cloned().unwrap_or_default()
+        }
+    }
+
+    async fn book(flow: Flow, trip: FormArgs<Trip>) -> Result<String, FlowError> {
+        Ok(match trip.complete(&flow).await? {
+            Answer::Accepted(trip) => trip.to,
+            Answer::Declined | Answer::Cancelled => "none".to_owned(),
+        })
+    }
+
+    /// rmcp's `Parameters` took the arguments before `ToolCall` could read them: `complete` says
+    /// so rather than asking the user for every field.
+    #[tokio::test]
+    async fn arguments_taken_before_the_tool_call_are_reported() {
+        let engine = Engine::builder("form-args", KeyRing::generate()).build();
+        let meta = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let request = Request::new("tools/call", "book").meta(meta.as_object());
+        let taken: FormArgs<Trip> = serde_json::from_value(json!({"to": "Oslo"})).unwrap();
+        match engine.run(&request, |flow| book(flow, taken)).await {
+            Err(error) => assert!(error.message.contains("put `ToolCall` before"), "{}", error.message),
+            Ok(Outcome::Complete(text)) => assert!(text.contains("put `ToolCall` before"), "{text}"),
+            Ok(Outcome::InputRequired(asked)) => panic!("asked for everything: {asked:?}"),
+        }
+        // Built in a test, it completes what the request carries.
+        let args = json!({"to": "Rome"});
+        let request = Request::new("tools/call", "book").arguments(Some(&args)).meta(meta.as_object());
+        let Ok(Outcome::Complete(text)) = engine.run(&request, |flow| book(flow, FormArgs::new())).await else {
+            panic!()
+        };
+        assert_eq!(text, "Rome");
     }
 }

@@ -150,6 +150,25 @@ impl KeyRing {
         Self::new(keys)
     }
 
+    /// The keys in the environment variable `var` (comma-separated base64, as
+    /// [`KeyRing::from_base64_list`]; the first seals), or, when it is unset or blank, a
+    /// [generated](KeyRing::generate) ring with a warning logged (`tracing`): a state sealed
+    /// with it opens in this process only, so every instance behind one address needs `var`.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyRing::from_base64_list`], for a value that is set and not a key list.
+    #[cfg(feature = "server")]
+    pub fn from_env_or_generate(var: &str) -> Result<Self, KeyRingError> {
+        match std::env::var(var) {
+            Ok(list) if !list.trim().is_empty() => KeyRing::from_base64_list(&list),
+            _ => {
+                tracing::warn!(target: "elicit_runtime", var, "no sealing keys set: a random key no other process shares");
+                Ok(KeyRing::generate())
+            }
+        }
+    }
+
     /// Builds a ring holding one fresh key from the operating system's RNG.
     ///
     /// Suitable for a single-process server; tokens do not survive a restart,

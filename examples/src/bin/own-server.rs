@@ -14,7 +14,6 @@
 //! Sealing keys come from `ELICIT_STATE_KEYS` (comma-separated base64 32-byte keys, the first
 //! seals); without it, a random key that no other process shares.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -22,16 +21,12 @@ use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
-use elicit_runtime::rmcp::rmcp::RoleServer;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
-use elicit_runtime::rmcp::rmcp::model::{
-    CancelTaskParams, GetTaskParams, GetTaskResult, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
-    ServerConfig, TASKS_EXTENSION_ID, UpdateTaskParams,
-};
-use elicit_runtime::rmcp::rmcp::service::RequestContext;
-use elicit_runtime::rmcp::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
+use elicit_runtime::rmcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use elicit_runtime::rmcp::{CappedSessions, serve_io_with, wire_layer};
+use elicit_runtime::rmcp::{serve_http, serve_io_with, with_tasks_extension};
+use elicit_runtime::server::pages::kit::{AntiForgery, cookie, decision_response, escape_html, record_decision};
 use elicit_runtime::server::task::TaskSupport;
 use serde_json::{Value, json};
 
@@ -102,21 +97,18 @@ impl Desk {
         .await
     }
 
-    /// Arguments completed by a form: `Parameters<Order>` gives the tool `Order`'s schema as its
-    /// `inputSchema` and lets incomplete arguments through (rmcp's own `Parameters` would refuse
-    /// them before the handler runs); `complete` asks only for what is missing or invalid.
+    /// Arguments completed by a form: `FormArgs<Order>` inside rmcp's own `Parameters` gives the
+    /// tool `Order`'s schema as its `inputSchema` and lets incomplete arguments through (rmcp's
+    /// `Parameters<Order>` would refuse them before the handler runs); `complete` asks only for
+    /// what is missing or invalid. `ToolCall` comes first: rmcp's `Parameters` takes the
+    /// arguments out of the call.
     #[tool(description = "Orders an item; asks for whatever the arguments leave out")]
-    async fn order(&self, call: ToolCall, order: Parameters<Order>) -> Result<CallToolResponse, ErrorData> {
-        call.run(&self.elicitation, |flow| async move {
-            let Answer::Accepted(order) = order.complete(&flow).await? else {
-                return Ok("Nothing ordered.".to_owned());
-            };
-            // A side effect after an ask runs inside `once`: on 2026-07-28 the handler is replayed
-            // from the top every round, and a client may replay any round it was given.
-            let number = flow.once("order-number", || async { Ok(order_number()?) }).await?;
-            Ok(format!("Order {number}: {} × {}.", order.quantity, order.item))
-        })
-        .await
+    async fn order(
+        &self,
+        call: ToolCall,
+        Parameters(order): Parameters<FormArgs<Order>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        call.run(&self.elicitation, |flow| order_body(flow, order)).await
     }
 
     /// Sees its request: reports progress, and stops when the client cancels.
@@ -187,6 +179,18 @@ impl Desk {
     }
 }
 
+/// The body of `order`: a function of the flow and the arguments, unit-testable on an `Engine`
+/// with no server (`FormArgs::new()`, the arguments in the engine's `Request`).
+async fn order_body(flow: Flow, order: FormArgs<Order>) -> Result<String, FlowError> {
+    let Answer::Accepted(order) = order.complete(&flow).await? else {
+        return Ok("Nothing ordered.".to_owned());
+    };
+    // A side effect after an ask runs inside `once`: on 2026-07-28 the handler is replayed
+    // from the top every round, and a client may replay any round it was given.
+    let number = flow.once("order-number", || async { Ok(order_number()?) }).await?;
+    Ok(format!("Order {number}: {} × {}.", order.quantity, order.item))
+}
+
 /// An order number, from the system's randomness (which may fail: `?` makes it the tool's
 /// `isError` result).
 fn order_number() -> Result<String, std::io::Error> {
@@ -198,45 +202,24 @@ fn order_number() -> Result<String, std::io::Error> {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Desk {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
         // `reserve` may run as a task: the Tasks extension is advertised.
-        capabilities
-            .extensions
-            .get_or_insert_with(Default::default)
-            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        let capabilities = with_tasks_extension(ServerCapabilities::builder().enable_tools().build());
         ServerConfig::new(capabilities).with_server_info(Implementation::new("own-server", env!("CARGO_PKG_VERSION")))
     }
 
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.elicitation.get_task(request, &ctx).await
-    }
-
-    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.elicitation.update_task(request, &ctx).await
-    }
-
-    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.elicitation.cancel_task(request, &ctx).await
-    }
-
-    /// The revisions the engine speaks. rmcp's default also offers 2025-03-26 and 2024-11-05,
-    /// which the engine would serve as 2026-07-28; with this list such a client is answered with
-    /// a 2025 revision it may accept or leave.
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(SUPPORTED_PROTOCOL_VERSIONS)
-    }
+    // `supported_protocol_versions` (the revisions the engine speaks: rmcp's default also offers
+    // 2025-03-26 and 2024-11-05, which the engine would serve as 2026-07-28), and `get_task`,
+    // `update_task`, `cancel_task` delegated to the engine for `reserve`.
+    elicit_runtime::elicitation_handler_methods!(elicitation);
 }
 
 /// The approval page: what any URL-mode step needs from a page of yours. It shows what is
-/// asked, and on the user's decision records the step's outcome in the engine's completion
-/// store with `complete(id, outcome, by)`; the engine, waiting on the same store, resumes the
-/// flow. `by` is the principal the page authenticated (none here: a real page identifies its
-/// user, and the store refuses a step minted for another principal). The form carries a random
-/// token also set as a cookie, so another site cannot post a decision on the user's behalf.
+/// asked, and on the user's decision records the step's outcome with the page kit's
+/// `record_decision`; the engine, waiting on the same completion store, resumes the flow.
+/// `decision_response` answers the browser (recorded, refused as unknown, or "try again later").
+/// The decision is by no one here (a real page identifies its user, and the store refuses a step
+/// minted for another principal). The kit's `AntiForgery` ties each form to a nonce cookie of the
+/// browser that was shown it, so another site cannot post a decision on the user's behalf.
 fn approval_page(elicitation: Elicitation) -> axum::Router {
     axum::Router::new()
         .route("/pay/{id}", axum::routing::get(show))
@@ -244,23 +227,27 @@ fn approval_page(elicitation: Elicitation) -> axum::Router {
         .with_state(elicitation)
 }
 
-async fn show(Path(id): Path<String>) -> Response {
-    let Ok(token) = order_number() else {
-        return (StatusCode::SERVICE_UNAVAILABLE, "no randomness for the form token").into_response();
+async fn show(State(elicitation): State<Elicitation>, Path(id): Path<String>) -> Response {
+    let Some((nonce, token)) = AntiForgery::for_engine(elicitation.engine()).issue(&id) else {
+        return StatusCode::NOT_FOUND.into_response();
     };
-    let token = token.trim_start_matches('#').to_owned();
-    let id = escape(&id);
+    let id = escape_html(&id);
+    let form = |action, label| {
+        format!(
+            "<form method=post action=\"/pay/{id}/{action}\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>{label}</button></form>"
+        )
+    };
     let page = format!(
-        "<!doctype html><title>Approve</title><p>Approve the transfer of €42.00?</p>\
-         <form method=post action=\"/pay/{id}/approve\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>Approve</button></form>\
-         <form method=post action=\"/pay/{id}/deny\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>Deny</button></form>"
+        "<!doctype html><title>Approve</title><p>Approve the transfer of €42.00?</p>{}{}",
+        form("approve", "Approve"),
+        form("deny", "Deny")
     );
-    let cookie = format!("pay_nonce={token}; Path=/pay; HttpOnly; SameSite=Strict");
+    let cookie = format!("pay_nonce={nonce}; Path=/pay; HttpOnly; SameSite=Strict");
     ([(header::SET_COOKIE, cookie)], Html(page)).into_response()
 }
 
 #[derive(serde::Deserialize)]
-struct Decision {
+struct Decided {
     csrf: String,
 }
 
@@ -268,11 +255,10 @@ async fn decide(
     State(elicitation): State<Elicitation>,
     Path((id, decision)): Path<(String, String)>,
     headers: HeaderMap,
-    Form(form): Form<Decision>,
+    Form(form): Form<Decided>,
 ) -> Response {
-    let cookie = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';'));
-    let nonce = cookie.filter_map(|c| c.trim().strip_prefix("pay_nonce=")).next();
-    if nonce != Some(form.csrf.as_str()) || form.csrf.is_empty() {
+    let nonce = cookie(&headers, "pay_nonce").unwrap_or_default();
+    if !AntiForgery::for_engine(elicitation.engine()).verify(&id, nonce, &form.csrf) {
         return (StatusCode::FORBIDDEN, "the form was not sent from this page").into_response();
     }
     let approved = match decision.as_str() {
@@ -280,19 +266,8 @@ async fn decide(
         "deny" => false,
         _ => return StatusCode::NOT_FOUND.into_response(),
     };
-    match elicitation.engine().url_completions().complete(&id, json!({ "approved": approved }), None).await {
-        Ok(true) => Html("Recorded: you can return to your client.").into_response(),
-        Ok(false) => (StatusCode::NOT_FOUND, "this step is unknown, expired or already decided").into_response(),
-        // The store's detail (its host, what failed) is for the log, not the page.
-        Err(error) => {
-            eprintln!("own-server: the completion store failed: {error}");
-            (StatusCode::SERVICE_UNAVAILABLE, "try again later").into_response()
-        }
-    }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    let store = elicitation.engine().url_completions();
+    decision_response(record_decision(&store, &id, json!({ "approved": approved }), None).await)
 }
 
 /// The transport and addresses from the command line.
@@ -314,19 +289,6 @@ fn parse_args() -> Result<Listen, String> {
     }
 }
 
-/// The sealing keys: every instance that may see a flow's rounds shares them.
-fn keys() -> Result<KeyRing, String> {
-    match std::env::var("ELICIT_STATE_KEYS") {
-        Ok(list) if !list.trim().is_empty() => {
-            KeyRing::from_base64_list(&list).map_err(|e| format!("ELICIT_STATE_KEYS: {e}"))
-        }
-        _ => {
-            eprintln!("warning: ELICIT_STATE_KEYS is not set; sealing with a random key no other process shares");
-            Ok(KeyRing::generate())
-        }
-    }
-}
-
 async fn run() -> Result<(), String> {
     let listen = parse_args()?;
     // The engine's name is the audience sealed into every `requestState`: a state minted by
@@ -337,7 +299,10 @@ async fn run() -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(page_addr).await.map_err(|e| e.to_string())?;
     let public_url = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
     // `form_pages`: the engine renders the pages of `flow.form_page` at {public_url}/form/{id}.
-    let engine = Engine::builder("own-server", keys()?).form_pages(&public_url).build();
+    let engine =
+        Engine::builder("own-server", KeyRing::from_env_or_generate("ELICIT_STATE_KEYS").map_err(|e| e.to_string())?)
+            .form_pages(&public_url)
+            .build();
     let elicitation = Elicitation::new(engine);
     // The pages share the engine (its completion store) with the tools: our approval page, and
     // the engine's form pages, one line.
@@ -345,32 +310,16 @@ async fn run() -> Result<(), String> {
     let desk = Desk { elicitation, public_url: Arc::from(public_url.as_str()), tool_router: Desk::tool_router() };
     match listen {
         Listen::Http(_) => {
-            // rmcp's defaults, but for the Origin check. They answer 2026-07-28 calls as SSE
-            // streams (the wire layer puts those right too), keep 2025-era sessions for clients
-            // that open with `initialize` (their pushed asks travel on the call's SSE stream),
-            // accept only loopback `Host`s (name yours for a real deployment) and bodies up to
-            // 4 MiB. The Origin check is not on by default: a page on another site must not
-            // reach a local server through the user's browser (DNS rebinding), so only pages of
-            // this machine may send an `Origin`; requests without one (not from a browser) pass.
-            let config = StreamableHttpServerConfig::default()
-                .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
-                .enforce_origin_validation();
-            // rmcp's session manager with the engine's caps: sessions kept as long as a pushed ask
-            // may wait, and at most so many per client (its address: the router is served with
-            // the peer's address) and overall, where rmcp's default keeps any number for 300 s.
-            let sessions = CappedSessions::new(desk.elicitation.engine().session_config());
-            let service = StreamableHttpService::new(
-                // Each connection gets its own cap on outstanding 2025-era asks.
-                move || Ok(Desk { elicitation: desk.elicitation.for_connection(), ..desk.clone() }),
-                sessions.manager(),
-                config.clone(),
-            );
-            // The wire layer reads the same config (hosts, origins, body bound).
-            let mcp = sessions.layer(axum::Router::new().nest_service("/mcp", service));
-            let app = wire_layer(mcp, &config).merge(page);
+            // `http_router`: MCP at `/mcp` with rmcp's defaults but for the Origin check (on:
+            // only pages of this machine may send an `Origin`, against DNS rebinding), loopback
+            // `Host`s only, bodies up to 4 MiB; 2025-era sessions capped overall and per client
+            // (by address: `serve_http` passes it) and kept as long as a pushed ask may wait; the
+            // wire layer's fixes; and each connection its own `Desk`, with its own cap on
+            // outstanding 2025-era asks. Name other hosts with `http_router_with`.
+            let mcp = desk.elicitation.clone().http_router(move |elicitation| Desk { elicitation, ..desk.clone() });
+            let app = mcp.merge(page);
             eprintln!("listening on {public_url}/mcp");
-            let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-            axum::serve(listener, app).await.map_err(|e| e.to_string())
+            serve_http(listener, app).await.map_err(|e| e.to_string())
         }
         Listen::Stdio(_) => {
             eprintln!("payment page at {public_url}/pay/{{id}}");

@@ -50,7 +50,8 @@ use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
 use elicit_runtime::server::PageLogin;
 use elicit_runtime::server::pages::kit::{
-    Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, plausible_step, record_decision,
+    Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, escape_html, plausible_step,
+    record_decision,
 };
 use elicit_runtime::server::store::{UrlCompletions, UrlStatus};
 use serde_json::json;
@@ -229,10 +230,6 @@ fn sign_in_needed() -> Response {
     )
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 async fn show_payment(
     State(page_state): State<PaymentPage>,
     Path(id): Path<String>,
@@ -265,15 +262,15 @@ async fn show_payment(
     let what = match page_state.summaries.lookup(&id).await {
         Some(summary) => format!(
             "<p>Amount: <strong id=\"amount\">{}</strong></p><p>For: <strong id=\"trip\">{}</strong></p>",
-            escape(&summary.amount),
-            escape(&summary.trip)
+            escape_html(&summary.amount),
+            escape_html(&summary.trip)
         ),
         None => "<p id=\"unknown\">This page does not know what this payment is for: deny unless your MCP client \
                  told you.</p>"
             .to_owned(),
     };
     let signed_in = user
-        .map(|user| format!("<p>Signed in as <strong id=\"user\">{}</strong>.</p>", escape(&user)))
+        .map(|user| format!("<p>Signed in as <strong id=\"user\">{}</strong>.</p>", escape_html(&user)))
         .unwrap_or_default();
     let form = |action: &str, label: &str| {
         format!(
@@ -347,7 +344,7 @@ async fn visitor(
                 &format!(
                     "<p id=\"login-refused\">{}</p><p>Nothing was recorded. Ask your MCP client for the payment \
                      again, and open its link in this browser.</p>",
-                    escape(&refusal.text)
+                    escape_html(&refusal.text)
                 ),
             ),
         }),

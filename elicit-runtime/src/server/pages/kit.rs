@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
+pub use crate::form::escape_html;
+use crate::server::Engine;
 use crate::server::page_login::{PageLogin, PageLoginError};
 use crate::server::store::{StoreError, UrlCompletions, mint_id};
 use crate::state::{Binding, StateSealer};
@@ -274,6 +276,13 @@ impl AntiForgery {
         AntiForgery { sealer: sealer.clone().with_ttl(ttl).with_max_token_len(1024) }
     }
 
+    /// Tokens sealed with `engine`'s keys, valid as long as its URL-mode steps
+    /// ([`EngineConfig::url_ttl`](crate::server::EngineConfig::url_ttl)): what a page of your own
+    /// beside the engine uses.
+    pub fn for_engine(engine: &Engine) -> Self {
+        AntiForgery::new(&engine.sealer, engine.config.url_ttl)
+    }
+
     /// A fresh `(nonce, token)` pair for one showing of the page of `step`: the nonce goes into
     /// the cookie, the token into the form.
     pub fn issue(&self, step: &str) -> Option<(String, String)> {
@@ -330,6 +339,37 @@ pub async fn record_decision(
     } else {
         Decision::Refused
     })
+}
+
+/// The answer of a page's decision handler to [`record_decision`]'s result: `200` "Recorded: you
+/// can return to your MCP client." when recorded; `404` when refused (the step is unknown,
+/// expired, decided already, or someone else's: which, the page does not say); `503` "try again later" when the store failed,
+/// its detail logged (`tracing`, target `elicit_runtime`), never shown. Plain pages with no
+/// caching; a page with its own look matches on the result itself.
+///
+/// ```no_run
+/// # use elicit_runtime::server::Engine;
+/// # use elicit_runtime::server::pages::kit::{decision_response, record_decision};
+/// # async fn decide(engine: &Engine, id: &str, approved: bool) -> axum::response::Response {
+/// let recorded = record_decision(&engine.url_completions(), id, serde_json::json!({ "approved": approved }), None).await;
+/// decision_response(recorded)
+/// # }
+/// ```
+pub fn decision_response(recorded: Result<Decision, StoreError>) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let (status, text) = match recorded {
+        Ok(Decision::Recorded) => (StatusCode::OK, "Recorded: you can return to your MCP client."),
+        Ok(Decision::Refused) => {
+            (StatusCode::NOT_FOUND, "This step is unknown, expired, already decided, or not yours.")
+        }
+        Err(error) => {
+            tracing::error!(target: "elicit_runtime", %error, "a page's decision could not be recorded");
+            (StatusCode::SERVICE_UNAVAILABLE, "The service is unavailable right now: try again later.")
+        }
+    };
+    let page = format!("<!doctype html><meta charset=utf-8><title>{text}</title><p>{text}</p>");
+    (status, [(header::CACHE_CONTROL, "no-store")], axum::response::Html(page)).into_response()
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers, if there is exactly one: a name
