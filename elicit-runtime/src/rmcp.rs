@@ -20,8 +20,10 @@
 //! these pieces.
 //!
 //! The modules, leaves first (each imports only those above it): `convert` (the engine's values
-//! as rmcp's and back), `peer` (a 2025-era client and a request's progress, over rmcp), `params`,
-//! `http` and `stdio` (the wire corrections), `extract` (what a server of your own uses:
+//! as rmcp's and back), `peer` (a 2025-era client and a request's progress, over rmcp),
+//! `wire_fixes` (what rmcp gets wrong on the wire, each fix in its module with the rmcp release
+//! that needs it and the tests that show it), `round` (one request as the engine runs it, built
+//! once from rmcp's request and context, its params checked there), `extract` (what a server of your own uses:
 //! [`Elicitation`], [`ToolCall`], [`PromptCall`], [`FormArgs`]), and `server` ([`McpServer`] in
 //! one place: builder, `ServerHandler`, HTTP router with its sessions, stdio).
 
@@ -30,22 +32,20 @@
 pub mod client;
 mod convert;
 mod extract;
-mod http;
 mod own;
-mod params;
 mod peer;
+mod round;
 mod server;
-mod stdio;
 mod tasks;
+mod wire_fixes;
 
 pub use extract::{ARGUMENTS_KEY, Elicitation, FormArgs, Principal, PrincipalHook, PromptCall, ToolCall, principal_of};
-pub use http::{DEFAULT_MAX_REQUEST_BODY, wire_layer};
 pub use own::{LOOPBACK_ORIGINS, serve_http, with_tasks_extension};
 pub use server::sessions::{
     CappedSessions, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_KEEP_ALIVE,
 };
 pub use server::{BuildError, BuildProblem, McpServer, McpServerBuilder, Presentation, TemplateError, TemplateMatch};
-pub use stdio::serve_io_with;
+pub use wire_fixes::{DEFAULT_MAX_REQUEST_BODY, serve_io_with, wire_layer};
 
 use ::rmcp::model::ProtocolVersion;
 

@@ -8,7 +8,6 @@ use ::rmcp::model::{
     CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData,
     InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired,
 };
-use serde_json::Value;
 
 use crate::schema::RequestedSchema;
 use crate::server::EngineError;
@@ -90,10 +89,6 @@ pub(super) fn handler_error_result(error: &(dyn std::error::Error + 'static)) ->
         cause = error.source();
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-pub(super) fn responses_value(responses: Option<BTreeMap<String, Value>>) -> Option<Value> {
-    responses.map(|r| Value::Object(r.into_iter().collect()))
 }
 
 #[cfg(test)]

@@ -24,14 +24,14 @@ use ::rmcp::model::{
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::convert::{handler_error_result, input_required, responses_value};
-use super::http::refuse_marked;
+use super::convert::{handler_error_result, input_required};
 use super::peer::{RmcpPeer, RmcpRequest};
+use super::round::{Round, RoundParams};
 use crate::Elicit;
 use crate::server::session::{AskLimit, Session};
 use crate::server::task::TaskSupport;
 use crate::server::{Answer, Engine, Flow, FlowError, Outcome, Request, RequestHandle};
-use crate::wire::{self, Revision};
+use crate::wire::Revision;
 
 /// The code rmcp's peers use for a request cancelled before it finished.
 const REQUEST_CANCELLED: i32 = -32800;
@@ -134,7 +134,7 @@ impl Elicitation {
     {
         let principal = self.principal_of(ctx);
         let request = request.principal(principal.as_deref());
-        let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest(ctx.clone()));
+        let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest::of(ctx));
         let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
         // The engine's round is boxed, here and below: rmcp spawns a task per request whose
         // future holds the handler's future inline, and an unboxed round (the handler's own
@@ -151,6 +151,17 @@ impl Elicitation {
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let request = request.meta(Some(meta));
         Box::pin(self.engine.run(&request, handler)).await.map_err(ErrorData::from)
+    }
+
+    /// Runs `handler` for a checked round: [`Elicitation::run`] of its members.
+    pub(crate) async fn run_round<P, R, F, Fut>(&self, round: Round<'_, P>, handler: F) -> Result<Outcome<R>, ErrorData>
+    where
+        P: RoundParams,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let (round, ctx) = round.into_owned();
+        self.run(round.request(), ctx, handler).await
     }
 
     /// Runs one round of the tool `handler` for an rmcp `tools/call`, answering with rmcp's
@@ -177,13 +188,20 @@ impl Elicitation {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<T, FlowError>>,
     {
-        refuse_marked(ctx)?;
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
-        let round = Request::new(wire::TOOLS_CALL, &request.name)
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref());
+        self.call_tool_round(Round::new(request, ctx)?, handler).await
+    }
+
+    /// [`Elicitation::call_tool`] of a checked round.
+    pub(crate) async fn call_tool_round<T, F, Fut>(
+        &self,
+        round: Round<'_, CallToolRequestParams>,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>>,
+    {
         let handler = |flow: Flow| {
             let running = handler(flow);
             async move {
@@ -194,7 +212,7 @@ impl Elicitation {
                 }
             }
         };
-        match self.run(round, ctx, handler).await? {
+        match self.run_round(round, handler).await? {
             Outcome::Complete(Ok(value)) => value.into_call_tool_result(),
             Outcome::Complete(Err(error)) => Ok(CallToolResponse::Complete(handler_error_result(&*error))),
             Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
@@ -218,14 +236,20 @@ impl Elicitation {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<GetPromptResult, FlowError>>,
     {
-        refuse_marked(ctx)?;
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
-        let round = Request::new(wire::PROMPTS_GET, &request.name)
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref());
-        match self.run(round, ctx, handler).await? {
+        self.get_prompt_round(Round::new(request, ctx)?, handler).await
+    }
+
+    /// [`Elicitation::get_prompt`] of a checked round.
+    pub(crate) async fn get_prompt_round<F, Fut>(
+        &self,
+        round: Round<'_, GetPromptRequestParams>,
+        handler: F,
+    ) -> Result<GetPromptResponse, ErrorData>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<GetPromptResult, FlowError>>,
+    {
+        match self.run_round(round, handler).await? {
             Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
             Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
         }
@@ -235,7 +259,7 @@ impl Elicitation {
     /// `_meta` protocol version, on a connection that negotiated a 2025-era revision with
     /// `initialize`. Capabilities are what the client declared there.
     fn live_session(&self, ctx: &RequestContext<RoleServer>) -> Option<Session> {
-        if ctx.meta.protocol_version().is_some() {
+        if super::round::declares_revision(ctx) {
             return None;
         }
         let info = ctx.peer.peer_info()?;

@@ -4,7 +4,7 @@
 use ::rmcp::RoleServer;
 use ::rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientResult, CustomNotification, CustomRequest,
-    ProgressNotificationParam, RequestId, ServerNotification, ServerRequest,
+    ProgressNotificationParam, ProgressToken, RequestId, ServerNotification, ServerRequest,
 };
 use ::rmcp::service::{Peer, PeerRequestOptions, RequestContext, RequestHandle as ServerRequestHandle, ServiceError};
 use futures_util::FutureExt as _;
@@ -108,18 +108,35 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`].
-pub(super) struct RmcpRequest(pub(super) RequestContext<RoleServer>);
+/// An rmcp request's progress and cancellation, for [`Flow::progress`] and [`Flow::cancelled`]:
+/// what the flow needs of the request's context, taken out of it (a clone of the whole context
+/// would copy its `_meta` and its HTTP head on every round).
+pub(super) struct RmcpRequest {
+    /// The `progressToken` of the request's `_meta`, if the client asked for progress.
+    progress_token: Option<ProgressToken>,
+    /// The request's peer and cancellation token, in a context of their own (no `_meta`, no
+    /// extensions).
+    slim: RequestContext<RoleServer>,
+}
+
+impl RmcpRequest {
+    /// The progress and cancellation of the request of `ctx`.
+    pub(super) fn of(ctx: &RequestContext<RoleServer>) -> Self {
+        let mut slim = RequestContext::new(ctx.id.clone(), ctx.peer.clone());
+        slim.ct = ctx.ct.clone();
+        RmcpRequest { progress_token: ctx.meta.get_progress_token(), slim }
+    }
+}
 
 impl RequestHandle for RmcpRequest {
     fn progress(&self, report: Progress) -> PeerFuture<'_, Result<(), FlowError>> {
         Box::pin(async move {
             // Only a client that asked for progress (a `progressToken` in `_meta`) is told.
-            let Some(token) = self.0.meta.get_progress_token() else { return Ok(()) };
+            let Some(token) = self.progress_token.clone() else { return Ok(()) };
             let mut params = ProgressNotificationParam::new(token, report.progress);
             params.total = report.total;
             params.message = report.message;
-            self.0.peer.notify_progress(params).await.map_err(|error| {
+            self.slim.peer.notify_progress(params).await.map_err(|error| {
                 tracing::warn!(target: "elicit_runtime", %error, "a progress notification failed in transport");
                 FlowError::Failed("the connection to the client failed".to_owned())
             })
@@ -127,10 +144,10 @@ impl RequestHandle for RmcpRequest {
     }
 
     fn is_cancelled(&self) -> bool {
-        self.0.ct.is_cancelled()
+        self.slim.ct.is_cancelled()
     }
 
     fn cancelled(&self) -> PeerFuture<'_, ()> {
-        Box::pin(self.0.ct.cancelled())
+        Box::pin(self.slim.ct.cancelled())
     }
 }

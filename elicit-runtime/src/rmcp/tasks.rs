@@ -12,17 +12,17 @@ use ::rmcp::model::{
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::convert::{handler_error_result, input_required, responses_value};
+use super::convert::{handler_error_result, input_required};
 use super::extract::Elicitation;
-use super::http::refuse_marked;
+use super::round::Round;
 use crate::server::task::{TaskSnapshot, TaskStart, TaskSupport};
-use crate::server::{Flow, FlowError, Request};
+use crate::server::{Flow, FlowError};
 use crate::wire;
 
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's
 /// `initialize` never enables it).
 pub(super) fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta.protocol_version().is_some() && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
+    super::round::declares_revision(ctx) && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
 }
 
 /// The `-32021` of a task-only tool called by a client that does not declare the extension.
@@ -64,9 +64,22 @@ impl Elicitation {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
     {
-        refuse_marked(ctx)?;
-        let arguments = request.arguments.map(Value::Object);
-        let responses = responses_value(request.input_responses);
+        self.call_tool_task_round(Round::new(request, ctx)?, support, handler).await
+    }
+
+    /// [`Elicitation::call_tool_task`] of a checked round.
+    pub(crate) async fn call_tool_task_round<T, F, Fut>(
+        &self,
+        round: Round<'_, CallToolRequestParams>,
+        support: TaskSupport,
+        handler: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>> + Send + 'static,
+    {
+        let (round, ctx) = round.into_owned();
         let principal = self.principal_of(ctx);
         // An anonymous caller counts against its peer address (served with connect info), as
         // its sessions do.
@@ -76,13 +89,7 @@ impl Elicitation {
             .and_then(|parts| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
             .map(|axum::extract::ConnectInfo(address)| address.ip().to_string());
         let meta: &Map<String, Value> = &ctx.meta.0.0;
-        let round = Request::new(wire::TOOLS_CALL, &request.name)
-            .client(client.as_deref())
-            .arguments(arguments.as_ref())
-            .input_responses(responses.as_ref())
-            .request_state(request.request_state.as_deref())
-            .meta(Some(meta))
-            .principal(principal.as_deref());
+        let round = round.request().client(client.as_deref()).meta(Some(meta)).principal(principal.as_deref());
         let handler = |flow: Flow| {
             let running = handler(flow);
             async move {

@@ -14,28 +14,25 @@ use ::rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, TASKS_EXTENS
 use ::rmcp::service::RequestContext;
 use ::rmcp::{RoleServer, ServerHandler};
 
-use crate::server::{Flow, FlowError, Outcome, Request};
-
 use crate::server::task::TaskSupport;
-use crate::wire;
+use crate::server::{Flow, FlowError, Outcome};
 
 use super::super::SUPPORTED_PROTOCOL_VERSIONS;
-use super::super::convert::{input_required, responses_value};
-use super::super::http::refuse_marked;
+use super::super::convert::input_required;
+use super::super::round::{Round, RoundParams};
 use super::super::tasks::{declares_tasks, tasks_required};
 use super::presentation::{self, Policy, Presentation};
 use super::uri_template;
 use super::{BoxFuture, McpServer, PromptHandler, TemplateMatch, ToolHandler};
 
 impl McpServer {
-    /// Runs one round of `handler` for `request`, with the `_meta` rmcp moved into `ctx`.
-    async fn run<R>(
+    /// Runs one round of `handler`, with the `_meta` rmcp moved into its context.
+    async fn run<P: RoundParams, R>(
         &self,
-        request: Request<'_>,
-        ctx: &RequestContext<RoleServer>,
+        round: Round<'_, P>,
         handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
     ) -> Result<Outcome<R>, ErrorData> {
-        self.connection.run(request, ctx, handler).await
+        self.connection.run_round(round, handler).await
     }
 }
 
@@ -115,33 +112,40 @@ impl ServerHandler for McpServer {
         // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
         // (as taken and as bound), in every request's task for as long as the call waits.
         async move {
-            refuse_marked(&ctx)?;
-            let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == request.name) else {
+            let round = Round::new(request, &ctx)?;
+            let Some(tool) = self.inner.tools.iter().find(|t| t.spec.name == round.target()) else {
                 // Not -32601: on HTTP that code means "no such method" (404).
                 return Err(ErrorData::invalid_params(
-                    format!("unknown tool `{}`", crate::wire::clip(&request.name)),
+                    format!("unknown tool `{}`", crate::wire::clip(round.target())),
                     None,
                 ));
             };
             let handler = match &tool.handler {
-                ToolHandler::Raw(handler) => return handler(request, ctx).await,
+                ToolHandler::Raw(handler) => {
+                    let request = round.into_inner();
+                    return handler(request, ctx).await;
+                }
                 ToolHandler::Flow(handler) => handler,
             };
             if let Some(policy) = &tool.policy
                 && let Presentation::Explain(text) = &policy.presentation
-                && !policy.carried_by(presentation::declared(&ctx, self.inner.elicitation.engine()))
+                && !policy.carried_by(presentation::declared(round.context(), self.inner.elicitation.engine()))
             {
                 return Ok(CallToolResponse::Complete(Policy::explained(text)));
             }
-            match (tool.task, declares_tasks(&ctx)) {
-                (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {}
-                (TaskSupport::Required, false) => return Err(tasks_required()),
-                (support, true) => {
-                    return self.connection.call_tool_task(request, &ctx, support, |flow| handler(flow)).await;
+            // Whether the client declares the Tasks extension is decoded from its `_meta` only for
+            // a task-capable tool.
+            let declares = || declares_tasks(round.context());
+            match tool.task {
+                TaskSupport::Forbidden => {}
+                TaskSupport::Optional if !declares() => {}
+                TaskSupport::Required if !declares() => return Err(tasks_required()),
+                support => {
+                    return self.connection.call_tool_task_round(round, support, |flow| handler(flow)).await;
                 }
             }
             // The same piece a server of your own calls (`ToolCall::run`).
-            self.connection.call_tool(request, &ctx, |flow| handler(flow)).await
+            self.connection.call_tool_round(round, |flow| handler(flow)).await
         }
     }
 
@@ -162,19 +166,22 @@ impl ServerHandler for McpServer {
         // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
         // (as taken and as bound), in every request's task for as long as the call waits.
         async move {
-            refuse_marked(&ctx)?;
-            let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == request.name) else {
+            let round = Round::new(request, &ctx)?;
+            let Some(prompt) = self.inner.prompts.iter().find(|p| p.prompt.name == round.target()) else {
                 return Err(ErrorData::invalid_params(
-                    format!("unknown prompt `{}`", crate::wire::clip(&request.name)),
+                    format!("unknown prompt `{}`", crate::wire::clip(round.target())),
                     None,
                 ));
             };
             let handler = match &prompt.handler {
-                PromptHandler::Raw(handler) => return handler(request, ctx).await,
+                PromptHandler::Raw(handler) => {
+                    let request = round.into_inner();
+                    return handler(request, ctx).await;
+                }
                 PromptHandler::Flow(handler) => handler,
             };
             // The same piece a server of your own calls (`PromptCall::run`).
-            self.connection.get_prompt(request, &ctx, |flow| handler(flow)).await
+            self.connection.get_prompt_round(round, |flow| handler(flow)).await
         }
     }
 
@@ -211,23 +218,19 @@ impl ServerHandler for McpServer {
         // An async block rather than an `async fn`: an `async fn` keeps its arguments twice
         // (as taken and as bound), in every request's task for as long as the call waits.
         async move {
-            refuse_marked(&ctx)?;
+            let round = Round::new(request, &ctx)?;
             if !self.has_resources() {
                 return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
             }
-            let uri = request.uri.as_str();
-            let responses = responses_value(request.input_responses);
-            let round = Request::new(wire::RESOURCES_READ, uri)
-                .input_responses(responses.as_ref())
-                .request_state(request.request_state.as_deref());
+            let uri = round.target();
             // A registered resource wins over a template that also matches its URI.
             let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
-                self.run(round, &ctx, |flow| (resource.handler)(flow)).await?
+                self.run(round, |flow| (resource.handler)(flow)).await?
             } else if let Some((template, variables)) =
                 self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
             {
                 let matched = TemplateMatch { uri: uri.to_owned(), variables };
-                self.run(round, &ctx, |flow| (template.handler)(matched, flow)).await?
+                self.run(round, |flow| (template.handler)(matched, flow)).await?
             } else {
                 return Err(resource_not_found(uri));
             };

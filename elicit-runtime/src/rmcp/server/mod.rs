@@ -16,8 +16,8 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
-use super::http::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
-use super::stdio::serve_io_with;
+use super::wire_fixes::layer::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
+use super::wire_fixes::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
 
@@ -234,7 +234,10 @@ impl McpServer {
         let handle = tower::service_fn(move |request: axum::extract::Request| {
             let (service, caps, gate) = (Arc::clone(&service), Arc::clone(&caps), Arc::clone(&gate));
             async move {
-                let serve = |request| async move { service.handle(request).await.into_response() };
+                // rmcp's `handle` future is large (a whole stateless round inline): boxed where it is
+                // made, the futures around it stay small, and axum's moves and boxing of this
+                // route's future copy a few hundred bytes rather than kilobytes per request.
+                let serve = |request| async move { Box::pin(service.handle(request)).await.into_response() };
                 let capped = |request| async move { sessions::cap_sessions(&caps, request, serve).await };
                 Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }

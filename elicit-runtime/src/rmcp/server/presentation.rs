@@ -77,7 +77,7 @@ pub(super) fn declared(ctx: &RequestContext<RoleServer>, engine: &Engine) -> Cap
 /// What the client of `ctx` declared: this request's `_meta` on 2026-07-28, the session's
 /// `initialize` on a 2025-era session.
 fn declared_by_client(ctx: &RequestContext<RoleServer>) -> Capabilities {
-    if ctx.meta.protocol_version().is_none()
+    if !super::super::round::declares_revision(ctx)
         && let Some(info) = ctx.peer.peer_info()
         && let Some(version) = Revision::parse(info.protocol_version.as_str()).filter(|r| r.has_sessions())
     {

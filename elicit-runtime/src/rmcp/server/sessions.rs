@@ -21,7 +21,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
 use super::super::Principal;
-use super::super::http::MCP_SESSION_ID;
+use super::super::wire_fixes::session_calls::MCP_SESSION_ID;
 use crate::server::session::SessionConfig;
 use crate::wire::codes;
 

@@ -1,34 +1,101 @@
-//! Mistyped Multi Round-Trip parameters, found from a request's bytes (HTTP and stdio alike).
+//! Mistyped Multi Round-Trip parameters answered `-32602`, found from a request's bytes (HTTP and
+//! stdio alike).
 //!
-//! rmcp decodes request parameters into typed structs, so a wrongly typed `inputResponses`,
-//! `requestState` or `arguments` never reaches the engine; the protocol calls that `-32602`. The
-//! check used to parse every request body into a [`Value`] before rmcp parsed it again, about 4% of
-//! the server's CPU per round. Now a first pass reads the body into borrowed structs that keep only
-//! the method, whether there is an id, and the JSON type of the three members, skipping everything
-//! else. When that pass proves the full check would find nothing (the common case), it answers at
-//! once; in every other case, including any body it cannot read (duplicate members, invalid UTF-8,
-//! anything serde refuses), the full check runs. So the answer is always the full check's.
+//! **rmcp behaviour corrected** (rmcp 3.11.0, still so): rmcp decodes request parameters into typed
+//! structs, so a `tools/call`, `prompts/get` or `resources/read` whose `inputResponses`,
+//! `requestState` or `arguments` is mistyped fails its typed decoding and falls through to rmcp's
+//! catch-all custom request, which a server answers "method not found" (`-32601`; on HTTP, 404
+//! for some clients). The protocol calls it invalid params (`-32602`, HTTP 200).
+//! `inputResponses: null` (and `null` for the other two) is refused too: the members are optional,
+//! not nullable, though rmcp's `Option`s read `null` as absent.
+//!
+//! **Shown by** `tests/adapter/mistyped_params.rs` (HTTP), `tests/adapter/http_edge.rs` (the check
+//! comes after rmcp's `Host`, `Origin` and header checks) and `tests/adapter/stdio/era_2026.rs`
+//! (stdio), and this module's unit tests (the cheap passes answer as the full check).
+//!
+//! The check is layered by cost. A byte scan finds every member named `inputResponses`,
+//! `requestState` or `arguments` and looks at the first byte of its value; when each is of the
+//! right type (the common case) no parse runs at all, where parsing every body once more than rmcp
+//! does was this fix's whole cost. Otherwise a light pass reads the body into borrowed structs
+//! that keep only the method, whether there is an id, and the JSON type of the three members; when
+//! it proves the full check would find nothing, it answers at once; in every other case, including
+//! any body it cannot read (duplicate members, invalid UTF-8, anything serde refuses), the full
+//! check runs (the whole body as a [`Value`]). So the answer is always the full check's.
+//!
+//! The HTTP layer marks a request it finds mistyped ([`MalformedParams`] in the request's
+//! extensions, its mistyped members dropped so rmcp decodes it) and the round built from it
+//! ([`Round`](super::super::round::Round)) answers the mark: each request is checked once.
 
 use std::borrow::Cow;
 use std::fmt;
 
+use ::rmcp::RoleServer;
+use ::rmcp::model::ErrorData;
+use ::rmcp::service::RequestContext;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::{Needle, contains};
 use crate::wire;
 
 /// The methods that carry Multi Round-Trip parameters.
 const MRTR_METHODS: &[&str] = &[wire::TOOLS_CALL, wire::PROMPTS_GET, wire::RESOURCES_READ];
 
+/// Why a Multi Round-Trip request's parameters are mistyped, put in the HTTP request's extensions
+/// by [`mark_malformed_params`](super::layer) for the handler to answer.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MalformedParams(pub(super) &'static str);
+
+/// The `-32602` for a request [`mark_malformed_params`](super::layer) marked.
+pub(crate) fn refuse_marked(ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    let marked =
+        ctx.extensions.get::<axum::http::request::Parts>().and_then(|parts| parts.extensions.get::<MalformedParams>());
+    match marked {
+        Some(MalformedParams(reason)) => Err(ErrorData::invalid_params(*reason, None)),
+        None => Ok(()),
+    }
+}
+
 /// When a Multi Round-Trip request's parameters are mistyped: the reason, and the request with
 /// the mistyped members removed (which rmcp decodes). `None` for everything else, including bodies
 /// that are not JSON (rmcp refuses those itself).
 pub(crate) fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> {
-    if surely_well_typed(bytes) {
+    if members_look_well_typed(bytes) || surely_well_typed(bytes) {
         return None;
     }
     full_check(bytes)
+}
+
+/// A `\u` escape, which could spell a member's name out of sight of the byte scan.
+static UNICODE_ESCAPE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\\u"));
+static INPUT_RESPONSES: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"inputResponses\""));
+static REQUEST_STATE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"requestState\""));
+static ARGUMENTS: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"arguments\""));
+
+/// `true` only when [`full_check`] would answer `None`, found without parsing: every member
+/// anywhere in `bytes` named `inputResponses`, `requestState` or `arguments` (a quoted name
+/// followed by `:`) has a value whose first byte is of the type the check wants (`{`, `"`, `{`).
+///
+/// Sound because a member of the params the full check types is one of those occurrences: its
+/// name can be spelt differently only with a `\u` escape (no other escape makes a letter), and a
+/// body with one is left to the passes below. A quoted name that is no member (a string value, the
+/// tail of a longer string) at worst sends the body on to them too.
+fn members_look_well_typed(bytes: &[u8]) -> bool {
+    fn skip_ws(bytes: &[u8]) -> &[u8] {
+        let start = bytes.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(bytes.len());
+        &bytes[start..]
+    }
+    if contains(bytes, &UNICODE_ESCAPE) {
+        return false;
+    }
+    [(&INPUT_RESPONSES, b'{'), (&REQUEST_STATE, b'"'), (&ARGUMENTS, b'{')].into_iter().all(|(name, first)| {
+        name.find_iter(bytes).all(|at| match skip_ws(&bytes[at + name.needle().len()..]).split_first() {
+            Some((b':', value)) => skip_ws(value).first() == Some(&first),
+            // Not a member's name.
+            _ => true,
+        })
+    })
 }
 
 /// A member of a Multi Round-Trip request's params, how it must be typed, and why.
@@ -282,6 +349,7 @@ mod tests {
     fn the_light_check_answers_as_the_full_one() {
         let mut refused = 0;
         let mut light = 0;
+        let mut scanned = 0;
         for case in cases() {
             let full = full_check(&case);
             assert_eq!(malformed_params(&case), full, "{}", show(&case));
@@ -290,10 +358,15 @@ mod tests {
                 assert_eq!(full, None, "the first pass let through {}", show(&case));
                 light += 1;
             }
+            if members_look_well_typed(&case) {
+                assert_eq!(full, None, "the byte scan let through {}", show(&case));
+                scanned += 1;
+            }
         }
         // Both kinds of answer are exercised, and most accepted requests skip the full parse.
         assert_eq!(refused, 20);
         assert!(light >= 12, "{light}");
+        assert!(scanned >= 8, "{scanned}");
     }
 
     #[test]

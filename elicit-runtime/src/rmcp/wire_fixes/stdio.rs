@@ -1,10 +1,21 @@
-//! The wire fixes of the HTTP layers, on a newline-delimited JSON-RPC stream (stdio).
+//! The wire fixes of the HTTP layer, on a newline-delimited JSON-RPC stream (stdio).
 //!
 //! rmcp reads and writes the stream itself, so what it would get wrong is put right on the lines
 //! around it: a Multi Round-Trip request with mistyped parameters is answered `-32602` here (rmcp
-//! would answer "method not found"), an `input_required` result loses the `elicitationId` rmcp
-//! writes into URL requests, and every 2026-07-28 result (one with a `resultType`) carries the
-//! server's `Implementation` under `_meta["io.modelcontextprotocol/serverInfo"]`.
+//! would answer "method not found": [`mistyped_params`](super::mistyped_params)), an
+//! `input_required` result loses the `elicitationId` rmcp writes into URL requests
+//! ([`elicitation_id`](super::elicitation_id)), and every 2026-07-28 result (one with a
+//! `resultType`) carries the server's `Implementation` under
+//! `_meta["io.modelcontextprotocol/serverInfo"]`.
+//!
+//! **rmcp behaviour corrected** (rmcp 3.11.0, still so), beyond the two fixes shared with HTTP:
+//! rmcp writes a 2026-07-28 result on stdio without the server's `Implementation` in its `_meta`,
+//! which a stateless stdio client has no `initialize` to learn from. rmcp offers no hook on the lines it reads and writes,
+//! so the server is served on one end of a pipe and the lines are pumped through the fixes.
+//!
+//! **Shown by** `tests/adapter/stdio/era_2026.rs` (mistyped params, `serverInfo`, URL mode) and
+//! `tests/adapter/stdio/era_2025.rs` (a 2025-era session passes untouched), and this module's unit
+//! test.
 
 use std::io;
 use std::sync::Arc;
@@ -14,8 +25,10 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-use super::http::{DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY, rewrite_input_required};
-use super::params::malformed_params;
+use super::elicitation_id::rewrite_input_required;
+use super::layer::DEFAULT_MAX_REQUEST_BODY as MAX_REQUEST_BODY;
+use super::mistyped_params::malformed_params;
+use super::{Needle, contains};
 use crate::wire::{META, META_SERVER_INFO, RESULT_TYPE, codes};
 
 /// Room for a few messages between the stream and rmcp.
@@ -23,7 +36,7 @@ const PIPE_BUFFER: usize = 64 * 1024;
 
 /// The lines of `read` reach rmcp through `to_rmcp`, and rmcp's lines reach `write` from
 /// `from_rmcp`, each put right on the way. Ends when `read` ends and rmcp has said its last.
-pub(super) async fn pump<R, W>(
+async fn pump<R, W>(
     read: R,
     write: W,
     (from_rmcp, to_rmcp): (impl AsyncRead + Unpin, impl AsyncWrite + Unpin),
@@ -41,7 +54,7 @@ where
 }
 
 /// The two ends of the pipe rmcp is served on: rmcp's, and the pumps'.
-pub(super) fn pipe() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+fn pipe() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
     tokio::io::duplex(PIPE_BUFFER)
 }
 
@@ -122,8 +135,8 @@ async fn pump_output(
 /// The message with the fixes applied, or `None` when it needs none.
 fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     // Only results of the stateless revision carry a `resultType`.
-    static NEEDLE: super::http::Needle = super::http::Needle::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
-    if !super::http::contains(line, &NEEDLE) {
+    static NEEDLE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+    if !contains(line, &NEEDLE) {
         return None;
     }
     let stripped = rewrite_input_required(line);
@@ -137,8 +150,8 @@ fn put_right(line: &[u8], server_info: &Value) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Serves any rmcp `ServerHandler` (yours, or an [`McpServer`](super::McpServer)) over a byte stream of
-/// newline-delimited JSON-RPC until `read` ends, with the wire fixes [`wire_layer`](super::wire_layer) makes on
+/// Serves any rmcp `ServerHandler` (yours, or an [`McpServer`](crate::rmcp::McpServer)) over a byte stream of
+/// newline-delimited JSON-RPC until `read` ends, with the wire fixes [`wire_layer`](super::layer::wire_layer) makes on
 /// HTTP: a Multi Round-Trip request with mistyped params is answered `-32602` (rmcp would say
 /// "method not found"), URL-mode input requests lose `elicitationId`, and every 2026-07-28
 /// result carries the server's `Implementation` under `_meta["io.modelcontextprotocol/serverInfo"]`.

@@ -1,0 +1,277 @@
+//! Streamable HTTP: the one middleware that applies the HTTP wire fixes around any router serving
+//! rmcp ([`wire_layer`]), and the gate that decides which request bodies it reads.
+//!
+//! **rmcp behaviour it works around** (rmcp 3.11.0, still so): rmcp reads and decodes the body
+//! itself and offers no hook between the two, so the fixes that need the request's bytes
+//! ([`mistyped_params`](super::mistyped_params), [`task_header`](super::task_header),
+//! [`session_calls`](super::session_calls)) read it here first, bounded as rmcp bounds it (413),
+//! and only when rmcp's own `Host` and `Origin` checks would let the request in (a request rmcp
+//! refuses with 403 is handed to it unread).
+//!
+//! **Shown by** `tests/adapter/http_edge.rs` (413 before any parse, 403 before 413, the mistyped
+//! check after rmcp's header checks) and every HTTP test of `tests/adapter/`.
+
+use std::sync::Arc;
+
+use ::rmcp::transport::StreamableHttpServerConfig;
+use axum::body::Body;
+use axum::http::{Request as HttpRequest, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::elicitation_id::strip_elicitation_id;
+use super::mistyped_params::{MalformedParams, malformed_params};
+use super::session_calls::{MCP_SESSION_ID, answered_or_failed, own_head, request_id};
+use super::task_header::{MCP_NAME, task_id_header};
+
+/// The default bound on a request body.
+pub const DEFAULT_MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// Puts right, around a router serving rmcp's `StreamableHttpService` (yours or
+/// [`McpServer::http_router`](crate::rmcp::McpServer::http_router)'s), what rmcp gets wrong on the wire: a Multi Round-Trip request
+/// whose `inputResponses`, `requestState` or `arguments` is mistyped is marked for `-32602`
+/// (answered by [`ToolCall`](crate::rmcp::ToolCall) and [`Elicitation::call_tool`](crate::rmcp::Elicitation::call_tool),
+/// where rmcp alone would refuse it as undecodable), and URL-mode input requests lose the
+/// `elicitationId` member that revision 2026-07-28 removed, in JSON answers and on SSE streams
+/// alike.
+///
+/// Pass the `config` your `StreamableHttpService` runs with: its `allowed_hosts` and
+/// `allowed_origins` are checked before the layer reads a body (a request rmcp would refuse with
+/// 403 is handed to rmcp unread, to refuse), and its `max_request_body_bytes` bounds what the
+/// layer reads (413 beyond).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+/// # use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+/// # fn demo<S: rmcp::ServerHandler + Clone>(my_server: S) -> axum::Router {
+/// let config = StreamableHttpServerConfig::default()
+///     // Browsers on other sites must not reach a local server (DNS rebinding): only pages of
+///     // this machine, on any port, may send an `Origin`; requests without one pass.
+///     .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"])
+///     .enforce_origin_validation();
+/// let service =
+///     StreamableHttpService::new(move || Ok(my_server.clone()), Arc::new(LocalSessionManager::default()), config.clone());
+/// elicit_runtime::rmcp::wire_layer(axum::Router::new().nest_service("/mcp", service), &config)
+/// # }
+/// ```
+pub fn wire_layer(router: axum::Router, config: &StreamableHttpServerConfig) -> axum::Router {
+    let gate = Arc::new(Gate::new(config));
+    router.layer(middleware::from_fn_with_state(gate, put_right))
+}
+
+/// The layer of [`wire_layer`]: both of its fixes in one middleware, since axum boxes and clones
+/// the inner service of each middleware on every request.
+async fn put_right(
+    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
+    request: HttpRequest<Body>,
+    next: Next,
+) -> Response {
+    put_right_around(&gate, request, |request| next.run(request)).await
+}
+
+/// What [`wire_layer`] does to a request and its response, around `serve`: the layer calls it
+/// with the rest of the router, [`McpServer::http_router`](crate::rmcp::McpServer::http_router) with
+/// its service directly (a middleware of axum's costs a boxed, cloned service and a boxed future
+/// on every request).
+pub(crate) async fn put_right_around<F, Fut>(gate: &Gate, request: HttpRequest<Body>, serve: F) -> Response
+where
+    F: FnOnce(HttpRequest<Body>) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
+    let (request, session_call) = match mark_malformed_params(gate, request).await {
+        Ok(marked) => marked,
+        Err(refused) => return refused,
+    };
+    let response = strip_elicitation_id(serve(request).await).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    match session_call {
+        Some(id) if is_sse => {
+            let (parts, body) = response.into_parts();
+            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
+        }
+        _ => response,
+    }
+}
+
+/// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
+/// reads them; a request is then checked without allocating.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    /// Empty: rmcp checks no host.
+    allowed_hosts: Vec<AllowedHost>,
+    /// Empty: whether rmcp checks depends on a setting it keeps private.
+    allowed_origins: Vec<AllowedOrigin>,
+    max_body: usize,
+}
+
+/// An allowed `Host`: lowercase, without brackets, with the port it requires if any.
+#[derive(Debug)]
+struct AllowedHost {
+    host: String,
+    port: Option<u16>,
+}
+
+/// An allowed `Origin`: `origin` is `None` for an entry that parses as no origin (it lets nothing
+/// in), `Some(None)` for `null`.
+#[derive(Debug)]
+struct AllowedOrigin {
+    #[allow(clippy::option_option, reason = "an entry that parses as nothing and the `null` origin differ")]
+    origin: Option<Option<(String, String, Option<u16>)>>,
+    any_port: bool,
+}
+
+impl Gate {
+    pub(crate) fn new(config: &StreamableHttpServerConfig) -> Self {
+        let allowed_hosts = config
+            .allowed_hosts
+            .iter()
+            .map(|allowed| {
+                let allowed = allowed.trim();
+                match axum::http::uri::Authority::try_from(allowed) {
+                    Ok(a) => AllowedHost { host: normalize_host(a.host()), port: a.port_u16() },
+                    Err(_) => AllowedHost { host: normalize_host(allowed), port: None },
+                }
+            })
+            .collect();
+        let allowed_origins = config
+            .allowed_origins
+            .iter()
+            .map(|allowed| {
+                let allowed = allowed.trim();
+                let (base, any_port) = match allowed.strip_suffix(":*") {
+                    Some(base) => (base, true),
+                    None => (allowed, false),
+                };
+                AllowedOrigin { origin: parse_origin(base), any_port }
+            })
+            .collect();
+        Self { allowed_hosts, allowed_origins, max_body: config.max_request_body_bytes }
+    }
+
+    /// `true` when rmcp's `Host` and `Origin` checks surely pass. Anything else (a host or
+    /// origin not on the lists, a header that does not parse) is left to rmcp, unread.
+    fn lets_in(&self, parts: &axum::http::request::Parts) -> bool {
+        self.host_allowed(parts) && self.origin_allowed(parts)
+    }
+
+    fn host_allowed(&self, parts: &axum::http::request::Parts) -> bool {
+        if self.allowed_hosts.is_empty() {
+            return true;
+        }
+        let authority = match parts.headers.get(header::HOST) {
+            Some(host) => host.to_str().ok().and_then(|h| axum::http::uri::Authority::try_from(h).ok()),
+            None => parts.uri.authority().cloned(),
+        };
+        let Some(authority) = authority else { return false };
+        let host = bare_host(authority.host());
+        self.allowed_hosts.iter().any(|allowed| {
+            allowed.host.eq_ignore_ascii_case(host) && allowed.port.is_none_or(|p| authority.port_u16() == Some(p))
+        })
+    }
+
+    fn origin_allowed(&self, parts: &axum::http::request::Parts) -> bool {
+        let Some(origin) = parts.headers.get(header::ORIGIN) else { return true };
+        if self.allowed_origins.is_empty() {
+            return false;
+        }
+        let Some(origin) = origin.to_str().ok().and_then(parse_origin) else { return false };
+        self.allowed_origins.iter().any(|allowed| {
+            let Some(allowed_origin) = &allowed.origin else { return false };
+            match (allowed_origin, &origin) {
+                (None, None) => true,
+                (Some((a_scheme, a_host, a_port)), Some((scheme, host, port))) => {
+                    let default = match scheme.as_str() {
+                        "http" => Some(80),
+                        "https" => Some(443),
+                        _ => None,
+                    };
+                    a_scheme == scheme
+                        && a_host == host
+                        && (allowed.any_port || a_port.is_none_or(|a| port.or(default) == Some(a)))
+                }
+                _ => false,
+            }
+        })
+    }
+}
+
+/// A serialised origin: `None` for `null`, else scheme, host and port.
+#[allow(clippy::option_option, reason = "absent (unparsable) and the `null` origin are different answers")]
+fn parse_origin(value: &str) -> Option<Option<(String, String, Option<u16>)>> {
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("null") {
+        return Some(None);
+    }
+    let uri = axum::http::Uri::try_from(value).ok()?;
+    let authority = uri.authority()?;
+    Some(Some((uri.scheme_str()?.to_ascii_lowercase(), normalize_host(authority.host()), authority.port_u16())))
+}
+
+/// A host without the brackets of an IPv6 literal.
+fn bare_host(host: &str) -> &str {
+    host.trim_matches('[').trim_matches(']')
+}
+
+fn normalize_host(host: &str) -> String {
+    bare_host(host).to_ascii_lowercase()
+}
+
+/// rmcp decodes request parameters into typed structs, so a wrongly typed `inputResponses`,
+/// `requestState` or `arguments` never reaches the engine: rmcp refuses the body as undecodable.
+/// The protocol calls that invalid params (`-32602`, HTTP 200). A request whose `Host` or `Origin`
+/// rmcp would refuse is passed on unread, for rmcp to refuse; otherwise this layer reads the body
+/// (at most the configured bytes, 413 beyond, before anything parses it); when its parameters are mistyped it
+/// drops the mistyped members and marks the request, so rmcp still runs every check of its own
+/// (`Host`, `Origin`, `Accept`, `Content-Type`, the protocol headers) in its own order and only
+/// then hands the request to the handler, which answers `-32602` without running anything
+/// ([`refuse_marked`](super::mistyped_params::refuse_marked)). `inputResponses: null` is refused too: the member is optional, not nullable.
+///
+/// `Err`: the answer, the request refused (413). `Ok`: the request to pass on, and the id of a
+/// call on a 2025-era session (its answer comes on the SSE stream of the response).
+async fn mark_malformed_params(
+    gate: &Gate,
+    request: HttpRequest<Body>,
+) -> Result<(HttpRequest<Body>, Option<Value>), Response> {
+    let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+    let (mut parts, body) = request.into_parts();
+    if !gate.lets_in(&parts) {
+        // rmcp refuses it (403 or 400) before reading anything; so is nothing read here.
+        return Ok((HttpRequest::from_parts(parts, body), None));
+    }
+    let max_body = gate.max_body;
+    let announced =
+        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > max_body as u64) {
+        return Err(too_large());
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        return Err(too_large());
+    };
+    if !parts.headers.contains_key(&MCP_NAME)
+        && let Some(value) = task_id_header(&bytes)
+    {
+        parts.headers.insert(MCP_NAME, value);
+    }
+    // A call on a 2025-era session: its answer comes on the SSE stream of this response.
+    let session_call = if parts.headers.contains_key(&MCP_SESSION_ID) {
+        own_head(&mut parts);
+        request_id(&bytes)
+    } else {
+        None
+    };
+    let body = match malformed_params(&bytes) {
+        Some((reason, repaired)) => {
+            parts.extensions.insert(MalformedParams(reason));
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Body::from(repaired)
+        }
+        None => Body::from(bytes),
+    };
+    Ok((HttpRequest::from_parts(parts, body), session_call))
+}
