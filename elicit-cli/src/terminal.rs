@@ -171,7 +171,7 @@ fn ask_text(prompt: &FieldPrompt, property: &Property, current: Option<&Value>) 
             if input.is_empty() && !check.required {
                 return Ok(Validation::Valid);
             }
-            Ok(match to_value(input).and_then(|v| check_value(&check, &v)) {
+            Ok(match to_value(input).and_then(|v| check_value(&check, &v).map_err(|e| e.to_string())) {
                 Ok(()) => Validation::Valid,
                 Err(reason) => Validation::Invalid(one_line(&reason).into_owned().into()),
             })

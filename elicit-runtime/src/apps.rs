@@ -122,15 +122,48 @@ pub fn server_capability() -> Map<String, Value> {
     settings
 }
 
-/// Why an [`AppForm`]'s URI was refused.
+/// Why an [`AppForm`]'s URI was refused: the URI and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppFormError {
-    reason: String,
+    uri: String,
+    kind: AppFormErrorKind,
+}
+
+/// What is wrong with an [`AppForm`]'s URI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AppFormErrorKind {
+    /// Longer than 512 bytes.
+    TooLong,
+    /// Not an absolute URI.
+    NotAbsolute,
+    /// A scheme other than `ui`.
+    Scheme,
+    /// A `ui://` URI without an authority, or with an empty one.
+    NoAuthority,
+}
+
+impl AppFormError {
+    /// The URI refused, as given.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// What is wrong with it.
+    pub fn kind(&self) -> AppFormErrorKind {
+        self.kind
+    }
 }
 
 impl std::fmt::Display for AppFormError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.reason)
+        let why = match self.kind {
+            AppFormErrorKind::TooLong => "longer than 512 bytes",
+            AppFormErrorKind::NotAbsolute => "not an absolute URI",
+            AppFormErrorKind::Scheme => "the scheme must be `ui`",
+            AppFormErrorKind::NoAuthority => "a `ui://` URI needs a non-empty authority (`ui://server/form`)",
+        };
+        write!(f, "app form URI {:?}: {why}", self.uri)
     }
 }
 
@@ -138,17 +171,17 @@ impl std::error::Error for AppFormError {}
 
 /// Checks that `uri` is an absolute `ui://` URI with a non-empty authority.
 fn check_uri(uri: &str) -> Result<(), AppFormError> {
-    let refuse = |why: &str| Err(AppFormError { reason: format!("app form URI {uri:?}: {why}") });
+    let refuse = |kind| Err(AppFormError { uri: uri.to_owned(), kind });
     if uri.len() > MAX_URI_LEN {
-        return refuse("longer than 512 bytes");
+        return refuse(AppFormErrorKind::TooLong);
     }
-    let Ok(parsed) = fluent_uri::Uri::parse(uri) else { return refuse("not an absolute URI") };
+    let Ok(parsed) = fluent_uri::Uri::parse(uri) else { return refuse(AppFormErrorKind::NotAbsolute) };
     if parsed.scheme().as_str() != SCHEME {
-        return refuse("the scheme must be `ui`");
+        return refuse(AppFormErrorKind::Scheme);
     }
     match parsed.authority() {
         Some(authority) if !authority.host().is_empty() => Ok(()),
-        _ => refuse("a `ui://` URI needs a non-empty authority (`ui://server/form`)"),
+        _ => refuse(AppFormErrorKind::NoAuthority),
     }
 }
 

@@ -164,7 +164,16 @@ pub fn expected(what: &str, found: &Value) -> String {
 }
 
 /// Checks a string's length, counted in Unicode scalar values as JSON Schema counts it.
-pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<(), String> {
+///
+/// ```
+/// use elicit_runtime::content::{LengthError, check_length};
+///
+/// assert_eq!(check_length("héé", Some(3), Some(3)), Ok(()));
+/// let error = check_length("ab", Some(3), None).unwrap_err();
+/// assert_eq!(error, LengthError::TooShort { min: 3 });
+/// assert_eq!(error.to_string(), "must be at least 3 characters long");
+/// ```
+pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<(), LengthError> {
     // Counting stops as soon as the answer is known: a hostile multi-megabyte answer costs no more
     // than the larger bound, and nothing at all when there is none.
     // A character takes one to four bytes, so the byte length alone often decides, and the count
@@ -182,15 +191,76 @@ pub fn check_length(text: &str, min: Option<u64>, max: Option<u64>) -> Result<()
     if let Some(min) = min
         && count < min
     {
-        return Err(format!("must be at least {} long", counted(min, "character")));
+        return Err(LengthError::TooShort { min });
     }
     if let Some(max) = max
         && count > max
     {
-        return Err(format!("must be at most {} long", counted(max, "character")));
+        return Err(LengthError::TooLong { max });
     }
     Ok(())
 }
+
+/// Why [`check_length`] refused a string. `Display` follows the field's name
+/// (`"must be at least 3 characters long"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LengthError {
+    /// Fewer characters than `min`.
+    TooShort {
+        /// The least number of characters allowed.
+        min: u64,
+    },
+    /// More characters than `max`.
+    TooLong {
+        /// The most characters allowed.
+        max: u64,
+    },
+}
+
+impl fmt::Display for LengthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LengthError::TooShort { min } => write!(f, "must be at least {} long", counted(*min, "character")),
+            LengthError::TooLong { max } => write!(f, "must be at most {} long", counted(*max, "character")),
+        }
+    }
+}
+
+impl std::error::Error for LengthError {}
+
+/// Why a JSON value is not read as an integer (JSON Schema's `integer`: any number with no
+/// fractional part). `Display` follows the field's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IntegerError {
+    /// Not a number at all.
+    NotANumber {
+        /// The JSON type found instead ([`json_type_name`]).
+        found: &'static str,
+    },
+    /// A number with a fractional part.
+    Fraction,
+    /// Past the 64-bit integers: the number arrived rounded, so the integer meant is not known.
+    Inexact,
+    /// Beyond any integer type.
+    OutOfRange,
+}
+
+impl fmt::Display for IntegerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntegerError::NotANumber { found } => write!(f, "must be an integer, found {found}"),
+            IntegerError::Fraction => f.write_str("must be an integer, found a number with a fraction"),
+            IntegerError::Inexact => {
+                f.write_str("is too large to be read exactly: integers past 64 bits arrive rounded in JSON")
+            }
+            IntegerError::OutOfRange => f.write_str("is out of range"),
+        }
+    }
+}
+
+impl std::error::Error for IntegerError {}
 
 /// `"1 character"`, `"2 characters"`: a count and its noun, plural unless the count is 1.
 pub(crate) fn counted(count: u64, noun: &str) -> String {
@@ -198,26 +268,56 @@ pub(crate) fn counted(count: u64, noun: &str) -> String {
 }
 
 /// Checks `text` against a declared format.
-pub fn check_format(text: &str, format: StringFormat) -> Result<(), String> {
+///
+/// ```
+/// use elicit_runtime::content::check_format;
+/// use elicit_runtime::schema::StringFormat;
+///
+/// assert!(check_format("ada@example.com", StringFormat::Email).is_ok());
+/// let error = check_format("2026-13-01", StringFormat::Date).unwrap_err();
+/// assert_eq!(error.format(), StringFormat::Date);
+/// assert_eq!(error.to_string(), "must be a date (YYYY-MM-DD)");
+/// ```
+pub fn check_format(text: &str, format: StringFormat) -> Result<(), FormatError> {
     let ok = match format {
         StringFormat::Email => is_email(text),
         StringFormat::Uri => is_uri(text),
         StringFormat::Date => is_date(text),
         StringFormat::DateTime => is_date_time(text),
     };
-    if ok { Ok(()) } else { Err(format_error(format)) }
+    if ok { Ok(()) } else { Err(FormatError::new(format)) }
 }
 
-/// Why a string is refused by [`check_format`].
-pub(crate) fn format_error(format: StringFormat) -> String {
-    match format {
-        StringFormat::Email => "must be an e-mail address",
-        StringFormat::Uri => "must be an absolute URI",
-        StringFormat::Date => "must be a date (YYYY-MM-DD)",
-        StringFormat::DateTime => "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)",
-    }
-    .to_owned()
+/// Why [`check_format`] refused a string: it does not have this format. `Display` follows the
+/// field's name (`"must be an e-mail address"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FormatError {
+    format: StringFormat,
 }
+
+impl FormatError {
+    pub(crate) const fn new(format: StringFormat) -> Self {
+        FormatError { format }
+    }
+
+    /// The format the string does not have.
+    pub fn format(&self) -> StringFormat {
+        self.format
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.format {
+            StringFormat::Email => "must be an e-mail address",
+            StringFormat::Uri => "must be an absolute URI",
+            StringFormat::Date => "must be a date (YYYY-MM-DD)",
+            StringFormat::DateTime => "must be a date and time with offset (YYYY-MM-DDThh:mm:ssZ)",
+        })
+    }
+}
+
+impl std::error::Error for FormatError {}
 
 /// An RFC 5321 `Mailbox` (`local-part@domain`), as JSON Schema's `email` format means it.
 ///

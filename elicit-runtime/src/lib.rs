@@ -93,6 +93,9 @@ pub mod state;
 // A small random source for this crate's unit tests.
 #[cfg(test)]
 mod test_rng;
+// Every public error type is a `Send + Sync` `std::error::Error` (a test that fails to compile).
+#[cfg(test)]
+mod error_bounds;
 // Helpers for your own tests: catch what no ordinary client shows.
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]

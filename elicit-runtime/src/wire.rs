@@ -464,7 +464,14 @@ impl fmt::Display for ResultError {
     }
 }
 
-impl std::error::Error for ResultError {}
+impl std::error::Error for ResultError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ResultError::Request { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Checks that `inputResponses`, when present, is an object and returns it.
 ///
@@ -534,6 +541,7 @@ pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// assert_eq!(Revision::LATEST.as_str(), elicit_runtime::wire::PROTOCOL_VERSION);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Revision {
     /// 2025-06-18: sessions; form-mode elicitation only, and no `mode` member.
     V2025_06_18,

@@ -498,7 +498,7 @@ fn urls_with_other_schemes_are_refused() {
         "https://",
     ] {
         let error = check_url(url).err().unwrap_or_else(|| panic!("{url} was accepted"));
-        assert!(!error.is_empty(), "{url}");
+        assert!(!error.to_string().is_empty(), "{url}");
         // The request still parses (a URL is a string), but the driver's check refuses it.
         let request = json!({"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": url}});
         assert!(

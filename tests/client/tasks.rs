@@ -371,7 +371,7 @@ async fn a_huge_snapshot_is_refused_before_it_is_read() {
     let server = FakeServer::task(vec![got("input_required", json!({ "inputRequests": requests }))]);
     let mut user = User::default();
     let error = run(&driver(), &server, &mut user).await.unwrap_err();
-    assert!(matches!(&error, DriveError::Protocol(m) if m.contains("listed 100000")), "{error:?}");
+    assert!(matches!(&error, DriveError::Protocol(m) if m.message().contains("listed 100000")), "{error:?}");
     assert!(user.asked.is_empty());
     assert_eq!(server.methods().last().map(String::as_str), Some("tasks/cancel"));
 }

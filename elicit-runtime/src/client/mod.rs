@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 pub use tasks::{TaskAction, TaskError, TaskPolicy, TaskWait};
-pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlWarning, check_url};
+pub use url_check::{CheckedUrl, MAX_URL_LEN, UrlError, UrlWarning, check_url};
 
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
@@ -53,6 +53,7 @@ pub fn request_meta(capabilities: Capabilities, client_info: &Value) -> Map<Stri
 
 /// A failed request: the server's JSON-RPC error, or the transport's failure.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallError {
     /// The server answered with a JSON-RPC error.
     Rpc {
@@ -126,6 +127,7 @@ pub struct PendingUrl<'a> {
 /// notification and the call's result, and drops the `pending` future as soon as either comes: a
 /// responder must therefore await (yield) regularly rather than block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PendingKind {
     /// 2026-07-28: the server re-issued the step; `Retry` calls again.
     Reissued,
@@ -218,11 +220,12 @@ pub(crate) fn unpresented<R: Responder>(responder: &mut R, key: &str) -> Result<
 
 /// Why a call did not complete.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DriveError {
     /// The request failed.
     Call(CallError),
     /// The server's answer does not follow the protocol.
-    Protocol(String),
+    Protocol(ProtocolError),
     /// An input request was refused (undeclared mode, malformed schema, unsafe URL).
     Refused {
         /// The input request's key.
@@ -274,7 +277,7 @@ impl From<ResultError> for DriveError {
     fn from(error: ResultError) -> Self {
         match error {
             ResultError::Request { key, error } => DriveError::Refused { key, reason: error.to_string() },
-            other => DriveError::Protocol(other.to_string()),
+            other => DriveError::Protocol(ProtocolError::from(other)),
         }
     }
 }
@@ -283,7 +286,7 @@ impl fmt::Display for DriveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DriveError::Call(error) => write!(f, "{error}"),
-            DriveError::Protocol(message) => write!(f, "the server broke the protocol: {message}"),
+            DriveError::Protocol(error) => write!(f, "the server broke the protocol: {error}"),
             DriveError::Refused { key, reason } => write!(f, "refused input request `{}`: {reason}", wire::clip(key)),
             DriveError::InvalidAnswer { key, errors } => {
                 write!(f, "the answer to `{}` was not sent because it is invalid: {errors}", wire::clip(key))
@@ -302,7 +305,72 @@ impl fmt::Display for DriveError {
     }
 }
 
-impl std::error::Error for DriveError {}
+impl std::error::Error for DriveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DriveError::Call(error) => Some(error),
+            DriveError::Protocol(error) => Some(error),
+            DriveError::InvalidAnswer { errors, .. } => Some(errors),
+            DriveError::Task(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// How a server broke the protocol: what was wrong, and the wire error that found it when one
+/// did (its [`source`](std::error::Error::source)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolError {
+    message: String,
+    cause: Option<WireCause>,
+}
+
+/// The wire error behind a [`ProtocolError`].
+#[derive(Debug, Clone, PartialEq)]
+enum WireCause {
+    Result(ResultError),
+    Task(crate::wire::tasks::TaskWireError),
+}
+
+impl ProtocolError {
+    /// A breach no wire error describes (an answer for another task, too many requests).
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        ProtocolError { message: message.into(), cause: None }
+    }
+
+    /// What was wrong, in plain words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ProtocolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.cause {
+            Some(WireCause::Result(error)) => Some(error),
+            Some(WireCause::Task(error)) => Some(error),
+            None => None,
+        }
+    }
+}
+
+impl From<ResultError> for ProtocolError {
+    fn from(error: ResultError) -> Self {
+        ProtocolError { message: error.to_string(), cause: Some(WireCause::Result(error)) }
+    }
+}
+
+impl From<crate::wire::tasks::TaskWireError> for ProtocolError {
+    fn from(error: crate::wire::tasks::TaskWireError) -> Self {
+        ProtocolError { message: error.to_string(), cause: Some(WireCause::Task(error)) }
+    }
+}
 
 /// Runs calls to completion through the Multi Round-Trip Requests loop.
 #[derive(Debug, Clone)]
@@ -413,11 +481,11 @@ impl Driver {
         consented: &mut Consented,
     ) -> Result<Map<String, Value>, DriveError> {
         if requests.len() > self.max_input_requests {
-            return Err(DriveError::Protocol(format!(
+            return Err(DriveError::Protocol(ProtocolError::new(format!(
                 "the server sent {} input requests in one round; at most {} are answered",
                 requests.len(),
                 self.max_input_requests
-            )));
+            ))));
         }
         let mut answers = Map::new();
         for (key, request) in requests {
@@ -458,7 +526,7 @@ impl Driver {
                         "the server asked to open a URL, but this client did not declare URL mode".into(),
                     ));
                 }
-                let checked = check_url(&url).map_err(refuse)?;
+                let checked = check_url(&url).map_err(|e| refuse(e.to_string()))?;
                 if let Some((previous, since, retries)) = consented.get_mut(ctx.key)
                     && *previous == url
                 {

@@ -129,6 +129,7 @@ pub fn parse_request(method: &str, params: Option<&Value>) -> Result<SessionRequ
 
 /// A notification a 2025-era server sent, as far as the client cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SessionNotice {
     /// `notifications/elicitation/complete` for this `elicitationId`.
     ElicitationComplete(String),

@@ -11,8 +11,8 @@ use super::session::{
     SessionRequest, URL_ELICITATION_REQUIRED, parse_notification, parse_request, parse_url_required,
 };
 use super::{
-    AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, Responder,
-    check_url, form,
+    AskContext, CallError, CheckedUrl, DriveError, Driver, PendingAction, PendingKind, PendingUrl, ProtocolError,
+    Responder, check_url, form,
 };
 use crate::wire::{self, ElicitAction, ElicitParams, codes};
 
@@ -67,7 +67,8 @@ impl Driver {
         for attempt in 1..=self.max_rounds {
             match self.attempt(caller, guard.receiver, responder, method, params.clone(), attempt, &mut state).await {
                 Err(DriveError::Call(CallError::Rpc { code: URL_ELICITATION_REQUIRED, data, .. })) => {
-                    let urls = parse_url_required(data.as_ref()).map_err(DriveError::Protocol)?;
+                    let urls =
+                        parse_url_required(data.as_ref()).map_err(|m| DriveError::Protocol(ProtocolError::new(m)))?;
                     self.required(guard.receiver, responder, &urls, attempt, &mut state).await?;
                 }
                 other => return other,
@@ -125,10 +126,10 @@ impl Driver {
                     if state.pushed > self.max_input_requests {
                         let _ = reply
                             .send(Err(SessionRefusal::new(codes::INTERNAL_ERROR, "too many requests in one call")));
-                        break DriveError::Protocol(format!(
+                        break DriveError::Protocol(ProtocolError::new(format!(
                             "the server pushed more than {} requests during one call; giving up",
                             self.max_input_requests
-                        ));
+                        )));
                     }
                     let key = format!("#{}", state.pushed);
                     match self.answer_push(&key, round, &method, params.as_ref(), responder, &mut waiting).await {
@@ -201,7 +202,7 @@ impl Driver {
                     Ok(checked) => checked,
                     Err(reason) => {
                         responder.notice(ctx, &format!("refused the page: {reason}"));
-                        return Ok(Err(SessionRefusal::new(codes::INVALID_PARAMS, reason)));
+                        return Ok(Err(SessionRefusal::new(codes::INVALID_PARAMS, reason.to_string())));
                     }
                 };
                 let action = responder.url(ctx, &message, &checked).await;
@@ -256,7 +257,7 @@ impl Driver {
         let mut waiting = Vec::new();
         for required in urls {
             let refuse = |reason: String| DriveError::Refused { key: required.elicitation_id.clone(), reason };
-            let checked = check_url(&required.url).map_err(refuse)?;
+            let checked = check_url(&required.url).map_err(|e| refuse(e.to_string()))?;
             let ctx = AskContext { server: &self.server_name, key: &required.elicitation_id, round };
             let action = responder.url(ctx, &required.message, &checked).await;
             super::unpresented(responder, &required.elicitation_id)?;

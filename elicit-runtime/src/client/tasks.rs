@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::{AskContext, CallError, Caller, Consented, DriveError, Driver, Responder, request_meta};
+use super::{AskContext, CallError, Caller, Consented, DriveError, Driver, ProtocolError, Responder, request_meta};
 use crate::wire::tasks::{self as wire_tasks, CreateTaskResult, DetailedTask, Task, TaskState};
 use crate::wire::{self, RESULT_TYPE, codes};
 
@@ -205,7 +205,7 @@ impl Driver {
         if method != wire::TOOLS_CALL {
             return Err(DriveError::Task(TaskError::NotATaskRequest(method.to_owned())));
         }
-        CreateTaskResult::from_json(result).map(Some).map_err(|e| DriveError::Protocol(e.to_string()))
+        CreateTaskResult::from_json(result).map(Some).map_err(|e| DriveError::Protocol(e.into()))
     }
 
     /// Follows a task created earlier (by this process or one before it: clients should keep task
@@ -284,21 +284,21 @@ impl Driver {
             // than a batch is refused before any of it is parsed.
             let listed = got.get(wire::INPUT_REQUESTS).and_then(Value::as_object).map_or(0, Map::len);
             if listed > self.max_input_requests.saturating_add(answered.len()) {
-                break Err(DriveError::Protocol(format!(
+                break Err(DriveError::Protocol(ProtocolError::new(format!(
                     "the task listed {listed} input requests; at most {} are answered at once",
                     self.max_input_requests
-                )));
+                ))));
             }
             let detailed = match DetailedTask::from_result(&got) {
                 Ok(detailed) => detailed,
-                Err(error) => break Err(DriveError::Protocol(error.to_string())),
+                Err(error) => break Err(DriveError::Protocol(error.into())),
             };
             if detailed.task.task_id != task_id {
-                break Err(DriveError::Protocol(format!(
+                break Err(DriveError::Protocol(ProtocolError::new(format!(
                     "tasks/get for {} answered task {}",
                     wire::clip(&task_id),
                     wire::clip(&detailed.task.task_id)
-                )));
+                ))));
             }
             task = detailed.task;
             let requests = match detailed.state {
@@ -328,11 +328,11 @@ impl Driver {
             }
             idle_polls = 0;
             if new.len() > self.max_input_requests {
-                break Err(DriveError::Protocol(format!(
+                break Err(DriveError::Protocol(ProtocolError::new(format!(
                     "the task listed {} new input requests at once; at most {} are answered",
                     new.len(),
                     self.max_input_requests
-                )));
+                ))));
             }
             if answered.len() + new.len() > policy.max_input_requests {
                 break Err(DriveError::Task(TaskError::TooManyInputRequests {
@@ -363,7 +363,7 @@ impl Driver {
                 .call(wire_tasks::TASKS_UPDATE, self.with_meta(wire_tasks::update_params(&task_id, answers)))
                 .await
                 .map_err(DriveError::Call)?;
-            wire_tasks::read_ack(&ack).map_err(|e| DriveError::Protocol(e.to_string()))?;
+            wire_tasks::read_ack(&ack).map_err(|e| DriveError::Protocol(e.into()))?;
         };
         // The call is given up on: ask the server to stop the task. Cancelling is cooperative and
         // its ack carries nothing, so its failure changes nothing about the outcome.

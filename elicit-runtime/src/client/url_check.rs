@@ -13,6 +13,7 @@ pub const MAX_URL_LEN: usize = 8 * 1024;
 
 /// Something about a URL the user should be warned of before consenting.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UrlWarning {
     /// `http` to a host other than loopback: the page and what the user types travel in clear.
     NotHttps,
@@ -38,6 +39,52 @@ impl fmt::Display for UrlWarning {
             UrlWarning::Credentials => {
                 f.write_str("the URL embeds a user name or password: the real host is the highlighted one")
             }
+        }
+    }
+}
+
+/// Why [`check_url`] refused a URL: it must not be shown as a link nor opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Longer than [`MAX_URL_LEN`] bytes, as received or (`normalised`) once normalised.
+    TooLong {
+        /// Whether the URL fit as received and grew past the cap once normalised
+        /// (percent-encoding).
+        normalised: bool,
+    },
+    /// Not a valid absolute URL.
+    Invalid(url::ParseError),
+    /// A scheme other than `http` and `https`.
+    Scheme {
+        /// The scheme, clipped for display.
+        scheme: String,
+    },
+    /// No host.
+    NoHost,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UrlError::TooLong { normalised: false } => write!(f, "the URL is longer than {MAX_URL_LEN} bytes"),
+            UrlError::TooLong { normalised: true } => {
+                write!(f, "the URL is longer than {MAX_URL_LEN} bytes once normalised")
+            }
+            UrlError::Invalid(error) => write!(f, "not a valid absolute URL ({error})"),
+            UrlError::Scheme { scheme } => {
+                write!(f, "the URL's scheme is `{scheme}`; only http and https URLs are opened")
+            }
+            UrlError::NoHost => f.write_str("the URL has no host"),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UrlError::Invalid(error) => Some(error),
+            _ => None,
         }
     }
 }
@@ -107,19 +154,16 @@ fn mixes_scripts(label: &str) -> bool {
 /// assert!(check_url("http://example.com/").unwrap().warnings.contains(&UrlWarning::NotHttps));
 /// assert!(check_url("http://127.0.0.1:8080/").unwrap().warnings.is_empty());
 /// ```
-pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
+pub fn check_url(raw: &str) -> Result<CheckedUrl, UrlError> {
     if raw.len() > MAX_URL_LEN {
-        return Err(format!("the URL is longer than {MAX_URL_LEN} bytes"));
+        return Err(UrlError::TooLong { normalised: false });
     }
-    let parsed = url::Url::parse(raw).map_err(|e| format!("not a valid absolute URL ({e})"))?;
+    let parsed = url::Url::parse(raw).map_err(UrlError::Invalid)?;
     let scheme = parsed.scheme();
     if scheme != "http" && scheme != "https" {
-        return Err(format!(
-            "the URL's scheme is `{}`; only http and https URLs are opened",
-            crate::wire::clip(scheme)
-        ));
+        return Err(UrlError::Scheme { scheme: crate::wire::clip(scheme) });
     }
-    let host = parsed.host().ok_or("the URL has no host")?;
+    let host = parsed.host().ok_or(UrlError::NoHost)?;
     let mut warnings = Vec::new();
     if scheme == "http" && !is_loopback(&host) {
         warnings.push(UrlWarning::NotHttps);
@@ -145,7 +189,7 @@ pub fn check_url(raw: &str) -> Result<CheckedUrl, String> {
     // so a URL under the cap may come out several times over it: the cap bounds what is shown and
     // opened, and checking the result again must give the same answer.
     if url.len() > MAX_URL_LEN {
-        return Err(format!("the URL is longer than {MAX_URL_LEN} bytes once normalised"));
+        return Err(UrlError::TooLong { normalised: true });
     }
     Ok(CheckedUrl { url, host: host_text, host_range, warnings })
 }
@@ -180,7 +224,8 @@ mod tests {
         let raw = format!("https://x.test/{}", "é".repeat(3_000));
         assert!(raw.len() <= MAX_URL_LEN);
         let error = check_url(&raw).unwrap_err();
-        assert!(error.contains("once normalised"), "{error}");
+        assert_eq!(error, UrlError::TooLong { normalised: true });
+        assert!(error.to_string().contains("once normalised"), "{error}");
         let fits = format!("https://x.test/{}", "é".repeat(1_000));
         let checked = check_url(&fits).unwrap();
         assert!(checked.url.len() <= MAX_URL_LEN);

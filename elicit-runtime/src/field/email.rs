@@ -28,8 +28,8 @@ impl Email {
 }
 
 impl std::str::FromStr for Email {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::content::FormatError;
+    fn from_str(s: &str) -> Result<Self, crate::content::FormatError> {
         check_format(s, StringFormat::Email)?;
         Ok(Email(s.to_owned()))
     }

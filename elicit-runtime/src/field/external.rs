@@ -54,7 +54,7 @@ mod chrono_fields {
         // the fallback and the source of its error message.
         let text = parse_str(value, rules, None)?;
         let Some(parts) = crate::content::date_time_parts(text) else {
-            return Err(InvalidValue::new(crate::content::format_error(StringFormat::DateTime)));
+            return Err(InvalidValue::from(crate::content::FormatError::new(StringFormat::DateTime)));
         };
         match date_time_of(parts) {
             Some(time) => Ok(time),

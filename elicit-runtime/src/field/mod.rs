@@ -70,6 +70,18 @@ impl From<String> for InvalidValue {
     }
 }
 
+impl From<crate::content::LengthError> for InvalidValue {
+    fn from(error: crate::content::LengthError) -> Self {
+        InvalidValue(error.to_string())
+    }
+}
+
+impl From<crate::content::FormatError> for InvalidValue {
+    fn from(error: crate::content::FormatError) -> Self {
+        InvalidValue(error.to_string())
+    }
+}
+
 impl From<&str> for InvalidValue {
     fn from(reason: &str) -> Self {
         InvalidValue(reason.to_owned())

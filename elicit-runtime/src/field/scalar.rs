@@ -2,6 +2,7 @@
 
 use super::InvalidValue;
 use super::*;
+use crate::content::IntegerError;
 use crate::schema::MAX_SAFE_INTEGER;
 
 impl FieldValue for String {
@@ -149,14 +150,11 @@ fn check_bounds(value: f64, rules: &FieldRules) -> Result<(), String> {
 /// 2^63: from this magnitude an integral float may be a rounded integer past the 64-bit ones.
 const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
 
-/// Why an integer past the 64-bit integers is refused.
-const BEYOND_64_BITS: &str = "is too large to be read exactly: integers past 64 bits arrive rounded in JSON";
-
 /// Reads a JSON number as an integer, the way JSON Schema's `integer` type means it: any number
 /// with no fractional part, so `3.0` is the integer 3.
-pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
+pub(crate) fn integer_of(value: &Value) -> Result<i128, IntegerError> {
     let Value::Number(n) = value else {
-        return Err(expected("an integer", value));
+        return Err(IntegerError::NotANumber { found: crate::content::json_type_name(value) });
     };
     if let Some(i) = n.as_i64() {
         return Ok(i128::from(i));
@@ -165,16 +163,16 @@ pub(crate) fn integer_of(value: &Value) -> Result<i128, String> {
         return Ok(i128::from(u));
     }
     match n.as_f64() {
-        Some(f) if f.fract() != 0.0 => Err("must be an integer, found a number with a fraction".to_owned()),
+        Some(f) if f.fract() != 0.0 => Err(IntegerError::Fraction),
         // Past the 64-bit integers a JSON number is read as an `f64`, already rounded: the integer
         // the client meant is not known, so it is refused rather than taken rounded. From 2^63 a
         // float may be the rounding of one past them (`-9223372036854775809` reads as -2^63);
         // every integer a 64-bit type holds arrives as an integer, not a float.
-        Some(f) if f.abs() >= TWO_TO_63 => Err(BEYOND_64_BITS.to_owned()),
+        Some(f) if f.abs() >= TWO_TO_63 => Err(IntegerError::Inexact),
         // Inside [-2^127, 2^127) the conversion is exact; beyond it no integer type can hold the
         // value (and `as` would saturate, silently changing it).
         Some(f) if cmp_f64_i128(f, i128::MIN).is_ge() && cmp_f64_i128(f, i128::MAX).is_le() => Ok(f as i128),
-        _ => Err("is out of range".to_owned()),
+        _ => Err(IntegerError::OutOfRange),
     }
 }
 
@@ -214,7 +212,7 @@ macro_rules! integer_field {
                             Some(f) if f.fract() == 0.0 && min.cmp_value(f) == Ordering::Less => {
                                 format!("must be at least {}", min.to_schema_number(false))
                             }
-                            _ => reason,
+                            _ => reason.to_string(),
                         }));
                     }
                 };

@@ -47,7 +47,7 @@ pub use caller::{RmcpCaller, transport_message};
 pub use http::{HeaderName, HeaderValue};
 
 use crate::client::session::{self, SessionReceiver};
-use crate::client::{DriveError, Driver, Responder};
+use crate::client::{DriveError, Driver, ProtocolError, Responder};
 use crate::wire::{self, Capabilities, Revision};
 use push::PushHandler;
 
@@ -265,7 +265,9 @@ pub enum ConnectError {
         reason: String,
     },
     /// The server asked for authorization and it did not complete.
-    Authorization(String),
+    #[cfg(feature = "rmcp-auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rmcp-auth")))]
+    Authorization(auth::AuthorizeError),
     /// The handshake with a child process failed.
     Child {
         /// The command line.
@@ -282,24 +284,56 @@ impl fmt::Display for ConnectError {
             ConnectError::Timeout(seconds) => write!(f, "the server did not answer within {seconds} s"),
             ConnectError::Handshake { endpoint, reason } => write!(f, "cannot connect to {endpoint}: {reason}"),
             ConnectError::Child { command, reason } => write!(f, "cannot talk to `{command}`: {reason}"),
-            ConnectError::Authorization(reason) => write!(f, "{reason}"),
+            #[cfg(feature = "rmcp-auth")]
+            ConnectError::Authorization(error) => write!(f, "the server requires authorization: {error}"),
         }
     }
 }
 
-impl std::error::Error for ConnectError {}
-
-/// A request other than a driven call failed (listing tools).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestError(String);
-
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            #[cfg(feature = "rmcp-auth")]
+            ConnectError::Authorization(error) => Some(error),
+            _ => None,
+        }
     }
 }
 
-impl std::error::Error for RequestError {}
+/// A request other than a driven call failed (listing tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The server did not answer within the time bound (seconds).
+    Timeout(u64),
+    /// The server asked for (more) authorization and it did not complete.
+    #[cfg(feature = "rmcp-auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "rmcp-auth")))]
+    Authorization(auth::AuthorizeError),
+    /// The server answered with an error, or the connection failed (rmcp's description).
+    Failed(String),
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::Timeout(seconds) => write!(f, "the server did not answer within {seconds} s"),
+            #[cfg(feature = "rmcp-auth")]
+            RequestError::Authorization(error) => error.fmt(f),
+            RequestError::Failed(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            #[cfg(feature = "rmcp-auth")]
+            RequestError::Authorization(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// A connected server, of either era.
 pub struct Client {
@@ -375,8 +409,7 @@ impl Client {
         let (Some(oauth), Target::Http(url)) = (options.oauth.clone(), target) else {
             return Self::open_with(target, &options, Http::Plain).await.map_err(|(error, _)| error);
         };
-        let failed =
-            |e: auth::AuthorizeError| ConnectError::Authorization(format!("the server requires authorization: {e}"));
+        let failed = ConnectError::Authorization;
         let manager = oauth.stored_manager(url).await.map_err(failed)?;
         let http = AuthHttp::new(reqwest::Client::default(), manager);
         let mut authorizations = 0;
@@ -600,7 +633,7 @@ impl Client {
             return driver.call(&mut self.caller, responder, method, params).await;
         }
         let Some(mut pushes) = self.pushes.take() else {
-            return Err(DriveError::Protocol("one call at a time".into()));
+            return Err(DriveError::Protocol(ProtocolError::new("one call at a time")));
         };
         let result = driver.call_in_session(&mut self.caller, &mut pushes, responder, method, params).await;
         self.pushes = Some(pushes);
@@ -624,25 +657,25 @@ impl Client {
                 Ok(Ok(tools)) => return Ok(tools),
                 Ok(Err(error)) => error,
                 Err(_) => {
-                    return Err(RequestError(format!("the server did not answer within {} s", self.timeout.as_secs())));
+                    return Err(RequestError::Timeout(self.timeout.as_secs()));
                 }
             };
             #[cfg(feature = "rmcp-auth")]
             if let (Some(challenge), Some(authorized)) = (error.auth_challenge(), &self.auth) {
                 // The server wants (more) authorization: authorize, then ask again.
                 if authorizations >= authorized.oauth.max_authorizations {
-                    return Err(RequestError(auth::AuthorizeError::TooManyAttempts(authorizations).to_string()));
+                    return Err(RequestError::Authorization(auth::AuthorizeError::TooManyAttempts(authorizations)));
                 }
                 authorizations += 1;
                 let manager = authorized
                     .oauth
                     .authorize(&authorized.url, challenge)
                     .await
-                    .map_err(|e| RequestError(e.to_string()))?;
+                    .map_err(RequestError::Authorization)?;
                 *authorized.client.auth_manager.lock().await = manager;
                 continue;
             }
-            return Err(RequestError(describe(&error)));
+            return Err(RequestError::Failed(describe(&error)));
         }
     }
 

@@ -129,6 +129,21 @@ impl std::fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
+/// The one way a store's failure reaches a client: `-32603`, with the message of a limit of the
+/// deployment the client may act on (finish some steps, wait), or a generic "retry later" for the
+/// rest. The detail names the store's host and what failed: it goes to the server's log, not to
+/// the client.
+impl From<StoreError> for EngineError {
+    fn from(error: StoreError) -> Self {
+        tracing::error!(target: "elicit_runtime", %error, "a store operation failed");
+        let message = match error {
+            StoreError::Full { .. } | StoreError::Quota { .. } | StoreError::TaskCap { .. } => error.to_string(),
+            _ => "this flow's records are unavailable right now (completion store error); retry later".to_owned(),
+        };
+        EngineError { code: codes::INTERNAL_ERROR, message, data: None }
+    }
+}
+
 impl From<FlowError> for EngineError {
     fn from(error: FlowError) -> Self {
         match error {
@@ -138,20 +153,7 @@ impl From<FlowError> for EngineError {
                 data: Some(json!({ "requiredCapabilities": required })),
             },
             FlowError::InvalidInput(message) => EngineError::invalid_params(message),
-            // The detail names the store's host and what failed: the server's log, not the client's business.
-            FlowError::Store(error) => {
-                tracing::error!(target: "elicit_runtime", %error, "a store operation failed");
-                let message = match error {
-                    // A limit of the deployment: the client may act on it (finish or wait).
-                    StoreError::Full { .. } | StoreError::Quota { .. } | StoreError::TaskCap { .. } => {
-                        error.to_string()
-                    }
-                    _ => {
-                        "this flow's records are unavailable right now (completion store error); retry later".to_owned()
-                    }
-                };
-                EngineError { code: codes::INTERNAL_ERROR, message, data: None }
-            }
+            FlowError::Store(error) => EngineError::from(error),
             FlowError::Failed(message) => EngineError { code: codes::INTERNAL_ERROR, message, data: None },
             FlowError::Handler(error) => {
                 EngineError { code: codes::INTERNAL_ERROR, message: error.to_string(), data: None }

@@ -176,8 +176,7 @@ impl Engine {
         // Read before the store is asked: the record's extension runs from a later instant.
         let opened_at = self.clock.now();
         let ttl = self.record_ttl() + super::engine::ROUND_ALLOWANCE;
-        let LedgerSnapshot { finished, recorded } =
-            self.store.snapshot(&opened.payload.flow, ttl).await.map_err(FlowError::Store)?;
+        let LedgerSnapshot { finished, recorded } = self.store.snapshot(&opened.payload.flow, ttl).await?;
         // Only final values keep a record from vanishing (an abandon that empties it removes it).
         let lasting = finished.is_some() || !recorded.is_empty();
         opened.ledger = LedgerRead {
@@ -231,7 +230,7 @@ impl Engine {
             Ok(Finish::Already(_) | Finish::Conflict) => {
                 Err(EngineError { code: codes::INTERNAL_ERROR, message: super::FLOW_CONFLICT.to_owned(), data: None })
             }
-            Err(error) => Err(FlowError::Store(error).into()),
+            Err(error) => Err(EngineError::from(error)),
         }
     }
 
@@ -265,7 +264,7 @@ impl Engine {
         // extended it then, with room for the round's own length.
         let covered = ledger.covers_until.is_some_and(|until| now <= until);
         if resumed && !covered {
-            self.store.extend(&payload.flow, self.record_ttl()).await.map_err(FlowError::Store)?;
+            self.store.extend(&payload.flow, self.record_ttl()).await?;
         }
         Ok(InputRequiredResult { input_requests: requests, request_state: Some(token) })
     }

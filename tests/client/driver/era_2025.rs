@@ -297,7 +297,7 @@ async fn a_flood_of_pushed_requests_is_bounded_and_ends_the_call() {
         .call_in_session(&mut caller, &mut receiver, &mut user, "tools/call", call_params())
         .await
         .unwrap_err();
-    assert!(matches!(&error, DriveError::Protocol(m) if m.contains("more than 8")), "{error:?}");
+    assert!(matches!(&error, DriveError::Protocol(m) if m.message().contains("more than 8")), "{error:?}");
     assert_eq!(user.seen.len(), 8);
     assert_eq!(cancelled.lock().unwrap().len(), 1);
 }

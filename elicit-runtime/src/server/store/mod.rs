@@ -60,6 +60,7 @@ pub enum UrlStatus {
 
 /// The kinds of record a store holds, each under its own cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RecordKind {
     /// A URL-mode step.
     Url,

@@ -243,7 +243,7 @@ impl Engine {
     /// recorded `failed` first.
     async fn task_view(&self, id: &str, principal: Option<&str>) -> Result<TaskView, EngineError> {
         let now = millis(self.clock.now());
-        let view = self.tasks.load(id).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))?;
+        let view = self.tasks.load(id).await.map_err(EngineError::from)?;
         let Some(mut view) = view.filter(|v| v.record.owner.as_deref() == principal) else {
             return Err(not_found());
         };
@@ -310,7 +310,7 @@ impl Engine {
         if fresh.is_empty() {
             return Ok(());
         }
-        self.tasks.answer(id, fresh).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))
+        self.tasks.answer(id, fresh).await.map_err(EngineError::from)
     }
 
     /// `tasks/cancel`: asks the handler of task `id` to stop (it sees
@@ -324,7 +324,7 @@ impl Engine {
         if view.record.status.is_terminal() || view.cancel_requested {
             return Ok(());
         }
-        self.tasks.cancel(id).await.map_err(|e| EngineError::from(super::FlowError::Store(e)))
+        self.tasks.cancel(id).await.map_err(EngineError::from)
     }
 }
 

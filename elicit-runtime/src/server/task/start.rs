@@ -166,14 +166,13 @@ impl Engine {
         client: Option<&str>,
         handler: TaskFuture,
     ) -> Result<TaskSnapshot, EngineError> {
-        let store_error = |e| EngineError::from(FlowError::Store(e));
         // An anonymous client's place, held until its task ends (before the ledger's claim, which
         // a refusal here would otherwise have to give back).
         let place = match client {
             Some(client) => {
                 let cap = self.task_config.max_live_tasks_per_anonymous_client;
                 let place = self.anonymous_tasks.reserve(client, cap);
-                Some(place.ok_or_else(|| store_error(StoreError::TaskCap { cap, per_principal: true }))?)
+                Some(place.ok_or_else(|| EngineError::from(StoreError::TaskCap { cap, per_principal: true }))?)
             }
             None => None,
         };
@@ -196,7 +195,7 @@ impl Engine {
                         data: None,
                     });
                 }
-                Err(error) => return Err(store_error(error)),
+                Err(error) => return Err(EngineError::from(error)),
             }
         } else {
             None
@@ -220,9 +219,9 @@ impl Engine {
                 }
                 Err(_) => self.store.abandon(&flow_id, &slot, &token).await,
             };
-            recorded.map_err(store_error)?;
+            recorded?;
         }
-        created.map_err(store_error)?;
+        created?;
         let snapshot = TaskSnapshot::of(&TaskView {
             record: record.clone(),
             answered: Default::default(),
