@@ -35,12 +35,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use elicit_runtime::form::{Notice, content_security_policy, render_notice};
-use elicit_runtime::server::pages::kit::{PageRequest, Refusal, RefusalKind, Visit, VisitFuture, VisitorCheck, cookie};
+use elicit_runtime::form::{Notice, render_notice};
+use elicit_runtime::server::pages::kit::{
+    PageRequest, Refusal, RefusalKind, Visit, VisitFuture, VisitorCheck, cookie, page_response,
+};
 use elicit_runtime::state::{Binding, KeyRing, StateSealer};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -367,18 +369,7 @@ impl VisitorCheck for OpenIdVisitors {
 
 /// A page of the callback: the page kit's look and security headers.
 fn notice(status: StatusCode, title: &str, id: &str, text: &str) -> Response {
-    let headers = [
-        (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
-        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-        (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
-        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
-        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-        (
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_str(content_security_policy()).unwrap_or(HeaderValue::from_static("default-src 'none'")),
-        ),
-    ];
-    (status, headers, render_notice(&Notice { title, text, id })).into_response()
+    page_response(status, render_notice(&Notice { title, text, id }))
 }
 
 fn refused(id: &str, text: &str) -> Response {

@@ -255,6 +255,20 @@ fn the_engines_modules_import_only_their_own_layer_and_the_layers_below() {
     );
     // Between the layers the dependency runs one way, so no loop passes through `store`: the
     // stores (task records included) no longer import the task code or the engine.
+
+    // The public modules a reader meets (`store`, `task`, `session`, `pages`) name each other in
+    // one direction only.
+    const PUBLIC: [&str; 4] = ["store", "task", "session", "pages"];
+    let between: Vec<_> = edges(&krate, &["server"])
+        .into_iter()
+        .filter(|e| PUBLIC.contains(&e.from.as_str()) && PUBLIC.contains(&e.to.as_str()))
+        .collect();
+    assert!(
+        !between.is_empty(),
+        "no import found between the server's public modules: is the lister still reading them?"
+    );
+    let found = cycles(&between);
+    assert!(found.is_empty(), "import loops between the server's public modules:\n{}", found.join("\n"));
 }
 
 #[test]

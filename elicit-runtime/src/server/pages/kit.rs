@@ -397,3 +397,25 @@ pub(super) fn query_value(query: &str, name: &str) -> Option<String> {
 pub fn plausible_step(id: &str) -> bool {
     id.len() == 22 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
+
+/// An HTML page as the kit's own pages are sent: `no-store`, no referrer, not framed, no
+/// sniffing, and the form pages' content security policy
+/// ([`content_security_policy`](crate::form::content_security_policy)). For a page of your own
+/// beside them (a sign-in callback's notice, an approval page) with the same headers.
+pub fn page_response(status: axum::http::StatusCode, body: String) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    use axum::response::IntoResponse;
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_str(crate::form::content_security_policy())
+                .unwrap_or(HeaderValue::from_static("default-src 'none'")),
+        ),
+    ];
+    (status, headers, body).into_response()
+}

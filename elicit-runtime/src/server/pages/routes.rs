@@ -3,15 +3,13 @@
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use serde_json::json;
 
 use super::kit::{Decision, PageRequest, RefusalKind, Visit, cookie, plausible_step, query_value, record_decision};
 use super::{DESCRIPTOR_PARAM, Described, FormPages, MAX_POST_BODY, PAGE_PATH};
-use crate::form::{
-    FormValues, FormView, Notice, PageAction, content_security_policy, parse_post, render_form, render_notice,
-};
+use crate::form::{FormValues, FormView, Notice, PageAction, parse_post, render_form, render_notice};
 use crate::server::store::UrlStatus;
 
 /// The cookie holding the nonce of the browser's latest showing of a form page.
@@ -42,18 +40,7 @@ fn authenticated(_who: &Authenticated) -> Option<&str> {
 
 /// A page with the security headers every page of the kit sends.
 pub(super) fn html(status: StatusCode, body: String) -> Response {
-    let headers = [
-        (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
-        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-        (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
-        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
-        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-        (
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_str(content_security_policy()).unwrap_or(HeaderValue::from_static("default-src 'none'")),
-        ),
-    ];
-    (status, headers, body).into_response()
+    super::kit::page_response(status, body)
 }
 
 fn notice(status: StatusCode, title: &str, id: &str, text: &str) -> Response {
