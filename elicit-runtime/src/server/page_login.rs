@@ -265,6 +265,7 @@ impl PageLogin {
     /// The principal a ticket for `step` names, if it opens (without consuming it): a page
     /// refuses a ticket presented with another user's credentials before it spends the step's
     /// one sign-in.
+    #[cfg(feature = "pages")]
     pub(crate) fn ticket_principal(&self, step: &str, ticket: &str) -> Option<String> {
         let payload = self.tickets.open(&binding(TICKET_METHOD, step), ticket, SystemTime::now()).ok()?;
         let (_nonce, principal) = payload.split_at_checked(NONCE_LEN)?;
