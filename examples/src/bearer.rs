@@ -216,6 +216,30 @@ struct Claims {
     scope: Option<String>,
 }
 
+/// Which JWT a check expects: an OpenID Connect ID token, or an RFC 9068 access token.
+#[derive(Clone, Copy)]
+enum Kind {
+    IdToken,
+    AccessToken,
+}
+
+/// Claims that name their subject (`sub`).
+trait Subject {
+    fn subject(&self) -> &str;
+}
+
+impl Subject for IdClaims {
+    fn subject(&self) -> &str {
+        &self.sub
+    }
+}
+
+impl Subject for Claims {
+    fn subject(&self) -> &str {
+        &self.sub
+    }
+}
+
 impl OpenIdTokens {
     /// Discovers the provider `issuer` (its `/.well-known/openid-configuration`, whose `issuer`
     /// must be `issuer` exactly) and fetches its keys, for tokens whose audience is `resource`.
@@ -314,29 +338,8 @@ impl OpenIdTokens {
     ///
     /// Why it is not accepted.
     pub async fn id_token_subject(&self, token: &str, client_id: &str, nonce: &str) -> Result<String, TokenError> {
-        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
         // An access token signed by the same keys is not an ID token.
-        let typ = header.typ.as_deref().unwrap_or_default().to_ascii_lowercase();
-        if typ == "at+jwt" || typ == "application/at+jwt" {
-            return Err(TokenError::Invalid("an access token is not an ID token".into()));
-        }
-        if !ALGORITHMS.contains(&header.alg) {
-            return Err(TokenError::Invalid(format!("the algorithm {:?} is not accepted", header.alg)));
-        }
-        let kid = header.kid.ok_or_else(|| TokenError::Invalid("the token names no key (kid)".into()))?;
-        let key = self.key(&kid).await?;
-        let mut validation = Validation::new(header.alg);
-        validation.set_issuer(&[&self.0.issuer]);
-        validation.set_audience(&[client_id]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        validation.leeway = LEEWAY;
-        validation.validate_nbf = true;
-        let claims = jsonwebtoken::decode::<IdClaims>(token, &key, &validation)
-            .map_err(|e| TokenError::Invalid(e.to_string()))?
-            .claims;
-        if claims.sub.is_empty() {
-            return Err(TokenError::Invalid("the token's sub is empty".into()));
-        }
+        let claims: IdClaims = self.verified(token, Kind::IdToken, client_id).await?;
         // OpenID Connect Core 3.1.3.7: with several audiences, the token says which is the party
         // it was issued to.
         let several = claims.aud.as_array().is_some_and(|audiences| audiences.len() > 1);
@@ -359,12 +362,33 @@ impl OpenIdTokens {
     ///
     /// Why it is not accepted.
     pub async fn user(&self, token: &str) -> Result<String, TokenError> {
-        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
         // RFC 9068: an access token says so; an ID token (or anything else signed by the same
         // keys) is not one.
+        let claims: Claims = self.verified(token, Kind::AccessToken, &self.0.resource).await?;
+        if !claims.scope.as_deref().unwrap_or_default().split(' ').any(|s| s == OPENID_SCOPE) {
+            return Err(TokenError::InsufficientScope);
+        }
+        Ok(claims.sub)
+    }
+
+    /// The claims of `token`, a JWT of `kind` from the provider for `audience`: its `typ` says
+    /// the kind, its algorithm is one of [`ALGORITHMS`], its key is the provider's, and it is
+    /// from the issuer, for the audience, unexpired (with [`LEEWAY`]), with a non-empty `sub`.
+    async fn verified<C: Subject + serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        kind: Kind,
+        audience: &str,
+    ) -> Result<C, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
         let typ = header.typ.as_deref().unwrap_or_default().to_ascii_lowercase();
-        if typ != "at+jwt" && typ != "application/at+jwt" {
-            return Err(TokenError::Invalid("not a JWT access token (typ at+jwt)".into()));
+        let access = typ == "at+jwt" || typ == "application/at+jwt";
+        match kind {
+            Kind::IdToken if access => return Err(TokenError::Invalid("an access token is not an ID token".into())),
+            Kind::AccessToken if !access => {
+                return Err(TokenError::Invalid("not a JWT access token (typ at+jwt)".into()));
+            }
+            _ => {}
         }
         if !ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::Invalid(format!("the algorithm {:?} is not accepted", header.alg)));
@@ -373,20 +397,16 @@ impl OpenIdTokens {
         let key = self.key(&kid).await?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.0.issuer]);
-        validation.set_audience(&[&self.0.resource]);
+        validation.set_audience(&[audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.leeway = LEEWAY;
         validation.validate_nbf = true;
-        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
-            .map_err(|e| TokenError::Invalid(e.to_string()))?
-            .claims;
-        if claims.sub.is_empty() {
+        let claims =
+            jsonwebtoken::decode::<C>(token, &key, &validation).map_err(|e| TokenError::Invalid(e.to_string()))?.claims;
+        if claims.subject().is_empty() {
             return Err(TokenError::Invalid("the token's sub is empty".into()));
         }
-        if !claims.scope.as_deref().unwrap_or_default().split(' ').any(|s| s == OPENID_SCOPE) {
-            return Err(TokenError::InsufficientScope);
-        }
-        Ok(claims.sub)
+        Ok(claims)
     }
 
     /// The verification key `kid`, fetching the provider's keys again when it is not known, at
