@@ -16,6 +16,7 @@ use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
+use super::own::LOOPBACK_ORIGINS;
 use super::wire_fixes::layer::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
 use super::wire_fixes::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
@@ -31,16 +32,6 @@ mod uri_template;
 
 pub use builder::{BuildError, BuildProblem, TemplateError, TemplateMatch};
 pub use presentation::Presentation;
-
-/// Browser origins always allowed: pages served from this machine, on any port.
-const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://localhost:*",
-    "https://localhost:*",
-    "http://127.0.0.1:*",
-    "https://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://[::1]:*",
-];
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type FlowHandler<R> = Arc<dyn Fn(Flow) -> BoxFuture<Result<R, FlowError>> + Send + Sync>;
