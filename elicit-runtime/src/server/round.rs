@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 use std::time::SystemTime;
 
@@ -110,24 +111,18 @@ impl Engine {
     }
 
     /// What this request's `requestState` is bound to: its principal, method, name, arguments and
-    /// this engine's audience.
-    pub(super) fn binding<'r>(&'r self, request: &Request<'r>) -> Binding<'r> {
-        Binding {
-            principal: request.principal,
-            method: request.method,
-            name: request.name,
-            arguments_digest: digest_arguments(request.arguments),
-            audience: &self.audience,
-        }
+    /// this engine's audience. The arguments' digest is taken when a state is first opened or
+    /// sealed: a round that does neither (a call that completes without asking) never hashes them.
+    pub(super) fn binding<'r>(&'r self, request: &'r Request<'r>) -> LazyBinding<'r> {
+        LazyBinding { request, audience: &self.audience, digest: OnceLock::new() }
     }
 
     /// Opens the request's state and keeps the answers this round may use.
-    pub(super) fn open(&self, request: &Request<'_>, binding: &Binding<'_>) -> Result<Opened, EngineError> {
+    pub(super) fn open(&self, request: &Request<'_>, binding: &LazyBinding<'_>) -> Result<Opened, EngineError> {
         let mut payload = match request.request_state {
             None => Payload::default(),
-            Some(token) => {
-                Payload::open(&self.sealer, binding, token, self.clock.now()).ok_or_else(EngineError::invalid_state)?
-            }
+            Some(token) => Payload::open(&self.sealer, &binding.get(), token, self.clock.now())
+                .ok_or_else(EngineError::invalid_state)?,
         };
         let mut responses = wire::parse_input_responses(request.input_responses)
             .map_err(|e| EngineError::invalid_params(e.to_string()))?
@@ -237,7 +232,7 @@ impl Engine {
     /// Seals the next state, and keeps the flow's ledger records at least as long as it lives.
     pub(super) async fn seal(
         &self,
-        binding: &Binding<'_>,
+        binding: &LazyBinding<'_>,
         flow: &Flow,
         resumed: bool,
         ledger: &LedgerRead,
@@ -248,7 +243,7 @@ impl Engine {
         // not a server failure.
         let now = self.clock.now();
         payload.stamp(now);
-        let token = payload.seal(&self.sealer, binding, now).map_err(|e| match e.kind() {
+        let token = payload.seal(&self.sealer, &binding.get(), now).map_err(|e| match e.kind() {
             StateErrorKind::PayloadTooLarge => EngineError::invalid_params(format!(
                 "the answers so far are too large to carry to the next round (requestState is capped at {} characters)",
                 self.sealer.max_token_len()
@@ -267,6 +262,28 @@ impl Engine {
             self.store.extend(&payload.flow, self.record_ttl()).await?;
         }
         Ok(InputRequiredResult { input_requests: requests, request_state: Some(token) })
+    }
+}
+
+/// A request's [`Binding`], its arguments' digest computed once, when first needed
+/// ([`Engine::binding`]).
+pub(super) struct LazyBinding<'r> {
+    request: &'r Request<'r>,
+    audience: &'r str,
+    digest: OnceLock<[u8; 32]>,
+}
+
+impl LazyBinding<'_> {
+    /// The binding, hashing the request's arguments on the first call.
+    pub(super) fn get(&self) -> Binding<'_> {
+        let request = self.request;
+        Binding {
+            principal: request.principal,
+            method: request.method,
+            name: request.name,
+            arguments_digest: *self.digest.get_or_init(|| digest_arguments(request.arguments)),
+            audience: self.audience,
+        }
     }
 }
 
