@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::flow::{Flow, FlowError};
+use super::answer::FlowError;
+use super::flow::Flow;
 use super::session::PeerFuture;
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.

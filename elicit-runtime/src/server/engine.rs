@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::answer::FlowError;
 use super::builder::{EngineBuilder, EngineConfig};
 use super::clock::Clock;
 use super::exec::Executor;
-use super::flow::{Flow, FlowError, Shared};
+use super::flow::{Flow, Shared};
 use super::observe;
 #[cfg(feature = "pages")]
 use super::pages;

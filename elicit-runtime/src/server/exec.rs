@@ -9,7 +9,8 @@
 //! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
 //!   background; its asks become the task's input requests (`task/`).
 
-use super::flow::{Flow, FlowError, UrlAnswer};
+use super::answer::{FlowError, UrlAnswer};
+use super::flow::Flow;
 use super::once::ClaimGuard;
 use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};

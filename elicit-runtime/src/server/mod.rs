@@ -51,6 +51,7 @@
 //! # });
 //! ```
 
+mod answer;
 mod args;
 mod builder;
 mod clock;
@@ -73,11 +74,12 @@ pub mod store;
 pub mod task;
 mod url;
 
+pub use answer::{Answer, FlowError, UrlAnswer};
 pub use builder::{EngineBuilder, EngineConfig};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::{Progress, RequestHandle};
 pub use engine::Engine;
-pub use flow::{Answer, Flow, FlowError, UrlAnswer};
+pub use flow::Flow;
 #[cfg(feature = "metrics")]
 pub use observe::FAST_DECLINE;
 pub use page_login::{PageLogin, PageLoginError};

@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::flow::{Flow, FlowError};
+use super::answer::FlowError;
+use super::flow::Flow;
 use super::request::FLOW_CONFLICT;
 use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
 use crate::state::digest_arguments;

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::flow::{Flow, FlowError};
+use super::answer::FlowError;
+use super::flow::Flow;
 use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};

@@ -10,7 +10,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::flow::{Flow, FlowError, UrlAnswer};
+use super::answer::{FlowError, UrlAnswer};
+use super::flow::Flow;
 use super::once::Claimed;
 use super::payload::UrlStep;
 use super::store::{Slot, UrlStatus};

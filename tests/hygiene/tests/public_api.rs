@@ -212,6 +212,7 @@ const ENGINE_LAYERS: &[&[&str]] = &[
     &["clock", "payload"],
     &["store"],
     &[
+        "answer",
         "args",
         "builder",
         "context",

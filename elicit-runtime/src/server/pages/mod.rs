@@ -20,7 +20,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::flow::{Answer, Flow, FlowError, UrlAnswer};
+use super::answer::{Answer, FlowError, UrlAnswer};
+use super::flow::Flow;
 use super::store::UrlCompletions;
 use crate::Elicit;
 use crate::content::ContentErrors;

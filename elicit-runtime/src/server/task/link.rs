@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use super::TaskConfig;
+use crate::server::answer::FlowError;
 use crate::server::clock::Clock;
 use crate::server::context::{Progress, RequestHandle};
-use crate::server::flow::{Flow, FlowError};
+use crate::server::flow::Flow;
 use crate::server::request::EngineError;
 use crate::server::session::PeerFuture;
 use crate::server::store::{TaskRecord, TaskRecords, millis, millis_of};

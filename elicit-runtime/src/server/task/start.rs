@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::link::{TaskExec, TaskFuture, TaskLink, drive};
 use super::{TaskSnapshot, TaskSupport};
+use crate::server::answer::FlowError;
 use crate::server::engine::Engine;
 use crate::server::exec::Executor;
 use crate::server::flow::Flow;
-use crate::server::flow::FlowError;
 use crate::server::observe;
 use crate::server::request::{EngineError, FLOW_CONFLICT, Request};
 use crate::server::store::{Claim, ClaimToken, Slot, StoreError, TaskLimits, TaskRecord, TaskView, millis, mint_id};
