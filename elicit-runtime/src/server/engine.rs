@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::answer::FlowError;
-use super::builder::{EngineBuilder, EngineConfig};
 use super::clock::Clock;
+use super::config::EngineConfig;
 use super::exec::Executor;
 use super::flow::{Flow, Shared};
 use super::observe;
@@ -21,7 +21,7 @@ use super::request::{EngineError, Request};
 use super::session::{AskLimit, LiveCounters, LiveLink, Session, SessionConfig, SessionStats};
 use super::store::{Store, TaskRecords, UrlCompletions};
 use super::task::TaskConfig;
-use crate::state::{KeyRing, StateSealer};
+use crate::state::StateSealer;
 use crate::wire::{Capabilities, codes};
 
 /// Runs handlers round by round, sealing what they need between rounds into `requestState`.
@@ -46,12 +46,6 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Starts building an engine. `audience` (usually the server's name) is bound into every
-    /// state, so a state minted by one server is refused by another sharing its keys.
-    pub fn builder(audience: impl Into<String>, keys: KeyRing) -> EngineBuilder {
-        EngineBuilder::new(audience.into(), keys)
-    }
-
     /// New caps for one 2025-era connection — its outstanding asks and its running calls, sized by
     /// [`SessionConfig::max_outstanding_asks`] and [`SessionConfig::max_tasks_per_session`]: make one per
     /// connection and share it across its calls.

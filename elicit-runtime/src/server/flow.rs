@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::answer::{Answer, FlowError};
-use super::builder::EngineConfig;
+use super::config::EngineConfig;
 use super::exec::Executor;
 use super::payload::Payload;
 use super::store::{Slot, Store, mint_id};

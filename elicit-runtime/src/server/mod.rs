@@ -55,6 +55,7 @@ mod answer;
 mod args;
 mod builder;
 mod clock;
+mod config;
 mod context;
 mod engine;
 mod exec;
@@ -75,8 +76,9 @@ pub mod task;
 mod url;
 
 pub use answer::{Answer, FlowError, UrlAnswer};
-pub use builder::{EngineBuilder, EngineConfig};
+pub use builder::EngineBuilder;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::EngineConfig;
 pub use context::{Progress, RequestHandle};
 pub use engine::Engine;
 pub use flow::Flow;
