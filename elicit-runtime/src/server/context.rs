@@ -1,11 +1,17 @@
-//! What a handler sees of its request beyond arguments and answers: the authenticated principal,
-//! progress notifications, and cancellation.
+//! What a flow knows of the request it serves beyond arguments and answers: the authenticated
+//! principal, and the transport's handle for progress notifications and cancellation. Below the
+//! flow (whose accessors read it, in `flow.rs`) and the executors (a 2025-era session's
+//! heartbeat reports progress through it).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use super::answer::FlowError;
-use super::flow::Flow;
-use super::session::PeerFuture;
+
+/// A boxed future returned by the transport's hooks, [`SessionPeer`](super::session::SessionPeer)
+/// and [`RequestHandle`] (the traits stay object-safe).
+pub type PeerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,70 +64,18 @@ pub(super) struct RequestInfo {
     pub(super) app_forms: bool,
 }
 
-impl Flow {
-    /// The authenticated principal of the request (as the transport's principal hook found it),
-    /// to which the `requestState` and every URL-mode step of this flow are bound.
-    pub fn principal(&self) -> Option<&str> {
-        self.request.principal.as_deref()
-    }
-
-    /// Sends a progress notification (`progress` so far, of `total` if known) when the client
-    /// asked for progress on this request; otherwise, or without a transport handle, does
-    /// nothing.
-    ///
-    /// # Errors
-    ///
-    /// The transport failed to send it.
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), FlowError> {
-        match &self.request.handle {
+impl RequestInfo {
+    /// Sends a progress notification through the transport's handle, if there is one (see
+    /// [`Flow::progress`](super::Flow::progress)).
+    pub(super) async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), FlowError> {
+        match &self.handle {
             Some(handle) => handle.progress(Progress { progress, total, message: message.map(str::to_owned) }).await,
             None => Ok(()),
         }
-    }
-
-    /// Whether the client cancelled this request (`false` without a transport handle).
-    pub fn is_cancelled(&self) -> bool {
-        self.request.handle.as_ref().is_some_and(|handle| handle.is_cancelled())
-    }
-
-    /// Resolves when the client cancels this request: `select!` on it around long work.
-    /// Without a transport handle it never resolves.
-    pub async fn cancelled(&self) {
-        match &self.request.handle {
-            Some(handle) => handle.cancelled().await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// This flow, bound to `principal` (the engine sets it from the request).
-    pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
-        self.request.principal = principal.map(Arc::from);
-        self
-    }
-
-    /// This flow, its client having negotiated app-rendered forms or not.
-    #[cfg(feature = "apps")]
-    pub(super) fn with_app_forms(mut self, negotiated: bool) -> Self {
-        self.request.app_forms = negotiated;
-        self
-    }
-
-    /// The `_meta` naming the App that renders a form of `schema`: only for a client that
-    /// negotiated app-rendered forms, and only for a schema the engine offers as an App.
-    #[cfg(feature = "apps")]
-    pub(super) fn app_hint(
-        &self,
-        schema: &crate::schema::RequestedSchema,
-    ) -> Option<serde_json::Map<String, serde_json::Value>> {
-        if !self.request.app_forms {
-            return None;
-        }
-        self.shared.app_forms.hint_for(schema)
-    }
-
-    /// This flow, with the transport's handle on its request (progress, cancellation).
-    pub fn with_request_handle(mut self, handle: Arc<dyn RequestHandle>) -> Self {
-        self.request.handle = Some(handle);
-        self
     }
 }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::answer::{Answer, FlowError};
 use super::config::EngineConfig;
+use super::context::{RequestHandle, RequestInfo};
 use super::exec::Executor;
 use super::payload::Payload;
 use super::store::{Slot, Store, mint_id};
@@ -95,8 +96,8 @@ pub(super) struct Shared {
 pub struct Flow {
     inner: Arc<Mutex<Inner>>,
     pub(super) shared: Arc<Shared>,
-    /// The request served: principal, progress and cancellation (server/context.rs).
-    pub(super) request: super::context::RequestInfo,
+    /// The request served: principal, progress and cancellation (`context.rs`).
+    pub(super) request: RequestInfo,
 }
 
 /// Where an ask found its answer.
@@ -144,7 +145,7 @@ impl Flow {
                 form_fallback: None,
             })),
             shared: Arc::new(shared),
-            request: super::context::RequestInfo::default(),
+            request: RequestInfo::default(),
         }
     }
 
@@ -558,5 +559,70 @@ impl Flow {
                 }
             };
         }
+    }
+}
+
+impl Flow {
+    /// The authenticated principal of the request (as the transport's principal hook found it),
+    /// to which the `requestState` and every URL-mode step of this flow are bound.
+    pub fn principal(&self) -> Option<&str> {
+        self.request.principal.as_deref()
+    }
+
+    /// Sends a progress notification (`progress` so far, of `total` if known) when the client
+    /// asked for progress on this request; otherwise, or without a transport handle, does
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// The transport failed to send it.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), FlowError> {
+        self.request.progress(progress, total, message).await
+    }
+
+    /// Whether the client cancelled this request (`false` without a transport handle).
+    pub fn is_cancelled(&self) -> bool {
+        self.request.handle.as_ref().is_some_and(|handle| handle.is_cancelled())
+    }
+
+    /// Resolves when the client cancels this request: `select!` on it around long work.
+    /// Without a transport handle it never resolves.
+    pub async fn cancelled(&self) {
+        match &self.request.handle {
+            Some(handle) => handle.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// This flow, bound to `principal` (the engine sets it from the request).
+    pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
+        self.request.principal = principal.map(Arc::from);
+        self
+    }
+
+    /// This flow, its client having negotiated app-rendered forms or not.
+    #[cfg(feature = "apps")]
+    pub(super) fn with_app_forms(mut self, negotiated: bool) -> Self {
+        self.request.app_forms = negotiated;
+        self
+    }
+
+    /// The `_meta` naming the App that renders a form of `schema`: only for a client that
+    /// negotiated app-rendered forms, and only for a schema the engine offers as an App.
+    #[cfg(feature = "apps")]
+    pub(super) fn app_hint(
+        &self,
+        schema: &crate::schema::RequestedSchema,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        if !self.request.app_forms {
+            return None;
+        }
+        self.shared.app_forms.hint_for(schema)
+    }
+
+    /// This flow, with the transport's handle on its request (progress, cancellation).
+    pub fn with_request_handle(mut self, handle: Arc<dyn RequestHandle>) -> Self {
+        self.request.handle = Some(handle);
+        self
     }
 }

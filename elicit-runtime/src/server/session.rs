@@ -14,7 +14,6 @@
 //! [`SessionStats`] counts tasks and records alive so a deployment (and the tests) can see nothing leaks.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -29,8 +28,7 @@ use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};
 
-/// A boxed future returned by [`SessionPeer`] methods (the trait stays object-safe).
-pub type PeerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use super::context::PeerFuture;
 
 /// The client end of a 2025-era connection, as the engine needs it.
 ///
