@@ -10,8 +10,8 @@
 //!   background; its asks become the task's input requests (`task/`).
 
 use super::answer::{FlowError, UrlAnswer};
+use super::claim::ClaimGuard;
 use super::flow::Flow;
-use super::once::ClaimGuard;
 use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};
 use super::task::TaskExec;
@@ -133,7 +133,7 @@ impl Executor {
         let settle = async move {
             match store.take(&id, wait).await {
                 Ok(UrlStatus::Completed(value)) => {
-                    let recorded = super::once::envelope(value.clone(), &history);
+                    let recorded = super::claim::envelope(value.clone(), &history);
                     guard.record(recorded).await.map(|()| UrlStatus::Completed(value))
                 }
                 other => {

@@ -54,6 +54,7 @@
 mod answer;
 mod args;
 mod builder;
+mod claim;
 mod clock;
 mod config;
 mod context;

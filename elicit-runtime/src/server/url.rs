@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::answer::{FlowError, UrlAnswer};
+use super::claim::Claimed;
 use super::flow::Flow;
-use super::once::Claimed;
 use super::payload::UrlStep;
 use super::store::{Slot, UrlStatus};
 use crate::wire::{ElicitAction, ElicitParams, InputRequest, clip};

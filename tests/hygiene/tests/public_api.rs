@@ -215,6 +215,7 @@ const ENGINE_LAYERS: &[&[&str]] = &[
         "answer",
         "args",
         "builder",
+        "claim",
         "context",
         "engine",
         "exec",
