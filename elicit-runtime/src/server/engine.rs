@@ -140,7 +140,7 @@ impl Engine {
         .with_principal(request.principal);
         #[cfg(feature = "apps")]
         let flow = flow.with_app_forms(session.app_forms);
-        let round = observe::Round::live(request, session, &flow);
+        let round = observe::Round::live(request, session.version.as_str(), &session.client, &flow);
         let finished = round.instrument(handler(flow.clone())).await;
         let fatal = flow.take_fatal();
         round.ended(&flow, fatal.is_none() && finished.is_ok());

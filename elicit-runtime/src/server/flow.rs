@@ -15,6 +15,7 @@ use super::answer::{Answer, FlowError};
 use super::config::EngineConfig;
 use super::context::{RequestHandle, RequestInfo};
 use super::exec::Executor;
+use super::observe::ObservedFlow;
 use super::payload::Payload;
 use super::store::{Slot, Store, mint_id};
 use crate::Elicit;
@@ -116,6 +117,17 @@ pub(super) struct Running<'f>(&'f Flow);
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.lock().running -= 1;
+    }
+}
+
+impl ObservedFlow for Flow {
+    fn id(&self) -> String {
+        self.flow_id()
+    }
+
+    fn read(&self, read: &mut dyn FnMut(&Payload, &Map<String, Value>)) {
+        let inner = self.lock();
+        read(&inner.state, &inner.responses);
     }
 }
 

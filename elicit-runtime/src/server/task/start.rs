@@ -65,6 +65,25 @@ pub enum TaskStart<R> {
     Task(Box<TaskSnapshot>),
 }
 
+/// How the metrics label a task-capable call's round.
+#[cfg(feature = "metrics")]
+impl<R> crate::server::observe::RoundEnd for TaskStart<R> {
+    fn outcome(&self) -> &'static str {
+        match self {
+            TaskStart::Complete(_) => "complete",
+            TaskStart::InputRequired(_) => "input_required",
+            TaskStart::Task(_) => "task",
+        }
+    }
+
+    fn asks(&self) -> &[(String, crate::wire::InputRequest)] {
+        match self {
+            TaskStart::InputRequired(result) => &result.input_requests,
+            TaskStart::Complete(_) | TaskStart::Task(_) => &[],
+        }
+    }
+}
+
 /// The ledger slot that names the task a flow became: a retried last round finds it there.
 const TASK_SLOT: &str = "\u{0}task";
 
