@@ -1,13 +1,18 @@
 //! What a flow knows of the request it serves beyond arguments and answers: the authenticated
-//! principal, and the transport's handle for progress notifications and cancellation. Below the
-//! flow (whose accessors read it, in `flow.rs`) and the executors (a 2025-era session's
-//! heartbeat reports progress through it).
+//! principal, and the transport's handle for progress notifications and cancellation; and
+//! [`AskingFlow`], what an executor needs of the flow it asks for. Below the flow (whose accessors
+//! read the request, in `flow.rs`) and the executors (a 2025-era session's heartbeat reports
+//! progress through it).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
+
 use super::answer::FlowError;
+use super::config::EngineConfig;
+use super::store::Store;
 
 /// A boxed future returned by the transport's hooks, [`SessionPeer`](super::session::SessionPeer)
 /// and [`RequestHandle`] (the traits stay object-safe).
@@ -78,4 +83,25 @@ impl RequestInfo {
             None => Ok(()),
         }
     }
+}
+
+/// A flow as the executors see it: what they need of the flow they ask for, without naming the
+/// `Flow`, which holds them (`exec.rs`). The `Flow` is the one implementation (`flow.rs`).
+pub(super) trait AskingFlow: Send + Sync {
+    /// Records an error that fails the whole request whatever the handler does with it, and
+    /// returns it.
+    fn fail(&self, error: FlowError) -> FlowError;
+
+    /// The request the flow serves (progress, cancellation).
+    fn request(&self) -> &RequestInfo;
+
+    /// The engine's store.
+    fn store(&self) -> &Arc<dyn Store>;
+
+    /// The engine's tunables.
+    fn config(&self) -> &EngineConfig;
+
+    /// The answers the round consumed so far, each as a digest: the history a value taken now
+    /// belongs to.
+    fn history(&self) -> Map<String, Value>;
 }

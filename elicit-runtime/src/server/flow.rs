@@ -13,14 +13,15 @@ use serde_json::{Map, Value, json};
 
 use super::answer::{Answer, FlowError};
 use super::config::EngineConfig;
-use super::context::{RequestHandle, RequestInfo};
-use super::exec::Executor;
+use super::context::{AskingFlow, RequestHandle, RequestInfo};
+use super::exec::{Executor, Reply};
 use super::observe::ObservedFlow;
 use super::payload::Payload;
 use super::store::{Slot, Store, mint_id};
 use crate::Elicit;
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
+use crate::state::digest_arguments;
 use crate::wire::{Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
 
 /// What a suspended round sends: the input requests and the payload to seal.
@@ -117,6 +118,28 @@ pub(super) struct Running<'f>(&'f Flow);
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.lock().running -= 1;
+    }
+}
+
+impl AskingFlow for Flow {
+    fn fail(&self, error: FlowError) -> FlowError {
+        Flow::fail(self, error)
+    }
+
+    fn request(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    fn store(&self) -> &Arc<dyn Store> {
+        &self.shared.store
+    }
+
+    fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    fn history(&self) -> Map<String, Value> {
+        Flow::history(self)
     }
 }
 
@@ -258,6 +281,15 @@ impl Flow {
         self.lock().consumed.insert(key.to_owned(), answer);
     }
 
+    /// The answers this round consumed so far, each as a digest: the history a value computed
+    /// now belongs to.
+    pub(super) fn history(&self) -> Map<String, Value> {
+        let inner = self.lock();
+        let digest =
+            |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
+        inner.consumed.iter().map(|(key, answer)| (key.clone(), Value::String(digest(answer)))).collect()
+    }
+
     /// Registers an input request and parks the handler for the rest of the round.
     pub(super) async fn suspend<T>(&self, key: &str, request: InputRequest) -> T {
         {
@@ -282,7 +314,10 @@ impl Flow {
         request: InputRequest,
         elicitation_id: Option<&str>,
     ) -> Result<(), FlowError> {
-        let answer = self.shared.exec.ask(self, key, request, elicitation_id).await?;
+        let answer = match self.shared.exec.ask(self, key, &request, elicitation_id).await? {
+            Reply::Answer(answer) => answer,
+            Reply::Suspend => self.suspend(key, request).await,
+        };
         self.lock().responses.insert(key.to_owned(), answer);
         Ok(())
     }

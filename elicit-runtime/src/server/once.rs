@@ -13,7 +13,6 @@ use super::claim::{ClaimGuard, Claimed, envelope, unwrap_envelope};
 use super::flow::Flow;
 use super::request::FLOW_CONFLICT;
 use super::store::Slot;
-use crate::state::digest_arguments;
 use crate::wire::clip;
 
 impl Flow {
@@ -127,15 +126,6 @@ impl Flow {
         self.lock().state.once.insert(key.to_owned(), json);
         self.saw(slot);
         Ok(value)
-    }
-
-    /// The answers this round consumed so far, each as a digest: the history a value computed
-    /// now belongs to.
-    pub(super) fn history(&self) -> Map<String, Value> {
-        let inner = self.lock();
-        let digest =
-            |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
-        inner.consumed.iter().map(|(key, answer)| (key.clone(), Value::String(digest(answer)))).collect()
     }
 
     /// The recorded value, when this round consumed every answer it was computed after, each the

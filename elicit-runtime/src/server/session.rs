@@ -23,7 +23,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::answer::FlowError;
-use super::flow::Flow;
+use super::context::AskingFlow;
 use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};
@@ -318,7 +318,7 @@ impl LiveLink {
     /// Sends `request` to the client and awaits its answer, bounded.
     pub(super) async fn ask(
         &self,
-        flow: &Flow,
+        flow: &dyn AskingFlow,
         key: &str,
         request: &InputRequest,
         elicitation_id: Option<&str>,
@@ -369,7 +369,12 @@ impl LiveLink {
     /// notification for the call (sent only when the client gave a `progressToken`), and, while
     /// the URL-mode step `url` is pushed and unanswered, its completion told to the client as
     /// soon as the page records it (the host need not wait for the person to confirm).
-    pub(super) async fn waiting<T>(&self, flow: &Flow, url: Option<&str>, wait: impl Future<Output = T>) -> T {
+    pub(super) async fn waiting<T>(
+        &self,
+        flow: &dyn AskingFlow,
+        url: Option<&str>,
+        wait: impl Future<Output = T>,
+    ) -> T {
         enum Event<T> {
             Done(T),
             Beat,
@@ -391,7 +396,9 @@ impl LiveLink {
                     let beats = self.beats.fetch_add(1, Ordering::SeqCst) + 1;
                     #[allow(clippy::cast_precision_loss, reason = "a count of heartbeats stays far below 2^52")]
                     let progress = beats as f64;
-                    if let Err(error) = flow.progress(progress, None, Some("Waiting for the person to answer")).await {
+                    if let Err(error) =
+                        flow.request().progress(progress, None, Some("Waiting for the person to answer")).await
+                    {
                         tracing::debug!(target: "elicit_runtime", %error, "a heartbeat could not be sent");
                     }
                 }

@@ -126,7 +126,8 @@ impl Flow {
                             UrlAnswer::Completed(value)
                         }
                         UrlStatus::Pending => {
-                            return self.shared.exec.url_pending(self, key, &step.id, not_completed_yet(&step)).await;
+                            self.shared.exec.url_pending(self, key, &step.id)?;
+                            return self.suspend(key, not_completed_yet(&step)).await;
                         }
                         // Expired or lost: start the step again.
                         UrlStatus::Unknown => {

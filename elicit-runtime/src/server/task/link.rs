@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::TaskConfig;
 use crate::server::answer::FlowError;
 use crate::server::clock::Clock;
-use crate::server::context::{PeerFuture, Progress, RequestHandle};
+use crate::server::context::{AskingFlow, PeerFuture, Progress, RequestHandle};
 use crate::server::flow::Flow;
 use crate::server::request::EngineError;
 use crate::server::store::{TaskRecord, TaskRecords, millis, millis_of};
@@ -144,9 +144,9 @@ impl TaskLink {
     /// Makes `request` an input request of the task under a fresh key, and waits for its answer.
     pub(in crate::server) async fn ask(
         &self,
-        flow: &Flow,
+        flow: &dyn AskingFlow,
         key: &str,
-        request: InputRequest,
+        request: &InputRequest,
     ) -> Result<Value, FlowError> {
         let wire = self.fresh_key(key);
         let json = request.to_json();
