@@ -74,6 +74,7 @@ mod round;
 pub mod session;
 pub mod store;
 pub mod task;
+mod task_calls;
 mod url;
 
 pub use answer::{Answer, FlowError, UrlAnswer};

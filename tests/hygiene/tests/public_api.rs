@@ -229,6 +229,7 @@ const ENGINE_LAYERS: &[&[&str]] = &[
         "round",
         "session",
         "task",
+        "task_calls",
         "url",
     ],
 ];
