@@ -207,3 +207,15 @@ const RECORD_TTL_MARGIN: Duration = Duration::from_secs(60);
 /// ledger record again: the round extends the record as it opens by the record TTL and this
 /// much more, so a state sealed within it dies first, the margin for clock drift kept whole.
 pub(super) const ROUND_ALLOWANCE: Duration = Duration::from_secs(60);
+
+/// The page kit's anti-forgery tokens on an engine's keys: beside the engine, which the page kit
+/// (below the flow that holds its pages) does not name.
+#[cfg(feature = "pages")]
+impl pages::kit::AntiForgery {
+    /// Tokens sealed with `engine`'s keys, valid as long as its URL-mode steps
+    /// ([`EngineConfig::url_ttl`](crate::server::EngineConfig::url_ttl)): what a page of your own
+    /// beside the engine uses.
+    pub fn for_engine(engine: &Engine) -> Self {
+        Self::new(&engine.sealer, engine.config.url_ttl)
+    }
+}

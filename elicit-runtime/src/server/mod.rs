@@ -61,6 +61,8 @@ mod context;
 mod engine;
 mod exec;
 mod flow;
+#[cfg(feature = "pages")]
+mod form_page;
 mod observe;
 mod once;
 mod page_login;

@@ -220,6 +220,7 @@ const ENGINE_LAYERS: &[&[&str]] = &[
         "engine",
         "exec",
         "flow",
+        "form_page",
         "observe",
         "once",
         "page_login",
