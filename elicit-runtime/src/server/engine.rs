@@ -58,8 +58,9 @@ impl Engine {
         self.counters.snapshot()
     }
 
-    /// The bounds of 2025-era sessions ([`EngineBuilder::session_config`]): a transport keeps a
-    /// session open at least as long as its longest wait.
+    /// The bounds of 2025-era sessions
+    /// ([`EngineBuilder::session_config`](super::EngineBuilder::session_config)): a transport keeps
+    /// a session open at least as long as its longest wait.
     pub fn session_config(&self) -> &SessionConfig {
         &self.session_config
     }
@@ -178,15 +179,16 @@ impl Engine {
     }
 
     /// **Experimental, from a draft.** The forms this engine offers as MCP Apps
-    /// ([`EngineBuilder::app_form`]): serve each at its URI (the rmcp adapter's `McpServer` does).
+    /// ([`EngineBuilder::app_form`](super::EngineBuilder::app_form)): serve each at its URI (the
+    /// rmcp adapter's `McpServer` does).
     #[cfg(feature = "apps")]
     #[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
     pub fn app_forms(&self) -> &[crate::apps::AppForm] {
         self.app_forms.all()
     }
 
-    /// The engine's form pages ([`EngineBuilder::form_pages`]): their routes, and their blocks
-    /// for custom pages. `None` unless set.
+    /// The engine's form pages ([`EngineBuilder::form_pages`](super::EngineBuilder::form_pages)):
+    /// their routes, and their blocks for custom pages. `None` unless set.
     #[cfg(feature = "pages")]
     #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
     pub fn form_pages(&self) -> Option<&pages::FormPages> {

@@ -3,7 +3,7 @@
 //! A client that opens with `initialize` (2025-06-18 or 2025-11-25) expects the server to push
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` requests while its call is open.
 //! There is nothing to replay on that wire: the engine runs the handler once, as one task, and
-//! each ask of its [`Flow`] becomes a request sent through a [`SessionPeer`] and awaited.
+//! each ask of its [`Flow`](super::Flow) becomes a request sent through a [`SessionPeer`] and awaited.
 //! Everything else — validation by the same parser, invalid answers asked again, URL mode's
 //! out-of-band completion — is the code path the replay model uses.
 //!

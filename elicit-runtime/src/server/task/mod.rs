@@ -10,7 +10,7 @@
 //! `tasks/cancel` resolves [`Flow::cancelled`](super::Flow::cancelled). Asks made before that point
 //! are MRTR rounds, so a tool may ask before it decides to run long (input before task creation).
 //!
-//! Task records live in a [`TaskRecords`] store shared by every instance that serves the same
+//! Task records live in a [`TaskRecords`](super::store::TaskRecords) store shared by every instance that serves the same
 //! clients: `tasks/get`, `tasks/update` and `tasks/cancel` work on any of them. The instance that
 //! runs the handler renews a lease on its record; a task whose lease passed (its instance died)
 //! reads `failed`, never `working` forever.
