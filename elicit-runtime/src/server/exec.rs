@@ -8,6 +8,10 @@
 //!
 //! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
 //!   background; its asks become the task's input requests (`task/`).
+//!
+//! Below the flow that holds it: it reaches the flow it asks for through
+//! [`AskingFlow`](super::context::AskingFlow), and a replayed ask answers [`Reply::Suspend`] for
+//! the flow to park on.
 
 use serde_json::Value;
 

@@ -1,7 +1,8 @@
-//! [`Flow`]: what a handler asks through — the form, sampling and roots asks, and the round's
-//! bookkeeping the engine reads when the round ends. URL mode is in `url.rs`, `once` in
-//! `once.rs`, argument completion in `args.rs`; how an ask reaches the client is the executor's
-//! (`exec.rs`), the one place where the ways of running a flow differ.
+//! [`Flow`]: what a handler asks through — the form, sampling and roots asks, the request's
+//! principal, progress and cancellation, and the round's bookkeeping the engine reads when the
+//! round ends. URL mode is in `url.rs`, `once` in `once.rs`, argument completion in `args.rs`, the
+//! form page in `form_page.rs` (each above this file); how an ask reaches the client is the
+//! executor's (`exec.rs`, below it), the one place where the ways of running a flow differ.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
