@@ -13,6 +13,8 @@
 //! [`AskingFlow`](super::context::AskingFlow), and a replayed ask answers [`Reply::Suspend`] for
 //! the flow to park on.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::answer::FlowError;
@@ -20,7 +22,7 @@ use super::claim::ClaimGuard;
 use super::context::AskingFlow;
 use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};
-use super::task::TaskExec;
+use super::task::{TaskExec, TaskLink};
 use crate::wire::{Capabilities, InputRequest};
 
 /// What became of an ask in this round.
@@ -71,6 +73,20 @@ impl Executor {
                 None => Ok(Reply::Suspend),
             },
         }
+    }
+
+    /// The call became a task: its asks go to the task's `link` from now on (a call that could
+    /// not become one has no task to give them to).
+    pub(super) fn became_task(&self, link: Arc<TaskLink>) {
+        if let Executor::Task(task) = self {
+            task.attach(link);
+        }
+    }
+
+    /// Whether the call becomes a task at the handler's next wait that is not an ask: a call to
+    /// a task-capable tool that is not a task yet.
+    pub(super) fn may_become_task(&self) -> bool {
+        matches!(self, Executor::Task(task) if task.link().is_none())
     }
 
     /// A URL-mode step was registered for this flow.

@@ -302,9 +302,7 @@ impl Engine {
             cancel_requested: false,
         });
         let link = Arc::new(TaskLink::new(record, self.tasks.clone(), self.clock.clone(), config));
-        if let Executor::Task(exec) = &flow.shared.exec {
-            exec.attach(link.clone());
-        }
+        flow.shared.exec.became_task(link.clone());
         let fatal = flow.clone();
         let running = drive(link, move || fatal.take_fatal(), handler);
         tokio::spawn(async move {
@@ -326,8 +324,7 @@ impl Flow {
     /// other call goes straight on. Without it a call becomes a task at its first wait that is
     /// not an ask; with it, a handler that asks at once still runs its asks inside the task.
     pub async fn background(&self) {
-        let detaching = matches!(&self.shared.exec, Executor::Task(exec) if exec.link().is_none());
-        if detaching {
+        if self.shared.exec.may_become_task() {
             let mut yielded = false;
             std::future::poll_fn(|cx| {
                 if yielded {
