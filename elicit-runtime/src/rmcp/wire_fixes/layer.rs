@@ -164,6 +164,13 @@ impl Gate {
         if self.allowed_hosts.is_empty() {
             return true;
         }
+        // The usual `Host` (a name or an IPv4 address, maybe a port) is split where it stands;
+        // building an `Authority` copies the value onto the heap on every request.
+        if let Some((host, port)) = parts.headers.get(header::HOST).and_then(|h| plain_authority(h.as_bytes())) {
+            return self.allowed_hosts.iter().any(|allowed| {
+                allowed.host.eq_ignore_ascii_case(host) && allowed.port.is_none_or(|p| port == Some(p))
+            });
+        }
         let authority = match parts.headers.get(header::HOST) {
             Some(host) => host.to_str().ok().and_then(|h| axum::http::uri::Authority::try_from(h).ok()),
             None => parts.uri.authority().cloned(),
@@ -199,6 +206,28 @@ impl Gate {
             }
         })
     }
+}
+
+/// `host[:port]` split as `Authority` splits it, for a host of letters, digits, `.` and `-` (a
+/// name or an IPv4 address) and a port of one to five digits that fits in `u16`; `None` for
+/// anything else (an IPv6 literal, an empty or oversized port, other characters), which
+/// `Authority` then reads.
+fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
+    let (host, port) = match value.iter().position(|b| *b == b':') {
+        Some(at) => (&value[..at], Some(&value[at + 1..])),
+        None => (value, None),
+    };
+    if host.is_empty() || !host.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'.' || *b == b'-') {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(digits) if (1..=5).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) => {
+            Some(std::str::from_utf8(digits).ok()?.parse::<u16>().ok()?)
+        }
+        Some(_) => return None,
+    };
+    Some((std::str::from_utf8(host).ok()?, port))
 }
 
 /// A serialised origin: `None` for `null`, else scheme, host and port.
@@ -274,4 +303,25 @@ async fn mark_malformed_params(
         None => Body::from(bytes),
     };
     Ok((HttpRequest::from_parts(parts, body), session_call))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::plain_authority;
+
+    /// Where the short path splits a `Host`, it splits it as `Authority` does; what it declines
+    /// is left to `Authority`.
+    #[test]
+    fn plain_authority_agrees_with_authority() {
+        for value in ["127.0.0.1:8941", "localhost", "LocalHost:80", "a-b.example:65535", "x:0", "h:00080"] {
+            let authority = axum::http::uri::Authority::try_from(value).unwrap();
+            assert_eq!(plain_authority(value.as_bytes()), Some((authority.host(), authority.port_u16())), "{value}");
+        }
+        for value in
+            ["[::1]:80", "localhost:", "h:65536", "h:123456", "h:8a", "user@h", "", ":80", "h:80:81", "h\u{e9}"]
+        {
+            assert_eq!(plain_authority(value.as_bytes()), None, "{value}");
+        }
+    }
 }
