@@ -36,8 +36,8 @@ fn internal(what: &str, error: impl std::fmt::Display) -> ErrorData {
 }
 
 /// The seed of a new task as rmcp's `CreateTaskResult`.
-fn create_task_result(snapshot: &TaskSnapshot) -> Result<CreateTaskResult, ErrorData> {
-    let task: Task = serde_json::from_value(Value::Object(snapshot.to_json(false)))
+fn create_task_result(snapshot: TaskSnapshot) -> Result<CreateTaskResult, ErrorData> {
+    let task: Task = serde_json::from_value(Value::Object(snapshot.into_json(false)))
         .map_err(|e| internal("a task cannot be encoded", e))?;
     Ok(CreateTaskResult::new(task))
 }
@@ -106,7 +106,7 @@ impl Elicitation {
         match Box::pin(self.engine().run_task(&round, support, handler)).await? {
             TaskStart::Complete(result) => Ok(CallToolResponse::Complete(result)),
             TaskStart::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
-            TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(&snapshot)?)),
+            TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(*snapshot)?)),
         }
     }
 
@@ -122,7 +122,7 @@ impl Elicitation {
     ) -> Result<GetTaskResult, ErrorData> {
         let principal = self.principal_of(ctx);
         let snapshot = Box::pin(self.engine().task_get(&request.task_id, principal.as_deref())).await?;
-        let mut json = snapshot.to_json(true);
+        let mut json = snapshot.into_json(true);
         json.insert(wire::RESULT_TYPE.into(), Value::String("complete".into()));
         serde_json::from_value(Value::Object(json)).map_err(|e| internal("a task cannot be encoded", e))
     }

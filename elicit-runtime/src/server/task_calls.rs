@@ -92,7 +92,7 @@ impl Engine {
     /// `-32602` for an id that names no task of this principal, or an expired one; `-32603` when
     /// the task store fails.
     pub async fn task_get(&self, id: &str, principal: Option<&str>) -> Result<TaskSnapshot, EngineError> {
-        self.task_view(id, principal).await.map(|view| TaskSnapshot::of(&view))
+        self.task_view(id, principal).await.map(TaskSnapshot::of)
     }
 
     /// `tasks/update`: records the answers to outstanding input requests of task `id`; keys not
@@ -296,7 +296,7 @@ impl Engine {
             recorded?;
         }
         created?;
-        let snapshot = TaskSnapshot::of(&TaskView {
+        let snapshot = TaskSnapshot::of(TaskView {
             record: record.clone(),
             answered: Default::default(),
             cancel_requested: false,

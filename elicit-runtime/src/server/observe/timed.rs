@@ -119,6 +119,10 @@ impl TaskRecords for TimedTasks {
         Box::pin(timed("tasks", "cancel", self.0.cancel(id)))
     }
 
+    fn cancel_requested(&self, id: &str) -> StoreFuture<'_, bool> {
+        Box::pin(timed("tasks", "cancel_requested", self.0.cancel_requested(id)))
+    }
+
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
         Box::pin(timed("tasks", "wait", self.0.wait(id, timeout)))
     }

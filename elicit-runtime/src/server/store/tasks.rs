@@ -57,6 +57,15 @@ pub trait TaskRecords: Send + Sync {
     /// Records that cancellation was asked, and wakes the task's waiters.
     fn cancel(&self, id: &str) -> StoreFuture<'_, ()>;
 
+    /// Whether cancellation was asked for task `id` (`false` for an unknown task): the
+    /// `cancel_requested` of [`TaskRecords::load`], which the running handler rereads each time it
+    /// is woken. The default loads the whole record; a store that can read the flag alone should,
+    /// as the in-process store does.
+    fn cancel_requested(&self, id: &str) -> StoreFuture<'_, bool> {
+        let loading = self.load(id);
+        Box::pin(async move { Ok(loading.await?.is_some_and(|view| view.cancel_requested)) })
+    }
+
     /// Waits until something lands for task `id`, at most `timeout`.
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()>;
 }

@@ -126,7 +126,7 @@ impl TaskLink {
         if self.cancelled.load(Ordering::SeqCst) {
             return true;
         }
-        let asked = matches!(self.records.load(&self.id).await, Ok(Some(view)) if view.cancel_requested);
+        let asked = matches!(self.records.cancel_requested(&self.id).await, Ok(true));
         if asked {
             self.cancelled.store(true, Ordering::SeqCst);
         }

@@ -143,52 +143,58 @@ pub struct TaskSnapshot {
 }
 
 impl TaskSnapshot {
-    pub(in crate::server) fn of(view: &TaskView) -> TaskSnapshot {
-        let record = &view.record;
-        let mut input_requests = record.input_requests.clone();
-        input_requests.retain(|key, _| !view.answered.contains(key));
+    /// The snapshot of `view`, taking its record's members rather than copying them (a poll's
+    /// record holds the input requests' schemas and the result).
+    pub(in crate::server) fn of(view: TaskView) -> TaskSnapshot {
+        let TaskView { record, answered, .. } = view;
+        let mut input_requests = record.input_requests;
+        input_requests.retain(|key, _| !answered.contains(key));
         let status = match record.status {
             // Every outstanding key answered: the handler is about to take them.
             TaskStatus::InputRequired if input_requests.is_empty() => TaskStatus::Working,
             status => status,
         };
         TaskSnapshot {
-            task_id: record.id.clone(),
+            task_id: record.id,
             status,
-            status_message: record.status_message.clone(),
+            status_message: record.status_message,
             created_at: iso8601(record.created_ms),
             last_updated_at: iso8601(record.updated_ms),
             ttl_ms: record.ttl_ms,
             poll_interval_ms: record.poll_interval_ms,
             input_requests: if status == TaskStatus::InputRequired { input_requests } else { Map::new() },
-            outcome: record.outcome.clone(),
+            outcome: record.outcome,
         }
     }
 
     /// The task fields on the wire (a `Task`, or with `detailed` a `DetailedTask`), flat.
     pub fn to_json(&self, detailed: bool) -> Map<String, Value> {
+        self.clone().into_json(detailed)
+    }
+
+    /// [`TaskSnapshot::to_json`], taking the snapshot's members rather than copying them.
+    pub fn into_json(self, detailed: bool) -> Map<String, Value> {
         let mut task = Map::new();
-        task.insert("taskId".into(), Value::String(self.task_id.clone()));
+        task.insert("taskId".into(), Value::String(self.task_id));
         task.insert("status".into(), serde_json::to_value(self.status).unwrap_or(Value::Null));
-        if let Some(message) = &self.status_message {
-            task.insert("statusMessage".into(), Value::String(message.clone()));
+        if let Some(message) = self.status_message {
+            task.insert("statusMessage".into(), Value::String(message));
         }
-        task.insert("createdAt".into(), Value::String(self.created_at.clone()));
-        task.insert("lastUpdatedAt".into(), Value::String(self.last_updated_at.clone()));
+        task.insert("createdAt".into(), Value::String(self.created_at));
+        task.insert("lastUpdatedAt".into(), Value::String(self.last_updated_at));
         task.insert("ttlMs".into(), Value::from(self.ttl_ms.max(1)));
         task.insert("pollIntervalMs".into(), Value::from(self.poll_interval_ms.max(1)));
         if detailed {
             match self.status {
                 TaskStatus::InputRequired => {
-                    task.insert("inputRequests".into(), Value::Object(self.input_requests.clone()));
+                    task.insert("inputRequests".into(), Value::Object(self.input_requests));
                 }
                 TaskStatus::Completed => {
-                    task.insert("result".into(), self.outcome.clone().unwrap_or_else(|| json!({"content": []})));
+                    task.insert("result".into(), self.outcome.unwrap_or_else(|| json!({"content": []})));
                 }
                 TaskStatus::Failed => {
                     let error = self
                         .outcome
-                        .clone()
                         .unwrap_or_else(|| json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"}));
                     task.insert("error".into(), error);
                 }

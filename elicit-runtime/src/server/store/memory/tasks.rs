@@ -305,6 +305,12 @@ impl TaskRecords for InProcessTasks {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    /// The flag alone: the record, its input requests and outcome, is not copied.
+    fn cancel_requested(&self, id: &str) -> StoreFuture<'_, bool> {
+        let asked = self.records().map.get(id).is_some_and(|entry| entry.cancel);
+        Box::pin(std::future::ready(Ok(asked)))
+    }
+
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
         let wake = self.records().map.get(id).map(|entry| entry.wake.clone());
         Box::pin(async move {
