@@ -6,16 +6,16 @@ use std::future::Future;
 use ::rmcp::RoleServer;
 use ::rmcp::handler::server::tool::IntoCallToolResult;
 use ::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, ErrorData,
-    GetTaskParams, GetTaskResult, Task, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, DetailedTask,
+    ErrorData, GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as RmcpTaskStatus, UpdateTaskParams,
 };
 use ::rmcp::service::RequestContext;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::convert::{handler_error_result, input_required};
 use super::extract::Elicitation;
 use super::round::Round;
-use crate::server::task::{TaskSnapshot, TaskStart, TaskSupport};
+use crate::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport};
 use crate::server::{Flow, FlowError};
 use crate::wire;
 
@@ -40,6 +40,45 @@ fn create_task_result(snapshot: TaskSnapshot) -> Result<CreateTaskResult, ErrorD
     let task: Task = serde_json::from_value(Value::Object(snapshot.into_json(false)))
         .map_err(|e| internal("a task cannot be encoded", e))?;
     Ok(CreateTaskResult::new(task))
+}
+
+/// A snapshot as rmcp's `DetailedTask`, built from its members: only the input requests go
+/// through serde (rmcp's type for each), not the whole task through its flattened wire shape.
+fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
+    let encoding = |e: serde_json::Error| internal("a task cannot be encoded", e);
+    let object = |value: Value, what: &str| match value {
+        Value::Object(object) => Ok(object),
+        _ => Err(internal("a task cannot be encoded", format!("its {what} is not an object"))),
+    };
+    let mut task = Task::new(snapshot.task_id, RmcpTaskStatus::Working, snapshot.created_at, snapshot.last_updated_at)
+        .with_ttl_ms(snapshot.ttl_ms.max(1))
+        .with_poll_interval_ms(snapshot.poll_interval_ms.max(1));
+    if let Some(message) = snapshot.status_message {
+        task = task.with_status_message(message);
+    }
+    let payload = match snapshot.status {
+        TaskStatus::Working => TaskPayload::Working,
+        TaskStatus::Cancelled => TaskPayload::Cancelled,
+        TaskStatus::InputRequired => TaskPayload::InputRequired {
+            input_requests: snapshot
+                .input_requests
+                .into_iter()
+                .map(|(key, request)| Ok((key, serde_json::from_value(request).map_err(encoding)?)))
+                .collect::<Result<_, ErrorData>>()?,
+        },
+        TaskStatus::Completed => TaskPayload::Completed {
+            result: object(snapshot.outcome.unwrap_or_else(|| json!({"content": []})), "result")?,
+        },
+        TaskStatus::Failed => TaskPayload::Failed {
+            error: object(
+                snapshot
+                    .outcome
+                    .unwrap_or_else(|| json!({"code": wire::codes::INTERNAL_ERROR, "message": "the task failed"})),
+                "error",
+            )?,
+        },
+    };
+    Ok(DetailedTask::new(task, payload))
 }
 
 impl Elicitation {
@@ -122,9 +161,7 @@ impl Elicitation {
     ) -> Result<GetTaskResult, ErrorData> {
         let principal = self.principal_of(ctx);
         let snapshot = Box::pin(self.engine().task_get(&request.task_id, principal.as_deref())).await?;
-        let mut json = snapshot.into_json(true);
-        json.insert(wire::RESULT_TYPE.into(), Value::String("complete".into()));
-        serde_json::from_value(Value::Object(json)).map_err(|e| internal("a task cannot be encoded", e))
+        detailed_task(snapshot).map(GetTaskResult::new)
     }
 
     /// `tasks/update` for the caller's principal: answers to outstanding input requests.
