@@ -289,3 +289,24 @@ async fn expired_records_are_swept_a_few_per_create() {
     assert!(store.load("old-99").await.unwrap().is_none());
     assert_indices_agree(&store);
 }
+
+/// The store's own `cancel_requested` says what `load` says in `cancel_requested` (what the
+/// trait's default reads), for a task before and after `tasks/cancel` and for an unknown id.
+#[tokio::test]
+async fn cancel_requested_reads_what_load_reads() {
+    let store = InProcessTasks::new();
+    let now = millis(SystemClock.now());
+    store.create(&record("t1", now), limits(10, 10, now)).await.unwrap();
+    let loaded = |id: &'static str| {
+        let store = &store;
+        async move { store.load(id).await.unwrap().is_some_and(|view| view.cancel_requested) }
+    };
+    for id in ["t1", "unknown"] {
+        assert!(!store.cancel_requested(id).await.unwrap(), "{id}");
+        assert!(!loaded(id).await, "{id}");
+    }
+    store.cancel("t1").await.unwrap();
+    assert!(store.cancel_requested("t1").await.unwrap());
+    assert!(loaded("t1").await);
+    assert!(!store.cancel_requested("unknown").await.unwrap());
+}
