@@ -3,6 +3,7 @@
 //! every load generator ([`crate::e2e`], [`crate::legacy`]) calls.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
@@ -70,13 +71,21 @@ pub fn bench_server() -> McpServer {
 /// client counts as one against the per-client cap (32 by default): parking thousands of flows at
 /// 16 per session needs both caps raised. A cap only refuses; raising it costs no memory.
 pub fn bench_server_with(max_sessions: Option<usize>) -> McpServer {
-    bench_server_on(max_sessions, None)
+    bench_server_on(max_sessions, None, None)
 }
 
-/// [`bench_server_with`], keeping URL-mode completions, the flow ledger and task records in
+/// [`bench_server_with`], with the 2025-era heartbeat period when given (the engine's default
+/// otherwise; zero sends none), keeping URL-mode completions, the flow ledger and task records in
 /// `store` (a SQLite file) when given, instead of this process's memory.
-pub fn bench_server_on(max_sessions: Option<usize>, store: Option<Arc<SqliteStore>>) -> McpServer {
+pub fn bench_server_on(
+    max_sessions: Option<usize>,
+    heartbeat: Option<Duration>,
+    store: Option<Arc<SqliteStore>>,
+) -> McpServer {
     let mut engine = Engine::builder("elicit-bench", KeyRing::generate());
+    if let Some(period) = heartbeat {
+        engine = engine.session_heartbeat(period);
+    }
     if let Some(store) = store {
         engine = engine.store(store.clone()).tasks(store);
     }
