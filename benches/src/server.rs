@@ -8,7 +8,7 @@ use std::time::Duration;
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::store::SqliteStore;
-use elicit_runtime::server::task::TaskSupport;
+use elicit_runtime::server::task::{TaskConfig, TaskSupport};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -82,7 +82,12 @@ pub fn bench_server_on(
     heartbeat: Option<Duration>,
     store: Option<Arc<SqliteStore>>,
 ) -> McpServer {
-    let mut engine = Engine::builder("elicit-bench", KeyRing::generate());
+    // The load generator is one anonymous client (one address: `serve_http` hands the engine
+    // each request's) with up to 32 task flows in flight, where the runtime lets one anonymous
+    // client run 16 tasks at once: it may run as many as one principal.
+    let per_principal = TaskConfig::default().max_live_tasks_per_principal;
+    let mut engine =
+        Engine::builder("elicit-bench", KeyRing::generate()).max_live_tasks_per_anonymous_client(per_principal);
     if let Some(period) = heartbeat {
         engine = engine.session_heartbeat(period);
     }
