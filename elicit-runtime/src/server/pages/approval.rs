@@ -336,11 +336,11 @@ async fn show(
     let shown = step.get(..SHOWN_ID_CHARS).unwrap_or_default();
     let _ = write!(
         body,
-        "<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{token}\">\
+        "<p class=\"hint\" id=\"request\">Request <code>{shown}</code>: the link your MCP client showed you contains \
+         <code>{}/{shown}…</code>; if it does not, deny.</p>\
+         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{token}\">\
          <div class=\"actions\"><button type=\"submit\" id=\"approve\" name=\"{ACTION_FIELD}\" value=\"approve\">Approve</button>\
-         <button type=\"submit\" id=\"deny\" name=\"{ACTION_FIELD}\" value=\"deny\">Deny</button></div></form>\
-         <p class=\"hint\" id=\"request\">Request <code>{shown}</code>: the link your MCP client showed you contains \
-         <code>{}/{shown}…</code>; if it does not, deny.</p>",
+         <button type=\"submit\" id=\"deny\" name=\"{ACTION_FIELD}\" value=\"deny\">Deny</button></div></form>",
         page.inner.path,
     );
     let response = page_response(StatusCode::OK, render_document(&page.inner.title, &body));
