@@ -214,6 +214,18 @@ impl ApprovalPage {
     }
 }
 
+impl std::fmt::Debug for ApprovalPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalPage")
+            .field("path", &self.inner.path)
+            .field("title", &self.inner.title)
+            .field("summary", &self.inner.summary.is_some())
+            .field("visitors", &self.inner.visitors.is_some())
+            .field("https", &self.inner.https)
+            .finish_non_exhaustive()
+    }
+}
+
 fn notice(status: StatusCode, title: &str, id: &str, text: &str) -> Response {
     page_response(status, render_notice(&Notice { title, text, id }))
 }
