@@ -59,6 +59,9 @@ type OutcomeFn = Arc<dyn Fn(bool) -> Value + Send + Sync>;
 /// - Every page has the kit's headers ([`page_response`]: no caching, no referrer, no framing, a
 ///   content security policy that runs no script) and every string is escaped.
 ///
+/// It has the form pages' look, readable on a phone: `docs/images/approval-page.png` in the
+/// repository is a screenshot (Chromium, 412 pixels wide).
+///
 /// **Who decides.** With [`ApprovalPage::visitors`], the check you give (the server's own
 /// sign-in with [`AuthenticatedVisitors`](super::kit::AuthenticatedVisitors), an OpenID
 /// sign-in); the decision is recorded under the visitor it names, and the store refuses it unless
