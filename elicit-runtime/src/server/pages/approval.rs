@@ -21,7 +21,6 @@ use super::kit::{
 };
 use super::routes::{Authenticated, authenticated};
 use crate::form::{ACTION_FIELD, Notice, TOKEN_FIELD, render_document, render_notice};
-use crate::server::Engine;
 use crate::server::store::{UrlCompletions, UrlStatus};
 
 /// The cookie holding the nonce of the browser's latest showing of an approval page, scoped to
@@ -115,16 +114,15 @@ struct Inner {
 }
 
 impl ApprovalPage {
-    /// The approval page of `engine`'s URL-mode steps at `{path}/{id}` (`path` like `/approve`;
-    /// a missing leading `/` is added, a trailing one dropped). Decisions go to the engine's
-    /// store, forms are sealed with its keys: instances sharing both serve each other's pages.
-    pub fn new(engine: &Engine, path: &str) -> Self {
+    /// The page on `store` and `anti_forgery` at `path`: [`ApprovalPage::new`] on an engine's
+    /// (written beside the engine, which the page kit, below the flow, does not name).
+    pub(in crate::server) fn on(store: Arc<dyn UrlCompletions>, anti_forgery: AntiForgery, path: &str) -> Self {
         let path = format!("/{}", path.trim_matches('/'));
         ApprovalPage {
             inner: Arc::new(Inner {
                 path: if path == "/" { String::new() } else { path },
-                store: engine.url_completions(),
-                anti_forgery: AntiForgery::for_engine(engine),
+                store,
+                anti_forgery,
                 visitors: None,
                 title: "Approve this request?".to_owned(),
                 summary: None,
