@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::flow::{Flow, FlowError};
 use super::session::PeerFuture;
+use super::store::FlowOwner;
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +52,8 @@ pub trait RequestHandle: Send + Sync {
 #[derive(Clone, Default)]
 pub(super) struct RequestInfo {
     pub(super) principal: Option<Arc<str>>,
+    /// Whom the flow's ledger records count against (its principal, else its client).
+    pub(super) owner: FlowOwner,
     pub(super) handle: Option<Arc<dyn RequestHandle>>,
     /// Whether the client negotiated app-rendered forms (draft) for this request.
     #[cfg(feature = "apps")]
@@ -92,9 +95,11 @@ impl Flow {
         }
     }
 
-    /// This flow, bound to `principal` (the engine sets it from the request).
-    pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
-        self.request.principal = principal.map(Arc::from);
+    /// This flow, bound to the request's principal, its ledger records owned by the request's
+    /// [`FlowOwner`] (the engine sets both from the request).
+    pub(super) fn with_caller(mut self, request: &super::Request<'_>) -> Self {
+        self.request.principal = request.principal.map(Arc::from);
+        self.request.owner = FlowOwner::of(request.principal, request.client);
         self
     }
 

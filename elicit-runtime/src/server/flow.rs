@@ -158,6 +158,8 @@ pub(super) struct Suspension {
 /// slots it saw.
 pub(super) struct FinishReport {
     pub(super) flow: String,
+    /// Whom the flow's record counts against, should the finish make it.
+    pub(super) owner: super::store::FlowOwner,
     /// The answers as the JSON object the flow's state carries (written once, here).
     pub(super) answers: Box<RawValue>,
     pub(super) seen: Vec<Slot>,
@@ -316,6 +318,7 @@ impl Flow {
         let inner = self.lock();
         Ok(FinishReport {
             flow: inner.state.flow.clone(),
+            owner: self.request.owner.clone(),
             answers: inner.state.answers.to_json()?,
             seen: inner.seen.clone(),
         })

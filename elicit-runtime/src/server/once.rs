@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::flow::{Flow, FlowError};
 use super::request::FLOW_CONFLICT;
-use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
+use super::store::{Claim, ClaimToken, FlowOwner, Slot, Store, StoreError};
 use crate::state::digest_arguments;
 use crate::wire::clip;
 
@@ -56,6 +56,8 @@ pub(super) enum Claimed {
 pub(super) struct ClaimGuard {
     store: Arc<dyn Store>,
     flow: String,
+    /// Whom the flow's record counts against, should a renewal find it gone and make it again.
+    owner: FlowOwner,
     slot: Slot,
     token: Option<ClaimToken>,
     ttl: Duration,
@@ -86,7 +88,7 @@ impl ClaimGuard {
     /// Renews the lease (a claim by the same token carries on).
     async fn renew(&self, lease: Duration) {
         let Ok(token) = self.token() else { return };
-        match self.store.claim(&self.flow, &self.slot, token, lease, self.ttl).await {
+        match self.store.claim(&self.flow, &self.owner, &self.slot, token, lease, self.ttl).await {
             Ok(Claim::Run) => {}
             Ok(_) => tracing::warn!(target: "elicit_runtime", "an exactly-once claim was taken over while it ran"),
             Err(error) => tracing::warn!(target: "elicit_runtime", %error, "could not renew an exactly-once claim"),
@@ -281,6 +283,7 @@ impl Flow {
         let mut guard = ClaimGuard {
             store: store.clone(),
             flow: self.flow_id(),
+            owner: self.request.owner.clone(),
             slot: slot.clone(),
             token: Some(ClaimToken::mint()),
             ttl: self.shared.record_ttl,
@@ -289,7 +292,7 @@ impl Flow {
         let mut pause = Duration::from_millis(2);
         loop {
             let token = guard.token().map_err(|e| self.fail(FlowError::Store(e)))?;
-            let claim = store.claim(&guard.flow, slot, token, config.claim_lease, guard.ttl).await;
+            let claim = store.claim(&guard.flow, &guard.owner, slot, token, config.claim_lease, guard.ttl).await;
             match claim.map_err(|e| self.fail(FlowError::Store(e)))? {
                 Claim::Run => return Ok(Claimed::Held(guard)),
                 Claim::Done(value) => {

@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
 use super::pages::{Pages, Text};
-use crate::server::store::StoreError;
+use crate::server::store::{FlowOwner, StoreError};
 
 /// A slot of a flow: held under a claim until its lease ends, or recorded for good.
 pub(super) enum Held {
@@ -23,6 +23,8 @@ pub(super) struct FlowRecord {
     /// one, kept as long as its longest-lived state, so under load they are most of what the
     /// store holds, and they take no allocation of their own (pages.rs says why).
     pub(super) finished: Option<Text>,
+    /// Whom the record counts against (`None`: a record of no one's, which no owner's count holds).
+    pub(super) owner: Option<Arc<FlowOwner>>,
 }
 
 /// A flow record's id. The ids the engine mints (128 random bits, base64url without padding) are

@@ -15,8 +15,8 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
-    UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture,
+    UrlCompletions, UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
 use flow::{FlowKey, FlowRecord, Held, read_answers};
@@ -27,6 +27,12 @@ pub const DEFAULT_MAX_RECORDS: usize = 1_000_000;
 
 /// The default cap on live URL-mode steps owned by one principal.
 pub const DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL: usize = 1_000;
+
+/// The default cap on live flow records one [`FlowOwner`] holds: 1% of [`DEFAULT_MAX_RECORDS`],
+/// so a hundred owners at their quota are needed to fill the store. A record lives as long as
+/// the flow's states (15 minutes and a margin by default), finished or not: at the default state
+/// lifetime, about ten flows a second of one principal, sustained.
+pub const DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL: usize = 10_000;
 
 /// How many expired records one operation sweeps at most, besides the one it touches: expiry
 /// costs each operation O(log n) at worst, never a scan.
@@ -59,6 +65,7 @@ struct Caps {
     url: usize,
     flow: usize,
     per_principal: usize,
+    flows_per_owner: usize,
 }
 
 /// The records of each kind by id, the index of their deadlines and the counts the caps read;
@@ -75,6 +82,9 @@ struct Records {
     seq: u64,
     /// Live URL-mode steps by owner.
     owners: HashMap<String, usize>,
+    /// Flow records by owner (live ones, and expired ones not swept yet). Records share their
+    /// owner's one allocation, kept here.
+    flow_owners: HashMap<Arc<FlowOwner>, usize>,
 }
 
 impl Records {
@@ -129,6 +139,28 @@ impl Records {
         if let Some(finished) = record.value.finished {
             self.pages.free(finished);
         }
+        if let Some(owner) = record.value.owner
+            && let Some(count) = self.flow_owners.get_mut(&owner)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.flow_owners.remove(&owner);
+            }
+        }
+    }
+
+    /// Room for one more flow record of `owner`: the cap of flow records, then the owner's quota
+    /// (expired records are swept first when either is reached).
+    fn flow_room(&mut self, owner: &FlowOwner, now: SystemTime, caps: Caps) -> Result<(), StoreError> {
+        self.room(RecordKind::Flow, None, now, caps)?;
+        let over = |records: &Records| records.flow_owners.get(owner).copied().unwrap_or(0) >= caps.flows_per_owner;
+        if over(self) {
+            self.sweep(now, usize::MAX);
+            if over(self) {
+                return Err(StoreError::Quota { kind: RecordKind::Flow, cap: caps.flows_per_owner });
+            }
+        }
+        Ok(())
     }
 
     /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
@@ -149,7 +181,7 @@ impl Records {
             return Err(StoreError::Full { kind, cap });
         }
         if over_quota(self) {
-            return Err(StoreError::Quota { cap: caps.per_principal });
+            return Err(StoreError::Quota { kind, cap: caps.per_principal });
         }
         Ok(())
     }
@@ -172,14 +204,15 @@ impl Records {
     }
 
     /// The live record of `flow` (and the pages its answers are in), its life extended to at
-    /// least `ttl` from now; created (within the cap) when missing and `create` says so.
+    /// least `ttl` from now; created (within the cap and its owner's quota) when missing and
+    /// `create` names its owner.
     fn flow(
         &mut self,
         flow: &FlowKey,
         ttl: Duration,
         now: SystemTime,
         caps: Caps,
-        create: bool,
+        create: Option<&FlowOwner>,
     ) -> Result<Option<(&mut FlowRecord, &mut Pages)>, StoreError> {
         let expires = now + ttl;
         let live = self.flows.get(flow).map(|r| r.expires > now);
@@ -199,12 +232,16 @@ impl Records {
                 if live.is_some() {
                     self.remove_flow(flow);
                 }
-                if !create {
-                    return Ok(None);
-                }
-                self.room(RecordKind::Flow, None, now, caps)?;
+                let Some(owner) = create else { return Ok(None) };
+                self.flow_room(owner, now, caps)?;
+                let owner = match self.flow_owners.get_key_value(owner) {
+                    Some((shared, _)) => Arc::clone(shared),
+                    None => Arc::new(owner.clone()),
+                };
+                *self.flow_owners.entry(Arc::clone(&owner)).or_default() += 1;
                 let seq = self.index(expires, Expiring::Flow(flow.clone()));
-                self.flows.insert(flow.clone(), Record { value: FlowRecord::default(), expires, seq });
+                let value = FlowRecord { owner: Some(owner), ..FlowRecord::default() };
+                self.flows.insert(flow.clone(), Record { value, expires, seq });
             }
         }
         let Records { flows, pages, .. } = self;
@@ -217,8 +254,9 @@ impl Records {
 /// submitted.
 ///
 /// Bounded and fast at scale: at most [`InProcessStore::max_url_records`] URL-mode steps,
-/// [`InProcessStore::max_url_records_per_principal`] of them per principal, and
-/// [`InProcessStore::max_flow_records`] flows' records (a new one over a cap is refused
+/// [`InProcessStore::max_url_records_per_principal`] of them per principal,
+/// [`InProcessStore::max_flow_records`] flows' records and
+/// [`InProcessStore::max_flow_records_per_principal`] of them per [`FlowOwner`] (a new one over a cap is refused
 /// with a clear [`StoreError`]); expiry through an index of deadlines swept a few records per
 /// operation, so no operation scans the store.
 ///
@@ -254,6 +292,7 @@ impl Default for InProcessStore {
                 url: DEFAULT_MAX_RECORDS,
                 flow: DEFAULT_MAX_RECORDS,
                 per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+                flows_per_owner: DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL,
             },
             clock: Arc::new(SystemClock),
         }
@@ -262,7 +301,8 @@ impl Default for InProcessStore {
 
 impl InProcessStore {
     /// An empty store with the default caps ([`DEFAULT_MAX_RECORDS`] of each kind,
-    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`] steps per principal).
+    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`] steps per principal,
+    /// [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`] flow records per owner).
     pub fn new() -> Self {
         InProcessStore::default()
     }
@@ -291,6 +331,17 @@ impl InProcessStore {
     /// by the global cap only.
     pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
         self.caps.per_principal = max;
+        self
+    }
+
+    /// Caps the live flow records one [`FlowOwner`] holds (default
+    /// [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`]), so one principal or client cannot fill
+    /// [`max_flow_records`](Self::max_flow_records) for everyone: a flow's first record beyond
+    /// it fails with [`StoreError::Quota`] of [`RecordKind::Flow`], which the engine sends the
+    /// client as a `-32603` saying so. A record counts, finished or not, until it expires (or an
+    /// abandoned claim leaves it empty); anonymous callers count as [`FlowOwner`] says.
+    pub fn max_flow_records_per_principal(mut self, max: usize) -> Self {
+        self.caps.flows_per_owner = max;
         self
     }
 
@@ -415,11 +466,19 @@ impl UrlCompletions for InProcessStore {
 }
 
 impl FlowLedger for InProcessStore {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, name, token) = (FlowKey::of(flow), at.name(), by.as_str().to_owned());
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, name, token, owner) = (FlowKey::of(flow), at.name(), by.as_str().to_owned(), owner.clone());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, _)) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, _)) = records.flow(&flow, ttl, now, self.caps, Some(&owner))? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 let claim = Held::Claimed { token: token.clone(), until: now + lease };
@@ -447,7 +506,7 @@ impl FlowLedger for InProcessStore {
         let (flow, name, token) = (FlowKey::of(flow), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let (record, _) = records.flow(&flow, ttl, now, self.caps, false)?.ok_or(StoreError::ClaimLost)?;
+                let (record, _) = records.flow(&flow, ttl, now, self.caps, None)?.ok_or(StoreError::ClaimLost)?;
                 match record.slots.get(&name) {
                     Some(Held::Claimed { token: holder, .. }) if *holder == token => {}
                     Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
@@ -475,13 +534,20 @@ impl FlowLedger for InProcessStore {
         })
     }
 
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let flow = FlowKey::of(flow);
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        let (flow, owner) = (FlowKey::of(flow), owner.clone());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         let text = answers.get().to_owned();
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, Some(&owner))? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 if let Some(already) = &record.finished {
@@ -512,7 +578,7 @@ impl FlowLedger for InProcessStore {
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         let flow = FlowKey::of(flow);
         Box::pin(
-            async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, false).map(drop)) },
+            async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, None).map(drop)) },
         )
     }
 
@@ -520,7 +586,7 @@ impl FlowLedger for InProcessStore {
         let flow = FlowKey::of(flow);
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, false)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, None)? else {
                     return Ok(LedgerSnapshot::default());
                 };
                 let recorded = record.slots.iter().filter_map(|(name, held)| match held {
@@ -574,11 +640,17 @@ mod tests {
         let store = InProcessStore::new();
         let answers = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
         for id in [zero.as_str(), minted.as_str()] {
-            assert_eq!(store.finish(id, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+            assert_eq!(
+                store.finish(id, &FlowOwner::Anonymous, &answers, &[], Duration::from_secs(60)).await.unwrap(),
+                Finish::Recorded
+            );
             assert_eq!(store.finished(id).await.unwrap(), Some(serde_json::json!({"a": 1})));
         }
         assert_eq!(store.finished(&trailing).await.unwrap(), None);
-        assert_eq!(store.finish(&trailing, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+        assert_eq!(
+            store.finish(&trailing, &FlowOwner::Anonymous, &answers, &[], Duration::from_secs(60)).await.unwrap(),
+            Finish::Recorded
+        );
         assert_eq!(store.len(), 3);
     }
 }

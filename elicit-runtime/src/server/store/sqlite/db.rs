@@ -20,8 +20,9 @@ pub(super) const SWEEP_BUDGET: i64 = 32;
 /// How many queued jobs one transaction takes at most.
 const MAX_BATCH: usize = 256;
 
-/// The schema's version, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema's version, kept in `PRAGMA user_version`. 2: flows have an owner (see
+/// [`Db::migrate`]).
+const SCHEMA_VERSION: i64 = 2;
 
 /// Every table is keyed by its id and indexed by expiry (ms since the Unix epoch): a sweep reads
 /// the earliest deadlines first and stops at the first live one.
@@ -32,9 +33,10 @@ CREATE TABLE IF NOT EXISTS urls (
 CREATE INDEX IF NOT EXISTS urls_expires ON urls (expires);
 CREATE INDEX IF NOT EXISTS urls_owner ON urls (owner, expires);
 CREATE TABLE IF NOT EXISTS flows (
-  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL
+  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL, owner TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS flows_expires ON flows (expires);
+CREATE INDEX IF NOT EXISTS flows_owner ON flows (owner, expires);
 CREATE TABLE IF NOT EXISTS tasks (
   id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, owner TEXT, running INTEGER NOT NULL,
   live_until INTEGER NOT NULL, updated INTEGER NOT NULL, expires INTEGER NOT NULL,
@@ -52,6 +54,7 @@ pub(super) struct Caps {
     pub(super) url: usize,
     pub(super) flow: usize,
     pub(super) per_principal: usize,
+    pub(super) flows_per_owner: usize,
     pub(super) tasks: usize,
 }
 
@@ -121,6 +124,7 @@ impl Db {
                 ),
             });
         }
+        migrate(&conn).map_err(failed)?;
         conn.execute_batch(SCHEMA).map_err(failed)?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
         let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, task_rows: 0 };
@@ -284,7 +288,7 @@ impl Db {
                 )?
                 .unwrap_or(0);
             if usize::try_from(held).unwrap_or(usize::MAX) >= cap {
-                return Err(StoreError::Quota { cap });
+                return Err(StoreError::Quota { kind: RecordKind::Url, cap });
             }
         }
         let expires = now.saturating_add(ms_of(ttl));
@@ -343,6 +347,22 @@ impl Db {
         self.url_rows = self.url_rows.saturating_sub(gone);
         Ok(())
     }
+}
+
+/// Brings a file an earlier version wrote to this schema, inside the opening transaction (before
+/// [`SCHEMA`], whose indexes name the new columns). Schema 1 had flows without an owner: the
+/// column is added, and the flows already there belong to no one (they count against the cap of
+/// flow records, no owner's quota, and expire as they would have).
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let columns = conn
+        .prepare("SELECT name FROM pragma_table_info('flows')")?
+        .query_map([], |row| row.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    // No columns: a new file, which SCHEMA creates whole.
+    if !columns.is_empty() && !columns.iter().any(|column| column == "owner") {
+        conn.execute_batch("ALTER TABLE flows ADD COLUMN owner TEXT")?;
+    }
+    Ok(())
 }
 
 /// An error opening the file, said plainly: another process holding it is named as such.
