@@ -484,6 +484,18 @@ async fn one_owner_at_its_quota_of_flow_records_leaves_room_for_every_other_owne
         // ...but a finished record holds its place while it lives: it is what a replay reads.
         quota(a.claim("m6", &mallory, &once("x"), &token, LONG, LONG).await.map(drop));
         assert_eq!(b.finished("m2").await.unwrap(), Some(json!({})));
+
+        // A record extended past its first TTL (its flow's rounds go on) still counts after it.
+        let eve = FlowOwner::Client("10.0.0.66".into());
+        assert_eq!(a.claim("e1", &eve, &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        a.record("e1", &once("x"), &token, json!(1), SHORT).await.unwrap();
+        assert_eq!(b.snapshot("e1", LONG).await.unwrap().recorded.len(), 1);
+        assert_eq!(b.finish("e2", &eve, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        // A probe that lives SHORT: once it is gone, e1's first TTL has passed too.
+        assert_eq!(a.finish("probe", &ANON, &answers(json!({})), &[], SHORT).await.unwrap(), Finish::Recorded);
+        on.after(SHORT, || async { a.finished("probe").await.unwrap().is_none() }).await;
+        assert_eq!(a.finished("e2").await.unwrap(), Some(json!({})));
+        quota(b.claim("e3", &eve, &once("x"), &token, LONG, LONG).await.map(drop));
     })
     .await;
 }
