@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::store::SqliteStore;
+use elicit_runtime::server::store::{DEFAULT_MAX_RECORDS, InProcessStore, SqliteStore};
 use elicit_runtime::server::task::TaskSupport;
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
@@ -77,8 +77,13 @@ pub fn bench_server_with(max_sessions: Option<usize>) -> McpServer {
 /// `store` (a SQLite file) when given, instead of this process's memory.
 pub fn bench_server_on(max_sessions: Option<usize>, store: Option<Arc<SqliteStore>>) -> McpServer {
     let mut engine = Engine::builder("elicit-bench", KeyRing::generate());
-    if let Some(store) = store {
-        engine = engine.store(store.clone()).tasks(store);
+    match store {
+        Some(store) => engine = engine.store(store.clone()).tasks(store),
+        // The load generator is one anonymous client standing for many people: its flows may
+        // fill the store's cap, not only one owner's quota of it.
+        None => {
+            engine = engine.store(Arc::new(InProcessStore::new().max_flow_records_per_principal(DEFAULT_MAX_RECORDS)))
+        }
     }
     let engine = engine.build();
     let mut builder = McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine);

@@ -28,11 +28,13 @@ pub const DEFAULT_MAX_RECORDS: usize = 1_000_000;
 /// The default cap on live URL-mode steps owned by one principal.
 pub const DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL: usize = 1_000;
 
-/// The default cap on live flow records one [`FlowOwner`] holds: 1% of [`DEFAULT_MAX_RECORDS`],
-/// so a hundred owners at their quota are needed to fill the store. A record lives as long as
-/// the flow's states (15 minutes and a margin by default), finished or not: at the default state
-/// lifetime, about ten flows a second of one principal, sustained.
-pub const DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL: usize = 10_000;
+/// The default cap on live flow records one [`FlowOwner`] holds: a tenth of
+/// [`DEFAULT_MAX_RECORDS`], so no one owner fills the store. A record lives as long as its flow's
+/// states could be replayed (the state lifetime and a minute: 16 minutes by default), finished or
+/// not, so the quota is also a rate: at the defaults, about a hundred multi-round flows a second
+/// of one owner, sustained. Set it to what one principal (or one client address, or the anonymous
+/// callers together) runs in a state lifetime, and the cap to a multiple of it.
+pub const DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL: usize = 100_000;
 
 /// How many expired records one operation sweeps at most, besides the one it touches: expiry
 /// costs each operation O(log n) at worst, never a scan.
