@@ -19,7 +19,7 @@ use super::{
     UrlCompletions, UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
-use flow::{FlowKey, FlowRecord, Held, read_answers};
+use flow::{FlowKey, FlowOwners, FlowRecord, Held, read_answers};
 use pages::Pages;
 
 /// The default cap on live records of each kind (URL-mode steps, flows).
@@ -84,9 +84,7 @@ struct Records {
     seq: u64,
     /// Live URL-mode steps by owner.
     owners: HashMap<String, usize>,
-    /// Flow records by owner (live ones, and expired ones not swept yet). Records share their
-    /// owner's one allocation, kept here.
-    flow_owners: HashMap<Arc<FlowOwner>, usize>,
+    flow_owners: FlowOwners,
 }
 
 impl Records {
@@ -141,28 +139,9 @@ impl Records {
         if let Some(finished) = record.value.finished {
             self.pages.free(finished);
         }
-        if let Some(owner) = record.value.owner
-            && let Some(count) = self.flow_owners.get_mut(&owner)
-        {
-            *count -= 1;
-            if *count == 0 {
-                self.flow_owners.remove(&owner);
-            }
+        if let Some(owner) = record.value.owner {
+            self.flow_owners.remove(&owner);
         }
-    }
-
-    /// Room for one more flow record of `owner`: the cap of flow records, then the owner's quota
-    /// (expired records are swept first when either is reached).
-    fn flow_room(&mut self, owner: &FlowOwner, now: SystemTime, caps: Caps) -> Result<(), StoreError> {
-        self.room(RecordKind::Flow, None, now, caps)?;
-        let over = |records: &Records| records.flow_owners.get(owner).copied().unwrap_or(0) >= caps.flows_per_owner;
-        if over(self) {
-            self.sweep(now, usize::MAX);
-            if over(self) {
-                return Err(StoreError::Quota { kind: RecordKind::Flow, cap: caps.flows_per_owner });
-            }
-        }
-        Ok(())
     }
 
     /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
@@ -235,12 +214,15 @@ impl Records {
                     self.remove_flow(flow);
                 }
                 let Some(owner) = create else { return Ok(None) };
-                self.flow_room(owner, now, caps)?;
-                let owner = match self.flow_owners.get_key_value(owner) {
-                    Some((shared, _)) => Arc::clone(shared),
-                    None => Arc::new(owner.clone()),
-                };
-                *self.flow_owners.entry(Arc::clone(&owner)).or_default() += 1;
+                self.room(RecordKind::Flow, None, now, caps)?;
+                // The owner's quota, expired records swept first when it is reached.
+                if self.flow_owners.holds(owner) >= caps.flows_per_owner {
+                    self.sweep(now, usize::MAX);
+                    if self.flow_owners.holds(owner) >= caps.flows_per_owner {
+                        return Err(StoreError::Quota { kind: RecordKind::Flow, cap: caps.flows_per_owner });
+                    }
+                }
+                let owner = self.flow_owners.add(owner);
                 let seq = self.index(expires, Expiring::Flow(flow.clone()));
                 let value = FlowRecord { owner: Some(owner), ..FlowRecord::default() };
                 self.flows.insert(flow.clone(), Record { value, expires, seq });
