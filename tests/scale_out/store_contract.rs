@@ -533,7 +533,8 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
     store.register("paid", LONG, Some("alice")).await.unwrap();
     assert!(store.complete("paid", json!({"approved": true}), Some("alice")).await.unwrap());
     let token = ClaimToken::mint();
-    assert_eq!(store.claim("f", &ANON, &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+    let alice = FlowOwner::Principal("alice".into());
+    assert_eq!(store.claim("f", &alice, &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
     store.record("f", &once("charge"), &token, json!({"ref": "C-1"}), LONG).await.unwrap();
 
     // A second store on the same file is refused, saying why, and the first one carries on.
@@ -550,7 +551,7 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
     drop(store);
     let reopened = std::sync::Mutex::new(None);
     wait::until_async(Duration::from_secs(10), "the closed store to let its file go", || async {
-        let opened = SqliteStore::open(&file).await.ok();
+        let opened = SqliteStore::builder(&file).max_flow_records_per_principal(1).open().await.ok();
         let found = opened.is_some();
         *reopened.lock().unwrap() = opened;
         found
@@ -562,4 +563,11 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
         reopened.claim("f", &ANON, &once("charge"), &ClaimToken::mint(), LONG, LONG).await.unwrap(),
         Claim::Done(json!({"ref": "C-1"}))
     );
+    // The file knows whose flows it holds: alice's one record fills her quota of one.
+    assert_eq!(
+        reopened.claim("g", &alice, &once("charge"), &token, LONG, LONG).await,
+        Err(StoreError::Quota { kind: RecordKind::Flow, cap: 1 })
+    );
+    let bob = FlowOwner::Principal("bob".into());
+    assert_eq!(reopened.claim("g", &bob, &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
 }

@@ -1,6 +1,7 @@
 //! The store's one connection, on its own thread: opening the file, the schema, the batches of
 //! jobs committed together, expiry, and the URL-mode steps.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
@@ -74,6 +75,9 @@ pub(super) struct Db {
     pub(super) name: String,
     pub(super) url_rows: usize,
     pub(super) flow_rows: usize,
+    /// The flows' rows by owner ([`FlowOwner::name`](crate::server::store::FlowOwner::name)),
+    /// expired ones not swept yet included: a quota is checked without counting either.
+    pub(super) flow_owners: HashMap<String, usize>,
     pub(super) task_rows: usize,
 }
 
@@ -127,7 +131,8 @@ impl Db {
         migrate(&conn).map_err(failed)?;
         conn.execute_batch(SCHEMA).map_err(failed)?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
-        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, task_rows: 0 };
+        let flow_owners = HashMap::new();
+        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, flow_owners, task_rows: 0 };
         db.end_orphaned_tasks()?;
         db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
         db.recount()?;
@@ -202,7 +207,29 @@ impl Db {
         };
         let (urls, flows, tasks) = (count("urls")?, count("flows")?, count("tasks")?);
         (self.url_rows, self.flow_rows, self.task_rows) = (urls, flows, tasks);
+        let owners = self
+            .conn
+            .prepare("SELECT owner, count(*) FROM flows WHERE owner IS NOT NULL GROUP BY owner")
+            .and_then(|mut counts| {
+                let rows = counts.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+                rows.map(|row| row.map(|(owner, n)| (owner, usize::try_from(n).unwrap_or(0)))).collect()
+            })
+            .map_err(|e| self.unavailable(e))?;
+        self.flow_owners = owners;
         Ok(())
+    }
+
+    /// Counts one flow row of `owner` less (a row deleted).
+    pub(super) fn flow_gone(&mut self, owner: Option<String>) {
+        self.flow_rows = self.flow_rows.saturating_sub(1);
+        if let Some(owner) = owner
+            && let Some(count) = self.flow_owners.get_mut(&owner)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.flow_owners.remove(&owner);
+            }
+        }
     }
 
     /// Deletes up to `budget` expired URL-mode steps and as many flows, earliest first.
@@ -222,8 +249,16 @@ impl Db {
         };
         let urls = swept(self, "urls");
         self.url_rows = self.url_rows.saturating_sub(urls);
-        let flows = swept(self, "flows");
-        self.flow_rows = self.flow_rows.saturating_sub(flows);
+        // Flows say whose they were, for the owners' counts.
+        let sql = "DELETE FROM flows WHERE id IN (SELECT id FROM flows WHERE expires <= ?1 ORDER BY expires LIMIT ?2)
+                   RETURNING owner";
+        let owners: rusqlite::Result<Vec<Option<String>>> = self.conn.prepare_cached(sql).and_then(|mut delete| {
+            delete.query_map(params![now, budget], |row| row.get::<_, Option<String>>(0))?.collect()
+        });
+        match owners {
+            Ok(owners) => owners.into_iter().for_each(|owner| self.flow_gone(owner)),
+            Err(error) => tracing::warn!("{}: sweeping expired records: {error}", self.name),
+        }
     }
 
     /// Room for one more record of `kind`: at the cap, every expired record is swept first.

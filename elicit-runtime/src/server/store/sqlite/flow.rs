@@ -60,40 +60,41 @@ impl Db {
             }
             expired => {
                 if expired.is_some() {
-                    let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
-                    self.flow_rows = self.flow_rows.saturating_sub(gone);
+                    self.delete_flow(flow)?;
                 }
                 let Some(owner) = create else { return Ok(None) };
                 self.room(RecordKind::Flow)?;
                 let owner = owner.name();
-                self.owner_room(&owner, now)?;
+                self.owner_room(&owner)?;
                 self.exec(
                     "INSERT INTO flows (id, slots, finished, expires, owner) VALUES (?1, '{}', NULL, ?2, ?3)",
                     params![flow, expires, owner],
                 )?;
                 self.flow_rows += 1;
+                *self.flow_owners.entry(owner).or_default() += 1;
                 Ok(Some(FlowRow { slots: Map::new(), finished: None }))
             }
         }
     }
 
-    /// Room for one more flow of `owner` (a [`FlowOwner::name`]) within its quota. The live rows
-    /// are counted on the `(owner, expires)` index, at most the quota's worth: a quota at or above
-    /// the cap of flow records is the cap's job, and costs nothing here.
-    fn owner_room(&self, owner: &str, now: i64) -> Result<(), StoreError> {
+    /// Room for one more flow of `owner` (a [`FlowOwner::name`]) within its quota: at the quota,
+    /// every expired record is swept first.
+    fn owner_room(&mut self, owner: &str) -> Result<(), StoreError> {
         let cap = self.caps.flows_per_owner;
-        if cap >= self.caps.flow {
-            return Ok(());
+        let over = |db: &Db| db.flow_owners.get(owner).is_some_and(|held| *held >= cap);
+        if over(self) {
+            self.sweep(i64::MAX);
         }
-        let held: i64 = self
-            .row(
-                "SELECT count(*) FROM (SELECT 1 FROM flows WHERE owner = ?1 AND expires > ?2 LIMIT ?3)",
-                params![owner, now, i64::try_from(cap).unwrap_or(i64::MAX)],
-                |row| row.get(0),
-            )?
-            .unwrap_or(0);
-        if usize::try_from(held).unwrap_or(usize::MAX) >= cap {
+        if over(self) {
             return Err(StoreError::Quota { kind: RecordKind::Flow, cap });
+        }
+        Ok(())
+    }
+
+    /// Deletes the row of `flow`, if there is one.
+    fn delete_flow(&mut self, flow: &str) -> Result<(), StoreError> {
+        if let Some(owner) = self.row("DELETE FROM flows WHERE id = ?1 RETURNING owner", [flow], |row| row.get(0))? {
+            self.flow_gone(owner);
         }
         Ok(())
     }
@@ -172,9 +173,7 @@ impl Db {
         }
         slots.remove(name);
         if slots.is_empty() && !finished {
-            let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
-            self.flow_rows = self.flow_rows.saturating_sub(gone);
-            return Ok(());
+            return self.delete_flow(flow);
         }
         self.write_slots(flow, &slots)
     }
