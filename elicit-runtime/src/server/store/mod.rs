@@ -210,9 +210,11 @@ impl ClaimToken {
 /// [`InProcessStore::max_flow_records_per_principal`]), so that no one fills the store's cap of
 /// flow records and locks everyone else out.
 ///
-/// The engine names the owner of a flow from its first round's request
-/// ([`FlowOwner::of`]): its authenticated principal; for an anonymous request the client's peer
-/// address when the transport knows it ([`Request::client`](super::Request::client)); otherwise
+/// The engine names the owner from each round's request ([`FlowOwner::of`]), and a record counts
+/// against the owner of the call that made it (the flow's first round to touch the store, as a
+/// rule): the request's authenticated principal; for an anonymous request the client's peer
+/// address when the transport knows it ([`Request::client`](super::Request::client), as the cap on
+/// anonymous tasks keys it); otherwise
 /// [`FlowOwner::Anonymous`], one owner shared by every anonymous caller the transport cannot tell
 /// apart. That last rule is the safe one: a caller nobody can name gets no quota of its own to
 /// multiply, so anonymous traffic together holds at most one owner's share of the store and can
