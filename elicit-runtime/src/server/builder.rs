@@ -5,48 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{Clock, SystemClock};
+use super::config::EngineConfig;
 use super::engine::Engine;
 use super::session::SessionConfig;
 use super::store::{InProcessStore, InProcessTasks, Store, TaskRecords};
 use super::task::TaskConfig;
 use crate::state::{KeyRing, StateSealer};
-
-/// Tunables of an [`Engine`]; every field has a safe default. Each has a setter on
-/// [`EngineBuilder`]; build one from [`EngineConfig::default`] to replace them all at once.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct EngineConfig {
-    /// How many times an answer that fails validation is asked again before the request fails.
-    pub max_invalid_answers: u32,
-    /// How long a retry after URL-mode consent may wait for the out-of-band step to finish
-    /// before the engine answers with another `InputRequiredResult`.
-    pub url_retry_wait: Duration,
-    /// How long a minted URL-mode id stays valid.
-    pub url_ttl: Duration,
-    /// How long a [`Flow::once`](super::Flow::once) waits for a concurrent round of the same
-    /// flow that is running the same computation, before failing with a clear error.
-    pub once_wait: Duration,
-    /// The lease of a claim in the flow ledger: renewed while its computation runs, and taken
-    /// over by another round once it passed (an instance that crashed mid-`once` heals).
-    pub claim_lease: Duration,
-    /// The largest answers a completing round records as its flow's finish, in bytes of JSON;
-    /// `None`: the sealed state's cap ([`EngineBuilder::max_state_len`]). A round past it fails
-    /// with `-32602`, as a round whose answers are too large to seal does, and records nothing.
-    pub max_answers_len: Option<usize>,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            max_invalid_answers: 3,
-            url_retry_wait: Duration::from_secs(2),
-            url_ttl: Duration::from_secs(15 * 60),
-            once_wait: Duration::from_secs(10),
-            claim_lease: Duration::from_secs(30),
-            max_answers_len: None,
-        }
-    }
-}
 
 /// Builds an [`Engine`].
 pub struct EngineBuilder {
@@ -72,8 +36,16 @@ struct PagesSetting {
     fallback: bool,
 }
 
+impl Engine {
+    /// Starts building an engine. `audience` (usually the server's name) is bound into every
+    /// state, so a state minted by one server is refused by another sharing its keys.
+    pub fn builder(audience: impl Into<String>, keys: KeyRing) -> EngineBuilder {
+        EngineBuilder::new(audience.into(), keys)
+    }
+}
+
 impl EngineBuilder {
-    pub(super) fn new(audience: String, keys: KeyRing) -> Self {
+    fn new(audience: String, keys: KeyRing) -> Self {
         EngineBuilder {
             audience,
             sealer: StateSealer::new(keys),

@@ -1,11 +1,22 @@
-//! What a handler sees of its request beyond arguments and answers: the authenticated principal,
-//! progress notifications, and cancellation.
+//! What a flow knows of the request it serves beyond arguments and answers: the authenticated
+//! principal, and the transport's handle for progress notifications and cancellation; and
+//! [`AskingFlow`], what an executor needs of the flow it asks for. Below the flow (whose accessors
+//! read the request, in `flow.rs`) and the executors (a 2025-era session's heartbeat reports
+//! progress through it).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use super::flow::{Flow, FlowError};
-use super::session::PeerFuture;
-use super::store::FlowOwner;
+use serde_json::{Map, Value};
+
+use super::answer::FlowError;
+use super::config::EngineConfig;
+use super::store::Store;
+
+/// A boxed future returned by the transport's hooks, [`SessionPeer`](super::session::SessionPeer)
+/// and [`RequestHandle`] (the traits stay object-safe).
+pub type PeerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One progress report on a request: how far it is, of how much if known, and what to show.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,79 +64,46 @@ pub trait RequestHandle: Send + Sync {
 pub(super) struct RequestInfo {
     pub(super) principal: Option<Arc<str>>,
     /// Whom the flow's ledger records count against (its principal, else its client).
-    pub(super) owner: FlowOwner,
+    pub(super) owner: super::store::FlowOwner,
     pub(super) handle: Option<Arc<dyn RequestHandle>>,
     /// Whether the client negotiated app-rendered forms (draft) for this request.
     #[cfg(feature = "apps")]
     pub(super) app_forms: bool,
 }
 
-impl Flow {
-    /// The authenticated principal of the request (as the transport's principal hook found it),
-    /// to which the `requestState` and every URL-mode step of this flow are bound.
-    pub fn principal(&self) -> Option<&str> {
-        self.request.principal.as_deref()
-    }
-
-    /// Sends a progress notification (`progress` so far, of `total` if known) when the client
-    /// asked for progress on this request; otherwise, or without a transport handle, does
-    /// nothing.
-    ///
-    /// # Errors
-    ///
-    /// The transport failed to send it.
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), FlowError> {
-        match &self.request.handle {
+impl RequestInfo {
+    /// Sends a progress notification through the transport's handle, if there is one (see
+    /// [`Flow::progress`](super::Flow::progress)).
+    pub(super) async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), FlowError> {
+        match &self.handle {
             Some(handle) => handle.progress(Progress { progress, total, message: message.map(str::to_owned) }).await,
             None => Ok(()),
         }
     }
+}
 
-    /// Whether the client cancelled this request (`false` without a transport handle).
-    pub fn is_cancelled(&self) -> bool {
-        self.request.handle.as_ref().is_some_and(|handle| handle.is_cancelled())
-    }
+/// A flow as the executors see it: what they need of the flow they ask for, without naming the
+/// `Flow`, which holds them (`exec.rs`). The `Flow` is the one implementation (`flow.rs`).
+pub(super) trait AskingFlow: Send + Sync {
+    /// Records an error that fails the whole request whatever the handler does with it, and
+    /// returns it.
+    fn fail(&self, error: FlowError) -> FlowError;
 
-    /// Resolves when the client cancels this request: `select!` on it around long work.
-    /// Without a transport handle it never resolves.
-    pub async fn cancelled(&self) {
-        match &self.request.handle {
-            Some(handle) => handle.cancelled().await,
-            None => std::future::pending().await,
-        }
-    }
+    /// The request the flow serves (progress, cancellation).
+    fn request(&self) -> &RequestInfo;
 
-    /// This flow, bound to the request's principal, its ledger records owned by the request's
-    /// [`FlowOwner`] (the engine sets both from the request).
-    pub(super) fn with_caller(mut self, request: &super::Request<'_>) -> Self {
-        self.request.principal = request.principal.map(Arc::from);
-        self.request.owner = FlowOwner::of(request.principal, request.client);
-        self
-    }
+    /// The engine's store.
+    fn store(&self) -> &Arc<dyn Store>;
 
-    /// This flow, its client having negotiated app-rendered forms or not.
-    #[cfg(feature = "apps")]
-    pub(super) fn with_app_forms(mut self, negotiated: bool) -> Self {
-        self.request.app_forms = negotiated;
-        self
-    }
+    /// The engine's tunables.
+    fn config(&self) -> &EngineConfig;
 
-    /// The `_meta` naming the App that renders a form of `schema`: only for a client that
-    /// negotiated app-rendered forms, and only for a schema the engine offers as an App.
-    #[cfg(feature = "apps")]
-    pub(super) fn app_hint(
-        &self,
-        schema: &crate::schema::RequestedSchema,
-    ) -> Option<serde_json::Map<String, serde_json::Value>> {
-        if !self.request.app_forms {
-            return None;
-        }
-        self.shared.app_forms.hint_for(schema)
-    }
-
-    /// This flow, with the transport's handle on its request (progress, cancellation).
-    pub fn with_request_handle(mut self, handle: Arc<dyn RequestHandle>) -> Self {
-        self.request.handle = Some(handle);
-        self
-    }
+    /// The answers the round consumed so far, each as a digest: the history a value taken now
+    /// belongs to.
+    fn history(&self) -> Map<String, Value>;
 }

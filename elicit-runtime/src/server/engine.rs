@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::builder::{EngineBuilder, EngineConfig};
+use super::answer::FlowError;
 use super::clock::Clock;
+use super::config::EngineConfig;
 use super::exec::Executor;
-use super::flow::{Flow, FlowError, Shared};
+use super::flow::{Flow, Shared};
 use super::observe;
 #[cfg(feature = "pages")]
 use super::pages;
@@ -20,7 +21,7 @@ use super::request::{EngineError, Request};
 use super::session::{AskLimit, LiveCounters, LiveLink, Session, SessionConfig, SessionStats};
 use super::store::{Store, TaskRecords, UrlCompletions};
 use super::task::TaskConfig;
-use crate::state::{KeyRing, StateSealer};
+use crate::state::StateSealer;
 use crate::wire::{Capabilities, codes};
 
 /// Runs handlers round by round, sealing what they need between rounds into `requestState`.
@@ -45,12 +46,6 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Starts building an engine. `audience` (usually the server's name) is bound into every
-    /// state, so a state minted by one server is refused by another sharing its keys.
-    pub fn builder(audience: impl Into<String>, keys: KeyRing) -> EngineBuilder {
-        EngineBuilder::new(audience.into(), keys)
-    }
-
     /// New caps for one 2025-era connection — its outstanding asks and its running calls, sized by
     /// [`SessionConfig::max_outstanding_asks`] and [`SessionConfig::max_tasks_per_session`]: make one per
     /// connection and share it across its calls.
@@ -63,8 +58,9 @@ impl Engine {
         self.counters.snapshot()
     }
 
-    /// The bounds of 2025-era sessions ([`EngineBuilder::session_config`]): a transport keeps a
-    /// session open at least as long as its longest wait.
+    /// The bounds of 2025-era sessions
+    /// ([`EngineBuilder::session_config`](super::EngineBuilder::session_config)): a transport keeps
+    /// a session open at least as long as its longest wait.
     pub fn session_config(&self) -> &SessionConfig {
         &self.session_config
     }
@@ -145,7 +141,7 @@ impl Engine {
         .with_caller(request);
         #[cfg(feature = "apps")]
         let flow = flow.with_app_forms(session.app_forms);
-        let round = observe::Round::live(request, session, &flow);
+        let round = observe::Round::live(request, session.version.as_str(), &session.client, &flow);
         let finished = round.instrument(handler(flow.clone())).await;
         let fatal = flow.take_fatal();
         round.ended(&flow, fatal.is_none() && finished.is_ok());
@@ -183,15 +179,16 @@ impl Engine {
     }
 
     /// **Experimental, from a draft.** The forms this engine offers as MCP Apps
-    /// ([`EngineBuilder::app_form`]): serve each at its URI (the rmcp adapter's `McpServer` does).
+    /// ([`EngineBuilder::app_form`](super::EngineBuilder::app_form)): serve each at its URI (the
+    /// rmcp adapter's `McpServer` does).
     #[cfg(feature = "apps")]
     #[cfg_attr(docsrs, doc(cfg(feature = "apps")))]
     pub fn app_forms(&self) -> &[crate::apps::AppForm] {
         self.app_forms.all()
     }
 
-    /// The engine's form pages ([`EngineBuilder::form_pages`]): their routes, and their blocks
-    /// for custom pages. `None` unless set.
+    /// The engine's form pages ([`EngineBuilder::form_pages`](super::EngineBuilder::form_pages)):
+    /// their routes, and their blocks for custom pages. `None` unless set.
     #[cfg(feature = "pages")]
     #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
     pub fn form_pages(&self) -> Option<&pages::FormPages> {
@@ -212,3 +209,15 @@ const RECORD_TTL_MARGIN: Duration = Duration::from_secs(60);
 /// ledger record again: the round extends the record as it opens by the record TTL and this
 /// much more, so a state sealed within it dies first, the margin for clock drift kept whole.
 pub(super) const ROUND_ALLOWANCE: Duration = Duration::from_secs(60);
+
+/// The page kit's anti-forgery tokens on an engine's keys: beside the engine, which the page kit
+/// (below the flow that holds its pages) does not name.
+#[cfg(feature = "pages")]
+impl pages::kit::AntiForgery {
+    /// Tokens sealed with `engine`'s keys, valid as long as its URL-mode steps
+    /// ([`EngineConfig::url_ttl`](crate::server::EngineConfig::url_ttl)): what a page of your own
+    /// beside the engine uses.
+    pub fn for_engine(engine: &Engine) -> Self {
+        Self::new(&engine.sealer, engine.config.url_ttl)
+    }
+}

@@ -8,13 +8,31 @@
 //!
 //! - `Task` (the Tasks extension): replayed until the call becomes a task, then run once in the
 //!   background; its asks become the task's input requests (`task/`).
+//!
+//! Below the flow that holds it: it reaches the flow it asks for through
+//! [`AskingFlow`](super::context::AskingFlow), and a replayed ask answers [`Reply::Suspend`] for
+//! the flow to park on.
 
-use super::flow::{Flow, FlowError, UrlAnswer};
-use super::once::ClaimGuard;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::answer::FlowError;
+use super::claim::ClaimGuard;
+use super::context::AskingFlow;
 use super::session::LiveLink;
 use super::store::{StoreError, UrlStatus};
-use super::task::TaskExec;
+use super::task::{TaskExec, TaskLink};
 use crate::wire::{Capabilities, InputRequest};
+
+/// What became of an ask in this round.
+pub(super) enum Reply {
+    /// The client's answer, as sent.
+    Answer(Value),
+    /// Nothing to wait for in this round (replayed): the flow parks on the ask, which becomes an
+    /// input request of the round's result.
+    Suspend,
+}
 
 /// How a flow runs.
 pub(super) enum Executor {
@@ -36,24 +54,39 @@ impl Executor {
         }
     }
 
-    /// Asks the client for `key` and returns its answer as sent. Replayed, the round ends here.
+    /// Asks the client for `key` and returns its answer as sent. Replayed, the round ends here:
+    /// [`Reply::Suspend`].
     pub(super) async fn ask(
         &self,
-        flow: &Flow,
+        flow: &dyn AskingFlow,
         key: &str,
-        request: InputRequest,
+        request: &InputRequest,
         elicitation_id: Option<&str>,
-    ) -> Result<serde_json::Value, FlowError> {
+    ) -> Result<Reply, FlowError> {
         match self {
-            Executor::Replay => flow.suspend(key, request).await,
-            Executor::Live(live) => live.ask(flow, key, &request, elicitation_id).await,
+            Executor::Replay => Ok(Reply::Suspend),
+            Executor::Live(live) => live.ask(flow, key, request, elicitation_id).await.map(Reply::Answer),
             Executor::Task(task) => match task.link() {
                 // Boxed: inline, a task's ask would make every ask's future its size, and a
                 // 2025-era call holds one for as long as its client takes to answer.
-                Some(link) => Box::pin(link.ask(flow, key, request)).await,
-                None => flow.suspend(key, request).await,
+                Some(link) => Box::pin(link.ask(flow, key, request)).await.map(Reply::Answer),
+                None => Ok(Reply::Suspend),
             },
         }
+    }
+
+    /// The call became a task: its asks go to the task's `link` from now on (a call that could
+    /// not become one has no task to give them to).
+    pub(super) fn became_task(&self, link: Arc<TaskLink>) {
+        if let Executor::Task(task) = self {
+            task.attach(link);
+        }
+    }
+
+    /// Whether the call becomes a task at the handler's next wait that is not an ask: a call to
+    /// a task-capable tool that is not a task yet.
+    pub(super) fn may_become_task(&self) -> bool {
+        matches!(self, Executor::Task(task) if task.link().is_none())
     }
 
     /// A URL-mode step was registered for this flow.
@@ -86,16 +119,11 @@ impl Executor {
         }
     }
 
-    /// The page was not completed in time: asked again, or a live task's failure.
-    pub(super) async fn url_pending(
-        &self,
-        flow: &Flow,
-        key: &str,
-        id: &str,
-        request: InputRequest,
-    ) -> Result<UrlAnswer, FlowError> {
+    /// The page was not completed in time: `Ok` when it is asked again in the next round (the
+    /// flow suspends on the ask), or a live task's failure, recorded as the flow's.
+    pub(super) fn url_pending(&self, flow: &dyn AskingFlow, key: &str, id: &str) -> Result<(), FlowError> {
         match self {
-            Executor::Replay => flow.suspend(key, request).await,
+            Executor::Replay => Ok(()),
             Executor::Live(live) => Err(flow.fail(live.url_timed_out(key, id))),
             Executor::Task(task) => match task.link() {
                 Some(link) => Err(flow.fail(FlowError::Failed(format!(
@@ -103,7 +131,7 @@ impl Executor {
                     crate::wire::clip(key),
                     link.config.url_completion_timeout
                 )))),
-                None => flow.suspend(key, request).await,
+                None => Ok(()),
             },
         }
     }
@@ -116,8 +144,13 @@ impl Executor {
     /// a completion the store already handed over be lost before it is recorded. A live task keeps
     /// it inline: its session is gone when it is dropped, and a detached wait could outlive it by
     /// minutes; the guard abandons the claim then.
-    pub(super) async fn take_claimed(&self, flow: &Flow, guard: ClaimGuard, id: &str) -> Result<UrlStatus, FlowError> {
-        let store = flow.shared.store.clone();
+    pub(super) async fn take_claimed(
+        &self,
+        flow: &dyn AskingFlow,
+        guard: ClaimGuard,
+        id: &str,
+    ) -> Result<UrlStatus, FlowError> {
+        let store = flow.store().clone();
         let id = id.to_owned();
         // The completion is an effect of the flow, recorded with the answers it followed (as a
         // `once` value is): a fork that changed one of them cannot take it.
@@ -132,7 +165,7 @@ impl Executor {
         let settle = async move {
             match store.take(&id, wait).await {
                 Ok(UrlStatus::Completed(value)) => {
-                    let recorded = super::once::envelope(value.clone(), &history);
+                    let recorded = super::claim::envelope(value.clone(), &history);
                     guard.record(recorded).await.map(|()| UrlStatus::Completed(value))
                 }
                 other => {

@@ -1,7 +1,8 @@
-//! [`Flow`]: what a handler asks through — the form, sampling and roots asks, and the round's
-//! bookkeeping the engine reads when the round ends. URL mode is in `url.rs`, `once` in
-//! `once.rs`, argument completion in `args.rs`; how an ask reaches the client is the executor's
-//! (`exec.rs`), the one place where the ways of running a flow differ.
+//! [`Flow`]: what a handler asks through — the form, sampling and roots asks, the request's
+//! principal, progress and cancellation, and the round's bookkeeping the engine reads when the
+//! round ends. URL mode is in `url.rs`, `once` in `once.rs`, argument completion in `args.rs`, the
+//! form page in `form_page.rs` (each above this file); how an ask reaches the client is the
+//! executor's (`exec.rs`, below it), the one place where the ways of running a flow differ.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,142 +12,18 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::builder::EngineConfig;
-use super::exec::Executor;
+use super::answer::{Answer, FlowError};
+use super::config::EngineConfig;
+use super::context::{AskingFlow, RequestHandle, RequestInfo};
+use super::exec::{Executor, Reply};
+use super::observe::ObservedFlow;
 use super::payload::Payload;
-use super::store::{Slot, Store, StoreError, mint_id};
+use super::store::{Slot, Store, mint_id};
 use crate::Elicit;
 use crate::content::ContentErrors;
 use crate::schema::RequestedSchema;
+use crate::state::digest_arguments;
 use crate::wire::{Capabilities, ElicitAction, ElicitParams, ElicitResult, InputRequest, clip};
-
-/// The answer to a form-mode ask.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answer<T> {
-    /// The user submitted the form; the content passed every check.
-    Accepted(T),
-    /// The user explicitly refused.
-    Declined,
-    /// The user dismissed the form without choosing.
-    Cancelled,
-}
-
-/// The answer to a URL-mode ask.
-#[derive(Debug, Clone, PartialEq)]
-pub enum UrlAnswer {
-    /// The user consented and the out-of-band step finished; the value is what the page recorded.
-    Completed(Value),
-    /// The user refused to open the page.
-    Declined,
-    /// The user dismissed the request (or the client could not open the page).
-    Cancelled,
-}
-
-/// Why a handler could not finish: an ask that could not produce an answer, or the handler's own
-/// error.
-///
-/// `?` converts any `std::error::Error + Send + Sync + 'static` into [`FlowError::Handler`], so a
-/// handler mixes asks and its own fallible work without `map_err`. That blanket conversion is why
-/// `FlowError` does not implement `std::error::Error` itself (as `anyhow::Error` does not): the
-/// two impls would overlap. [`FlowError::source`] gives the cause, and a `FlowError` converts into
-/// `Box<dyn Error + Send + Sync>` where an error trait object is wanted.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum FlowError {
-    /// The client did not declare the capability the ask needs. Handle it (for example fall back
-    /// to another mode), or let it propagate: the request then fails with `-32021` and
-    /// `data.requiredCapabilities` set to `required`.
-    Unsupported {
-        /// The `ClientCapabilities` the ask needs.
-        required: Value,
-    },
-    /// The client's input is malformed or kept failing validation (`-32602`).
-    InvalidInput(String),
-    /// The store failed (`-32603`).
-    Store(StoreError),
-    /// The engine could not run the flow (`-32603`).
-    Failed(String),
-    /// The handler's own error, kept whole. The engine answers it `-32603`; the rmcp adapter makes
-    /// it a tool result with `isError: true`, the model's to read.
-    Handler(Arc<dyn std::error::Error + Send + Sync>),
-}
-
-impl FlowError {
-    /// The handler's own error from anything that converts into a boxed error (a `String`, a
-    /// `&str`, any error type).
-    pub fn handler(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> FlowError {
-        FlowError::Handler(Arc::from(error.into()))
-    }
-
-    /// The underlying cause: the handler's error, or the store's.
-    pub fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            FlowError::Handler(error) => Some(&**error),
-            FlowError::Store(error) => Some(error),
-            _ => None,
-        }
-    }
-}
-
-impl PartialEq for FlowError {
-    /// Handler errors are equal only when they are the same error (one `Arc`).
-    fn eq(&self, other: &FlowError) -> bool {
-        match (self, other) {
-            (FlowError::Unsupported { required: a }, FlowError::Unsupported { required: b }) => a == b,
-            (FlowError::InvalidInput(a), FlowError::InvalidInput(b)) | (FlowError::Failed(a), FlowError::Failed(b)) => {
-                a == b
-            }
-            (FlowError::Store(a), FlowError::Store(b)) => a == b,
-            (FlowError::Handler(a), FlowError::Handler(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
-    }
-}
-
-impl std::fmt::Display for FlowError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FlowError::Unsupported { required } => write!(f, "client capability not declared: {required}"),
-            FlowError::InvalidInput(message) | FlowError::Failed(message) => f.write_str(message),
-            FlowError::Store(error) => write!(f, "{error}"),
-            FlowError::Handler(error) => write!(f, "{error}"),
-        }
-    }
-}
-
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for FlowError {
-    fn from(error: E) -> FlowError {
-        FlowError::Handler(Arc::new(error))
-    }
-}
-
-/// A `FlowError` as an error trait object, for `?` in code that returns one.
-#[derive(Debug)]
-struct FlowFailure(FlowError);
-
-impl std::fmt::Display for FlowFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for FlowFailure {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
-
-impl From<FlowError> for Box<dyn std::error::Error + Send + Sync> {
-    fn from(error: FlowError) -> Self {
-        Box::new(FlowFailure(error))
-    }
-}
-
-impl From<FlowError> for Box<dyn std::error::Error> {
-    fn from(error: FlowError) -> Self {
-        Box::new(FlowFailure(error))
-    }
-}
 
 /// What a suspended round sends: the input requests and the payload to seal.
 pub(super) struct Suspension {
@@ -224,8 +101,8 @@ pub(super) struct Shared {
 pub struct Flow {
     inner: Arc<Mutex<Inner>>,
     pub(super) shared: Arc<Shared>,
-    /// The request served: principal, progress and cancellation (server/context.rs).
-    pub(super) request: super::context::RequestInfo,
+    /// The request served: principal, progress and cancellation (`context.rs`).
+    pub(super) request: RequestInfo,
 }
 
 /// Where an ask found its answer.
@@ -244,6 +121,39 @@ pub(super) struct Running<'f>(&'f Flow);
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.0.lock().running -= 1;
+    }
+}
+
+impl AskingFlow for Flow {
+    fn fail(&self, error: FlowError) -> FlowError {
+        Flow::fail(self, error)
+    }
+
+    fn request(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    fn store(&self) -> &Arc<dyn Store> {
+        &self.shared.store
+    }
+
+    fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    fn history(&self) -> Map<String, Value> {
+        Flow::history(self)
+    }
+}
+
+impl ObservedFlow for Flow {
+    fn id(&self) -> String {
+        self.flow_id()
+    }
+
+    fn read(&self, read: &mut dyn FnMut(&Payload, &Map<String, Value>)) {
+        let inner = self.lock();
+        read(&inner.state, &inner.responses);
     }
 }
 
@@ -273,7 +183,7 @@ impl Flow {
                 form_fallback: None,
             })),
             shared: Arc::new(shared),
-            request: super::context::RequestInfo::default(),
+            request: RequestInfo::default(),
         }
     }
 
@@ -375,6 +285,15 @@ impl Flow {
         self.lock().consumed.insert(key.to_owned(), answer);
     }
 
+    /// The answers this round consumed so far, each as a digest: the history a value computed
+    /// now belongs to.
+    pub(super) fn history(&self) -> Map<String, Value> {
+        let inner = self.lock();
+        let digest =
+            |answer: &Value| digest_arguments(Some(answer)).iter().take(16).map(|b| format!("{b:02x}")).collect();
+        inner.consumed.iter().map(|(key, answer)| (key.clone(), Value::String(digest(answer)))).collect()
+    }
+
     /// Registers an input request and parks the handler for the rest of the round.
     pub(super) async fn suspend<T>(&self, key: &str, request: InputRequest) -> T {
         {
@@ -399,7 +318,10 @@ impl Flow {
         request: InputRequest,
         elicitation_id: Option<&str>,
     ) -> Result<(), FlowError> {
-        let answer = self.shared.exec.ask(self, key, request, elicitation_id).await?;
+        let answer = match self.shared.exec.ask(self, key, &request, elicitation_id).await? {
+            Reply::Answer(answer) => answer,
+            Reply::Suspend => self.suspend(key, request).await,
+        };
         self.lock().responses.insert(key.to_owned(), answer);
         Ok(())
     }
@@ -688,5 +610,72 @@ impl Flow {
                 }
             };
         }
+    }
+}
+
+impl Flow {
+    /// The authenticated principal of the request (as the transport's principal hook found it),
+    /// to which the `requestState` and every URL-mode step of this flow are bound.
+    pub fn principal(&self) -> Option<&str> {
+        self.request.principal.as_deref()
+    }
+
+    /// Sends a progress notification (`progress` so far, of `total` if known) when the client
+    /// asked for progress on this request; otherwise, or without a transport handle, does
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// The transport failed to send it.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), FlowError> {
+        self.request.progress(progress, total, message).await
+    }
+
+    /// Whether the client cancelled this request (`false` without a transport handle).
+    pub fn is_cancelled(&self) -> bool {
+        self.request.handle.as_ref().is_some_and(|handle| handle.is_cancelled())
+    }
+
+    /// Resolves when the client cancels this request: `select!` on it around long work.
+    /// Without a transport handle it never resolves.
+    pub async fn cancelled(&self) {
+        match &self.request.handle {
+            Some(handle) => handle.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// This flow, bound to the request's principal, its ledger records owned by the request's
+    /// [`FlowOwner`](super::store::FlowOwner) (the engine sets both from the request).
+    pub(super) fn with_caller(mut self, request: &super::Request<'_>) -> Self {
+        self.request.principal = request.principal.map(Arc::from);
+        self.request.owner = super::store::FlowOwner::of(request.principal, request.client);
+        self
+    }
+
+    /// This flow, its client having negotiated app-rendered forms or not.
+    #[cfg(feature = "apps")]
+    pub(super) fn with_app_forms(mut self, negotiated: bool) -> Self {
+        self.request.app_forms = negotiated;
+        self
+    }
+
+    /// The `_meta` naming the App that renders a form of `schema`: only for a client that
+    /// negotiated app-rendered forms, and only for a schema the engine offers as an App.
+    #[cfg(feature = "apps")]
+    pub(super) fn app_hint(
+        &self,
+        schema: &crate::schema::RequestedSchema,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        if !self.request.app_forms {
+            return None;
+        }
+        self.shared.app_forms.hint_for(schema)
+    }
+
+    /// This flow, with the transport's handle on its request (progress, cancellation).
+    pub fn with_request_handle(mut self, handle: Arc<dyn RequestHandle>) -> Self {
+        self.request.handle = Some(handle);
+        self
     }
 }

@@ -50,14 +50,48 @@
 //! assert_eq!(text, "Hello, Ada!");
 //! # });
 //! ```
+//!
+//! # Layout
+//!
+//! The files read as layers, leaves first. A module imports only from its own layer and the
+//! layers before it, so no chain of imports loops back (`tests/hygiene` holds both):
+//!
+//! 1. Vocabulary that names nothing of the server: `clock`, `config` ([`EngineConfig`]),
+//!    `payload` (the sealed state), `reask` (the message of a re-ask).
+//! 2. `store`: every store trait and store.
+//! 3. What a round speaks: `answer` ([`Answer`], [`UrlAnswer`], [`FlowError`]), `request`
+//!    ([`Request`], [`Outcome`], [`EngineError`]), `context` (the request's principal and
+//!    transport handle, and what an executor needs of the flow it asks for).
+//! 4. What the flow and the executors call: `claim` (claims of ledger slots), `observe` (the
+//!    metrics hooks), `page_login`.
+//! 5. What a flow holds: the executor of each era — [`session`] (a 2025-era connection, and the
+//!    link that pushes its asks), [`task`] (the Tasks extension's vocabulary, and a running
+//!    task's link), `exec` (the one `Executor` that chooses between them) — and `pages`.
+//! 6. `flow`: the [`Flow`] a handler asks through (form, sampling, roots), over its executor.
+//! 7. The flow's other asks, one job a file: `args` (argument completion), `form_page`, `once`,
+//!    `url`.
+//! 8. `engine`: the [`Engine`], what every round and session shares, and the 2025-era entry point.
+//! 9. The engine's other entry points and its builder: `round` ([`Engine::run`]), `task_calls`
+//!    ([`Engine::run_task`] and `tasks/*`), `builder` ([`EngineBuilder`]).
+//!
+//! Where code calls back up, a narrow trait keeps the imports one-way: the executors reach the
+//! flow they ask for through `context::AskingFlow`, which the flow implements (a replayed ask
+//! answers `Reply::Suspend`, and the flow parks on it), and the metrics hooks read a round's flow
+//! through `observe::ObservedFlow`. A type's methods split by job (`impl Flow` in `url.rs`,
+//! `impl Engine` in `round.rs`) live above the file that defines the type.
 
+mod answer;
 mod args;
 mod builder;
+mod claim;
 mod clock;
+mod config;
 mod context;
 mod engine;
 mod exec;
 mod flow;
+#[cfg(feature = "pages")]
+mod form_page;
 mod observe;
 mod once;
 mod page_login;
@@ -71,13 +105,16 @@ mod round;
 pub mod session;
 pub mod store;
 pub mod task;
+mod task_calls;
 mod url;
 
-pub use builder::{EngineBuilder, EngineConfig};
+pub use answer::{Answer, FlowError, UrlAnswer};
+pub use builder::EngineBuilder;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::EngineConfig;
 pub use context::{Progress, RequestHandle};
 pub use engine::Engine;
-pub use flow::{Answer, Flow, FlowError, UrlAnswer};
+pub use flow::Flow;
 #[cfg(feature = "metrics")]
 pub use observe::FAST_DECLINE;
 pub use page_login::{PageLogin, PageLoginError};

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::flow::FlowError;
+use super::answer::FlowError;
 use super::store::StoreError;
 use crate::state::INVALID_STATE_MESSAGE;
 use crate::wire::{InputRequiredResult, codes};

@@ -10,9 +10,10 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+use super::answer::FlowError;
 use super::engine::Engine;
 use super::exec::Executor;
-use super::flow::{Flow, FlowError, Shared, Suspension};
+use super::flow::{Flow, Shared, Suspension};
 use super::observe;
 use super::payload::Payload;
 use super::request::{EngineError, Outcome, Request};

@@ -3,7 +3,7 @@
 //! A client that opens with `initialize` (2025-06-18 or 2025-11-25) expects the server to push
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` requests while its call is open.
 //! There is nothing to replay on that wire: the engine runs the handler once, as one task, and
-//! each ask of its [`Flow`] becomes a request sent through a [`SessionPeer`] and awaited.
+//! each ask of its [`Flow`](super::Flow) becomes a request sent through a [`SessionPeer`] and awaited.
 //! Everything else — validation by the same parser, invalid answers asked again, URL mode's
 //! out-of-band completion — is the code path the replay model uses.
 //!
@@ -14,7 +14,6 @@
 //! [`SessionStats`] counts tasks and records alive so a deployment (and the tests) can see nothing leaks.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -23,13 +22,13 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::flow::{Flow, FlowError};
+use super::answer::FlowError;
+use super::context::AskingFlow;
 use super::observe::{self, ClientName};
 use super::store::{Store, UrlStatus};
 use crate::wire::{Capabilities, ELICITATION_COMPLETE, InputRequest, Revision, clip};
 
-/// A boxed future returned by [`SessionPeer`] methods (the trait stays object-safe).
-pub type PeerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use super::context::PeerFuture;
 
 /// The client end of a 2025-era connection, as the engine needs it.
 ///
@@ -319,7 +318,7 @@ impl LiveLink {
     /// Sends `request` to the client and awaits its answer, bounded.
     pub(super) async fn ask(
         &self,
-        flow: &Flow,
+        flow: &dyn AskingFlow,
         key: &str,
         request: &InputRequest,
         elicitation_id: Option<&str>,
@@ -370,7 +369,12 @@ impl LiveLink {
     /// notification for the call (sent only when the client gave a `progressToken`), and, while
     /// the URL-mode step `url` is pushed and unanswered, its completion told to the client as
     /// soon as the page records it (the host need not wait for the person to confirm).
-    pub(super) async fn waiting<T>(&self, flow: &Flow, url: Option<&str>, wait: impl Future<Output = T>) -> T {
+    pub(super) async fn waiting<T>(
+        &self,
+        flow: &dyn AskingFlow,
+        url: Option<&str>,
+        wait: impl Future<Output = T>,
+    ) -> T {
         enum Event<T> {
             Done(T),
             Beat,
@@ -392,7 +396,9 @@ impl LiveLink {
                     let beats = self.beats.fetch_add(1, Ordering::SeqCst) + 1;
                     #[allow(clippy::cast_precision_loss, reason = "a count of heartbeats stays far below 2^52")]
                     let progress = beats as f64;
-                    if let Err(error) = flow.progress(progress, None, Some("Waiting for the person to answer")).await {
+                    if let Err(error) =
+                        flow.request().progress(progress, None, Some("Waiting for the person to answer")).await
+                    {
                         tracing::debug!(target: "elicit_runtime", %error, "a heartbeat could not be sent");
                     }
                 }

@@ -10,8 +10,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::flow::{Flow, FlowError, UrlAnswer};
-use super::once::Claimed;
+use super::answer::{FlowError, UrlAnswer};
+use super::claim::Claimed;
+use super::flow::Flow;
 use super::payload::UrlStep;
 use super::store::{Slot, UrlStatus};
 use crate::wire::{ElicitAction, ElicitParams, InputRequest, clip};
@@ -125,7 +126,8 @@ impl Flow {
                             UrlAnswer::Completed(value)
                         }
                         UrlStatus::Pending => {
-                            return self.shared.exec.url_pending(self, key, &step.id, not_completed_yet(&step)).await;
+                            self.shared.exec.url_pending(self, key, &step.id)?;
+                            return self.suspend(key, not_completed_yet(&step)).await;
                         }
                         // Expired or lost: start the step again.
                         UrlStatus::Unknown => {

@@ -66,7 +66,8 @@ fn only_the_executors_tell_the_eras_apart() {
     let mut branches = Vec::new();
     for (path, text) in server_sources().iter().filter(|(path, _)| !executors(path)) {
         for (number, line) in text.lines().enumerate() {
-            let names_an_era = line.contains("Executor::Replay") || line.contains("Executor::Live");
+            let names_an_era =
+                line.contains("Executor::Replay") || line.contains("Executor::Live") || line.contains("Executor::Task");
             if names_an_era && !line.contains("shared(Executor::") {
                 branches.push(format!("{path}:{}: {}", number + 1, line.trim()));
             }

@@ -27,6 +27,22 @@ pub(super) use on::*;
 #[cfg(feature = "metrics")]
 pub(super) use timed::{timed_store, timed_tasks};
 
+use serde_json::{Map, Value};
+
+use super::payload::Payload;
+
+/// A round's flow as the hooks read it. The engine's `Flow` implements it (`flow.rs`): the
+/// executors below the flow call these hooks too, so this module does not name the flow.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code, reason = "read only by the metrics hooks"))]
+pub(super) trait ObservedFlow: Send + Sync + 'static {
+    /// The flow's id, minted now if it has none yet.
+    fn id(&self) -> String;
+
+    /// Calls `read` with the flow's state and this round's answers (`inputResponses`), under the
+    /// flow's lock.
+    fn read(&self, read: &mut dyn FnMut(&Payload, &Map<String, Value>));
+}
+
 /// A decline that comes back sooner than this after its ask was not a person's: it is counted
 /// apart (`elicit_fast_declines_total`), which is how a host that declines on its own shows up.
 ///

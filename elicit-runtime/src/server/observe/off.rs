@@ -6,9 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::server::flow::Flow;
+use super::ObservedFlow;
 use crate::server::request::Request;
-use crate::server::session::Session;
 use crate::server::store::{Store, TaskRecords};
 
 /// Nothing is kept of the client without the feature (a field, not a unit struct, so that the
@@ -30,11 +29,16 @@ impl Round {
         Round
     }
 
-    pub(in crate::server) fn live(_request: &Request<'_>, _session: &Session, _flow: &Flow) -> Self {
+    pub(in crate::server) fn live(
+        _request: &Request<'_>,
+        _era: &'static str,
+        _client: &ClientName,
+        _flow: &impl ObservedFlow,
+    ) -> Self {
         Round
     }
 
-    pub(in crate::server) fn opened(&self, _flow: &Flow, _finished: bool, _now: SystemTime) {}
+    pub(in crate::server) fn opened(&self, _flow: &(impl ObservedFlow + Clone), _finished: bool, _now: SystemTime) {}
 
     pub(in crate::server) async fn watch<T>(&self, round: impl Future<Output = T>) -> T {
         round.await
@@ -44,7 +48,7 @@ impl Round {
         running
     }
 
-    pub(in crate::server) fn ended(&self, _flow: &Flow, _ok: bool) {}
+    pub(in crate::server) fn ended(&self, _flow: &impl ObservedFlow, _ok: bool) {}
 }
 
 pub(in crate::server) fn asked(_era: &'static str, _mode: &'static str, _client: &ClientName) {}

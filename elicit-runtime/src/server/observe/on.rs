@@ -9,11 +9,8 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::{ClientName, FAST_DECLINE};
-use crate::server::flow::Flow;
+use super::{ClientName, FAST_DECLINE, ObservedFlow};
 use crate::server::request::{EngineError, FLOW_CONFLICT, Outcome, Request};
-use crate::server::session::Session;
-use crate::server::task::TaskStart;
 use crate::wire::{ElicitParams, InputRequest, PROTOCOL_VERSION};
 
 /// One round: its span, its era and client, and what it learnt of its flow as it opened.
@@ -30,7 +27,7 @@ struct Seen {
     /// This round's number (0 until the request's state opened).
     round: u32,
     /// The flow, to read its id when the round ends (a first round mints it as it seals).
-    flow: Option<Flow>,
+    flow: Option<Box<dyn ObservedFlow>>,
     /// The flow had finished: this round is answered from its ledger, so counts nothing again.
     replayed: bool,
 }
@@ -59,23 +56,6 @@ impl<R> RoundEnd for Outcome<R> {
     }
 }
 
-impl<R> RoundEnd for TaskStart<R> {
-    fn outcome(&self) -> &'static str {
-        match self {
-            TaskStart::Complete(_) => "complete",
-            TaskStart::InputRequired(_) => "input_required",
-            TaskStart::Task(_) => "task",
-        }
-    }
-
-    fn asks(&self) -> &[(String, InputRequest)] {
-        match self {
-            TaskStart::InputRequired(result) => &result.input_requests,
-            TaskStart::Complete(_) | TaskStart::Task(_) => &[],
-        }
-    }
-}
-
 impl Round {
     fn new(request: &Request<'_>, era: &'static str, client: ClientName) -> Self {
         let span = tracing::info_span!(
@@ -100,10 +80,15 @@ impl Round {
         Round::new(request, PROTOCOL_VERSION, ClientName::from_meta(request.meta))
     }
 
-    /// A call on a 2025-era session: its one round.
-    pub(in crate::server) fn live(request: &Request<'_>, session: &Session, flow: &Flow) -> Self {
-        let round = Round::new(request, session.version.as_str(), session.client.clone());
-        round.span.record("flow", short_hash(&flow.flow_id()));
+    /// A call on a 2025-era session (`era`, the session's revision) from `client`: its one round.
+    pub(in crate::server) fn live(
+        request: &Request<'_>,
+        era: &'static str,
+        client: &ClientName,
+        flow: &impl ObservedFlow,
+    ) -> Self {
+        let round = Round::new(request, era, client.clone());
+        round.span.record("flow", short_hash(&flow.id()));
         round.span.record("round", 1u64);
         *round.seen() = Seen { round: 1, flow: None, replayed: false };
         round
@@ -112,24 +97,25 @@ impl Round {
     /// The round's state opened (`finished`: the flow had finished, the round is answered from
     /// its ledger): its number, and the answers it carries to the last round's asks, timed from
     /// when that round asked to `now`.
-    pub(in crate::server) fn opened(&self, flow: &Flow, finished: bool, now: SystemTime) {
-        let inner = flow.lock();
-        let round = inner.state.round.saturating_add(1);
-        self.span.record("round", u64::from(round));
-        // A first round has asked nothing: answers sent ahead answer no ask.
-        if !finished && !inner.state.flow.is_empty() {
-            let asked_at = inner.state.asked_at;
-            let elapsed =
-                (asked_at != 0).then(|| millis(now).checked_sub(asked_at)).flatten().map(Duration::from_millis);
-            for (key, answer) in &inner.responses {
-                // Sampling and roots results carry no action: they are no elicitation's answer.
-                let Some(action) = answer.get("action").and_then(Value::as_str) else { continue };
-                let mode = if inner.state.urls.contains_key(key) { "url" } else { "form" };
-                answered(self.era, mode, action, &self.client, elapsed);
+    pub(in crate::server) fn opened(&self, flow: &(impl ObservedFlow + Clone), finished: bool, now: SystemTime) {
+        let mut round = 0;
+        flow.read(&mut |state, responses| {
+            round = state.round.saturating_add(1);
+            self.span.record("round", u64::from(round));
+            // A first round has asked nothing: answers sent ahead answer no ask.
+            if !finished && !state.flow.is_empty() {
+                let asked_at = state.asked_at;
+                let elapsed =
+                    (asked_at != 0).then(|| millis(now).checked_sub(asked_at)).flatten().map(Duration::from_millis);
+                for (key, answer) in responses {
+                    // Sampling and roots results carry no action: they are no elicitation's answer.
+                    let Some(action) = answer.get("action").and_then(Value::as_str) else { continue };
+                    let mode = if state.urls.contains_key(key) { "url" } else { "form" };
+                    answered(self.era, mode, action, &self.client, elapsed);
+                }
             }
-        }
-        drop(inner);
-        *self.seen() = Seen { round, flow: Some(flow.clone()), replayed: finished };
+        });
+        *self.seen() = Seen { round, flow: Some(Box::new(flow.clone())), replayed: finished };
     }
 
     /// Runs a 2026-07-28 round in its span, then counts how it ended and the asks it sent.
@@ -150,7 +136,8 @@ impl Round {
         };
         let seen = std::mem::take(&mut *self.seen());
         if let Some(flow) = seen.flow {
-            let id = flow.lock().state.flow.clone();
+            let mut id = String::new();
+            flow.read(&mut |state, _| id.clone_from(&state.flow));
             if !id.is_empty() {
                 self.span.record("flow", short_hash(&id));
             }
@@ -167,8 +154,9 @@ impl Round {
 
     /// A 2025-era call ended (`ok`: it completed). Its rounds: the call, and one per ask the
     /// client answered.
-    pub(in crate::server) fn ended(&self, flow: &Flow, ok: bool) {
-        let answered = flow.lock().state.answers.to_map().len();
+    pub(in crate::server) fn ended(&self, flow: &impl ObservedFlow, ok: bool) {
+        let mut answered = 0;
+        flow.read(&mut |state, _| answered = state.answers.to_map().len());
         let rounds = u32::try_from(answered).unwrap_or(u32::MAX).saturating_add(1);
         self.ended_as(if ok { "complete" } else { "error" }, ok.then_some(rounds));
     }

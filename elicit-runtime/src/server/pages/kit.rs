@@ -12,7 +12,6 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 
 pub use crate::form::escape_html;
-use crate::server::Engine;
 use crate::server::page_login::{PageLogin, PageLoginError};
 use crate::server::store::{StoreError, UrlCompletions, mint_id};
 use crate::state::{Binding, StateSealer};
@@ -274,13 +273,6 @@ impl AntiForgery {
     /// Tokens sealed with `sealer`'s keys, valid for `ttl` (the step's lifetime).
     pub fn new(sealer: &StateSealer, ttl: Duration) -> Self {
         AntiForgery { sealer: sealer.clone().with_ttl(ttl).with_max_token_len(1024) }
-    }
-
-    /// Tokens sealed with `engine`'s keys, valid as long as its URL-mode steps
-    /// ([`EngineConfig::url_ttl`](crate::server::EngineConfig::url_ttl)): what a page of your own
-    /// beside the engine uses.
-    pub fn for_engine(engine: &Engine) -> Self {
-        AntiForgery::new(&engine.sealer, engine.config.url_ttl)
     }
 
     /// A fresh `(nonce, token)` pair for one showing of the page of `step`: the nonce goes into

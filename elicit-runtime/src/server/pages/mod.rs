@@ -1,4 +1,4 @@
-//! Pages the server renders for URL-mode steps (feature `pages`): [`Flow::form_page`] asks for a
+//! Pages the server renders for URL-mode steps (feature `pages`): [`Flow::form_page`](super::Flow::form_page) asks for a
 //! typed form through a page of the server's own, the answer never passing through the client;
 //! the same page stands in for form mode for hosts that open links but draw no forms
 //! ([`EngineBuilder::form_fallback`](super::EngineBuilder::form_fallback)). [`FormPages::router`]
@@ -20,7 +20,6 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::flow::{Answer, Flow, FlowError, UrlAnswer};
 use super::store::UrlCompletions;
 use crate::Elicit;
 use crate::content::ContentErrors;
@@ -53,7 +52,7 @@ fn parse_as<T: Elicit>(content: &Map<String, Value>) -> Result<Map<String, Value
 }
 
 /// What a page link's descriptor says: which form, with which message; for a form cut to the
-/// fields a tool's arguments lacked ([`Flow::complete_args`]), those fields and the values kept.
+/// fields a tool's arguments lacked ([`Flow::complete_args`](super::Flow::complete_args)), those fields and the values kept.
 #[derive(Serialize, Deserialize)]
 struct Descriptor {
     form: String,
@@ -65,9 +64,9 @@ struct Descriptor {
 }
 
 /// A form cut to some of its fields, the others' values kept.
-pub(super) struct Cut {
-    pub(super) only: Vec<String>,
-    pub(super) kept: Map<String, Value>,
+pub(in crate::server) struct Cut {
+    pub(in crate::server) only: Vec<String>,
+    pub(in crate::server) kept: Map<String, Value>,
 }
 
 /// A page's form as its link describes it.
@@ -143,7 +142,7 @@ impl FormPages {
         }
     }
 
-    /// Lets the pages show `T`. [`Flow::form_page`] registers its form as it asks; register the
+    /// Lets the pages show `T`. [`Flow::form_page`](super::Flow::form_page) registers its form as it asks; register the
     /// forms up front when another instance may serve a page before this one asked for it.
     pub fn register<T: Elicit>(&self) -> &Self {
         let name = std::any::type_name::<T>();
@@ -180,7 +179,14 @@ impl FormPages {
     }
 
     /// The link to the page of `step` showing form `form` with `message`.
-    fn link(&self, step: &str, form: &str, message: &str, cut: Option<&Cut>, principal: Option<&str>) -> String {
+    pub(in crate::server) fn link(
+        &self,
+        step: &str,
+        form: &str,
+        message: &str,
+        cut: Option<&Cut>,
+        principal: Option<&str>,
+    ) -> String {
         let descriptor = Descriptor {
             form: form.to_owned(),
             message: message.to_owned(),
@@ -225,79 +231,5 @@ fn descriptor_binding(step: &str) -> Binding<'_> {
         name: step,
         arguments_digest: [0; 32],
         audience: kit::AUDIENCE,
-    }
-}
-
-impl Flow {
-    /// Asks for a `T` through a form page the server renders (URL mode): the user fills it in the
-    /// browser, the page validates it with `T`'s own parser and records it as the step's
-    /// completion, and it comes back typed, like [`Flow::form`]. The answer never passes through
-    /// the client: the way to ask for passwords, card data and API keys, which the spec keeps out
-    /// of form mode. The page's Decline and Cancel buttons, and the client's, give
-    /// [`Answer::Declined`] and [`Answer::Cancelled`].
-    ///
-    /// Needs [`EngineBuilder::form_pages`](super::EngineBuilder::form_pages), the pages' routes
-    /// served ([`FormPages::router`]) and a client that declares URL mode.
-    ///
-    /// # Errors
-    ///
-    /// As [`Flow::url`]; [`FlowError::Failed`] when the engine has no form pages.
-    pub async fn form_page<T: Elicit>(&self, key: &str, message: &str) -> Result<Answer<T>, FlowError> {
-        self.page_ask::<T>(key, message, None).await
-    }
-
-    /// [`Flow::form_page`], the form cut to some fields when `cut` says so.
-    pub(super) async fn page_ask<T: Elicit>(
-        &self,
-        key: &str,
-        message: &str,
-        cut: Option<Cut>,
-    ) -> Result<Answer<T>, FlowError> {
-        let Some(pages) = self.shared.pages.clone() else {
-            return Err(self.fail(FlowError::Failed(
-                "form pages are not configured on this engine (EngineBuilder::form_pages)".to_owned(),
-            )));
-        };
-        pages.register::<T>();
-        let principal = self.principal().map(str::to_owned);
-        let form = std::any::type_name::<T>();
-        let answer =
-            self.url(key, message, |step| pages.link(step, form, message, cut.as_ref(), principal.as_deref())).await?;
-        let recorded = match answer {
-            UrlAnswer::Declined => return Ok(Answer::Declined),
-            UrlAnswer::Cancelled => return Ok(Answer::Cancelled),
-            UrlAnswer::Completed(recorded) => recorded,
-        };
-        match recorded.get("action").and_then(Value::as_str) {
-            Some("accept") => {
-                let empty = Map::new();
-                let content = recorded.get("content").and_then(Value::as_object).unwrap_or(&empty);
-                T::from_content(content).map(Answer::Accepted).map_err(|errors| {
-                    self.fail(FlowError::Failed(format!("the page recorded an answer its form refuses: {errors}")))
-                })
-            }
-            Some("decline") => Ok(Answer::Declined),
-            _ => Ok(Answer::Cancelled),
-        }
-    }
-
-    /// Whether `flow.form` asks through the page: the client declared URL mode but not form mode,
-    /// and the engine's pages fall back.
-    pub(super) fn asks_through_page(&self) -> bool {
-        let capabilities = self.capabilities();
-        !capabilities.form
-            && capabilities.url
-            && self.shared.pages.as_ref().is_some_and(|pages| self.lock().form_fallback.unwrap_or(pages.fallback()))
-    }
-}
-
-impl Flow {
-    /// Decides for this flow (this tool) whether [`Flow::form`] asks through the form page when
-    /// the client declares URL mode but not form mode, whatever the engine's
-    /// [`EngineBuilder::form_fallback`](super::EngineBuilder::form_fallback) says. Every clone of
-    /// the flow shares the choice.
-    pub fn form_fallback(&self, on: bool) -> &Self {
-        self.lock().form_fallback = Some(on);
-        self
     }
 }

@@ -11,17 +11,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use super::TaskConfig;
+use crate::server::answer::FlowError;
 use crate::server::clock::Clock;
-use crate::server::context::{Progress, RequestHandle};
-use crate::server::flow::{Flow, FlowError};
+use crate::server::context::{AskingFlow, PeerFuture, Progress, RequestHandle};
 use crate::server::request::EngineError;
-use crate::server::session::PeerFuture;
 use crate::server::store::{TaskRecord, TaskRecords, millis, millis_of};
 use crate::wire::tasks::TaskStatus;
 use crate::wire::{InputRequest, clip};
 
 /// The handler's future, run in the background once the call became a task.
-pub(super) type TaskFuture = Pin<Box<dyn Future<Output = Result<Value, FlowError>> + Send>>;
+pub(in crate::server) type TaskFuture = Pin<Box<dyn Future<Output = Result<Value, FlowError>> + Send>>;
 
 /// What the `Task` executor holds: nothing while the call is still a Multi Round-Trip round (asks
 /// suspend it, as replayed), the task's link once the call became a task.
@@ -36,12 +35,12 @@ impl TaskExec {
         self.link.get()
     }
 
-    pub(super) fn attach(&self, link: Arc<TaskLink>) {
+    pub(in crate::server) fn attach(&self, link: Arc<TaskLink>) {
         let _ = self.link.set(link);
     }
 
     /// The request handle a task's flow reports progress and sees cancellation through.
-    pub(super) fn handle(&self) -> Arc<dyn RequestHandle> {
+    pub(in crate::server) fn handle(&self) -> Arc<dyn RequestHandle> {
         Arc::new(TaskHandle(self.link.clone()))
     }
 }
@@ -60,7 +59,7 @@ pub(in crate::server) struct TaskLink {
 }
 
 impl TaskLink {
-    pub(super) fn new(
+    pub(in crate::server) fn new(
         record: TaskRecord,
         records: Arc<dyn TaskRecords>,
         clock: Arc<dyn Clock>,
@@ -144,9 +143,9 @@ impl TaskLink {
     /// Makes `request` an input request of the task under a fresh key, and waits for its answer.
     pub(in crate::server) async fn ask(
         &self,
-        flow: &Flow,
+        flow: &dyn AskingFlow,
         key: &str,
-        request: InputRequest,
+        request: &InputRequest,
     ) -> Result<Value, FlowError> {
         let wire = self.fresh_key(key);
         let json = request.to_json();
@@ -246,7 +245,13 @@ impl RequestHandle for TaskHandle {
 /// Runs a task's handler to its end in the background, renewing the lease, and records how it
 /// ended: `completed` with the result, `failed` with the JSON-RPC error, `cancelled` when
 /// `tasks/cancel` came first (the handler then has [`TaskConfig::cancel_grace`] to stop).
-pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFuture) {
+/// `take_fatal` takes the error that failed the flow whatever the handler did with it, once the
+/// handler is gone.
+pub(in crate::server) async fn drive(
+    link: Arc<TaskLink>,
+    take_fatal: impl FnOnce() -> Option<FlowError>,
+    mut handler: TaskFuture,
+) {
     let renew_every = link.config.lease / 3;
     let lease = async {
         loop {
@@ -280,7 +285,7 @@ pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFutu
         return;
     };
     drop(handler);
-    match flow.take_fatal().map_or(finished, Err) {
+    match take_fatal().map_or(finished, Err) {
         Ok(result) => link.finish(TaskStatus::Completed, Some(result), None).await,
         Err(error) => {
             let error = EngineError::from(error);
@@ -290,29 +295,6 @@ pub(super) async fn drive(link: Arc<TaskLink>, flow: Flow, mut handler: TaskFutu
                 json["data"] = data;
             }
             link.finish(TaskStatus::Failed, Some(json), Some(message)).await;
-        }
-    }
-}
-
-impl Flow {
-    /// Marks the start of the handler's long work: a call to a task-capable tool from a client
-    /// that declares the Tasks extension becomes a task here (answered `resultType: "task"`; the
-    /// handler carries on in the background, its asks becoming the task's input requests). Any
-    /// other call goes straight on. Without it a call becomes a task at its first wait that is
-    /// not an ask; with it, a handler that asks at once still runs its asks inside the task.
-    pub async fn background(&self) {
-        let detaching = matches!(&self.shared.exec, crate::server::exec::Executor::Task(exec) if exec.link().is_none());
-        if detaching {
-            let mut yielded = false;
-            std::future::poll_fn(|cx| {
-                if yielded {
-                    return std::task::Poll::Ready(());
-                }
-                yielded = true;
-                cx.waker().wake_by_ref();
-                std::task::Poll::Pending
-            })
-            .await;
         }
     }
 }

@@ -10,10 +10,14 @@
 //! `tasks/cancel` resolves [`Flow::cancelled`](super::Flow::cancelled). Asks made before that point
 //! are MRTR rounds, so a tool may ask before it decides to run long (input before task creation).
 //!
-//! Task records live in a [`TaskRecords`] store shared by every instance that serves the same
+//! Task records live in a [`TaskRecords`](super::store::TaskRecords) store shared by every instance that serves the same
 //! clients: `tasks/get`, `tasks/update` and `tasks/cancel` work on any of them. The instance that
 //! runs the handler renews a lease on its record; a task whose lease passed (its instance died)
 //! reads `failed`, never `working` forever.
+//!
+//! This module holds the extension's vocabulary and a running task's link (the `Task` executor's
+//! state, below the flow); the engine's entry points, [`Engine::run_task`](super::Engine::run_task)
+//! and the `tasks/*` requests, sit above the engine (`server/task_calls.rs`).
 
 mod link;
 mod start;
@@ -22,14 +26,12 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-pub(super) use link::TaskExec;
+pub(super) use link::{TaskExec, TaskFuture, TaskLink, drive};
 pub(crate) use start::AnonymousTasks;
 pub use start::TaskStart;
 
-use super::engine::Engine;
-use super::request::EngineError;
-use super::store::{TaskRecord, TaskRecords, TaskView, millis, millis_of};
-use crate::wire::{codes, parse_input_responses};
+use super::store::{TaskRecord, TaskView, millis_of};
+use crate::wire::codes;
 
 /// Whether a tool may run as a task (the extension's optional and required task support).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -141,7 +143,7 @@ pub struct TaskSnapshot {
 }
 
 impl TaskSnapshot {
-    fn of(view: &TaskView) -> TaskSnapshot {
+    pub(in crate::server) fn of(view: &TaskView) -> TaskSnapshot {
         let record = &view.record;
         let mut input_requests = record.input_requests.clone();
         input_requests.retain(|key, _| !view.answered.contains(key));
@@ -213,119 +215,6 @@ pub(super) fn iso8601(ms: u64) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
-}
-
-/// The `-32602` of a task id that names no task this caller may see.
-fn not_found() -> EngineError {
-    EngineError::invalid_params("Failed to retrieve task: Task not found")
-}
-
-/// The error a task reads when the instance running it stopped renewing its lease.
-fn abandoned(lease: Duration) -> Value {
-    json!({"code": codes::INTERNAL_ERROR, "message": format!(
-        "the server instance running this task stopped (its lease of {} s passed without renewal); call the tool again",
-        lease.as_secs()
-    )})
-}
-
-impl Engine {
-    /// The tunables of tasks ([`EngineBuilder::task_config`](super::EngineBuilder::task_config)).
-    pub fn task_config(&self) -> &TaskConfig {
-        &self.task_config
-    }
-
-    /// The task store ([`EngineBuilder::tasks`](super::EngineBuilder::tasks)).
-    pub fn task_records(&self) -> &std::sync::Arc<dyn TaskRecords> {
-        &self.tasks
-    }
-
-    /// The task `id` as `principal` may see it, or `-32602`; a task whose lease passed is
-    /// recorded `failed` first.
-    async fn task_view(&self, id: &str, principal: Option<&str>) -> Result<TaskView, EngineError> {
-        let now = millis(self.clock.now());
-        let view = self.tasks.load(id).await.map_err(EngineError::from)?;
-        let Some(mut view) = view.filter(|v| v.record.owner.as_deref() == principal) else {
-            return Err(not_found());
-        };
-        if view.record.expired(now) {
-            return Err(EngineError::invalid_params("Failed to retrieve task: Task has expired"));
-        }
-        if !view.record.status.is_terminal() && now >= view.record.lease_until_ms {
-            let mut record = view.record.clone();
-            record.status = TaskStatus::Failed;
-            record.outcome = Some(abandoned(self.task_config.lease));
-            record.status_message = Some("the server instance running this task stopped".to_owned());
-            record.input_requests.clear();
-            record.updated_ms = now;
-            // Best effort: a failure to record it leaves the next read to try again.
-            match self.tasks.save(&record).await {
-                Ok(true) => view.record = record,
-                Ok(false) => {
-                    if let Ok(Some(again)) = self.tasks.load(id).await {
-                        view = again;
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(target: "elicit_runtime", %error, "could not record an abandoned task as failed");
-                    view.record = record;
-                }
-            }
-        }
-        Ok(view)
-    }
-
-    /// `tasks/get`: the task `id` as `principal` may see it.
-    ///
-    /// # Errors
-    ///
-    /// `-32602` for an id that names no task of this principal, or an expired one; `-32603` when
-    /// the task store fails.
-    pub async fn task_get(&self, id: &str, principal: Option<&str>) -> Result<TaskSnapshot, EngineError> {
-        self.task_view(id, principal).await.map(|view| TaskSnapshot::of(&view))
-    }
-
-    /// `tasks/update`: records the answers to outstanding input requests of task `id`; keys not
-    /// outstanding (never asked, already answered, malformed map entries for them) are ignored.
-    /// The running handler is woken, on whichever instance it runs.
-    ///
-    /// # Errors
-    ///
-    /// As [`Engine::task_get`], and `-32602` when `inputResponses` is not an object.
-    pub async fn task_update(
-        &self,
-        id: &str,
-        principal: Option<&str>,
-        input_responses: Option<&Value>,
-    ) -> Result<(), EngineError> {
-        let responses = parse_input_responses(input_responses)
-            .map_err(|e| EngineError::invalid_params(e.to_string()))?
-            .cloned()
-            .unwrap_or_default();
-        let view = self.task_view(id, principal).await?;
-        if view.record.status.is_terminal() {
-            return Ok(());
-        }
-        let mut fresh = responses;
-        fresh.retain(|key, _| view.record.input_requests.contains_key(key) && !view.answered.contains(key));
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        self.tasks.answer(id, fresh).await.map_err(EngineError::from)
-    }
-
-    /// `tasks/cancel`: asks the handler of task `id` to stop (it sees
-    /// [`Flow::cancelled`](super::Flow::cancelled)); a terminal task is acknowledged as is.
-    ///
-    /// # Errors
-    ///
-    /// As [`Engine::task_get`].
-    pub async fn task_cancel(&self, id: &str, principal: Option<&str>) -> Result<(), EngineError> {
-        let view = self.task_view(id, principal).await?;
-        if view.record.status.is_terminal() || view.cancel_requested {
-            return Ok(());
-        }
-        self.tasks.cancel(id).await.map_err(EngineError::from)
-    }
 }
 
 #[cfg(test)]
