@@ -181,9 +181,10 @@ impl SqliteStoreBuilder {
 ///
 /// # Bounded
 ///
-/// The same caps as the other stores (URL-mode steps, flows, steps per principal, task records);
-/// expiry through an index of deadlines, a few expired records swept per transaction, never a
-/// scan.
+/// The same caps as the other stores (URL-mode steps, flows, steps per principal, flows per
+/// owner, task records); expiry through an index of deadlines, a few expired records swept per
+/// transaction, never a scan. A file an earlier version wrote is brought to this version's
+/// schema when it opens (schema 2 gave flows an owner); a file of a later version is refused.
 ///
 /// ```
 /// use std::sync::Arc;
