@@ -221,3 +221,15 @@ impl pages::kit::AntiForgery {
         Self::new(&engine.sealer, engine.config.url_ttl)
     }
 }
+
+/// The page kit's approval page on an engine's store and keys: beside the engine, like
+/// [`AntiForgery::for_engine`](pages::kit::AntiForgery::for_engine).
+#[cfg(feature = "pages")]
+impl pages::kit::ApprovalPage {
+    /// The approval page of `engine`'s URL-mode steps at `{path}/{id}` (`path` like `/approve`;
+    /// a missing leading `/` is added, a trailing one dropped). Decisions go to the engine's
+    /// store, forms are sealed with its keys: instances sharing both serve each other's pages.
+    pub fn new(engine: &Engine, path: &str) -> Self {
+        Self::on(engine.url_completions(), pages::kit::AntiForgery::for_engine(engine), path)
+    }
+}
