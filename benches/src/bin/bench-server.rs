@@ -23,7 +23,7 @@ use std::sync::Arc;
 use elicit_benches::rmcp_by_hand;
 use elicit_benches::server::bench_server_on;
 use elicit_runtime::rmcp::serve_http;
-use elicit_runtime::server::store::SqliteStore;
+use elicit_runtime::server::store::{DEFAULT_MAX_RECORDS, SqliteStore};
 
 const USAGE: &str = "usage: bench-server [--listen ADDR] [--threads N] [--server ours|rmcp|rmcp-pushed] [--max-sessions S] [--store memory|sqlite:PATH] [--heartbeat-ms MS]";
 
@@ -74,7 +74,10 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build();
     let runtime = runtime.unwrap_or_else(|e| exit(&format!("tokio: {e}")));
     let store = sqlite.map(|path| {
-        let opened = runtime.block_on(SqliteStore::open(path));
+        // As in the in-process store (`bench_server_on`): one anonymous load generator stands for
+        // many people, so its flows may fill the store's cap, not only one owner's quota of it.
+        let builder = SqliteStore::builder(path).max_flow_records_per_principal(DEFAULT_MAX_RECORDS);
+        let opened = runtime.block_on(builder.open());
         Arc::new(opened.unwrap_or_else(|e| exit(&format!("bench-server: {e}"))))
     });
     let ours = matches!(which, Which::Ours);

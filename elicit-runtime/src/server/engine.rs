@@ -138,7 +138,7 @@ impl Engine {
             Map::new(),
             self.shared(Executor::Live(Box::new(link))),
         )
-        .with_principal(request.principal);
+        .with_caller(request);
         #[cfg(feature = "apps")]
         let flow = flow.with_app_forms(session.app_forms);
         let round = observe::Round::live(request, session.version.as_str(), &session.client, &flow);
