@@ -5,24 +5,30 @@
 #                                    # the first release build and the peer installs)
 #   scripts/bench.sh --only tasks    # just the task against MRTR, same flow (~1 minute once built)
 #
-# 1. criterion micro-benchmarks (schema, parse, request_state) with criterion's default timings;
+# 1. criterion micro-benchmarks (schema, parse, request_state, and the form page: rendering it and
+#    reading its POST, form_page) with criterion's default timings;
 # 2. allocations per call and sealed sizes (`alloc_count`; a seal + open counted together);
 # 3. the store bench (benches/benches/store.rs): the in-process store with 500,000 live records,
 #    replayed rounds, and a replayed round that reaches a `once` with $GROWTH_RECORDS live ledger
 #    records in the store (written through the store's own `FlowLedger::finish`, many at a time:
 #    1,000,000 take a few seconds in-process and about half a minute on Redis here; the times are
 #    in growth/prefill.json); the replayed rounds on a SQLite file too; then all of it again on a
-#    redis-server started here on loopback;
+#    redis-server started here on loopback; then one Redis against a Redis Cluster of three masters
+#    started here (benches/benches/cluster.rs: the replayed `once` round, flows/s through the
+#    engine, and a completion's wake-up, PUBLISH against SPUBLISH, with redis-benchmark);
 # 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
 #    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours and rmcp by hand again
 #    with one request in flight; a task of the Tasks extension with one input request against the
 #    same flow as Multi Round-Trip Requests, on one server in one load run, their trials
-#    alternating; then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as
+#    alternating; our two-round flows on the in-process store and on a SQLite file, back to back;
+#    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as
 #    `elicitation/create`), ours against the official TypeScript SDK v1
 #    (benches/peers/typescript_v1_server.mjs) and rmcp by hand (the form pushed with rmcp's own
 #    peer), and the memory each holds per parked 2025-era flow (`bench-park`, $PARKED flows parked
-#    at once, a fresh server);
+#    at once, a fresh server); then what heartbeats cost parked flows: ours with $HEARTBEAT_PARKED
+#    flows parked whose calls carry a progressToken, held $HEARTBEAT_HOLD s, heartbeats every
+#    $HEARTBEAT_MS ms against none, a fresh server each (server CPU over the hold, RSS);
 # 5. cost growth (about 1.5 minutes more): two-round flows/s and server CPU per flow of ours
 #    (2 threads) at concurrency $GROWTH_CONCURRENCY, a fresh server per point, $GROWTH_TRIALS trials
 #    of $GROWTH_SECONDS s each (a curve: fewer and shorter trials than the rows above); and our
@@ -38,6 +44,7 @@
 # the growth curves' reports); with `--only tasks`, to target/bench-results/tasks/ (report.md and
 # ours-tasks.json), nothing else run.
 # Tunables (environment): CONCURRENCY (32), TRIALS (5), TRIAL_SECONDS (3), PARKED (10000),
+# HEARTBEAT_PARKED (2000), HEARTBEAT_MS (1000), HEARTBEAT_HOLD (10),
 # GROWTH_CONCURRENCY ("1 8 32 128"), GROWTH_TRIALS (3), GROWTH_SECONDS (3),
 # GROWTH_PARKED ("1000 10000 50000"), GROWTH_RECORDS ("10000,1000000").
 #
@@ -66,6 +73,9 @@ concurrency="${CONCURRENCY:-32}"
 trials="${TRIALS:-5}"
 trial_seconds="${TRIAL_SECONDS:-3}"
 parked="${PARKED:-10000}"
+heartbeat_parked="${HEARTBEAT_PARKED:-2000}"
+heartbeat_ms="${HEARTBEAT_MS:-1000}"
+heartbeat_hold="${HEARTBEAT_HOLD:-10}"
 growth_concurrency="${GROWTH_CONCURRENCY:-1 8 32 128}"
 growth_trials="${GROWTH_TRIALS:-3}"
 growth_seconds="${GROWTH_SECONDS:-3}"
@@ -116,7 +126,7 @@ if [[ "$only" == tasks ]]; then
     exit "$tasks_failed"
 fi
 
-rm -rf "$out" target/criterion/schema target/criterion/parse target/criterion/request_state
+rm -rf "$out" target/criterion/schema target/criterion/parse target/criterion/request_state target/criterion/form_page
 mkdir -p "$out/e2e" "$out/growth"
 
 log "building (release)"
@@ -164,7 +174,8 @@ cp benches/peers/typescript_v1_server.mjs benches/peers/peer_http.mjs "$peers/ts
 } >"$out/e2e/versions.txt"
 
 log "micro-benchmarks (criterion)"
-cargo bench -p elicit-benches --bench schema --bench parse --bench request_state 2>&1 | tee "$out/criterion.log" >&2
+cargo bench -p elicit-benches --bench schema --bench parse --bench request_state --bench form_page 2>&1 |
+    tee "$out/criterion.log" >&2
 target/release/alloc_count >"$out/allocs.json"
 
 # The store benchmark (BENCHMARKS.md, "Completion store and exactly-once bookkeeping"): the in-process store
@@ -195,7 +206,7 @@ fi
 # machine a replica's CPU would be taken from the masters, and one Redis has none either), all
 # started here on loopback in the same run; then the cost of a completion's wake-up on the cluster, a
 # `PUBLISH` (every node relays it: what the store uses) against a sharded `SPUBLISH`
-# (redis-benchmark, $out/cluster-publish.txt). Skipped without redis-server.
+# (redis-benchmark, $out/e2e/cluster-publish.txt). Skipped without redis-server.
 if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
     log "one Redis against a Redis Cluster"
     cluster_dir="$(mktemp -d)"
@@ -220,7 +231,7 @@ if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>
     done
     ELICIT_BENCH_REDIS="redis://127.0.0.1:6391" \
         ELICIT_BENCH_REDIS_CLUSTER="redis+cluster://$(IFS=,; echo "${cluster_nodes[*]}")" \
-        ELICIT_BENCH_CLUSTER_OUT="$out/cluster.json" CONCURRENCY="$concurrency" TRIALS=3 TRIAL_SECONDS="$trial_seconds" \
+        ELICIT_BENCH_CLUSTER_OUT="$out/e2e/cluster.json" CONCURRENCY="$concurrency" TRIALS=3 TRIAL_SECONDS="$trial_seconds" \
         cargo bench -p elicit-benches --bench cluster 2>&1 | tee "$out/cluster.log" >&2 || true
     # SPUBLISH is answered by the master of the channel's slot only (the others answer MOVED).
     channel=elicit:url-completed
@@ -233,7 +244,7 @@ if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>
         echo "PUBLISH on one Redis (requests/s and latencies, ms): $(publish 6391 PUBLISH)"
         echo "PUBLISH on the cluster: $(publish "$owner" PUBLISH)"
         echo "SPUBLISH on the cluster: $(publish "$owner" SPUBLISH)"
-    } >"$out/cluster-publish.txt" 2>&1 || true
+    } >"$out/e2e/cluster-publish.txt" 2>&1 || true
     kill "${cluster_pids[@]}" 2>/dev/null || true
     wait "${cluster_pids[@]}" 2>/dev/null || true
     rm -rf "$cluster_dir"
@@ -306,7 +317,7 @@ log "open-file limit: $(ulimit -n)"
 # run_park NAME PORT FLOWS FIRST_SOURCE REPORT COMMAND...: serve, park FLOWS flows with connections
 # from loopback addresses from FIRST_SOURCE on (a range per run, so that no run meets the ports
 # another left in TIME_WAIT), stop. REPORT gets bench-park's JSON; on failure REPORT is removed,
-# and REPORT's .err says why.
+# and REPORT's .err says why. $park_options (if set) go to bench-park as they are.
 run_park() {
     local name="$1" port="$2" flows="$3" source="$4" report="$5"
     shift 5
@@ -315,7 +326,7 @@ run_park() {
     start_server "$name" "${report%.json}-server.log" "$@"
     wait_for_port "$port"
     if target/release/bench-park --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" --flows "$flows" \
-        --per-session 16 --first-source "$source" >"$report" 2>"$err"; then
+        --per-session 16 --first-source "$source" ${park_options:-} >"$report" 2>"$err"; then
         rm -f "$err"
     else
         rm -f "$report"
@@ -329,6 +340,18 @@ run_park typescript-v1 8950 "$parked" 127.0.2.1 "$out/e2e/typescript-v1-park.jso
     node "$peers/ts-v1/typescript_v1_server.mjs" 8950
 run_park rmcp 8953 "$parked" 127.0.3.1 "$out/e2e/rmcp-park.json" \
     target/release/bench-server --listen 127.0.0.1:8953 --threads 2 --server rmcp-pushed
+
+# What heartbeats cost parked flows (docs/server.md, "A person slower than the host's timeout"):
+# ours with $heartbeat_parked flows parked, each call carrying a progressToken, held
+# $heartbeat_hold s after the RSS is sampled; the server's CPU over the hold, heartbeats every
+# $heartbeat_ms ms against none (period 0), a fresh server each.
+echo "{\"period_ms\": $heartbeat_ms}" >"$out/e2e/heartbeat.json"
+park_options="--progress --hold $heartbeat_hold" run_park heartbeat-on 8957 "$heartbeat_parked" 127.0.4.1 \
+    "$out/e2e/heartbeat-on-park.json" target/release/bench-server --listen 127.0.0.1:8957 --threads 2 \
+    --max-sessions "$park_sessions" --heartbeat-ms "$heartbeat_ms"
+park_options="--progress --hold $heartbeat_hold" run_park heartbeat-off 8958 "$heartbeat_parked" 127.0.5.1 \
+    "$out/e2e/heartbeat-off-park.json" target/release/bench-server --listen 127.0.0.1:8958 --threads 2 \
+    --max-sessions "$park_sessions" --heartbeat-ms 0
 
 # Cost growth: two-round flows/s and server CPU per flow against concurrency, a fresh server per
 # point (no point inherits the ledger records an earlier one left), the load generator reading the

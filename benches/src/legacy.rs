@@ -48,6 +48,7 @@ pub struct Messages {
     response: Option<reqwest::Response>,
     sse: bool,
     buffer: String,
+    progress: usize,
 }
 
 impl Messages {
@@ -57,7 +58,7 @@ impl Messages {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        Messages { response: Some(response), sse, buffer: String::new() }
+        Messages { response: Some(response), sse, buffer: String::new(), progress: 0 }
     }
 
     /// The next JSON-RPC message; an error when the reply ended or went silent first.
@@ -97,14 +98,23 @@ impl Messages {
         }
     }
 
-    /// The next message that is not a notification (progress, logging, ... are skipped).
+    /// The next message that is not a notification (progress, logging, ... are skipped; the
+    /// `notifications/progress` among them counted, [`Messages::progress`]).
     pub async fn next_with_id(&mut self) -> Result<Value, String> {
         loop {
             let message = self.next().await?;
             if message.get("id").is_some() {
                 return Ok(message);
             }
+            if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                self.progress += 1;
+            }
         }
+    }
+
+    /// The `notifications/progress` skipped so far.
+    pub fn progress(&self) -> usize {
+        self.progress
     }
 }
 
@@ -156,9 +166,18 @@ impl Session {
 
     /// Starts `tools/call tool`; its JSON-RPC id and the call's stream.
     pub async fn call(&self, tool: &str) -> Result<(u64, Messages), String> {
+        self.call_with(tool, false).await
+    }
+
+    /// [`Session::call`], with a `progressToken` in the call's `_meta` when `progress` is set: the
+    /// client asks for progress, so a server that sends heartbeats sends them on this call.
+    pub async fn call_with(&self, tool: &str, progress: bool) -> Result<(u64, Messages), String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let call =
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let mut params = json!({"name": tool, "arguments": {}});
+        if progress {
+            params["_meta"] = json!({"progressToken": format!("progress-{id}")});
+        }
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
         let response = request(&self.http, &self.endpoint, Some(&self.id), &call)
             .send()
             .await
@@ -174,7 +193,13 @@ impl Session {
     /// Starts a flow of [`FLOW_TOOL`] and reads it up to its pushed ask; the call parked on the
     /// server, waiting for [`Parked::finish`].
     pub async fn start_flow(&self) -> Result<Parked, String> {
-        let (call_id, mut messages) = self.call(FLOW_TOOL).await?;
+        self.start_flow_with(false).await
+    }
+
+    /// [`Session::start_flow`], the call asking for progress when `progress` is set
+    /// ([`Session::call_with`]).
+    pub async fn start_flow_with(&self, progress: bool) -> Result<Parked, String> {
+        let (call_id, mut messages) = self.call_with(FLOW_TOOL, progress).await?;
         let ask = messages.next_with_id().await?;
         if ask.get("method").and_then(Value::as_str) != Some("elicitation/create") {
             return Err(format!("the call's first message is not elicitation/create: {ask}"));
@@ -185,7 +210,7 @@ impl Session {
 
     /// One whole flow, every message checked.
     pub async fn flow(&self, name: &str) -> Result<(), String> {
-        self.start_flow().await?.finish(self, name).await
+        self.start_flow().await?.finish(self, name).await.map(|_| ())
     }
 
     /// `DELETE` of the session (best effort).
@@ -210,8 +235,9 @@ pub struct Parked {
 }
 
 impl Parked {
-    /// Answers the ask with `name` and checks the call's result greets it.
-    pub async fn finish(mut self, session: &Session, name: &str) -> Result<(), String> {
+    /// Answers the ask with `name` and checks the call's result greets it; the
+    /// `notifications/progress` the call carried meanwhile, counted.
+    pub async fn finish(mut self, session: &Session, name: &str) -> Result<usize, String> {
         let answer =
             json!({"jsonrpc": "2.0", "id": self.ask_id, "result": {"action": "accept", "content": {"name": name}}});
         session.send(&answer).await?;
@@ -226,7 +252,7 @@ impl Parked {
         if !greeting.contains(name) {
             return Err(format!("the call greets someone else: {greeting}"));
         }
-        Ok(())
+        Ok(self.messages.progress())
     }
 }
 
@@ -262,6 +288,15 @@ pub struct ParkReport {
     pub server_open_files: usize,
     /// How long parking every flow took, from the first call to the last ask received.
     pub parking_seconds: f64,
+    /// How long the flows were then held parked ([`ParkPlan::hold`]), and the server's CPU time
+    /// (user + system) and RSS over that hold; zero without one.
+    pub hold_seconds: f64,
+    /// The server's CPU time over the hold, in seconds.
+    pub hold_cpu_seconds: f64,
+    /// The server's RSS at the end of the hold, in bytes (its RSS with the flows parked without one).
+    pub rss_held: u64,
+    /// The `notifications/progress` all the calls carried, from their first message to their result.
+    pub progress_received: usize,
 }
 
 /// Where [`park`] parks its flows and reads the server's figures.
@@ -283,6 +318,11 @@ pub struct ParkPlan {
     /// holds a connection, so a large run spreads its connections over several loopback addresses
     /// (`127.0.0.0/8` is all loopback on Linux).
     pub sources: Vec<IpAddr>,
+    /// Whether each call carries a `progressToken` (a server's heartbeats then reach it).
+    pub progress: bool,
+    /// How long to hold every flow parked after the RSS is sampled, the server's CPU time read
+    /// around it (zero: no hold).
+    pub hold: Duration,
 }
 
 /// Files a run of `flows` parked flows needs open, on each side: a connection per parked call,
@@ -379,13 +419,14 @@ pub async fn park(plan: &ParkPlan) -> Result<ParkReport, String> {
     let (parked_tx, mut parked_rx) = tokio::sync::mpsc::unbounded_channel::<Result<(), String>>();
     let (release_tx, release_rx) = tokio::sync::watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
+    let progress = plan.progress;
     for flow in 0..flows {
         let session = Arc::clone(&open[flow % sessions]);
         let (gate, parked_tx, mut release_rx) = (Arc::clone(&gate), parked_tx.clone(), release_rx.clone());
         tasks.spawn(async move {
             let started = {
                 let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-                session.start_flow().await
+                session.start_flow_with(progress).await
             };
             let parked = match started {
                 Ok(parked) => {
@@ -421,10 +462,18 @@ pub async fn park(plan: &ParkPlan) -> Result<ParkReport, String> {
              parked call, so not every call is held open"
         ));
     }
+    let (mut hold_seconds, mut hold_cpu_seconds, mut rss_held) = (0.0, 0.0, rss_parked);
+    if !plan.hold.is_zero() {
+        let (cpu_before, held) = (cpu_seconds(pid)?, tokio::time::Instant::now());
+        tokio::time::sleep(plan.hold).await;
+        hold_cpu_seconds = cpu_seconds(pid)? - cpu_before;
+        hold_seconds = held.elapsed().as_secs_f64();
+        rss_held = rss_of(pid)?;
+    }
     let _ = release_tx.send(true);
-    let mut finished = 0usize;
+    let (mut finished, mut progress_received) = (0usize, 0usize);
     while let Some(joined) = tasks.join_next().await {
-        joined
+        progress_received += joined
             .map_err(|e| format!("a flow's task failed: {e}"))?
             .map_err(|e| format!("finishing a parked flow ({finished} of {flows} finished): {e}"))?;
         finished += 1;
@@ -441,6 +490,39 @@ pub async fn park(plan: &ParkPlan) -> Result<ParkReport, String> {
         rss_parked,
         server_open_files,
         parking_seconds,
+        hold_seconds,
+        hold_cpu_seconds,
+        rss_held,
+        progress_received,
+    })
+}
+
+/// User + system CPU time of process `pid` (all its threads), in seconds, from `/proc/PID/stat`.
+pub fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    // Fields after the command name (which may hold spaces), from field 3 (`state`) on.
+    let rest = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |at: usize| fields.get(at).and_then(|v| v.parse::<u64>().ok());
+    // utime and stime are fields 14 and 15.
+    let (Some(user), Some(system)) = (ticks(11), ticks(12)) else {
+        return Err(format!("/proc/{pid}/stat: unreadable: {stat}"));
+    };
+    Ok((user + system) as f64 / clock_ticks())
+}
+
+/// Clock ticks per second of `/proc` times (`getconf CLK_TCK`; 100 on Linux).
+fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .filter(|ticks: &f64| *ticks > 0.0)
+            .unwrap_or(100.0)
     })
 }
 
@@ -498,6 +580,8 @@ mod tests {
             sessions: 4,
             opening: 8,
             sources: consecutive_addresses(Ipv4Addr::new(127, 0, 0, 1), 2),
+            progress: false,
+            hold: Duration::ZERO,
         };
         let report = park(&plan).await.unwrap();
         assert_eq!((report.flows, report.sessions), (40, 4));

@@ -3,11 +3,12 @@
 //! every load generator ([`crate::e2e`], [`crate::legacy`]) calls.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use elicit_runtime::Elicit;
 use elicit_runtime::rmcp::McpServer;
-use elicit_runtime::server::store::SqliteStore;
-use elicit_runtime::server::task::TaskSupport;
+use elicit_runtime::server::store::{DEFAULT_MAX_RECORDS, InProcessStore, SqliteStore};
+use elicit_runtime::server::task::{TaskConfig, TaskSupport};
 use elicit_runtime::server::{Answer, Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -66,19 +67,36 @@ pub fn bench_server() -> McpServer {
 }
 
 /// [`bench_server`], with the caps on 2025-era sessions (overall and per client) set to
-/// `max_sessions` when given. The bench server is served without the clients' addresses, so every
-/// client counts as one against the per-client cap (32 by default): parking thousands of flows at
-/// 16 per session needs both caps raised. A cap only refuses; raising it costs no memory.
+/// `max_sessions` when given. The load generator's sessions come from a few loopback addresses,
+/// each one client against the per-client cap (32 by default): parking thousands of flows at 16
+/// per session needs both caps raised. A cap only refuses; raising it costs no memory.
 pub fn bench_server_with(max_sessions: Option<usize>) -> McpServer {
-    bench_server_on(max_sessions, None)
+    bench_server_on(max_sessions, None, None)
 }
 
-/// [`bench_server_with`], keeping URL-mode completions, the flow ledger and task records in
+/// [`bench_server_with`], with the 2025-era heartbeat period when given (the engine's default
+/// otherwise; zero sends none), keeping URL-mode completions, the flow ledger and task records in
 /// `store` (a SQLite file) when given, instead of this process's memory.
-pub fn bench_server_on(max_sessions: Option<usize>, store: Option<Arc<SqliteStore>>) -> McpServer {
-    let mut engine = Engine::builder("elicit-bench", KeyRing::generate());
-    if let Some(store) = store {
-        engine = engine.store(store.clone()).tasks(store);
+pub fn bench_server_on(
+    max_sessions: Option<usize>,
+    heartbeat: Option<Duration>,
+    store: Option<Arc<SqliteStore>>,
+) -> McpServer {
+    // The load generator is one anonymous client (one address: `serve_http` hands the engine
+    // each request's) standing for many people, with up to 32 task flows in flight, where the
+    // runtime lets one anonymous client run 16 tasks at once: it may run as many as one
+    // principal, and its flows may fill the store's cap, not only one owner's quota of it.
+    let per_principal = TaskConfig::default().max_live_tasks_per_principal;
+    let mut engine =
+        Engine::builder("elicit-bench", KeyRing::generate()).max_live_tasks_per_anonymous_client(per_principal);
+    if let Some(period) = heartbeat {
+        engine = engine.session_heartbeat(period);
+    }
+    match store {
+        Some(store) => engine = engine.store(store.clone()).tasks(store),
+        None => {
+            engine = engine.store(Arc::new(InProcessStore::new().max_flow_records_per_principal(DEFAULT_MAX_RECORDS)))
+        }
     }
     let engine = engine.build();
     let mut builder = McpServer::builder("elicit-bench", env!("CARGO_PKG_VERSION"), engine);

@@ -2,6 +2,8 @@
 //! `/mcp` (loopback origins allowed, others configurable, a request without `Origin` passes), for
 //! both eras; request bodies are bounded before anything parses them (413, configurable); and the
 //! mistyped-params check answers only once rmcp's `Host`, `Origin` and header checks have passed.
+//! One principal, or one anonymous address, at its quota of flow records leaves the store to the
+//! others.
 
 #![allow(clippy::panic, clippy::unwrap_used, reason = "a test reports a failure by panicking")]
 
@@ -9,9 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
+use elicit_runtime::server::store::InProcessStore;
 use elicit_runtime::server::{Engine, Flow, FlowError};
 use elicit_runtime::state::KeyRing;
-use elicit_test_support::server::serve;
+use elicit_test_support::server::{serve, serve_by_address};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
@@ -238,4 +241,73 @@ async fn travel_server_caps_anonymous_tasks_per_address_so_another_still_gets_on
     // Another anonymous client still gets a task.
     let other = group_booking_task(&url, [127, 0, 0, 2]).await;
     assert_eq!(other["result"]["resultType"], "task", "another address was locked out: {other}");
+}
+
+/// A server whose tool `charge` runs a `once` (a flow record each call) on a store that lets each
+/// owner hold 2 flow records; its principal is the `X-User` header, when there is one.
+fn charging_server() -> McpServer {
+    let store = Arc::new(InProcessStore::new().max_flow_records_per_principal(2));
+    let engine = Engine::builder("flow-quota", KeyRing::generate()).store(store).build();
+    let charge = |flow: Flow| async move {
+        let charged: u32 = flow.once("charge", || async { Ok(7) }).await?;
+        Ok::<_, FlowError>(CallToolResult::success(vec![ContentBlock::text(format!("charged {charged}"))]))
+    };
+    McpServer::builder("flow-quota", "1.0.0", engine)
+        .principal(|ctx| {
+            let parts = ctx.extensions.get::<axum::http::request::Parts>()?;
+            parts.headers.get("x-user")?.to_str().ok().map(str::to_owned)
+        })
+        .tool(Tool::new("charge", "test", Arc::new(JsonObject::new())), charge)
+        .build()
+        .unwrap()
+}
+
+/// `tools/call charge` from address `from`, as `user` when given: the JSON-RPC reply.
+async fn charge(url: &str, from: [u8; 4], user: Option<&str>) -> Value {
+    let client = reqwest::Client::builder().no_proxy().local_address(std::net::IpAddr::from(from)).build().unwrap();
+    let mut request = client
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "charge");
+    if let Some(user) = user {
+        request = request.header("X-User", user);
+    }
+    let response = request.body(call(json!({"name": "charge", "arguments": {}})).to_string()).send().await.unwrap();
+    let bytes = response.bytes().await.unwrap();
+    serde_json::from_slice(&bytes)
+        .ok()
+        .or_else(|| elicit_test_support::mcp::sse_message(&bytes, 7))
+        .unwrap_or_else(|| panic!("not JSON-RPC: {}", String::from_utf8_lossy(&bytes)))
+}
+
+/// The reply's error message, when it is the quota of flow records.
+fn quota_refusal(reply: &Value) -> bool {
+    reply["error"]["code"] == -32603
+        && reply["error"]["message"].as_str().is_some_and(|m| m.contains("2 live flow records"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_principal_or_address_at_its_quota_of_flow_records_leaves_room_for_the_others() {
+    let server = charging_server();
+    let url = serve_by_address(&server).await;
+    let (here, there) = ([127, 0, 0, 1], [127, 0, 0, 2]);
+    // Alice, from one address, holds her two flow records; her third flow is refused, saying so.
+    for i in 0..2 {
+        let reply = charge(&url, here, Some("alice")).await;
+        assert_eq!(reply["result"]["content"][0]["text"], "charged 7", "alice's flow {i}: {reply}");
+    }
+    let refused = charge(&url, here, Some("alice")).await;
+    assert!(quota_refusal(&refused), "{refused}");
+    // Bob, from the same address, is served: a principal counts as itself.
+    assert!(charge(&url, here, Some("bob")).await["result"].is_object());
+    // Anonymous callers count by address: one at its quota, another still served.
+    for _ in 0..2 {
+        assert!(charge(&url, here, None).await["result"].is_object());
+    }
+    assert!(quota_refusal(&charge(&url, here, None).await));
+    let reply = charge(&url, there, None).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "charged 7", "{reply}");
 }

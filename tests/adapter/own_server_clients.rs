@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use elicit_test_support::cli::{Browser, Sandbox};
 use elicit_test_support::peers::clients::{Conversation, Sdk, Target as PeerTarget};
-use elicit_test_support::server::http::browser_submit;
+use elicit_test_support::server::http::{browser_get, browser_submit};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -115,9 +115,11 @@ async fn every_tool_and_outcome(target: Target<'_>) {
         if call["tool"] == "order" && call["form"].is_object() {
             assert!(text.starts_with("Order #"), "{text}");
         }
-        // A step declined or cancelled is released: its page no longer takes a decision.
+        // A step declined or cancelled is released: its page says so and offers no decision.
         if let (Some(page), None) = (&page_of_call, call["page"].as_str()) {
-            assert_eq!(browser_submit(page, "approve").await, 404, "{call}: the step's page still takes it");
+            let (status, body) = browser_get(page).await;
+            assert_eq!(status, 410, "{call}: the step's page still takes it: {body}");
+            assert!(!body.contains("<form"), "{call}: {body}");
         }
     }
     loop {

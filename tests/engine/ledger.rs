@@ -1,7 +1,8 @@
 //! The flow ledger through the engine: a claim answered late by the store while a sibling ask
 //! suspends, `once` after a chain of forks that outlives the first records, a round that runs
 //! long, a recorded value answered from the round's read of the ledger, a replayed URL step that
-//! reuses its record, and the per-principal quota a client meets when it mints steps. What a
+//! reuses its record, and the quotas per principal a client meets when it mints steps or opens
+//! flows. What a
 //! round records is bounded: keys a form does not define are dropped before anything is stored,
 //! and a completing round's answers are capped like a sealed state.
 
@@ -233,6 +234,39 @@ async fn a_replay_before_the_url_step_reuses_its_record_and_a_principal_has_a_qu
     let paid = asked(engine.run(&retry.request(), pay).await);
     let consent = call.retry(json!({"payment": {"action": "accept"}}), paid.request_state.as_deref());
     assert_eq!(complete(engine.run(&consent.request(), pay).await), r#"Ada paid: {"ok":true}"#);
+}
+
+/// A `once` in the first round, then a form: every call makes its flow's ledger record.
+async fn charge_then_ask(flow: Flow) -> Result<String, FlowError> {
+    let charged: u32 = flow.once("charge", || async { Ok(7) }).await?;
+    let Answer::Accepted(who) = flow.form::<Name>("who").await? else { return Ok("no name".to_owned()) };
+    Ok(format!("{} charged {charged}", who.name))
+}
+
+#[tokio::test]
+async fn a_principal_at_its_quota_of_flow_records_is_refused_clearly_and_everyone_else_is_served() {
+    let store = Arc::new(InProcessStore::new().max_flow_records_per_principal(2));
+    let engine = Engine::builder("ledger", KeyRing::generate()).store(store).build();
+    let alice = Call::tool("charge").principal(Some("alice"));
+    let first = asked(engine.run(&alice.request(), charge_then_ask).await);
+    asked(engine.run(&alice.request(), charge_then_ask).await);
+    // A third flow of hers: over her quota, an error that says so.
+    let error = failed(engine.run(&alice.request(), charge_then_ask).await);
+    assert_eq!(error.code, -32603, "{error:?}");
+    assert!(error.message.contains("2 live flow records") && error.message.contains("per principal"), "{error:?}");
+    // Bob is served, and so are anonymous clients, each address on its own.
+    let bob = Call::tool("charge").principal(Some("bob"));
+    asked(engine.run(&bob.request(), charge_then_ask).await);
+    let anonymous = Call::tool("charge");
+    for _ in 0..2 {
+        asked(engine.run(&anonymous.request().client(Some("192.0.2.1")), charge_then_ask).await);
+    }
+    let error = failed(engine.run(&anonymous.request().client(Some("192.0.2.1")), charge_then_ask).await);
+    assert!(error.message.contains("flow records"), "{error:?}");
+    asked(engine.run(&anonymous.request().client(Some("192.0.2.2")), charge_then_ask).await);
+    // Alice's flows in progress go on to their end.
+    let retry = alice.retry(answer_who("Alice"), first.request_state.as_deref());
+    assert_eq!(complete(engine.run(&retry.request(), charge_then_ask).await), "Alice charged 7");
 }
 
 /// The step ids of three replays of the same state.

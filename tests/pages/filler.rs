@@ -81,7 +81,7 @@ impl PageForm {
             .filter_map(|v| v.to_str().ok())
             .filter_map(|v| v.split(';').next())
             .map(str::to_owned)
-            .find(|c| c.starts_with("elicit_form_nonce="));
+            .find(|c| c.starts_with("elicit_form_nonce=") || c.starts_with("elicit_approval_nonce="));
         let body = response.text().await.unwrap();
         let action = tag_attributes(&body, "form")
             .first()

@@ -17,7 +17,7 @@ use std::time::Duration;
 use elicit_examples::loadgen::{self, LoadConfig, McpClient, Round, requested_url, trip_answer};
 use elicit_runtime::rmcp::McpServer;
 use elicit_runtime::server::store::{
-    Claim, ClaimToken, FlowLedger, RecordKind, RedisStore, Slot, Store, StoreError, TaskLimits, TaskRecord,
+    Claim, ClaimToken, FlowLedger, FlowOwner, RecordKind, RedisStore, Slot, Store, StoreError, TaskLimits, TaskRecord,
     TaskRecords, UrlCompletions, UrlStatus,
 };
 use elicit_runtime::server::task::TaskConfig;
@@ -31,6 +31,9 @@ use elicit_test_support::server::process::travel_server_bin;
 use elicit_test_support::{server, wait};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
+
+/// Whom the flow records count against where a test is not about the quota.
+const ANON: FlowOwner = FlowOwner::Anonymous;
 
 /// Bound on each test (a cluster takes a few seconds to form), so a hang fails the suite.
 const TEST_BOUND: Duration = Duration::from_secs(120);
@@ -52,10 +55,11 @@ async fn every_key_a_script_touches_lands_on_one_slot() {
         let mut config = TaskConfig::default();
         config.ttl = LONG;
         let limits = TaskLimits { max_live: 100, max_live_per_principal: 100, now_ms: 0 };
+        let alice = FlowOwner::Principal("alice".into());
         for i in 0..12 {
             let (flow, step, task) = (format!("flow-{i}"), format!("step-{i}"), format!("task-{i}"));
             let slot = Slot::Once("charge".into());
-            assert_eq!(store.claim(&flow, &slot, &token, LONG, LONG).await.unwrap(), Claim::Run);
+            assert_eq!(store.claim(&flow, &alice, &slot, &token, LONG, LONG).await.unwrap(), Claim::Run);
             store.record(&flow, &slot, &token, json!(i), LONG).await.unwrap();
             store.register(&step, LONG, Some("alice")).await.unwrap();
             assert!(store.complete(&step, json!({"approved": true}), Some("alice")).await.unwrap());
@@ -102,7 +106,7 @@ async fn the_caps_hold_split_over_the_shards() {
         let (mut flows, mut steps) = (0, 0);
         for i in 0..200 {
             let on = if i % 2 == 0 { &a } else { &b };
-            match on.claim(&format!("f{i}"), &Slot::Once("x".into()), &token, LONG, LONG).await {
+            match on.claim(&format!("f{i}"), &ANON, &Slot::Once("x".into()), &token, LONG, LONG).await {
                 Ok(Claim::Run) => flows += 1,
                 Err(StoreError::Full { kind: RecordKind::Flow, cap: 8 }) => {}
                 other => panic!("claim {i}: {other:?}"),
@@ -115,7 +119,31 @@ async fn the_caps_hold_split_over_the_shards() {
         }
         assert_eq!((flows, steps), (8, 8), "the split caps let {flows} flows and {steps} steps in");
         // A flow that has its record is never refused.
-        assert_eq!(a.claim("f0", &Slot::Once("y".into()), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f0", &ANON, &Slot::Once("y".into()), &token, LONG, LONG).await.unwrap(), Claim::Run);
+
+        // The quota of flow records per owner is split the same way: 8 over 4 shards, 8 in all.
+        let connect = || async {
+            let builder = RedisStore::builder(cluster.url()).key_prefix("quota").cluster_shards(4);
+            builder.max_flow_records_per_principal(8).connect().await.unwrap()
+        };
+        let (a, b) = (connect().await, connect().await);
+        let (mallory, bob) = (FlowOwner::Principal("mallory".into()), FlowOwner::Principal("bob".into()));
+        let mut held = 0;
+        for i in 0..200 {
+            let on = if i % 2 == 0 { &a } else { &b };
+            match on.claim(&format!("m{i}"), &mallory, &Slot::Once("x".into()), &token, LONG, LONG).await {
+                Ok(Claim::Run) => held += 1,
+                Err(StoreError::Quota { kind: RecordKind::Flow, cap: 8 }) => {}
+                other => panic!("mallory's claim {i}: {other:?}"),
+            }
+        }
+        assert_eq!(held, 8, "the split quota let mallory hold {held} flows");
+        // Every shard holds mallory's share; another owner is still served (two flows: within
+        // his share of 2 on whichever shards they land).
+        for i in 0..2 {
+            let claimed = b.claim(&format!("b{i}"), &bob, &Slot::Once("x".into()), &token, LONG, LONG).await;
+            assert_eq!(claimed.unwrap(), Claim::Run, "bob's flow {i}, mallory at her quota");
+        }
     })
     .await;
 }
@@ -378,10 +406,10 @@ async fn a_durable_redis_keeps_what_it_acknowledged_through_its_own_crash() {
         let store = RedisStore::builder(redis.url()).key_prefix("durable").connect().await.unwrap();
         let token = ClaimToken::mint();
         let slot = Slot::Once("charge".into());
-        assert_eq!(store.claim("f", &slot, &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(store.claim("f", &ANON, &slot, &token, LONG, LONG).await.unwrap(), Claim::Run);
         store.record("f", &slot, &token, json!({"ref": "A"}), LONG).await.unwrap();
         let answers = serde_json::value::to_raw_value(&json!({"ok": true})).unwrap();
-        store.finish("g", &answers, &[], LONG).await.unwrap();
+        store.finish("g", &ANON, &answers, &[], LONG).await.unwrap();
         store.register("paid", LONG, None).await.unwrap();
         assert!(store.complete("paid", json!({"approved": true}), None).await.unwrap());
 
@@ -389,7 +417,7 @@ async fn a_durable_redis_keeps_what_it_acknowledged_through_its_own_crash() {
         redis.restart();
         let fresh = ClaimToken::mint();
         wait::until_async(LONG, "the store to answer again", || async { store.status("paid").await.is_ok() }).await;
-        assert_eq!(store.claim("f", &slot, &fresh, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        assert_eq!(store.claim("f", &ANON, &slot, &fresh, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
         assert_eq!(store.finished("g").await.unwrap(), Some(json!({"ok": true})));
         assert_eq!(store.take("paid", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
     })
@@ -407,14 +435,14 @@ async fn a_write_no_replica_acknowledged_is_a_clear_store_error() {
         let waiting = RedisStore::builder(redis.url()).wait_for_replicas(1, Duration::from_millis(100));
         let waiting = waiting.key_prefix("acks").connect().await.unwrap();
         let slot = Slot::Once("charge".into());
-        match waiting.claim("f", &slot, &ClaimToken::mint(), LONG, LONG).await {
+        match waiting.claim("f", &ANON, &slot, &ClaimToken::mint(), LONG, LONG).await {
             Err(error @ StoreError::Unavailable { .. }) => {
                 assert!(error.to_string().contains("0 of 1 replicas acknowledged"), "{error}")
             }
             other => panic!("expected the replicas' silence, got {other:?}"),
         }
         let plain = RedisStore::builder(redis.url()).key_prefix("acks").connect().await.unwrap();
-        assert_eq!(plain.claim("g", &slot, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(plain.claim("g", &ANON, &slot, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Run);
     })
     .await;
 }

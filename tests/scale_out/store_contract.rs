@@ -16,8 +16,8 @@ use std::time::Duration;
 use elicit_runtime::server::{ManualClock, PageLogin, PageLoginError};
 
 use elicit_runtime::server::store::{
-    Claim, ClaimToken, Finish, FlowLedger, InProcessStore, LedgerSnapshot, RecordKind, RedisStore, Slot, SqliteStore,
-    Store, StoreError, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, InProcessStore, LedgerSnapshot, RecordKind, RedisStore, Slot,
+    SqliteStore, Store, StoreError, UrlCompletions, UrlStatus,
 };
 use elicit_runtime::state::KeyRing;
 use serde_json::json;
@@ -38,9 +38,13 @@ struct Caps {
     urls: usize,
     flows: usize,
     per_principal: usize,
+    flows_per_owner: usize,
 }
 
-const ROOMY: Caps = Caps { urls: 1000, flows: 1000, per_principal: 1000 };
+const ROOMY: Caps = Caps { urls: 1000, flows: 1000, per_principal: 1000, flows_per_owner: 1000 };
+
+/// Whom the flow records count against where a test is not about the quota.
+const ANON: FlowOwner = FlowOwner::Anonymous;
 
 /// One of the stores, and how time passes for it.
 enum Backend {
@@ -65,6 +69,7 @@ impl Backend {
                         .max_url_records(caps.urls)
                         .max_flow_records(caps.flows)
                         .max_url_records_per_principal(caps.per_principal)
+                        .max_flow_records_per_principal(caps.flows_per_owner)
                         .open()
                         .await
                         .unwrap(),
@@ -77,7 +82,8 @@ impl Backend {
                         .clock(Arc::new(clock.clone()))
                         .max_url_records(caps.urls)
                         .max_flow_records(caps.flows)
-                        .max_url_records_per_principal(caps.per_principal),
+                        .max_url_records_per_principal(caps.per_principal)
+                        .max_flow_records_per_principal(caps.flows_per_owner),
                 );
                 (store.clone(), store)
             }
@@ -119,6 +125,7 @@ async fn redis_pair(url: String, shards: u32, prefix: &str, caps: Caps) -> (Arc<
             .max_url_records(caps.urls)
             .max_flow_records(caps.flows)
             .max_url_records_per_principal(caps.per_principal)
+            .max_flow_records_per_principal(caps.flows_per_owner)
             .connect()
             .await
             .unwrap();
@@ -207,37 +214,44 @@ async fn a_claim_belongs_to_its_token_until_recorded_abandoned_or_its_lease_pass
         let (a, b) = on.stores(ROOMY).await;
         let (mine, theirs) = (ClaimToken::mint(), ClaimToken::mint());
         assert_ne!(mine, theirs);
-        assert_eq!(a.claim("f", &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
-        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
+        assert_eq!(a.claim("f", &ANON, &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.claim("f", &ANON, &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
         // A retried claim (its reply lost) finds its own token and carries on.
-        assert_eq!(b.claim("f", &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.claim("f", &ANON, &once("x"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
         // Only the token records or abandons.
         assert_eq!(b.record("f", &once("x"), &theirs, json!(1), LONG).await, Err(StoreError::ClaimLost));
         b.abandon("f", &once("x"), &theirs).await.unwrap();
-        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
+        assert_eq!(b.claim("f", &ANON, &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Busy);
         a.record("f", &once("x"), &mine, json!({"ref": "A"}), LONG).await.unwrap();
         // A retried record of the same value is fine; the slot is done for everyone.
         b.record("f", &once("x"), &mine, json!({"ref": "A"}), LONG).await.unwrap();
-        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        assert_eq!(
+            b.claim("f", &ANON, &once("x"), &theirs, LONG, LONG).await.unwrap(),
+            Claim::Done(json!({"ref": "A"}))
+        );
         a.abandon("f", &once("x"), &mine).await.unwrap();
-        assert_eq!(b.claim("f", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        assert_eq!(
+            b.claim("f", &ANON, &once("x"), &theirs, LONG, LONG).await.unwrap(),
+            Claim::Done(json!({"ref": "A"}))
+        );
 
         // Abandoned: the next claimant runs it.
-        assert_eq!(a.claim("f", &once("y"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &once("y"), &mine, LONG, LONG).await.unwrap(), Claim::Run);
         a.abandon("f", &once("y"), &mine).await.unwrap();
-        assert_eq!(b.claim("f", &once("y"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.claim("f", &ANON, &once("y"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
 
         // A claimant that crashed: its lease passes and another round takes the slot over; the
         // crashed one can no longer record.
-        assert_eq!(a.claim("f", &once("z"), &mine, SHORT, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &once("z"), &mine, SHORT, LONG).await.unwrap(), Claim::Run);
         let fresh = ClaimToken::mint();
-        on.after(SHORT, || async { b.claim("f", &once("z"), &fresh, LONG, LONG).await.unwrap() == Claim::Run }).await;
+        on.after(SHORT, || async { b.claim("f", &ANON, &once("z"), &fresh, LONG, LONG).await.unwrap() == Claim::Run })
+            .await;
         assert_eq!(a.record("f", &once("z"), &mine, json!(1), LONG).await, Err(StoreError::ClaimLost));
         b.record("f", &once("z"), &fresh, json!(2), LONG).await.unwrap();
-        assert_eq!(a.claim("f", &once("z"), &mine, LONG, LONG).await.unwrap(), Claim::Done(json!(2)));
+        assert_eq!(a.claim("f", &ANON, &once("z"), &mine, LONG, LONG).await.unwrap(), Claim::Done(json!(2)));
 
         // Flows are apart, and a URL id never names a flow record.
-        assert_eq!(a.claim("g", &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("g", &ANON, &once("x"), &theirs, LONG, LONG).await.unwrap(), Claim::Run);
         assert!(!a.complete("f", json!(null), None).await.unwrap());
         assert_eq!(a.status("f").await.unwrap(), UrlStatus::Unknown);
     })
@@ -251,35 +265,35 @@ async fn a_flow_finishes_once_and_only_having_seen_every_slot() {
         let token = ClaimToken::mint();
         let (x, paid) = (once("x"), Slot::Url("payment".into()));
         assert_eq!(a.finished("f").await.unwrap(), None);
-        assert_eq!(a.claim("f", &x, &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &x, &token, LONG, LONG).await.unwrap(), Claim::Run);
         // A slot held under a live lease, or recorded, that the round did not see: a conflict.
-        assert_eq!(b.finish("f", &answers(json!({"a": 1})), &[], LONG).await.unwrap(), Finish::Conflict);
+        assert_eq!(b.finish("f", &ANON, &answers(json!({"a": 1})), &[], LONG).await.unwrap(), Finish::Conflict);
         a.record("f", &x, &token, json!("X"), LONG).await.unwrap();
-        assert_eq!(a.claim("f", &paid, &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &paid, &token, LONG, LONG).await.unwrap(), Claim::Run);
         a.record("f", &paid, &token, json!({"approved": true}), LONG).await.unwrap();
         assert_eq!(
-            b.finish("f", &answers(json!({"a": 1})), std::slice::from_ref(&x), LONG).await.unwrap(),
+            b.finish("f", &ANON, &answers(json!({"a": 1})), std::slice::from_ref(&x), LONG).await.unwrap(),
             Finish::Conflict
         );
         assert_eq!(b.finished("f").await.unwrap(), None);
         assert_eq!(
-            b.finish("f", &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
+            b.finish("f", &ANON, &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
             Finish::Recorded
         );
         assert_eq!(a.finished("f").await.unwrap(), Some(json!({"a": 1})));
         assert_eq!(
-            a.finish("f", &answers(json!({"a": 2})), &[x.clone(), paid], LONG).await.unwrap(),
+            a.finish("f", &ANON, &answers(json!({"a": 2})), &[x.clone(), paid], LONG).await.unwrap(),
             Finish::Already(json!({"a": 1}))
         );
         // Finished: recorded slots are still read, nothing new runs.
-        assert_eq!(b.claim("f", &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!("X")));
-        assert_eq!(b.claim("f", &once("new"), &token, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(b.claim("f", &ANON, &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!("X")));
+        assert_eq!(b.claim("f", &ANON, &once("new"), &token, LONG, LONG).await.unwrap(), Claim::Finished);
 
         // A flow with nothing recorded finishes too; a claim whose lease passed is no conflict.
-        assert_eq!(a.finish("plain", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
-        assert_eq!(a.claim("crashed", &x, &token, SHORT, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.finish("plain", &ANON, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.claim("crashed", &ANON, &x, &token, SHORT, LONG).await.unwrap(), Claim::Run);
         on.after(SHORT, || async {
-            b.finish("crashed", &answers(json!({"b": 1})), &[], LONG).await.unwrap() == Finish::Recorded
+            b.finish("crashed", &ANON, &answers(json!({"b": 1})), &[], LONG).await.unwrap() == Finish::Recorded
         })
         .await;
     })
@@ -292,14 +306,14 @@ async fn a_stale_claim_is_not_handed_out_to_run_once_its_flow_finished() {
         let (a, b) = on.stores(ROOMY).await;
         let (crashed, retried) = (ClaimToken::mint(), ClaimToken::mint());
         // A round claims a slot and dies; its lease passes and the flow finishes without it.
-        assert_eq!(a.claim("f", &once("x"), &crashed, SHORT, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &once("x"), &crashed, SHORT, LONG).await.unwrap(), Claim::Run);
         on.after(SHORT, || async {
-            b.finish("f", &answers(json!({"done": true})), &[], LONG).await.unwrap() == Finish::Recorded
+            b.finish("f", &ANON, &answers(json!({"done": true})), &[], LONG).await.unwrap() == Finish::Recorded
         })
         .await;
         // The stale claim is not run again, by another token nor by the one that held it.
-        assert_eq!(b.claim("f", &once("x"), &retried, LONG, LONG).await.unwrap(), Claim::Finished);
-        assert_eq!(a.claim("f", &once("x"), &crashed, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(b.claim("f", &ANON, &once("x"), &retried, LONG, LONG).await.unwrap(), Claim::Finished);
+        assert_eq!(a.claim("f", &ANON, &once("x"), &crashed, LONG, LONG).await.unwrap(), Claim::Finished);
         assert_eq!(a.finished("f").await.unwrap(), Some(json!({"done": true})));
     })
     .await;
@@ -312,20 +326,20 @@ async fn records_live_their_ttl_from_the_last_extension_and_empty_ones_are_gone(
         let token = ClaimToken::mint();
         // Extending a flow without a record creates none: the one room is still free.
         a.extend("nothing", LONG).await.unwrap();
-        assert_eq!(a.claim("f", &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
         // An abandon that empties the record removes it: its room is free again.
         a.abandon("f", &once("x"), &token).await.unwrap();
-        assert_eq!(b.claim("g", &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        assert_eq!(b.claim("g", &ANON, &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
         b.record("g", &once("x"), &token, json!(1), SHORT).await.unwrap();
         // Extended, the record outlives its first TTL...
         a.extend("g", LONG).await.unwrap();
         let other = ClaimToken::mint();
         on.after(SHORT * 2, || async { true }).await;
-        assert_eq!(a.claim("g", &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
+        assert_eq!(a.claim("g", &ANON, &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
         // ...and a shorter TTL never shortens it.
         b.record("g", &once("x"), &token, json!(1), SHORT).await.unwrap();
         on.after(SHORT * 2, || async { true }).await;
-        assert_eq!(a.claim("g", &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
+        assert_eq!(a.claim("g", &ANON, &once("x"), &other, LONG, SHORT).await.unwrap(), Claim::Done(json!(1)));
     })
     .await;
 }
@@ -342,13 +356,13 @@ async fn a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record() {
         assert_eq!(Slot::from_name("final"), None);
         // A flow without a record: an empty snapshot, and no record made (the one room is free).
         assert_eq!(a.snapshot("nothing", LONG).await.unwrap(), LedgerSnapshot::default());
-        assert_eq!(a.claim("f", &x, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &x, &token, LONG, SHORT).await.unwrap(), Claim::Run);
         // A slot only claimed is not held for good.
         assert_eq!(b.snapshot("f", SHORT).await.unwrap(), LedgerSnapshot::default());
         a.record("f", &x, &token, json!({"ref": "A"}), SHORT).await.unwrap();
-        assert_eq!(a.claim("f", &paid, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &paid, &token, LONG, SHORT).await.unwrap(), Claim::Run);
         a.record("f", &paid, &token, json!({"approved": true}), SHORT).await.unwrap();
-        assert_eq!(a.claim("f", &held, &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f", &ANON, &held, &token, LONG, SHORT).await.unwrap(), Claim::Run);
         // Every recorded slot with its value, nothing else; the record extended to LONG...
         let recorded = HashMap::from([(x.clone(), json!({"ref": "A"})), (paid.clone(), json!({"approved": true}))]);
         let snapshot = b.snapshot("f", LONG).await.unwrap();
@@ -358,22 +372,25 @@ async fn a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record() {
         assert_eq!(a.snapshot("f", SHORT).await.unwrap(), snapshot);
         on.after(SHORT * 2, || async { true }).await;
         // What it holds is what a claim answers.
-        assert_eq!(b.claim("f", &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(), Claim::Done(json!({"ref": "A"})));
+        assert_eq!(
+            b.claim("f", &ANON, &x, &ClaimToken::mint(), LONG, LONG).await.unwrap(),
+            Claim::Done(json!({"ref": "A"}))
+        );
         a.abandon("f", &held, &token).await.unwrap();
         assert_eq!(
-            b.finish("f", &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
+            b.finish("f", &ANON, &answers(json!({"a": 1})), &[x.clone(), paid.clone()], LONG).await.unwrap(),
             Finish::Recorded
         );
         // Finished: the answers too, which a later finish answers with.
         let finished = a.snapshot("f", LONG).await.unwrap();
         assert_eq!(finished, LedgerSnapshot { finished: Some(json!({"a": 1})), recorded });
         assert_eq!(
-            b.finish("f", &answers(json!({"a": 2})), &[x, paid], LONG).await.unwrap(),
+            b.finish("f", &ANON, &answers(json!({"a": 2})), &[x, paid], LONG).await.unwrap(),
             Finish::Already(json!({"a": 1}))
         );
         // A flow that finished with nothing recorded.
         let (c, _) = on.stores(ROOMY).await;
-        assert_eq!(c.finish("plain", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(c.finish("plain", &ANON, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
         let plain = c.snapshot("plain", LONG).await.unwrap();
         assert_eq!(plain, LedgerSnapshot { finished: Some(json!({})), recorded: HashMap::new() });
     })
@@ -383,13 +400,13 @@ async fn a_snapshot_reads_what_a_flow_holds_for_good_and_extends_its_record() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
     both("each_kind_of_record_has_its_cap_and_each_principal_its_quota", |on| async move {
-        let (a, b) = on.stores(Caps { urls: 4, flows: 2, per_principal: 2 }).await;
+        let (a, b) = on.stores(Caps { urls: 4, flows: 2, per_principal: 2, ..ROOMY }).await;
         let token = ClaimToken::mint();
         a.register("m1", LONG, Some("mallory")).await.unwrap();
         b.register("m2", LONG, Some("mallory")).await.unwrap();
         // One principal at its quota: refused, with the quota named; others are not.
         match a.register("m3", LONG, Some("mallory")).await {
-            Err(error @ StoreError::Quota { cap: 2 }) => {
+            Err(error @ StoreError::Quota { kind: RecordKind::Url, cap: 2 }) => {
                 assert!(error.to_string().contains("per principal"), "{error}")
             }
             other => panic!("expected the quota, got {other:?}"),
@@ -403,19 +420,82 @@ async fn each_kind_of_record_has_its_cap_and_each_principal_its_quota() {
             }
             other => panic!("expected the URL cap, got {other:?}"),
         }
-        assert_eq!(a.claim("f1", &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
-        assert_eq!(b.finish("f2", &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        assert_eq!(a.claim("f1", &ANON, &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.finish("f2", &ANON, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
         assert!(matches!(
-            a.claim("f3", &once("x"), &token, LONG, LONG).await,
+            a.claim("f3", &ANON, &once("x"), &token, LONG, LONG).await,
             Err(StoreError::Full { kind: RecordKind::Flow, cap: 2 })
         ));
         // A flow that has its record is not refused.
-        assert_eq!(a.claim("f1", &once("y"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("f1", &ANON, &once("y"), &token, LONG, LONG).await.unwrap(), Claim::Run);
         // A step taken frees its room and its owner's quota.
         assert!(a.complete("m1", json!(1), Some("mallory")).await.unwrap());
         assert_eq!(b.take("m1", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!(1)));
         a.register("m3", LONG, Some("mallory")).await.unwrap();
         assert!(b.register("m4", LONG, Some("mallory")).await.is_err());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_owner_at_its_quota_of_flow_records_leaves_room_for_every_other_owner() {
+    both("one_owner_at_its_quota_of_flow_records_leaves_room_for_every_other_owner", |on| async move {
+        let (a, b) = on.stores(Caps { flows_per_owner: 2, ..ROOMY }).await;
+        let (mallory, alice) = (FlowOwner::Principal("mallory".into()), FlowOwner::Principal("alice".into()));
+        let token = ClaimToken::mint();
+        let quota = |refused: Result<_, StoreError>| match refused {
+            Err(error @ StoreError::Quota { kind: RecordKind::Flow, cap: 2 }) => {
+                let text = error.to_string();
+                assert!(text.contains("flow records") && text.contains("per principal"), "{text}");
+            }
+            other => panic!("expected the quota of flow records, got {other:?}"),
+        };
+        // Mallory makes two records, one by a claim and one by a finish: her quota.
+        assert_eq!(a.claim("m1", &mallory, &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(b.finish("m2", &mallory, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        // A third is refused on either instance, by a claim or a finish.
+        quota(a.claim("m3", &mallory, &once("x"), &token, LONG, LONG).await.map(drop));
+        quota(b.finish("m3", &mallory, &answers(json!({})), &[], LONG).await.map(drop));
+        assert_eq!(a.finished("m3").await.unwrap(), None, "a refused finish recorded nothing");
+        // The records she holds carry on: a new slot, a retried claim, the finish.
+        assert_eq!(b.claim("m1", &mallory, &once("y"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.claim("m1", &mallory, &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        // Every other owner is served: a principal, a client whose address reads as her name,
+        // the anonymous callers.
+        assert_eq!(b.claim("a1", &alice, &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        let lookalike = FlowOwner::Client("mallory".into());
+        assert_eq!(b.claim("c1", &lookalike, &once("x"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+        assert_eq!(a.finish("n1", &ANON, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+
+        // A record an abandon leaves empty frees its place...
+        a.abandon("m1", &once("x"), &token).await.unwrap();
+        a.abandon("m1", &once("y"), &token).await.unwrap();
+        assert_eq!(a.claim("m4", &mallory, &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        quota(b.claim("m5", &mallory, &once("x"), &token, LONG, LONG).await.map(drop));
+        // ...and so does one that expires...
+        on.after(SHORT, || async {
+            match b.claim("m5", &mallory, &once("x"), &token, LONG, LONG).await {
+                Ok(claim) => claim == Claim::Run,
+                Err(StoreError::Quota { .. }) => false,
+                Err(error) => panic!("{error}"),
+            }
+        })
+        .await;
+        // ...but a finished record holds its place while it lives: it is what a replay reads.
+        quota(a.claim("m6", &mallory, &once("x"), &token, LONG, LONG).await.map(drop));
+        assert_eq!(b.finished("m2").await.unwrap(), Some(json!({})));
+
+        // A record extended past its first TTL (its flow's rounds go on) still counts after it.
+        let eve = FlowOwner::Client("10.0.0.66".into());
+        assert_eq!(a.claim("e1", &eve, &once("x"), &token, LONG, SHORT).await.unwrap(), Claim::Run);
+        a.record("e1", &once("x"), &token, json!(1), SHORT).await.unwrap();
+        assert_eq!(b.snapshot("e1", LONG).await.unwrap().recorded.len(), 1);
+        assert_eq!(b.finish("e2", &eve, &answers(json!({})), &[], LONG).await.unwrap(), Finish::Recorded);
+        // A probe that lives SHORT: once it is gone, e1's first TTL has passed too.
+        assert_eq!(a.finish("probe", &ANON, &answers(json!({})), &[], SHORT).await.unwrap(), Finish::Recorded);
+        on.after(SHORT, || async { a.finished("probe").await.unwrap().is_none() }).await;
+        assert_eq!(a.finished("e2").await.unwrap(), Some(json!({})));
+        quota(b.claim("e3", &eve, &once("x"), &token, LONG, LONG).await.map(drop));
     })
     .await;
 }
@@ -437,7 +517,7 @@ async fn the_sign_in_tickets_of_a_step_share_one_record_however_often_the_round_
         assert_eq!(redeeming.redeem(STEP, &tickets[0]).await, Err(PageLoginError::Used));
         // Alice holds two records, the step and its sign-in, at her quota of two.
         match a.register("c3RlcC10d28tb2YtYWxpY2U", LONG, Some("alice")).await {
-            Err(StoreError::Quota { cap: 2 }) => {}
+            Err(StoreError::Quota { kind: RecordKind::Url, cap: 2 }) => {}
             other => panic!("expected the quota, got {other:?}"),
         }
         assert_eq!(a.status(STEP).await.unwrap(), UrlStatus::Pending, "the step itself is untouched");
@@ -453,7 +533,8 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
     store.register("paid", LONG, Some("alice")).await.unwrap();
     assert!(store.complete("paid", json!({"approved": true}), Some("alice")).await.unwrap());
     let token = ClaimToken::mint();
-    assert_eq!(store.claim("f", &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
+    let alice = FlowOwner::Principal("alice".into());
+    assert_eq!(store.claim("f", &alice, &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
     store.record("f", &once("charge"), &token, json!({"ref": "C-1"}), LONG).await.unwrap();
 
     // A second store on the same file is refused, saying why, and the first one carries on.
@@ -470,7 +551,7 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
     drop(store);
     let reopened = std::sync::Mutex::new(None);
     wait::until_async(Duration::from_secs(10), "the closed store to let its file go", || async {
-        let opened = SqliteStore::open(&file).await.ok();
+        let opened = SqliteStore::builder(&file).max_flow_records_per_principal(1).open().await.ok();
         let found = opened.is_some();
         *reopened.lock().unwrap() = opened;
         found
@@ -479,7 +560,14 @@ async fn a_sqlite_file_is_one_stores_and_keeps_what_it_acknowledged_across_a_reo
     let reopened = reopened.into_inner().unwrap().unwrap();
     assert_eq!(reopened.take("paid", Duration::ZERO).await.unwrap(), UrlStatus::Completed(json!({"approved": true})));
     assert_eq!(
-        reopened.claim("f", &once("charge"), &ClaimToken::mint(), LONG, LONG).await.unwrap(),
+        reopened.claim("f", &ANON, &once("charge"), &ClaimToken::mint(), LONG, LONG).await.unwrap(),
         Claim::Done(json!({"ref": "C-1"}))
     );
+    // The file knows whose flows it holds: alice's one record fills her quota of one.
+    assert_eq!(
+        reopened.claim("g", &alice, &once("charge"), &token, LONG, LONG).await,
+        Err(StoreError::Quota { kind: RecordKind::Flow, cap: 1 })
+    );
+    let bob = FlowOwner::Principal("bob".into());
+    assert_eq!(reopened.claim("g", &bob, &once("charge"), &token, LONG, LONG).await.unwrap(), Claim::Run);
 }

@@ -91,7 +91,7 @@ async fn run(options: Options) {
     let client = Client::new(&options.url).unwrap_or_else(|e| exit(2, &e));
     // A task run measures the same flow as Multi Round-Trip Requests beside it.
     let modes: &[Mode] = if options.mode == Mode::Task { &[Mode::Task, Mode::Flow] } else { &[options.mode] };
-    let cpu = || options.pid.map(|pid| cpu_seconds(pid).unwrap_or_else(|e| exit(2, &e)));
+    let cpu = || options.pid.map(|pid| legacy::cpu_seconds(pid).unwrap_or_else(|e| exit(2, &e)));
     let mut tallies: Vec<Tally> = modes.iter().map(|_| Tally::default()).collect();
     for (mode, tally) in modes.iter().zip(&mut tallies) {
         // One checked flow first: a server that cannot serve it fails fast, with its reason.
@@ -201,35 +201,6 @@ impl Tally {
         }
         report
     }
-}
-
-/// User + system CPU time of process `pid` (all its threads), in seconds, from `/proc/PID/stat`.
-fn cpu_seconds(pid: u32) -> Result<f64, String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
-    // Fields after the command name (which may hold spaces), from field 3 (`state`) on.
-    let rest = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |at: usize| fields.get(at).and_then(|v| v.parse::<u64>().ok());
-    // utime and stime are fields 14 and 15.
-    let (Some(user), Some(system)) = (ticks(11), ticks(12)) else {
-        return Err(format!("/proc/{pid}/stat: unreadable: {stat}"));
-    };
-    Ok((user + system) as f64 / clock_ticks())
-}
-
-/// Clock ticks per second of `/proc` times (`getconf CLK_TCK`; 100 on Linux).
-fn clock_ticks() -> f64 {
-    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *TICKS.get_or_init(|| {
-        std::process::Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|out| String::from_utf8(out.stdout).ok())
-            .and_then(|text| text.trim().parse().ok())
-            .filter(|ticks: &f64| *ticks > 0.0)
-            .unwrap_or(100.0)
-    })
 }
 
 /// One checked 2025-era flow on a session of its own.

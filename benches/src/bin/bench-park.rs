@@ -8,10 +8,15 @@
 //! ```text
 //! bench-park --url http://127.0.0.1:8948/mcp --pid PID
 //!            [--flows 10000] [--per-session 16] [--opening 256]
-//!            [--first-source 127.0.0.1] [--sources N]
+//!            [--first-source 127.0.0.1] [--sources N] [--progress] [--hold S]
 //! ```
 //! `--per-session` is how many flows share a session (the server's default bound on outstanding
 //! asks per session is 16); `--opening` how many calls are being started at a time.
+//! `--progress` gives each call a `progressToken`, so a server that sends heartbeats on a call
+//! waiting for a person sends them; `--hold S` then keeps every flow parked S seconds more after
+//! the RSS is sampled and reads the server's CPU time (`/proc/PID/stat`) and RSS around that hold:
+//! what parked flows cost while they wait. The JSON counts the progress notifications the calls
+//! carried (`progress_received`).
 //!
 //! Each parked call holds a loopback connection, and one source address reaches the server's port
 //! from at most the ephemeral port range (about 28,000 ports): the connections leave from
@@ -20,12 +25,13 @@
 //! (`127.0.1.1`, `127.0.2.1`, ...): the ports a run leaves in TIME_WAIT then never meet the next's.
 
 use std::net::Ipv4Addr;
+use std::time::Duration;
 
 use elicit_benches::legacy::{ParkPlan, check_open_file_limits, consecutive_addresses, files_needed, park};
 use serde_json::json;
 
 const USAGE: &str = "usage: bench-park --url URL --pid PID [--flows N] [--per-session K] [--opening M] \
-                     [--first-source ADDR] [--sources S]";
+                     [--first-source ADDR] [--sources S] [--progress] [--hold SECONDS]";
 
 /// The most connections one source address is given.
 const PER_SOURCE: usize = 8_000;
@@ -34,8 +40,13 @@ fn main() {
     let (mut url, mut pid, mut flows, mut per_session, mut opening) =
         (String::new(), None, 10_000usize, 16usize, 256usize);
     let (mut first_source, mut sources) = (Ipv4Addr::new(127, 0, 0, 1), None);
+    let (mut progress, mut hold) = (false, 0u64);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--progress" {
+            progress = true;
+            continue;
+        }
         let Some(value) = args.next() else { exit(2, USAGE) };
         let number = || {
             value
@@ -51,6 +62,7 @@ fn main() {
             "--per-session" => per_session = number(),
             "--opening" => opening = number(),
             "--sources" => sources = Some(number()),
+            "--hold" => hold = number() as u64,
             "--first-source" => {
                 first_source = value
                     .parse::<Ipv4Addr>()
@@ -73,7 +85,16 @@ fn main() {
             &format!("bench-park: {} sources from {first_source} reach {outside}, outside 127.0.0.0/8", sources.len()),
         );
     }
-    let plan = ParkPlan { endpoint: url.clone(), pid, flows, sessions: flows.div_ceil(per_session), opening, sources };
+    let plan = ParkPlan {
+        endpoint: url.clone(),
+        pid,
+        flows,
+        sessions: flows.div_ceil(per_session),
+        opening,
+        sources,
+        progress,
+        hold: Duration::from_secs(hold),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
     let runtime = runtime.unwrap_or_else(|e| exit(2, &format!("tokio: {e}")));
     let report = runtime.block_on(park(&plan)).unwrap_or_else(|e| exit(1, &format!("bench-park: {e}")));
@@ -94,6 +115,11 @@ fn main() {
             "parking_seconds": report.parking_seconds,
             "bytes_per_parked_flow": per_flow,
             "bytes_per_session": per_session,
+            "progress": progress,
+            "hold_seconds": report.hold_seconds,
+            "hold_cpu_seconds": report.hold_cpu_seconds,
+            "rss_held": report.rss_held,
+            "progress_received": report.progress_received,
         })
     );
 }

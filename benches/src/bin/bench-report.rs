@@ -62,6 +62,15 @@ const SERVERS: &[(&str, &str)] = &[
     ("ours-legacy", "ours, 2 threads, 2025-11-25 sessions"),
     ("typescript-v1", "TypeScript SDK v1, 2025-11-25 sessions"),
     ("rmcp-legacy", "rmcp by hand (form pushed by rmcp's peer), 2 threads, 2025-11-25 sessions"),
+    ("store-memory", "ours, 2 threads, in-process store (run beside the SQLite row)"),
+    ("store-sqlite", "ours, 2 threads, SQLite store (a file, its defaults)"),
+];
+
+/// The form page bench (`benches/benches/form_page.rs`), in report order.
+const FORM_PAGE: &[(&str, &str)] = &[
+    ("form_page/render", "the 12-field form's page rendered, values pre-filled, with its anti-forgery token"),
+    ("form_page/post_to_typed", "its browser POST read into the typed form (`parse_post`, `from_content`)"),
+    ("form_page/json_to_typed", "the same answer as JSON content (`serde_json`, `from_content`): what form mode reads"),
 ];
 
 /// The memory of parked 2025-era flows (`bench-park` reports, `SERVER-park.json`), in report order.
@@ -363,11 +372,14 @@ fn report(inputs: &Inputs) -> String {
             );
         }
     }
+    out.push_str(&heartbeat_report(&inputs.e2e));
     if let Ok(versions) = std::fs::read_to_string(inputs.e2e.join("versions.txt")) {
         let _ = writeln!(out, "\nPeers: {}", versions.lines().collect::<Vec<_>>().join("; "));
     }
 
     out.push_str(&store_report(&inputs.criterion));
+    out.push_str(&cluster_report(&inputs.criterion, &inputs.e2e));
+    out.push_str(&form_page_report(&inputs.criterion));
     out.push_str(&goals(inputs));
     if let Some(growth) = &inputs.growth {
         out.push_str(&growth_report(&inputs.criterion, growth));
@@ -425,6 +437,147 @@ fn store_report(criterion: &Path) -> String {
     let _ = writeln!(out, "|---|---:|---:|");
     for (what, ours, redis) in rows {
         let _ = writeln!(out, "| {what} | {} | {} |", median_ci(ours), median_ci(redis));
+    }
+    out
+}
+
+/// One Redis against a Redis Cluster (`benches/benches/cluster.rs`): the replayed `once` round
+/// (criterion), two-round flows/s through the engine (`cluster.json`) and a completion's wake-up,
+/// `PUBLISH` against `SPUBLISH` (`cluster-publish.txt`, redis-benchmark's CSV lines).
+fn cluster_report(criterion: &Path, e2e: &Path) -> String {
+    let mut out = String::new();
+    let get = |id: &str| estimate(criterion, id);
+    let (one, cluster) = (get("cluster_round/one_node_once_round"), get("cluster_round/cluster_once_round"));
+    let flows = read_json(&e2e.join("cluster.json"));
+    if one.is_none() && cluster.is_none() && flows.is_none() {
+        return out;
+    }
+    let _ = writeln!(out, "\n#### One Redis against a Redis Cluster (three masters, no replicas; loopback)\n");
+    let _ = writeln!(out, "| figure | one Redis | Redis Cluster | cluster ÷ one Redis |");
+    let _ = writeln!(out, "|---|---:|---:|---:|");
+    let divided = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{}×", ratio(a / b)),
+        _ => "–".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "| a replayed round that reaches a `once` (criterion median, 95% CI) | {} | {} | {} |",
+        median_ci(one),
+        median_ci(cluster),
+        divided(cluster.map(|e| e.median), one.map(|e| e.median))
+    );
+    if let Some(flows) = &flows {
+        let n = |key: &str| flows.get(key).and_then(Value::as_f64);
+        let (a, b) = (n("one_node_flows_per_second"), n("cluster_flows_per_second"));
+        let show = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.0}"));
+        let _ = writeln!(
+            out,
+            "| two-round flows/s with a `once`, through the engine (no HTTP; median of {} trials of {} s, {} in flight) | {} | {} | {} |",
+            n("trials").unwrap_or(f64::NAN),
+            n("trial_seconds").unwrap_or(f64::NAN),
+            n("concurrency").unwrap_or(f64::NAN),
+            show(a),
+            show(b),
+            divided(b, a)
+        );
+    }
+    if let Ok(publish) = std::fs::read_to_string(e2e.join("cluster-publish.txt")) {
+        let _ = writeln!(
+            out,
+            "\nA completion's wake-up (redis-benchmark, 100,000 requests, 8 clients; requests/s and latencies in ms, as its CSV prints them):\n"
+        );
+        for line in publish.lines().filter(|l| !l.trim().is_empty()) {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
+    out
+}
+
+/// The form page bench: rendering the page and reading its POST, against the same answer as JSON.
+fn form_page_report(criterion: &Path) -> String {
+    let mut out = String::new();
+    let rows: Vec<(&str, &str, Estimate)> =
+        FORM_PAGE.iter().filter_map(|(id, what)| Some((*id, *what, estimate(criterion, id)?))).collect();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n#### Form pages: rendering the page and reading its POST (criterion; median, its 95% CI, MAD)\n"
+    );
+    let _ = writeln!(out, "| benchmark | what | median | 95% CI of median | MAD |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    for (id, what, e) in rows {
+        let _ = writeln!(
+            out,
+            "| `{id}` | {what} | {} | {}–{} | {} |",
+            time(e.median),
+            time(e.low),
+            time(e.high),
+            time(e.mad)
+        );
+    }
+    out
+}
+
+/// What heartbeats cost parked 2025-era flows: two `bench-park --progress --hold S` runs of ours,
+/// heartbeats on (`heartbeat-on-park.json`, every `period_ms` of `heartbeat.json`) and off
+/// (`heartbeat-off-park.json`), each on a fresh server. The figure is the server's CPU over the
+/// hold per parked flow per minute; the difference of the two, per heartbeat sent, gives what the
+/// engine's default period costs.
+fn heartbeat_report(e2e: &Path) -> String {
+    let mut out = String::new();
+    let (on, off) = (read_json(&e2e.join("heartbeat-on-park.json")), read_json(&e2e.join("heartbeat-off-park.json")));
+    let Some(period_ms) = read_json(&e2e.join("heartbeat.json")).and_then(|h| h.get("period_ms")?.as_f64()) else {
+        return out;
+    };
+    if on.is_none() && off.is_none() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n#### Heartbeats on parked 2025-era flows (ours, 2 threads; `bench-park --progress --hold`, a fresh server per row)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| heartbeats | flows parked | held | server CPU over the hold | CPU per parked flow per minute | progress notifications received | RSS per parked flow, parked | after the hold |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    // CPU µs per parked flow per minute of hold.
+    let per_minute = |park: &Value| {
+        let n = |key: &str| park.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        n("hold_cpu_seconds") * 1e6 / n("flows") / n("hold_seconds") * 60.0
+    };
+    for (label, park) in [(format!("every {period_ms:.0} ms"), &on), ("off (period 0)".to_owned(), &off)] {
+        let Some(park) = park else { continue };
+        let n = |key: &str| park.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "| {label} | {:.0} | {:.1} s | {:.2} s | {:.0} µs | {:.0} | {:.1} KiB | {:.1} KiB |",
+            n("flows"),
+            n("hold_seconds"),
+            n("hold_cpu_seconds"),
+            per_minute(park),
+            n("progress_received"),
+            n("bytes_per_parked_flow") / 1024.0,
+            (n("rss_held") - n("rss_sessions")) / n("flows") / 1024.0
+        );
+    }
+    if let (Some(on), Some(off)) = (&on, &off) {
+        let beats_per_minute = 60_000.0 / period_ms;
+        let per_beat = (per_minute(on) - per_minute(off)) / beats_per_minute;
+        let default = elicit_runtime::server::session::SessionConfig::default().heartbeat.as_secs_f64();
+        let default_per_minute = 60.0 / default;
+        let _ = writeln!(
+            out,
+            "\nPer heartbeat: {per_beat:.1} µs of server CPU (on − off, per parked flow per minute, ÷ {beats_per_minute:.0} heartbeats a minute). At the engine's default period ({default:.0} s, {default_per_minute:.0} a minute): {:.0} µs per parked flow per minute, {:.0} ms a minute for 10,000 parked flows. CPU figures move with the machine's load; the RSS does not.",
+            per_beat * default_per_minute,
+            per_beat * default_per_minute * 10_000.0 / 1000.0
+        );
+        if on.get("progress_received").and_then(Value::as_f64).unwrap_or(0.0) < 1.0 {
+            let _ =
+                writeln!(out, "\n**No progress notification arrived with heartbeats on: the row measures nothing.**");
+        }
     }
     out
 }
@@ -590,6 +743,16 @@ fn goals(inputs: &Inputs) -> String {
         let name = format!("two-round flows/s: ours (2 threads) ÷ {label}");
         table.ratio(&name, "≥ 10×", (flows("ours", "flow"), flows(server, "flow")), |r| r >= 10.0);
     }
+
+    // The form page (BENCHMARKS.md, "Form pages"): its rendering, absolute; its POST against JSON.
+    let name = "form page rendered (`form_page/render`; absolute)";
+    match get("form_page/render") {
+        Some(e) => table.row(name, "≤ 10 µs", median_ci(Some(e)), Verdict::Judged(e.median <= 10e3)),
+        None => table.row(name, "≤ 10 µs", missing(), Verdict::NotJudged("no form page bench")),
+    }
+    let name = "form page POST read into the typed form ÷ the same answer as JSON";
+    let form = |id: &str| get(id).map(est);
+    table.ratio(name, "≤ 1.5×", (form("form_page/post_to_typed"), form("form_page/json_to_typed")), |r| r <= 1.5);
     out.push_str(&floors(inputs));
     out
 }

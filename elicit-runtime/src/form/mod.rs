@@ -30,6 +30,8 @@ mod post;
 mod render;
 
 pub use post::{ACTION_FIELD, FIELD_PREFIX, PageAction, Posted, TOKEN_FIELD, parse_post};
+#[cfg(feature = "pages")]
+pub(crate) use render::render_document;
 #[cfg(feature = "apps")]
 pub(crate) use render::style_source;
 pub use render::{FormValues, FormView, Notice, content_security_policy, escape_html, render_form, render_notice};

@@ -142,6 +142,17 @@ pub fn render_notice(notice: &Notice<'_>) -> String {
     out
 }
 
+/// A whole HTML document with the pages' head and style around `body`, markup the caller has
+/// escaped already: for the kit's other pages (the approval page), which share the look.
+#[cfg(feature = "pages")]
+pub(crate) fn render_document(title: &str, body: &str) -> String {
+    let mut out = String::with_capacity(1024 + body.len());
+    head(&mut out, title);
+    out.push_str(body);
+    out.push_str("</main></body></html>");
+    out
+}
+
 /// The whole HTML document of a form page.
 pub fn render_form(view: &FormView<'_>) -> String {
     let mut out = String::with_capacity(4096 + 512 * view.schema.properties.len());

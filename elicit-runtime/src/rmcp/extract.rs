@@ -54,6 +54,15 @@ pub fn principal_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
     from_http.or_else(|| ctx.extensions.get::<Principal>()).map(|principal| principal.0.clone())
 }
 
+/// The peer address of an HTTP request served with connect info
+/// (`into_make_service_with_connect_info::<SocketAddr>()`), as [`Request::client`] takes it.
+fn peer_address(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = ctx.extensions.get::<axum::http::request::Parts>()?;
+    let axum::extract::ConnectInfo(address) =
+        parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()?;
+    Some(address.ip().to_string())
+}
+
 /// The engine, ready to run handlers against rmcp requests. Keep one in your `ServerHandler`;
 /// cheap to clone. Clones share one cap on outstanding 2025-era asks; give each connection its
 /// own with [`Elicitation::for_connection`] (in the factory of rmcp's `StreamableHttpService`).
@@ -133,7 +142,9 @@ impl Elicitation {
         Fut: Future<Output = Result<R, FlowError>>,
     {
         let principal = self.principal_of(ctx);
-        let request = request.principal(principal.as_deref());
+        // An anonymous caller's flows count against its peer address (served with connect info).
+        let client = peer_address(ctx);
+        let request = request.principal(principal.as_deref()).client(client.as_deref());
         let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest::of(ctx));
         let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
         // The engine's round is boxed, here and below: rmcp spawns a task per request whose

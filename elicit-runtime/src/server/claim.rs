@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::answer::FlowError;
 use super::config::EngineConfig;
-use super::store::{Claim, ClaimToken, Slot, Store, StoreError};
+use super::store::{Claim, ClaimToken, FlowOwner, Slot, Store, StoreError};
 use crate::wire::clip;
 
 /// The key of the envelope a `once` value (and a URL-mode completion a flow took) is recorded in
@@ -54,30 +54,34 @@ pub(super) enum Claimed {
 pub(super) struct ClaimGuard {
     store: Arc<dyn Store>,
     flow: String,
+    /// Whom the flow's record counts against, should the claim (or a renewal) make it.
+    owner: FlowOwner,
     slot: Slot,
     token: Option<ClaimToken>,
     ttl: Duration,
 }
 
 impl ClaimGuard {
-    /// Claims `slot` of `flow` in `store` under a fresh token: its recorded value, or the claim.
+    /// Claims `slot` of `flow` in `store` under a fresh token: its recorded value, or the claim
+    /// (a claim that makes the flow's record counts it against `owner`).
     /// Waits, bounded by [`EngineConfig::once_wait`], while another token holds it; the lease is
     /// [`EngineConfig::claim_lease`], the record lives `ttl` after each write. The error fails
     /// the whole request (the caller records it so).
     pub(super) async fn claim(
         store: &Arc<dyn Store>,
         flow: String,
+        owner: FlowOwner,
         slot: &Slot,
         config: &EngineConfig,
         ttl: Duration,
     ) -> Result<Claimed, FlowError> {
         let mut guard =
-            ClaimGuard { store: store.clone(), flow, slot: slot.clone(), token: Some(ClaimToken::mint()), ttl };
+            ClaimGuard { store: store.clone(), flow, owner, slot: slot.clone(), token: Some(ClaimToken::mint()), ttl };
         let deadline = tokio::time::Instant::now() + config.once_wait;
         let mut pause = Duration::from_millis(2);
         loop {
             let token = guard.token().map_err(FlowError::Store)?;
-            let claim = store.claim(&guard.flow, slot, token, config.claim_lease, guard.ttl).await;
+            let claim = store.claim(&guard.flow, &guard.owner, slot, token, config.claim_lease, guard.ttl).await;
             match claim.map_err(FlowError::Store)? {
                 Claim::Run => return Ok(Claimed::Held(guard)),
                 Claim::Done(value) => {
@@ -130,7 +134,7 @@ impl ClaimGuard {
     /// Renews the lease (a claim by the same token carries on).
     pub(super) async fn renew(&self, lease: Duration) {
         let Ok(token) = self.token() else { return };
-        match self.store.claim(&self.flow, &self.slot, token, lease, self.ttl).await {
+        match self.store.claim(&self.flow, &self.owner, &self.slot, token, lease, self.ttl).await {
             Ok(Claim::Run) => {}
             Ok(_) => tracing::warn!(target: "elicit_runtime", "an exactly-once claim was taken over while it ran"),
             Err(error) => tracing::warn!(target: "elicit_runtime", %error, "could not renew an exactly-once claim"),

@@ -63,6 +63,8 @@ pub trait RequestHandle: Send + Sync {
 #[derive(Clone, Default)]
 pub(super) struct RequestInfo {
     pub(super) principal: Option<Arc<str>>,
+    /// Whom the flow's ledger records count against (its principal, else its client).
+    pub(super) owner: super::store::FlowOwner,
     pub(super) handle: Option<Arc<dyn RequestHandle>>,
     /// Whether the client negotiated app-rendered forms (draft) for this request.
     #[cfg(feature = "apps")]

@@ -138,7 +138,7 @@ impl Engine {
             Map::new(),
             self.shared(Executor::Live(Box::new(link))),
         )
-        .with_principal(request.principal);
+        .with_caller(request);
         #[cfg(feature = "apps")]
         let flow = flow.with_app_forms(session.app_forms);
         let round = observe::Round::live(request, session.version.as_str(), &session.client, &flow);
@@ -219,5 +219,17 @@ impl pages::kit::AntiForgery {
     /// beside the engine uses.
     pub fn for_engine(engine: &Engine) -> Self {
         Self::new(&engine.sealer, engine.config.url_ttl)
+    }
+}
+
+/// The page kit's approval page on an engine's store and keys: beside the engine, like
+/// [`AntiForgery::for_engine`](pages::kit::AntiForgery::for_engine).
+#[cfg(feature = "pages")]
+impl pages::kit::ApprovalPage {
+    /// The approval page of `engine`'s URL-mode steps at `{path}/{id}` (`path` like `/approve`;
+    /// a missing leading `/` is added, a trailing one dropped). Decisions go to the engine's
+    /// store, forms are sealed with its keys: instances sharing both serve each other's pages.
+    pub fn new(engine: &Engine, path: &str) -> Self {
+        Self::on(engine.url_completions(), pages::kit::AntiForgery::for_engine(engine), path)
     }
 }

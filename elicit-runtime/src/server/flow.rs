@@ -35,6 +35,8 @@ pub(super) struct Suspension {
 /// slots it saw.
 pub(super) struct FinishReport {
     pub(super) flow: String,
+    /// Whom the flow's record counts against, should the finish make it.
+    pub(super) owner: super::store::FlowOwner,
     /// The answers as the JSON object the flow's state carries (written once, here).
     pub(super) answers: Box<RawValue>,
     pub(super) seen: Vec<Slot>,
@@ -226,6 +228,7 @@ impl Flow {
         let inner = self.lock();
         Ok(FinishReport {
             flow: inner.state.flow.clone(),
+            owner: self.request.owner.clone(),
             answers: inner.state.answers.to_json()?,
             seen: inner.seen.clone(),
         })
@@ -642,9 +645,11 @@ impl Flow {
         }
     }
 
-    /// This flow, bound to `principal` (the engine sets it from the request).
-    pub(super) fn with_principal(mut self, principal: Option<&str>) -> Self {
-        self.request.principal = principal.map(Arc::from);
+    /// This flow, bound to the request's principal, its ledger records owned by the request's
+    /// [`FlowOwner`](super::store::FlowOwner) (the engine sets both from the request).
+    pub(super) fn with_caller(mut self, request: &super::Request<'_>) -> Self {
+        self.request.principal = request.principal.map(Arc::from);
+        self.request.owner = super::store::FlowOwner::of(request.principal, request.client);
         self
     }
 

@@ -170,7 +170,8 @@ impl Flow {
             return Ok(Claimed::Done(value));
         }
         let _running = self.running();
-        ClaimGuard::claim(&self.shared.store, self.flow_id(), slot, self.config(), self.shared.record_ttl)
+        let owner = self.request.owner.clone();
+        ClaimGuard::claim(&self.shared.store, self.flow_id(), owner, slot, self.config(), self.shared.record_ttl)
             .await
             .map_err(|e| self.fail(e))
     }

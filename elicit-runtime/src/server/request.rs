@@ -28,7 +28,9 @@ pub struct Request<'a> {
     /// Which client an anonymous request comes from (its peer address), when the transport knows:
     /// anonymous callers' tasks are capped per client
     /// ([`TaskConfig::max_live_tasks_per_anonymous_client`](crate::server::task::TaskConfig::max_live_tasks_per_anonymous_client)),
-    /// so one cannot take every place. Ignored when there is a principal.
+    /// and their flows' ledger records count against the client's quota
+    /// ([`FlowOwner`](crate::server::store::FlowOwner)), so one cannot take every place.
+    /// Ignored when there is a principal.
     pub client: Option<&'a str>,
 }
 

@@ -151,7 +151,7 @@ impl Engine {
             std::mem::take(&mut opened.responses),
             shared,
         )
-        .with_principal(request.principal)
+        .with_caller(request)
         .with_recorded(std::mem::take(&mut opened.ledger.recorded));
         // 2026-07-28: the request's own capabilities decide (draft app-rendered forms).
         #[cfg(feature = "apps")]
@@ -213,7 +213,9 @@ impl Engine {
         }
         let outcome = match finished {
             Some(answers) => Ok(Finish::Already(answers)),
-            None => self.store.finish(&report.flow, &report.answers, &report.seen, self.record_ttl()).await,
+            None => {
+                self.store.finish(&report.flow, &report.owner, &report.answers, &report.seen, self.record_ttl()).await
+            }
         };
         match outcome {
             Ok(Finish::Recorded) => Ok(()),

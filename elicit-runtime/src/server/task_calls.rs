@@ -257,7 +257,8 @@ impl Engine {
             let slot = Slot::Once(TASK_SLOT.to_owned());
             let token = ClaimToken::mint();
             let flow_id = flow.flow_id();
-            match self.store.claim(&flow_id, &slot, &token, self.config.claim_lease, self.record_ttl()).await {
+            let owner = &flow.request.owner;
+            match self.store.claim(&flow_id, owner, &slot, &token, self.config.claim_lease, self.record_ttl()).await {
                 Ok(Claim::Run) => Some((flow_id, slot, token)),
                 Ok(Claim::Done(Value::String(existing))) => {
                     return self.task_get(&existing, principal).await;

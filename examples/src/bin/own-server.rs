@@ -17,18 +17,15 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Form, Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
 use elicit_runtime::rmcp::prelude::*;
 use elicit_runtime::rmcp::rmcp::handler::server::router::tool::ToolRouter;
 use elicit_runtime::rmcp::rmcp::handler::server::wrapper::Parameters;
 use elicit_runtime::rmcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use elicit_runtime::rmcp::rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use elicit_runtime::rmcp::{serve_http, serve_io_with, with_tasks_extension};
-use elicit_runtime::server::pages::kit::{AntiForgery, cookie, decision_response, escape_html, record_decision};
+use elicit_runtime::server::pages::kit::ApprovalPage;
 use elicit_runtime::server::task::TaskSupport;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const USAGE: &str = "usage: own-server (--listen ADDR | --stdio [--page-listen ADDR])";
 
@@ -143,8 +140,8 @@ impl Desk {
         .await
     }
 
-    /// Asks by URL: the approval happens on a page of this server (see `approval_page`). The
-    /// engine mints the step's id; the handler builds the page's URL from it.
+    /// Asks by URL: the approval happens on a page of this server (the page kit's `ApprovalPage`,
+    /// mounted in `run`). The engine mints the step's id; the handler builds the page's URL from it.
     #[tool(description = "Sends you to a page to approve a transfer of €42.00")]
     async fn approve(&self, call: ToolCall) -> Result<CallToolResponse, ErrorData> {
         let public_url = self.public_url.clone();
@@ -213,63 +210,6 @@ impl ServerHandler for Desk {
     elicit_runtime::elicitation_handler_methods!(elicitation);
 }
 
-/// The approval page: what any URL-mode step needs from a page of yours. It shows what is
-/// asked, and on the user's decision records the step's outcome with the page kit's
-/// `record_decision`; the engine, waiting on the same completion store, resumes the flow.
-/// `decision_response` answers the browser (recorded, refused as unknown, or "try again later").
-/// The decision is by no one here (a real page identifies its user, and the store refuses a step
-/// minted for another principal). The kit's `AntiForgery` ties each form to a nonce cookie of the
-/// browser that was shown it, so another site cannot post a decision on the user's behalf.
-fn approval_page(elicitation: Elicitation) -> axum::Router {
-    axum::Router::new()
-        .route("/pay/{id}", axum::routing::get(show))
-        .route("/pay/{id}/{decision}", axum::routing::post(decide))
-        .with_state(elicitation)
-}
-
-async fn show(State(elicitation): State<Elicitation>, Path(id): Path<String>) -> Response {
-    let Some((nonce, token)) = AntiForgery::for_engine(elicitation.engine()).issue(&id) else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let id = escape_html(&id);
-    let form = |action, label| {
-        format!(
-            "<form method=post action=\"/pay/{id}/{action}\"><input type=hidden name=\"csrf\" value=\"{token}\"><button>{label}</button></form>"
-        )
-    };
-    let page = format!(
-        "<!doctype html><title>Approve</title><p>Approve the transfer of €42.00?</p>{}{}",
-        form("approve", "Approve"),
-        form("deny", "Deny")
-    );
-    let cookie = format!("pay_nonce={nonce}; Path=/pay; HttpOnly; SameSite=Strict");
-    ([(header::SET_COOKIE, cookie)], Html(page)).into_response()
-}
-
-#[derive(serde::Deserialize)]
-struct Decided {
-    csrf: String,
-}
-
-async fn decide(
-    State(elicitation): State<Elicitation>,
-    Path((id, decision)): Path<(String, String)>,
-    headers: HeaderMap,
-    Form(form): Form<Decided>,
-) -> Response {
-    let nonce = cookie(&headers, "pay_nonce").unwrap_or_default();
-    if !AntiForgery::for_engine(elicitation.engine()).verify(&id, nonce, &form.csrf) {
-        return (StatusCode::FORBIDDEN, "the form was not sent from this page").into_response();
-    }
-    let approved = match decision.as_str() {
-        "approve" => true,
-        "deny" => false,
-        _ => return StatusCode::NOT_FOUND.into_response(),
-    };
-    let store = elicitation.engine().url_completions();
-    decision_response(record_decision(&store, &id, json!({ "approved": approved }), None).await)
-}
-
 /// The transport and addresses from the command line.
 enum Listen {
     Http(SocketAddr),
@@ -304,9 +244,12 @@ async fn run() -> Result<(), String> {
             .form_pages(&public_url)
             .build();
     let elicitation = Elicitation::new(engine);
-    // The pages share the engine (its completion store) with the tools: our approval page, and
-    // the engine's form pages, one line.
-    let page = approval_page(elicitation.clone()).merge(elicitation.page_router());
+    // The pages share the engine (its completion store and keys) with the tools: the page kit's
+    // approval page for `approve` at /pay/{id} (Approve and Deny, anti-forgery, one decision per
+    // step, recorded as `{"approved": true|false}`; anonymous: this server has no users, so its
+    // steps have no owner), and the engine's form pages, one line each.
+    let approval = ApprovalPage::new(elicitation.engine(), "/pay").title("Approve the transfer of €42.00?");
+    let page = approval.router().merge(elicitation.page_router());
     let desk = Desk { elicitation, public_url: Arc::from(public_url.as_str()), tool_router: Desk::tool_router() };
     match listen {
         Listen::Http(_) => {

@@ -353,6 +353,11 @@ async fn sessions_are_capped_per_client_and_overall() {
     let (status, message) = refused(&url).await;
     assert_eq!(status, 429, "{message}");
     assert!(message.contains("too many sessions open for this client (at most 2)"), "{message}");
+    // Another address is another client (`serve_http` hands the router each request's address).
+    let elsewhere =
+        reqwest::Client::builder().no_proxy().local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap();
+    let response = post(&elsewhere, &url, None, &init).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200, "another address is refused as if it were the same client");
     // 2026-07-28 requests open no session and pass.
     assert_eq!(Client::new(&url).call("greet", json!({})).await.asked().keys(), ["who"]);
     assert_eq!(first.delete().await, 202);

@@ -170,9 +170,10 @@ fn the_readmes_limits_are_the_defaults() {
 
     let row = line_with(&readme, "URL steps per principal");
     let store = format!(
-        "| {} each / {} (",
+        "| {} each / {} / {} (",
         thousands(rt::server::store::DEFAULT_MAX_RECORDS),
-        thousands(rt::server::store::DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL)
+        thousands(rt::server::store::DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL),
+        thousands(rt::server::store::DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL)
     );
     assert!(row.contains(&store), "{row}");
 }

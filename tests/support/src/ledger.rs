@@ -7,7 +7,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use elicit_runtime::server::store::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions,
+    UrlStatus,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -73,18 +74,19 @@ impl<S: FlowLedger> FlowLedger for FaultyClaims<S> {
     fn claim(
         &self,
         flow: &str,
+        owner: &FlowOwner,
         slot: &Slot,
         token: &ClaimToken,
         lease: Duration,
         ttl: Duration,
     ) -> StoreFuture<'_, Claim> {
-        let (flow, slot, token) = (flow.to_owned(), slot.clone(), token.clone());
+        let (flow, owner, slot, token) = (flow.to_owned(), owner.clone(), slot.clone(), token.clone());
         Box::pin(async move {
             let fault = self.fault();
             if let ClaimFault::Before(delay) = fault {
                 tokio::time::sleep(delay).await;
             }
-            let claimed = self.inner.claim(&flow, &slot, &token, lease, ttl).await;
+            let claimed = self.inner.claim(&flow, &owner, &slot, &token, lease, ttl).await;
             match fault {
                 ClaimFault::After(delay) => tokio::time::sleep(delay).await,
                 ClaimFault::ReplyLost => {
@@ -101,8 +103,15 @@ impl<S: FlowLedger> FlowLedger for FaultyClaims<S> {
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()> {
         self.inner.abandon(flow, slot, token)
     }
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        self.inner.finish(flow, answers, seen, ttl)
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        self.inner.finish(flow, owner, answers, seen, ttl)
     }
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
         self.inner.finished(flow)

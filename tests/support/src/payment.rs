@@ -1,11 +1,17 @@
 //! The payment page of `travel-server`, used as a browser does: `GET` the page, keep its nonce
 //! cookie and read its forms' hidden token, then `POST` the token with the cookie to
-//! `{page}/approve` or `{page}/deny`.
+//! `{page}/approve` or `{page}/deny`. The page kit's approval page (`own-server`'s) is used the
+//! same way, as its one form asks: the token and the pressed button (`_action`) posted to the
+//! page itself.
 
 /// The cookie the payment page keeps its per-visit nonce in.
 pub const NONCE_COOKIE: &str = "pay_nonce";
 /// The name of the forms' hidden token field.
 pub const TOKEN_FIELD: &str = "csrf";
+/// The cookie the page kit's approval page keeps its per-visit nonce in.
+pub const APPROVAL_NONCE_COOKIE: &str = "elicit_approval_nonce";
+/// The hidden token field of the page kit's approval page.
+pub const APPROVAL_TOKEN_FIELD: &str = "_token";
 
 /// One visit of a payment page, as a browser keeps it.
 #[derive(Debug, Clone)]
@@ -22,6 +28,8 @@ pub struct PageVisit {
     pub cookie: Option<String>,
     /// The value of the forms' hidden token field.
     pub token: Option<String>,
+    /// Whether it is the page kit's approval page (one form, the button's value posted as `_action`).
+    pub approval: bool,
 }
 
 impl PageVisit {
@@ -31,6 +39,11 @@ impl PageVisit {
         let Some(token) = &self.token else {
             return Err(format!("no form on {} (HTTP {}): {}", self.url, self.status, self.body));
         };
+        if self.approval {
+            let page = self.url.split('?').next().unwrap_or(&self.url);
+            let body = format!("{APPROVAL_TOKEN_FIELD}={token}&_action={action}");
+            return post_form(http, page, self.cookie.as_deref(), &body).await;
+        }
         post_form(http, &format!("{}/{action}", self.url), self.cookie.as_deref(), &format!("{TOKEN_FIELD}={token}"))
             .await
     }
@@ -39,7 +52,12 @@ impl PageVisit {
 /// The value of the first hidden token field of a page, unless it is empty (base64url, so it needs
 /// no unescaping).
 pub fn hidden_token(html: &str) -> Option<String> {
-    let marker = format!("name=\"{TOKEN_FIELD}\" value=\"");
+    hidden_field(html, TOKEN_FIELD)
+}
+
+/// The value of the first hidden field `name` of a page, unless it is empty (base64url).
+fn hidden_field(html: &str, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\" value=\"");
     let start = html.find(&marker)? + marker.len();
     html[start..].split('"').next().filter(|token| !token.is_empty()).map(str::to_owned)
 }
@@ -58,11 +76,14 @@ pub async fn visit_page(http: &reqwest::Client, url: &str) -> Result<PageVisit, 
     let cookie = set_cookies
         .iter()
         .filter_map(|c| c.split(';').next())
-        .find(|pair| pair.starts_with(&format!("{NONCE_COOKIE}=")))
+        .find(|pair| {
+            pair.starts_with(&format!("{NONCE_COOKIE}=")) || pair.starts_with(&format!("{APPROVAL_NONCE_COOKIE}="))
+        })
         .map(str::to_owned);
     let body = response.text().await.map_err(|e| format!("GET {url}: reading the page: {e}"))?;
-    let token = hidden_token(&body);
-    Ok(PageVisit { url: url.to_owned(), status, body, set_cookies, cookie, token })
+    let approval = hidden_token(&body).is_none() && hidden_field(&body, APPROVAL_TOKEN_FIELD).is_some();
+    let token = if approval { hidden_field(&body, APPROVAL_TOKEN_FIELD) } else { hidden_token(&body) };
+    Ok(PageVisit { url: url.to_owned(), status, body, set_cookies, cookie, token, approval })
 }
 
 /// Opens the page and clicks the button of form `action`, as a user in a browser does; returns

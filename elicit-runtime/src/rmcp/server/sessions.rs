@@ -31,6 +31,14 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 32;
 /// The default keep-alive of an idle session (rmcp's), raised to cover the session waits.
 pub const DEFAULT_SESSION_KEEP_ALIVE: Duration = Duration::from_secs(300);
+/// The capacity of rmcp's channels of a session (rmcp's default: 16), which also bounds how many
+/// of a call's messages rmcp keeps for a client that resumes its stream. A call waiting on a person
+/// keeps that many of its last messages, and with heartbeats they are mostly progress
+/// notifications: about 0.5 KiB each, for as long as the person takes. At 4, a parked 2025-era
+/// call holds about 0.5 KiB less from the start and 2 to 4 KiB less once its heartbeats have
+/// filled the cache (BENCHMARKS.md, "Memory per parked 2025-era flow"); senders wait when a
+/// channel is full, as at 16.
+const SESSION_CHANNEL_CAPACITY: usize = 4;
 /// Beyond the longest session wait, before an idle session is closed: the wait's own timeout
 /// answers the call (an event) before the session could count as idle.
 const KEEP_ALIVE_GRACE: Duration = Duration::from_secs(5);
@@ -63,6 +71,7 @@ pub(super) fn keep_alive(setting: Duration, session: &SessionConfig) -> Duration
 pub(super) fn session_manager(keep_alive: Duration) -> LocalSessionManager {
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(keep_alive);
+    manager.session_config.channel_capacity = SESSION_CHANNEL_CAPACITY;
     manager
 }
 

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::server::store::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, Store, StoreFuture, TaskLimits, TaskRecord,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, Slot, Store, StoreFuture, TaskLimits, TaskRecord,
     TaskRecords, TaskView, UrlCompletions, UrlStatus,
 };
 
@@ -65,8 +65,16 @@ impl UrlCompletions for TimedStore {
 }
 
 impl FlowLedger for TimedStore {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        Box::pin(timed("ledger", "claim", self.0.claim(flow, at, by, lease, ttl)))
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        Box::pin(timed("ledger", "claim", self.0.claim(flow, owner, at, by, lease, ttl)))
     }
 
     fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
@@ -77,8 +85,15 @@ impl FlowLedger for TimedStore {
         Box::pin(timed("ledger", "abandon", self.0.abandon(flow, slot, token)))
     }
 
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        Box::pin(timed("ledger", "finish", self.0.finish(flow, answers, seen, ttl)))
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        Box::pin(timed("ledger", "finish", self.0.finish(flow, owner, answers, seen, ttl)))
     }
 
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {

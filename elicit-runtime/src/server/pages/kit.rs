@@ -1,7 +1,8 @@
 //! The building blocks of a URL-mode page: who the visitor is ([`VisitorCheck`]), that a
 //! submission came from the page the visitor was shown ([`AntiForgery`]), and recording the
 //! visitor's decision as the step's completion ([`record_decision`]). The engine's form pages are
-//! built on them; a custom page (a payment approval, an OAuth hand-off) uses the same.
+//! built on them, and so is [`ApprovalPage`], a URL-mode step's Approve/Deny page mounted in one
+//! line; a custom page (a payment with its own look, an OAuth hand-off) uses the same blocks.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
+pub use super::approval::{APPROVAL_NONCE_COOKIE, ApprovalPage};
 pub use crate::form::escape_html;
 use crate::server::page_login::{PageLogin, PageLoginError};
 use crate::server::store::{StoreError, UrlCompletions, mint_id};
@@ -335,9 +337,11 @@ pub async fn record_decision(
 
 /// The answer of a page's decision handler to [`record_decision`]'s result: `200` "Recorded: you
 /// can return to your MCP client." when recorded; `404` when refused (the step is unknown,
-/// expired, decided already, or someone else's: which, the page does not say); `503` "try again later" when the store failed,
-/// its detail logged (`tracing`, target `elicit_runtime`), never shown. Plain pages with no
-/// caching; a page with its own look matches on the result itself.
+/// expired, decided already, or someone else's: which, the page does not say); `503` "try again
+/// later" when the store failed, its detail logged (`tracing`, target `elicit_runtime`), never
+/// shown. Drawn as the form pages' notices (the text's paragraph has id `done`, `not-recorded`
+/// or `unavailable`) with the kit's headers ([`page_response`]); a page with its own look matches
+/// on the result itself.
 ///
 /// ```no_run
 /// # use elicit_runtime::server::Engine;
@@ -348,20 +352,26 @@ pub async fn record_decision(
 /// # }
 /// ```
 pub fn decision_response(recorded: Result<Decision, StoreError>) -> axum::response::Response {
-    use axum::http::{StatusCode, header};
-    use axum::response::IntoResponse;
-    let (status, text) = match recorded {
-        Ok(Decision::Recorded) => (StatusCode::OK, "Recorded: you can return to your MCP client."),
-        Ok(Decision::Refused) => {
-            (StatusCode::NOT_FOUND, "This step is unknown, expired, already decided, or not yours.")
-        }
+    use axum::http::StatusCode;
+    let (status, title, id, text) = match recorded {
+        Ok(Decision::Recorded) => (StatusCode::OK, "Thank you", "done", "Recorded: you can return to your MCP client."),
+        Ok(Decision::Refused) => (
+            StatusCode::NOT_FOUND,
+            "Not recorded",
+            "not-recorded",
+            "This step is unknown, expired, already decided, or not yours. Nothing was recorded.",
+        ),
         Err(error) => {
             tracing::error!(target: "elicit_runtime", %error, "a page's decision could not be recorded");
-            (StatusCode::SERVICE_UNAVAILABLE, "The service is unavailable right now: try again later.")
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again later",
+                "unavailable",
+                "The service is unavailable right now. Nothing was recorded; please try again in a moment.",
+            )
         }
     };
-    let page = format!("<!doctype html><meta charset=utf-8><title>{text}</title><p>{text}</p>");
-    (status, [(header::CACHE_CONTROL, "no-store")], axum::response::Html(page)).into_response()
+    page_response(status, crate::form::render_notice(&crate::form::Notice { title, text, id }))
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers, if there is exactly one: a name

@@ -10,6 +10,7 @@
 //! its visitor with the engine's [`VisitorCheck`] and the store records the answer only for the
 //! step's owner, once, while the step lives.
 
+mod approval;
 pub mod kit;
 mod routes;
 

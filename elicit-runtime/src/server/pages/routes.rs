@@ -25,16 +25,16 @@ pub(super) fn router(pages: FormPages) -> axum::Router {
 
 /// The principal the server's authentication layer put on the request (the rmcp adapter's).
 #[cfg(feature = "rmcp")]
-type Authenticated = Option<Extension<crate::rmcp::Principal>>;
+pub(super) type Authenticated = Option<Extension<crate::rmcp::Principal>>;
 #[cfg(not(feature = "rmcp"))]
-type Authenticated = Option<Extension<()>>;
+pub(super) type Authenticated = Option<Extension<()>>;
 
 #[cfg(feature = "rmcp")]
-fn authenticated(who: &Authenticated) -> Option<&str> {
+pub(super) fn authenticated(who: &Authenticated) -> Option<&str> {
     who.as_ref().map(|Extension(crate::rmcp::Principal(who))| who.as_str())
 }
 #[cfg(not(feature = "rmcp"))]
-fn authenticated(_who: &Authenticated) -> Option<&str> {
+pub(super) fn authenticated(_who: &Authenticated) -> Option<&str> {
     None
 }
 

@@ -34,8 +34,8 @@ use chacha20poly1305::aead::rand_core::RngCore;
 use serde_json::{Value, value::RawValue};
 
 pub use memory::{
-    DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore,
-    InProcessTasks,
+    DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL, DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS,
+    DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL, InProcessStore, InProcessTasks,
 };
 #[cfg(feature = "redis")]
 pub use redis::{RedisStore, RedisStoreBuilder};
@@ -95,9 +95,12 @@ pub enum StoreError {
         /// The configured cap.
         cap: usize,
     },
-    /// One principal holds as many live URL-mode steps as one principal may.
+    /// One owner holds as many live records of this kind as one owner may: URL-mode steps per
+    /// principal, flow records per [`FlowOwner`].
     Quota {
-        /// The configured cap per principal.
+        /// The kind of record refused.
+        kind: RecordKind,
+        /// The configured cap per owner.
         cap: usize,
     },
     /// Too many tasks are running: `cap` over all principals, or `cap` for this principal when
@@ -125,7 +128,11 @@ impl fmt::Display for StoreError {
             StoreError::Full { kind, cap } => {
                 write!(f, "completion store: full: {cap} live {kind} records (the configured cap); try again later")
             }
-            StoreError::Quota { cap } => write!(
+            StoreError::Quota { kind: RecordKind::Flow, cap } => write!(
+                f,
+                "completion store: this user holds {cap} live flow records (the configured cap per principal); finish some flows or let them expire first"
+            ),
+            StoreError::Quota { cap, .. } => write!(
                 f,
                 "completion store: this user holds {cap} pending URL-mode steps (the configured cap per principal); finish or let some expire first"
             ),
@@ -195,6 +202,67 @@ impl ClaimToken {
     /// The token as stores keep it (URL-safe, no `:`).
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// Whom a flow's ledger record counts against: each owner may hold at most a store's
+/// `max_flow_records_per_principal` live flow records (for example
+/// [`InProcessStore::max_flow_records_per_principal`]), so that no one fills the store's cap of
+/// flow records and locks everyone else out.
+///
+/// The engine names the owner from each round's request ([`FlowOwner::of`]), and a record counts
+/// against the owner of the call that made it (the flow's first round to touch the store, as a
+/// rule): the request's authenticated principal; for an anonymous request the client's peer
+/// address when the transport knows it ([`Request::client`](super::Request::client), as the cap on
+/// anonymous tasks keys it); otherwise
+/// [`FlowOwner::Anonymous`], one owner shared by every anonymous caller the transport cannot tell
+/// apart. That last rule is the safe one: a caller nobody can name gets no quota of its own to
+/// multiply, so anonymous traffic together holds at most one owner's share of the store and can
+/// never lock an authenticated principal out (it can crowd other unnamed anonymous callers, which
+/// serving with connect info avoids). Peer addresses are a weaker name (one host may hold many
+/// addresses): a deployment open to anonymous callers on the internet also wants a rate limit in
+/// front of the server.
+///
+/// ```
+/// use elicit_runtime::server::store::FlowOwner;
+///
+/// assert_eq!(FlowOwner::of(Some("alice"), Some("10.0.0.7")), FlowOwner::Principal("alice".into()));
+/// assert_eq!(FlowOwner::of(None, Some("10.0.0.7")), FlowOwner::Client("10.0.0.7".into()));
+/// assert_eq!(FlowOwner::of(None, None), FlowOwner::Anonymous);
+/// // A principal and an address never share a count, whatever their text.
+/// assert_ne!(FlowOwner::Principal("10.0.0.7".into()).name(), FlowOwner::Client("10.0.0.7".into()).name());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FlowOwner {
+    /// An authenticated principal.
+    Principal(String),
+    /// An anonymous client, by its peer address.
+    Client(String),
+    /// Every anonymous caller whose address is unknown, together.
+    #[default]
+    Anonymous,
+}
+
+impl FlowOwner {
+    /// The owner of a request's flow: its principal, else its client (peer address), else
+    /// [`FlowOwner::Anonymous`].
+    pub fn of(principal: Option<&str>, client: Option<&str>) -> FlowOwner {
+        match (principal, client) {
+            (Some(principal), _) => FlowOwner::Principal(principal.to_owned()),
+            (None, Some(client)) => FlowOwner::Client(client.to_owned()),
+            (None, None) => FlowOwner::Anonymous,
+        }
+    }
+
+    /// The owner's name in a store: `p:` and the principal, `c:` and the address, or `a`. Stable:
+    /// records written under it are counted by later versions.
+    pub fn name(&self) -> String {
+        match self {
+            FlowOwner::Principal(principal) => format!("p:{principal}"),
+            FlowOwner::Client(client) => format!("c:{client}"),
+            FlowOwner::Anonymous => "a".to_owned(),
+        }
     }
 }
 
@@ -280,8 +348,17 @@ pub trait UrlCompletions: Send + Sync {
 
 /// The exactly-once bookkeeping of flows; the contract is written on [`Store`].
 pub trait FlowLedger: Send + Sync {
-    /// Claims the slot `at` of `flow` for the token `by`, for `lease`.
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim>;
+    /// Claims the slot `at` of `flow` for the token `by`, for `lease`. A claim that creates the
+    /// flow's record counts it against `owner`'s quota.
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim>;
 
     /// Records the value of a slot held under `token`.
     fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()>;
@@ -290,8 +367,16 @@ pub trait FlowLedger: Send + Sync {
     fn abandon(&self, flow: &str, slot: &Slot, token: &ClaimToken) -> StoreFuture<'_, ()>;
 
     /// Records that `flow` finished with `answers` (a JSON object, as the engine wrote it: a store
-    /// keeps the text as it is), having seen the slots `seen`.
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish>;
+    /// keeps the text as it is), having seen the slots `seen`. A finish that creates the flow's
+    /// record counts it against `owner`'s quota.
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish>;
 
     /// The answers `flow` finished with, if it has finished.
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>>;
@@ -321,7 +406,7 @@ pub trait FlowLedger: Send + Sync {
 ///   exactly once. `status(id)` reads without consuming. `release(id)` forgets a step at once.
 ///
 /// Flow ledger, per flow id (minted by the engine, 128 random bits, sealed in the flow's state):
-/// - `claim(flow, slot, token, lease, ttl)`: [`Claim::Run`] when the slot is free, when its
+/// - `claim(flow, owner, slot, token, lease, ttl)`: [`Claim::Run`] when the slot is free, when its
 ///   claim's lease has passed (a crashed claimant heals), or when it is held under this very
 ///   `token` (a retried claim carries on; the lease is renewed); [`Claim::Done`] with the value
 ///   once recorded; [`Claim::Busy`] while another token holds a live lease; [`Claim::Finished`]
@@ -331,7 +416,7 @@ pub trait FlowLedger: Send + Sync {
 ///   [`StoreError::ClaimLost`].
 /// - `abandon(flow, slot, token)` frees a slot held under `token`; anything else is left alone.
 ///   A flow record left with nothing in it is gone.
-/// - `finish(flow, answers, seen, ttl)`: [`Finish::Already`] with the answers the flow finished
+/// - `finish(flow, owner, answers, seen, ttl)`: [`Finish::Already`] with the answers the flow finished
 ///   with when it has; [`Finish::Conflict`] when a slot the round did not see is recorded or held
 ///   under a live lease; otherwise the answers are recorded, [`Finish::Recorded`].
 /// - `finished(flow)` reads the finish. `extend(flow, ttl)` makes the record live at least `ttl`
@@ -343,7 +428,13 @@ pub trait FlowLedger: Send + Sync {
 ///   [`Finish::Already`] with those answers.
 /// - Every call but `finished` and `abandon` extends the flow's record to at least `ttl` from now,
 ///   never shortens it; a call that creates a record counts against the store's cap of flow
-///   records (`extend` and `snapshot` create none).
+///   records (`extend` and `snapshot` create none), refused with [`StoreError::Full`] over it.
+/// - A record is owned by the [`FlowOwner`] of the `claim` or `finish` that created it, and counts
+///   against that owner's quota of flow records for as long as it lives, finished or not (a
+///   finished record is kept for replays, and finished records are what fills a store): a record
+///   that would put its owner over the quota is refused with [`StoreError::Quota`] of
+///   [`RecordKind::Flow`]. A record that expires, or that an `abandon` leaves empty, frees its
+///   place; calls on an existing record never check the quota, whoever makes them.
 ///
 /// A store that cannot answer says so with [`StoreError::Unavailable`]; the engine then fails
 /// the round, it never skips a check.

@@ -128,7 +128,8 @@ impl Sandbox {
 set -u
 dir="$(cd "$(dirname "$0")" && pwd)"
 printf '%s\n' "$1" >> "$dir/opened.log"
-# submit URL ACTION: GET the page, then POST its ACTION form with the cookie and hidden token.
+# submit URL ACTION: GET the page, then POST its ACTION form with the cookie and hidden token
+# (the payment page's form at URL/ACTION, or the page kit's approval page's one form at URL).
 submit() {{
     local rest="${{1#http://}}"
     local hostport="${{rest%%/*}}"
@@ -138,12 +139,19 @@ submit() {{
     printf 'GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&3
     page="$(cat <&3)"
     exec 3<&-
-    cookie="$(printf '%s\n' "$page" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: *\(pay_nonce=[^;]*\).*/\1/p')"
+    cookie="$(printf '%s\n' "$page" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: *\(\(pay_nonce\|elicit_approval_nonce\)=[^;]*\).*/\1/p')"
     token="$(printf '%s\n' "$page" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p')"
     body="csrf=${{token%%$'\n'*}}"
+    target="$path/$2"
+    if [ -z "$token" ]; then
+        # The page kit's approval page: one form posting to the page, the button as `_action`.
+        token="$(printf '%s\n' "$page" | sed -n 's/.*name="_token" value="\([^"]*\)".*/\1/p')"
+        body="_token=${{token%%$'\n'*}}&_action=$2"
+        target="$path"
+    fi
     exec 3<>"/dev/tcp/${{hostport%:*}}/${{hostport##*:}}" || exit 1
-    printf 'POST %s/%s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
-        "$path" "$2" "$hostport" "${{cookie%%$'\n'*}}" "${{#body}}" "$body" >&3
+    printf 'POST %s HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' \
+        "$target" "$hostport" "${{cookie%%$'\n'*}}" "${{#body}}" "$body" >&3
     head -n 1 <&3 >> "$dir/page.log"
     exec 3<&-
 }}

@@ -86,11 +86,12 @@ pub async fn serve(server: elicit_runtime::rmcp::McpServer) -> String {
 }
 
 /// As [`serve`], with each connection's peer address handed to the router, which is how it tells
-/// clients apart (a limit per client); the server stays the caller's.
+/// clients apart (a limit per client): served with `rmcp::serve_http`, as a user serves it; the
+/// server stays the caller's.
 pub async fn serve_by_address(server: &elicit_runtime::rmcp::McpServer) -> String {
     let (listener, url) = loopback().await;
-    let app = server.http_router(&[]).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let app = server.http_router(&[]);
+    tokio::spawn(async move { elicit_runtime::rmcp::serve_http(listener, app).await });
     url
 }
 

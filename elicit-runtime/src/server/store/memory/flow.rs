@@ -1,5 +1,6 @@
 //! What the in-process store keeps of a flow: its record, the key it is found by, its slots.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -8,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
 use super::pages::{Pages, Text};
-use crate::server::store::StoreError;
+use crate::server::store::{FlowOwner, StoreError};
 
 /// A slot of a flow: held under a claim until its lease ends, or recorded for good.
 pub(super) enum Held {
@@ -23,6 +24,8 @@ pub(super) struct FlowRecord {
     /// one, kept as long as its longest-lived state, so under load they are most of what the
     /// store holds, and they take no allocation of their own (pages.rs says why).
     pub(super) finished: Option<Text>,
+    /// Whom the record counts against (`None`: a record of no one's, which no owner's count holds).
+    pub(super) owner: Option<Arc<FlowOwner>>,
 }
 
 /// A flow record's id. The ids the engine mints (128 random bits, base64url without padding) are
@@ -45,6 +48,37 @@ impl FlowKey {
                 FlowKey::Minted(minted)
             }
             _ => FlowKey::Named(Arc::from(id)),
+        }
+    }
+}
+
+/// The flow records each owner holds (live ones, and expired ones not swept yet). Records share
+/// their owner's one allocation, kept here.
+#[derive(Default)]
+pub(super) struct FlowOwners(HashMap<Arc<FlowOwner>, usize>);
+
+impl FlowOwners {
+    pub(super) fn holds(&self, owner: &FlowOwner) -> usize {
+        self.0.get(owner).copied().unwrap_or(0)
+    }
+
+    /// Counts one more record of `owner`: the owner, as its records share it.
+    pub(super) fn add(&mut self, owner: &FlowOwner) -> Arc<FlowOwner> {
+        let shared = match self.0.get_key_value(owner) {
+            Some((shared, _)) => Arc::clone(shared),
+            None => Arc::new(owner.clone()),
+        };
+        *self.0.entry(Arc::clone(&shared)).or_default() += 1;
+        shared
+    }
+
+    /// Counts one record of `owner` less.
+    pub(super) fn remove(&mut self, owner: &FlowOwner) {
+        if let Some(count) = self.0.get_mut(owner) {
+            *count -= 1;
+            if *count == 0 {
+                self.0.remove(owner);
+            }
         }
     }
 }

@@ -15,11 +15,11 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
-    UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture,
+    UrlCompletions, UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
-use flow::{FlowKey, FlowRecord, Held, read_answers};
+use flow::{FlowKey, FlowOwners, FlowRecord, Held, read_answers};
 use pages::Pages;
 
 /// The default cap on live records of each kind (URL-mode steps, flows).
@@ -27,6 +27,14 @@ pub const DEFAULT_MAX_RECORDS: usize = 1_000_000;
 
 /// The default cap on live URL-mode steps owned by one principal.
 pub const DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL: usize = 1_000;
+
+/// The default cap on live flow records one [`FlowOwner`] holds: a tenth of
+/// [`DEFAULT_MAX_RECORDS`], so no one owner fills the store. A record lives as long as its flow's
+/// states could be replayed (the state lifetime and a minute: 16 minutes by default), finished or
+/// not, so the quota is also a rate: at the defaults, about a hundred multi-round flows a second
+/// of one owner, sustained. Set it to what one principal (or one client address, or the anonymous
+/// callers together) runs in a state lifetime, and the cap to a multiple of it.
+pub const DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL: usize = 100_000;
 
 /// How many expired records one operation sweeps at most, besides the one it touches: expiry
 /// costs each operation O(log n) at worst, never a scan.
@@ -59,6 +67,7 @@ struct Caps {
     url: usize,
     flow: usize,
     per_principal: usize,
+    flows_per_owner: usize,
 }
 
 /// The records of each kind by id, the index of their deadlines and the counts the caps read;
@@ -75,6 +84,7 @@ struct Records {
     seq: u64,
     /// Live URL-mode steps by owner.
     owners: HashMap<String, usize>,
+    flow_owners: FlowOwners,
 }
 
 impl Records {
@@ -129,6 +139,9 @@ impl Records {
         if let Some(finished) = record.value.finished {
             self.pages.free(finished);
         }
+        if let Some(owner) = record.value.owner {
+            self.flow_owners.remove(&owner);
+        }
     }
 
     /// Room for one more record of `kind` (owned by `owner`): expired ones are swept first
@@ -149,7 +162,7 @@ impl Records {
             return Err(StoreError::Full { kind, cap });
         }
         if over_quota(self) {
-            return Err(StoreError::Quota { cap: caps.per_principal });
+            return Err(StoreError::Quota { kind, cap: caps.per_principal });
         }
         Ok(())
     }
@@ -172,14 +185,15 @@ impl Records {
     }
 
     /// The live record of `flow` (and the pages its answers are in), its life extended to at
-    /// least `ttl` from now; created (within the cap) when missing and `create` says so.
+    /// least `ttl` from now; created (within the cap and its owner's quota) when missing and
+    /// `create` names its owner.
     fn flow(
         &mut self,
         flow: &FlowKey,
         ttl: Duration,
         now: SystemTime,
         caps: Caps,
-        create: bool,
+        create: Option<&FlowOwner>,
     ) -> Result<Option<(&mut FlowRecord, &mut Pages)>, StoreError> {
         let expires = now + ttl;
         let live = self.flows.get(flow).map(|r| r.expires > now);
@@ -199,12 +213,19 @@ impl Records {
                 if live.is_some() {
                     self.remove_flow(flow);
                 }
-                if !create {
-                    return Ok(None);
-                }
+                let Some(owner) = create else { return Ok(None) };
                 self.room(RecordKind::Flow, None, now, caps)?;
+                // The owner's quota, expired records swept first when it is reached.
+                if self.flow_owners.holds(owner) >= caps.flows_per_owner {
+                    self.sweep(now, usize::MAX);
+                    if self.flow_owners.holds(owner) >= caps.flows_per_owner {
+                        return Err(StoreError::Quota { kind: RecordKind::Flow, cap: caps.flows_per_owner });
+                    }
+                }
+                let owner = self.flow_owners.add(owner);
                 let seq = self.index(expires, Expiring::Flow(flow.clone()));
-                self.flows.insert(flow.clone(), Record { value: FlowRecord::default(), expires, seq });
+                let value = FlowRecord { owner: Some(owner), ..FlowRecord::default() };
+                self.flows.insert(flow.clone(), Record { value, expires, seq });
             }
         }
         let Records { flows, pages, .. } = self;
@@ -217,8 +238,9 @@ impl Records {
 /// submitted.
 ///
 /// Bounded and fast at scale: at most [`InProcessStore::max_url_records`] URL-mode steps,
-/// [`InProcessStore::max_url_records_per_principal`] of them per principal, and
-/// [`InProcessStore::max_flow_records`] flows' records (a new one over a cap is refused
+/// [`InProcessStore::max_url_records_per_principal`] of them per principal,
+/// [`InProcessStore::max_flow_records`] flows' records and
+/// [`InProcessStore::max_flow_records_per_principal`] of them per [`FlowOwner`] (a new one over a cap is refused
 /// with a clear [`StoreError`]); expiry through an index of deadlines swept a few records per
 /// operation, so no operation scans the store.
 ///
@@ -254,6 +276,7 @@ impl Default for InProcessStore {
                 url: DEFAULT_MAX_RECORDS,
                 flow: DEFAULT_MAX_RECORDS,
                 per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+                flows_per_owner: DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL,
             },
             clock: Arc::new(SystemClock),
         }
@@ -262,7 +285,8 @@ impl Default for InProcessStore {
 
 impl InProcessStore {
     /// An empty store with the default caps ([`DEFAULT_MAX_RECORDS`] of each kind,
-    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`] steps per principal).
+    /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`] steps per principal,
+    /// [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`] flow records per owner).
     pub fn new() -> Self {
         InProcessStore::default()
     }
@@ -291,6 +315,17 @@ impl InProcessStore {
     /// by the global cap only.
     pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
         self.caps.per_principal = max;
+        self
+    }
+
+    /// Caps the live flow records one [`FlowOwner`] holds (default
+    /// [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`]), so one principal or client cannot fill
+    /// [`max_flow_records`](Self::max_flow_records) for everyone: a flow's first record beyond
+    /// it fails with [`StoreError::Quota`] of [`RecordKind::Flow`], which the engine sends the
+    /// client as a `-32603` saying so. A record counts, finished or not, until it expires (or an
+    /// abandoned claim leaves it empty); anonymous callers count as [`FlowOwner`] says.
+    pub fn max_flow_records_per_principal(mut self, max: usize) -> Self {
+        self.caps.flows_per_owner = max;
         self
     }
 
@@ -415,11 +450,19 @@ impl UrlCompletions for InProcessStore {
 }
 
 impl FlowLedger for InProcessStore {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, name, token) = (FlowKey::of(flow), at.name(), by.as_str().to_owned());
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, name, token, owner) = (FlowKey::of(flow), at.name(), by.as_str().to_owned(), owner.clone());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, _)) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, _)) = records.flow(&flow, ttl, now, self.caps, Some(&owner))? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 let claim = Held::Claimed { token: token.clone(), until: now + lease };
@@ -447,7 +490,7 @@ impl FlowLedger for InProcessStore {
         let (flow, name, token) = (FlowKey::of(flow), slot.name(), token.as_str().to_owned());
         Box::pin(async move {
             self.with_records(|records, now| {
-                let (record, _) = records.flow(&flow, ttl, now, self.caps, false)?.ok_or(StoreError::ClaimLost)?;
+                let (record, _) = records.flow(&flow, ttl, now, self.caps, None)?.ok_or(StoreError::ClaimLost)?;
                 match record.slots.get(&name) {
                     Some(Held::Claimed { token: holder, .. }) if *holder == token => {}
                     Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
@@ -475,13 +518,20 @@ impl FlowLedger for InProcessStore {
         })
     }
 
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let flow = FlowKey::of(flow);
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        let (flow, owner) = (FlowKey::of(flow), owner.clone());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         let text = answers.get().to_owned();
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, true)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, Some(&owner))? else {
                     return Err(StoreError::Invalid { detail: "a flow record went missing".to_owned() });
                 };
                 if let Some(already) = &record.finished {
@@ -512,7 +562,7 @@ impl FlowLedger for InProcessStore {
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         let flow = FlowKey::of(flow);
         Box::pin(
-            async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, false).map(drop)) },
+            async move { self.with_records(|records, now| records.flow(&flow, ttl, now, self.caps, None).map(drop)) },
         )
     }
 
@@ -520,7 +570,7 @@ impl FlowLedger for InProcessStore {
         let flow = FlowKey::of(flow);
         Box::pin(async move {
             self.with_records(|records, now| {
-                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, false)? else {
+                let Some((record, pages)) = records.flow(&flow, ttl, now, self.caps, None)? else {
                     return Ok(LedgerSnapshot::default());
                 };
                 let recorded = record.slots.iter().filter_map(|(name, held)| match held {
@@ -574,11 +624,17 @@ mod tests {
         let store = InProcessStore::new();
         let answers = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
         for id in [zero.as_str(), minted.as_str()] {
-            assert_eq!(store.finish(id, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+            assert_eq!(
+                store.finish(id, &FlowOwner::Anonymous, &answers, &[], Duration::from_secs(60)).await.unwrap(),
+                Finish::Recorded
+            );
             assert_eq!(store.finished(id).await.unwrap(), Some(serde_json::json!({"a": 1})));
         }
         assert_eq!(store.finished(&trailing).await.unwrap(), None);
-        assert_eq!(store.finish(&trailing, &answers, &[], Duration::from_secs(60)).await.unwrap(), Finish::Recorded);
+        assert_eq!(
+            store.finish(&trailing, &FlowOwner::Anonymous, &answers, &[], Duration::from_secs(60)).await.unwrap(),
+            Finish::Recorded
+        );
         assert_eq!(store.len(), 3);
     }
 }

@@ -12,7 +12,9 @@ use super::{
     REGISTER_SCRIPT, RedisStore, SNAPSHOT_SCRIPT, TAKE_SCRIPT, conn, tasks,
 };
 use crate::server::store::StoreError;
-use crate::server::store::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
+use crate::server::store::memory::{
+    DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL, DEFAULT_MAX_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+};
 
 /// Builds a [`RedisStore`].
 #[derive(Debug, Clone)]
@@ -23,6 +25,7 @@ pub struct RedisStoreBuilder {
     max_url_records: usize,
     max_flow_records: usize,
     max_url_records_per_principal: usize,
+    max_flow_records_per_principal: usize,
     cluster_shards: u32,
     replica_acks: Option<(u32, Duration)>,
 }
@@ -36,6 +39,7 @@ impl RedisStoreBuilder {
             max_url_records: DEFAULT_MAX_RECORDS,
             max_flow_records: DEFAULT_MAX_RECORDS,
             max_url_records_per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+            max_flow_records_per_principal: DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL,
             cluster_shards: 16,
             replica_acks: None,
         }
@@ -79,6 +83,19 @@ impl RedisStoreBuilder {
     /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`]); one more is refused with [`StoreError::Quota`].
     pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
         self.max_url_records_per_principal = max;
+        self
+    }
+
+    /// The most live flow records one [`FlowOwner`](crate::server::store::FlowOwner) holds
+    /// (default [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`]), so one principal or client cannot
+    /// fill [`max_flow_records`](Self::max_flow_records) for everyone: a flow's first record
+    /// beyond it is refused with [`StoreError::Quota`] of
+    /// [`RecordKind::Flow`](crate::server::store::RecordKind::Flow). A record counts, finished or
+    /// not, until it expires (or an abandoned claim leaves it empty); the count lives in Redis,
+    /// shared by every instance on the prefix (split over the shards on a cluster, as every cap
+    /// is). Records an earlier version wrote belong to no one.
+    pub fn max_flow_records_per_principal(mut self, max: usize) -> Self {
+        self.max_flow_records_per_principal = max;
         self
     }
 
@@ -140,6 +157,7 @@ impl RedisStoreBuilder {
             max_url_records: self.max_url_records,
             max_flow_records: self.max_flow_records,
             max_url_records_per_principal: self.max_url_records_per_principal,
+            max_flow_records_per_principal: self.max_flow_records_per_principal,
             channel,
             endpoint,
             timeout,

@@ -14,8 +14,13 @@ if value then
     extend(ARGV[2])
     return '?'
   end
-elseif not room(KEYS[2], ARGV[3]) then
-  return 'F'
+end
+local new = new_flow(ARGV[3], ARGV[6])
+if new == 'F' or new == 'Q' then
+  return new
+end
+if new then
+  redis.call('HSET', KEYS[1], 'owner', '?' .. KEYS[3])
 end
 redis.call('HSET', KEYS[1], ARGV[1], '?' .. ARGV[4] .. ':' .. (now + tonumber(ARGV[5])))
 extend(ARGV[2])

@@ -5,20 +5,24 @@ if already then
 end
 local now = now_ms()
 local seen = {}
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   seen[ARGV[i]] = true
 end
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
   local field, value = fields[i], fields[i + 1]
-  if field ~= 'final' and not seen[field] then
+  if field ~= 'final' and field ~= 'owner' and not seen[field] then
     if string.sub(value, 1, 1) ~= '?' or lease_end(value) > now then
       return 'C'
     end
   end
 end
-if not room(KEYS[2], ARGV[3]) then
-  return 'F'
+local new = new_flow(ARGV[3], ARGV[4])
+if new == 'F' or new == 'Q' then
+  return new
+end
+if new then
+  redis.call('HSET', KEYS[1], 'owner', '?' .. KEYS[3])
 end
 redis.call('HSET', KEYS[1], 'final', ARGV[1])
 extend(ARGV[2])

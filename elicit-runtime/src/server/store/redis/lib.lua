@@ -31,11 +31,35 @@ local function track(set)
     end
   end
 end
+local function owner_set(hash)
+  local owner = redis.call('HGET', hash, 'owner')
+  if owner then
+    return string.sub(owner, 2)
+  end
+  return nil
+end
 local function extend(ttl)
   if redis.call('PTTL', KEYS[1]) < tonumber(ttl) then
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
   track(KEYS[2])
+  local owner = owner_set(KEYS[1])
+  if owner then
+    track(owner)
+  end
+end
+local function new_flow(cap, quota_cap)
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return false
+  end
+  if not room(KEYS[2], cap) then
+    return 'F'
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now_ms())
+  if redis.call('ZCARD', KEYS[3]) >= tonumber(quota_cap) then
+    return 'Q'
+  end
+  return true
 end
 local function holder(value)
   local sep = string.find(value, ':', 2, true)

@@ -19,13 +19,18 @@
 //!   keeps the original expiry (`KEEPTTL`). Registering a live id changes nothing.
 //! - One hash per flow, `{prefix}:flow:{id}`: a field per slot ([`Slot::name`]), `?TOKEN:UNTIL`
 //!   while claimed (`UNTIL`: the lease's end, ms of Redis' own `TIME`) or `=` and the JSON once
-//!   recorded, and `final` (the answers the flow finished with).
+//!   recorded, `final` (the answers the flow finished with), and `owner`: `?` and the key of the
+//!   set that counts the record against its [`FlowOwner`]'s quota (written as a lapsed claim
+//!   would be, so that the scripts of an earlier version, during a rolling upgrade, pass over it).
 //! - Every state change is one Lua script, so two instances cannot both win a race. A resumed
 //!   round's read of the flow (its finish and recorded slots, the record extended) is one script
 //!   too: one round trip.
 //! - Caps: the sorted sets `{prefix}:live:url` and `{prefix}:live:flow` hold the live records of
 //!   each kind, scored by their expiry; `{prefix}:live:owner:{digest}` the steps one principal
-//!   owns. A script about to create a record drops the members whose expiry passed
+//!   owns, `{prefix}:live:flows-of:{digest}` the flow records one [`FlowOwner`] made (the
+//!   digest of [`FlowOwner::name`]; every script that extends a flow's record keeps its score
+//!   in the owner's set too, reading the set's key from the record). A script about to create a
+//!   record drops the members whose expiry passed
 //!   (`ZREMRANGEBYSCORE`: each member once, no scan), then refuses with a clear error at the cap.
 //!   A principal's set at its cap is also cleared of steps already taken (at most the cap's
 //!   length of `EXISTS`). Every key this store writes carries a TTL. On a cluster these sets are
@@ -96,8 +101,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture, UrlCompletions,
-    UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, RecordKind, Slot, StoreError, StoreFuture,
+    UrlCompletions, UrlStatus,
 };
 pub use builder::RedisStoreBuilder;
 use conn::Connection;
@@ -125,7 +130,11 @@ const TAKE_SCRIPT: &str = include_str!("take.lua");
 /// new one only while fewer than `cap` members of `set` are live (expired ones dropped first).
 /// `quota(set, cap)`: the same for a principal's set, whose members may also have been taken.
 /// `track(set)`: after a write, scores KEYS[1] by its expiry and keeps the set's TTL as long.
-/// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2].
+/// `extend(ttl)`: KEYS[1] lives at least `ttl` ms from now, never shorter; tracked in KEYS[2]
+/// and in its owner's set, `owner_set(hash)` (a key in KEYS[1]'s slot).
+/// `new_flow(cap, quota)`: whether the flow KEYS[1] is new (`true`: the caller writes its
+/// `owner` field), exists (`false`), or may not be made: `F` at the cap of KEYS[2], `Q` at the
+/// owner's quota in KEYS[3].
 /// `holder(value)`, `lease_end(value)`: the token and lease end of a claimed slot's value (a claim
 /// written before claims had owners has neither: it is free).
 const LIB_LUA: &str = include_str!("lib.lua");
@@ -135,10 +144,11 @@ const LIB_LUA: &str = include_str!("lib.lua");
 /// the per-principal cap or empty (no owner). Returns `+`, `F` (full) or `Q` (over the quota).
 const REGISTER_SCRIPT: &str = include_str!("register.lua");
 
-/// Claims a slot. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] slot field, ARGV[2] ttl ms,
-/// ARGV[3] cap, ARGV[4] token, ARGV[5] lease ms. Returns `=json` (recorded), `?` (held by another
-/// token under a live lease), `!` (the flow finished), `+` (held by this token now), `F` (a new
-/// flow, and the store is full).
+/// Claims a slot. KEYS[1] flow hash, KEYS[2] flow live set, KEYS[3] the owner's flow set;
+/// ARGV[1] slot field, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4] token, ARGV[5] lease ms, ARGV[6] the
+/// owner's quota. Returns `=json` (recorded), `?` (held by another token under a live lease), `!`
+/// (the flow finished), `+` (held by this token now), `F` (a new flow, and the store is full) or
+/// `Q` (a new flow, and its owner holds its quota).
 const CLAIM_SCRIPT: &str = include_str!("claim.lua");
 
 /// Records a slot's value under the token that holds it. KEYS[1] flow hash, KEYS[2] flow live
@@ -151,9 +161,11 @@ const RECORD_SCRIPT: &str = include_str!("record.lua");
 const ABANDON_SCRIPT: &str = include_str!("abandon.lua");
 
 /// Records the final answers unless the flow finished or a slot the round did not see is
-/// recorded or held under a live lease. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1]
-/// answers JSON, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4..] the slots seen. Returns `R` (recorded),
-/// `C` (conflict), `A` and the answers it finished with, or `F` (a new flow, and the store is full).
+/// recorded or held under a live lease. KEYS[1] flow hash, KEYS[2] flow live set, KEYS[3] the
+/// owner's flow set; ARGV[1] answers JSON, ARGV[2] ttl ms, ARGV[3] cap, ARGV[4] the owner's
+/// quota, ARGV[5..] the slots seen. Returns `R` (recorded), `C` (conflict), `A` and the answers it
+/// finished with, `F` (a new flow, and the store is full) or `Q` (a new flow over its owner's
+/// quota).
 const FINISH_SCRIPT: &str = include_str!("finish.lua");
 
 /// Extends a flow's record when it has one. KEYS[1] flow hash, KEYS[2] flow live set; ARGV[1] ttl.
@@ -193,6 +205,7 @@ pub struct RedisStore {
     max_url_records: usize,
     max_flow_records: usize,
     max_url_records_per_principal: usize,
+    max_flow_records_per_principal: usize,
     channel: String,
     /// `redis at HOST:PORT`, for messages (never the password).
     endpoint: String,
@@ -266,6 +279,31 @@ impl RedisStore {
     /// be long).
     fn owner_key(&self, id: &str, owner: &str) -> String {
         format!("{}:live:owner:{}", self.tag(id), digest(owner))
+    }
+
+    /// The set counting `owner`'s flow records in `flow`'s shard.
+    fn flow_owner_key(&self, flow: &str, owner: &FlowOwner) -> String {
+        format!("{}:live:flows-of:{}", self.tag(flow), digest(&owner.name()))
+    }
+
+    /// Runs a script that may create `flow`'s record for `owner` (KEYS: the hash, the flow live
+    /// set, the owner's set).
+    async fn owned_flow_script(
+        &self,
+        what: &str,
+        script: &Script,
+        flow: &str,
+        owner: &FlowOwner,
+        args: &[&str],
+    ) -> Result<Option<String>, StoreError> {
+        let hash = self.flow_key(flow)?;
+        let keys = [hash.as_str(), &self.live_flows(flow), &self.flow_owner_key(flow, owner)];
+        self.script(what, script, &keys, args).await
+    }
+
+    /// The error of a flow script's `Q`.
+    fn flow_quota(&self) -> StoreError {
+        StoreError::Quota { kind: RecordKind::Flow, cap: self.max_flow_records_per_principal }
     }
 
     fn invalid(&self, detail: String) -> StoreError {
@@ -404,7 +442,7 @@ impl UrlCompletions for RedisStore {
             match self.script("register", &self.register_script, &keys, &args).await?.as_deref() {
                 Some("+") => Ok(()),
                 Some("F") => Err(StoreError::Full { kind: RecordKind::Url, cap: self.max_url_records }),
-                Some("Q") => Err(StoreError::Quota { cap: self.max_url_records_per_principal }),
+                Some("Q") => Err(StoreError::Quota { kind: RecordKind::Url, cap: self.max_url_records_per_principal }),
                 _ => Err(self.invalid("an unexpected register answer".to_owned())),
             }
         })
@@ -489,14 +527,24 @@ impl UrlCompletions for RedisStore {
 }
 
 impl FlowLedger for RedisStore {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, field, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, field, token, owner) = (flow.to_owned(), at.name(), by.as_str().to_owned(), owner.clone());
         Box::pin(async move {
             let cap = self.shard_cap(self.max_flow_records).to_string();
-            let args = [field.as_str(), &ttl_ms(ttl), &cap, &token, &ttl_ms(lease)];
-            match self.flow_script("claim", &self.claim_script, &flow, &args).await?.as_deref() {
+            let quota = self.shard_cap(self.max_flow_records_per_principal).to_string();
+            let args = [field.as_str(), &ttl_ms(ttl), &cap, &token, &ttl_ms(lease), &quota];
+            match self.owned_flow_script("claim", &self.claim_script, &flow, &owner, &args).await?.as_deref() {
                 Some("+") => Ok(Claim::Run),
                 Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("Q") => Err(self.flow_quota()),
                 Some("?") => Ok(Claim::Busy),
                 Some("!") => Ok(Claim::Finished),
                 Some(done) => match done.strip_prefix('=') {
@@ -528,16 +576,25 @@ impl FlowLedger for RedisStore {
         )
     }
 
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let (flow, answers) = (flow.to_owned(), answers.get().to_owned());
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        let (flow, answers, owner) = (flow.to_owned(), answers.get().to_owned(), owner.clone());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
         Box::pin(async move {
             let (ttl, cap) = (ttl_ms(ttl), self.shard_cap(self.max_flow_records).to_string());
-            let mut args: Vec<&str> = vec![&answers, &ttl, &cap];
+            let quota = self.shard_cap(self.max_flow_records_per_principal).to_string();
+            let mut args: Vec<&str> = vec![&answers, &ttl, &cap, &quota];
             args.extend(seen.iter().map(String::as_str));
-            match self.flow_script("finish", &self.finish_script, &flow, &args).await?.as_deref() {
+            match self.owned_flow_script("finish", &self.finish_script, &flow, &owner, &args).await?.as_deref() {
                 Some("R") => Ok(Finish::Recorded),
                 Some("F") => Err(StoreError::Full { kind: RecordKind::Flow, cap: self.max_flow_records }),
+                Some("Q") => Err(self.flow_quota()),
                 Some("C") => Ok(Finish::Conflict),
                 Some(already) => match already.strip_prefix('A') {
                     Some(json) => self.json(json).map(Finish::Already),

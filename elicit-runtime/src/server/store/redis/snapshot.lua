@@ -9,7 +9,7 @@ for i = 1, #fields, 2 do
   if field == 'final' then
     table.insert(kept, field)
     table.insert(kept, value)
-  elseif string.sub(value, 1, 1) == '=' then
+  elseif field ~= 'owner' and string.sub(value, 1, 1) == '=' then
     table.insert(kept, field)
     table.insert(kept, string.sub(value, 2))
   end

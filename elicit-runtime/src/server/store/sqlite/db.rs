@@ -1,6 +1,7 @@
 //! The store's one connection, on its own thread: opening the file, the schema, the batches of
 //! jobs committed together, expiry, and the URL-mode steps.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
@@ -20,8 +21,9 @@ pub(super) const SWEEP_BUDGET: i64 = 32;
 /// How many queued jobs one transaction takes at most.
 const MAX_BATCH: usize = 256;
 
-/// The schema's version, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema's version, kept in `PRAGMA user_version`. 2: flows have an owner (see
+/// [`Db::migrate`]).
+const SCHEMA_VERSION: i64 = 2;
 
 /// Every table is keyed by its id and indexed by expiry (ms since the Unix epoch): a sweep reads
 /// the earliest deadlines first and stops at the first live one.
@@ -32,9 +34,10 @@ CREATE TABLE IF NOT EXISTS urls (
 CREATE INDEX IF NOT EXISTS urls_expires ON urls (expires);
 CREATE INDEX IF NOT EXISTS urls_owner ON urls (owner, expires);
 CREATE TABLE IF NOT EXISTS flows (
-  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL
+  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL, owner TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS flows_expires ON flows (expires);
+CREATE INDEX IF NOT EXISTS flows_owner ON flows (owner, expires);
 CREATE TABLE IF NOT EXISTS tasks (
   id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, owner TEXT, running INTEGER NOT NULL,
   live_until INTEGER NOT NULL, updated INTEGER NOT NULL, expires INTEGER NOT NULL,
@@ -52,6 +55,7 @@ pub(super) struct Caps {
     pub(super) url: usize,
     pub(super) flow: usize,
     pub(super) per_principal: usize,
+    pub(super) flows_per_owner: usize,
     pub(super) tasks: usize,
 }
 
@@ -71,6 +75,9 @@ pub(super) struct Db {
     pub(super) name: String,
     pub(super) url_rows: usize,
     pub(super) flow_rows: usize,
+    /// The flows' rows by owner ([`FlowOwner::name`](crate::server::store::FlowOwner::name)),
+    /// expired ones not swept yet included: a quota is checked without counting either.
+    pub(super) flow_owners: HashMap<String, usize>,
     pub(super) task_rows: usize,
 }
 
@@ -121,9 +128,11 @@ impl Db {
                 ),
             });
         }
+        migrate(&conn).map_err(failed)?;
         conn.execute_batch(SCHEMA).map_err(failed)?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
-        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, task_rows: 0 };
+        let flow_owners = HashMap::new();
+        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, flow_owners, task_rows: 0 };
         db.end_orphaned_tasks()?;
         db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
         db.recount()?;
@@ -198,7 +207,29 @@ impl Db {
         };
         let (urls, flows, tasks) = (count("urls")?, count("flows")?, count("tasks")?);
         (self.url_rows, self.flow_rows, self.task_rows) = (urls, flows, tasks);
+        let owners = self
+            .conn
+            .prepare("SELECT owner, count(*) FROM flows WHERE owner IS NOT NULL GROUP BY owner")
+            .and_then(|mut counts| {
+                let rows = counts.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+                rows.map(|row| row.map(|(owner, n)| (owner, usize::try_from(n).unwrap_or(0)))).collect()
+            })
+            .map_err(|e| self.unavailable(e))?;
+        self.flow_owners = owners;
         Ok(())
+    }
+
+    /// Counts one flow row of `owner` less (a row deleted).
+    pub(super) fn flow_gone(&mut self, owner: Option<String>) {
+        self.flow_rows = self.flow_rows.saturating_sub(1);
+        if let Some(owner) = owner
+            && let Some(count) = self.flow_owners.get_mut(&owner)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.flow_owners.remove(&owner);
+            }
+        }
     }
 
     /// Deletes up to `budget` expired URL-mode steps and as many flows, earliest first.
@@ -218,8 +249,16 @@ impl Db {
         };
         let urls = swept(self, "urls");
         self.url_rows = self.url_rows.saturating_sub(urls);
-        let flows = swept(self, "flows");
-        self.flow_rows = self.flow_rows.saturating_sub(flows);
+        // Flows say whose they were, for the owners' counts.
+        let sql = "DELETE FROM flows WHERE id IN (SELECT id FROM flows WHERE expires <= ?1 ORDER BY expires LIMIT ?2)
+                   RETURNING owner";
+        let owners: rusqlite::Result<Vec<Option<String>>> = self.conn.prepare_cached(sql).and_then(|mut delete| {
+            delete.query_map(params![now, budget], |row| row.get::<_, Option<String>>(0))?.collect()
+        });
+        match owners {
+            Ok(owners) => owners.into_iter().for_each(|owner| self.flow_gone(owner)),
+            Err(error) => tracing::warn!("{}: sweeping expired records: {error}", self.name),
+        }
     }
 
     /// Room for one more record of `kind`: at the cap, every expired record is swept first.
@@ -284,7 +323,7 @@ impl Db {
                 )?
                 .unwrap_or(0);
             if usize::try_from(held).unwrap_or(usize::MAX) >= cap {
-                return Err(StoreError::Quota { cap });
+                return Err(StoreError::Quota { kind: RecordKind::Url, cap });
             }
         }
         let expires = now.saturating_add(ms_of(ttl));
@@ -343,6 +382,22 @@ impl Db {
         self.url_rows = self.url_rows.saturating_sub(gone);
         Ok(())
     }
+}
+
+/// Brings a file an earlier version wrote to this schema, inside the opening transaction (before
+/// [`SCHEMA`], whose indexes name the new columns). Schema 1 had flows without an owner: the
+/// column is added, and the flows already there belong to no one (they count against the cap of
+/// flow records, no owner's quota, and expire as they would have).
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let columns = conn
+        .prepare("SELECT name FROM pragma_table_info('flows')")?
+        .query_map([], |row| row.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    // No columns: a new file, which SCHEMA creates whole.
+    if !columns.is_empty() && !columns.iter().any(|column| column == "owner") {
+        conn.execute_batch("ALTER TABLE flows ADD COLUMN owner TEXT")?;
+    }
+    Ok(())
 }
 
 /// An error opening the file, said plainly: another process holding it is named as such.

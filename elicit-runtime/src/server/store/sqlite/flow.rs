@@ -11,7 +11,7 @@ use rusqlite::params;
 use serde_json::{Map, Value, json};
 
 use super::db::{Db, ms_of};
-use crate::server::store::{Claim, Finish, LedgerSnapshot, RecordKind, Slot, StoreError};
+use crate::server::store::{Claim, Finish, FlowOwner, LedgerSnapshot, RecordKind, Slot, StoreError};
 
 /// How much longer than asked an extension keeps a flow's record: the rounds of a flow (or the
 /// replays of one) that extend it within this long of each other share one write, and a round
@@ -39,8 +39,8 @@ fn held(slot: &Value) -> Option<Held<'_>> {
 
 impl Db {
     /// The live row of `flow`, its life extended to at least `ttl` from now; created (within the
-    /// cap) when missing and `create` says so.
-    fn flow(&mut self, flow: &str, ttl: Duration, create: bool) -> Result<Option<FlowRow>, StoreError> {
+    /// cap and its owner's quota) when missing and `create` names its owner.
+    fn flow(&mut self, flow: &str, ttl: Duration, create: Option<&FlowOwner>) -> Result<Option<FlowRow>, StoreError> {
         let now = self.now();
         let expires = now.saturating_add(ms_of(ttl));
         let row = self.row("SELECT slots, finished, expires FROM flows WHERE id = ?1", [flow], |row| {
@@ -60,21 +60,43 @@ impl Db {
             }
             expired => {
                 if expired.is_some() {
-                    let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
-                    self.flow_rows = self.flow_rows.saturating_sub(gone);
+                    self.delete_flow(flow)?;
                 }
-                if !create {
-                    return Ok(None);
-                }
+                let Some(owner) = create else { return Ok(None) };
                 self.room(RecordKind::Flow)?;
+                let owner = owner.name();
+                self.owner_room(&owner)?;
                 self.exec(
-                    "INSERT INTO flows (id, slots, finished, expires) VALUES (?1, '{}', NULL, ?2)",
-                    params![flow, expires],
+                    "INSERT INTO flows (id, slots, finished, expires, owner) VALUES (?1, '{}', NULL, ?2, ?3)",
+                    params![flow, expires, owner],
                 )?;
                 self.flow_rows += 1;
+                *self.flow_owners.entry(owner).or_default() += 1;
                 Ok(Some(FlowRow { slots: Map::new(), finished: None }))
             }
         }
+    }
+
+    /// Room for one more flow of `owner` (a [`FlowOwner::name`]) within its quota: at the quota,
+    /// every expired record is swept first.
+    fn owner_room(&mut self, owner: &str) -> Result<(), StoreError> {
+        let cap = self.caps.flows_per_owner;
+        let over = |db: &Db| db.flow_owners.get(owner).is_some_and(|held| *held >= cap);
+        if over(self) {
+            self.sweep(i64::MAX);
+        }
+        if over(self) {
+            return Err(StoreError::Quota { kind: RecordKind::Flow, cap });
+        }
+        Ok(())
+    }
+
+    /// Deletes the row of `flow`, if there is one.
+    fn delete_flow(&mut self, flow: &str) -> Result<(), StoreError> {
+        if let Some(owner) = self.row("DELETE FROM flows WHERE id = ?1 RETURNING owner", [flow], |row| row.get(0))? {
+            self.flow_gone(owner);
+        }
+        Ok(())
     }
 
     fn invalid(&self, what: &str) -> StoreError {
@@ -89,13 +111,14 @@ impl Db {
     pub(super) fn claim(
         &mut self,
         flow: &str,
+        owner: &FlowOwner,
         name: &str,
         token: &str,
         lease: Duration,
         ttl: Duration,
     ) -> Result<Claim, StoreError> {
         let now = self.now();
-        let Some(mut row) = self.flow(flow, ttl, true)? else {
+        let Some(mut row) = self.flow(flow, ttl, Some(owner))? else {
             return Err(self.invalid("a flow record went missing"));
         };
         let claim = json!({"t": token, "u": now.saturating_add(ms_of(lease))});
@@ -124,7 +147,7 @@ impl Db {
         value: Value,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        let mut row = self.flow(flow, ttl, false)?.ok_or(StoreError::ClaimLost)?;
+        let mut row = self.flow(flow, ttl, None)?.ok_or(StoreError::ClaimLost)?;
         match row.slots.get(name).and_then(held) {
             Some(Held::Claimed { token: holder, .. }) if holder == token => {}
             Some(Held::Recorded(recorded)) if *recorded == value => return Ok(()),
@@ -150,9 +173,7 @@ impl Db {
         }
         slots.remove(name);
         if slots.is_empty() && !finished {
-            let gone = self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
-            self.flow_rows = self.flow_rows.saturating_sub(gone);
-            return Ok(());
+            return self.delete_flow(flow);
         }
         self.write_slots(flow, &slots)
     }
@@ -160,12 +181,13 @@ impl Db {
     pub(super) fn finish(
         &mut self,
         flow: &str,
+        owner: &FlowOwner,
         answers: &str,
         seen: &[String],
         ttl: Duration,
     ) -> Result<Finish, StoreError> {
         let now = self.now();
-        let Some(row) = self.flow(flow, ttl, true)? else {
+        let Some(row) = self.flow(flow, ttl, Some(owner))? else {
             return Err(self.invalid("a flow record went missing"));
         };
         if let Some(already) = &row.finished {
@@ -191,11 +213,11 @@ impl Db {
     }
 
     pub(super) fn extend(&mut self, flow: &str, ttl: Duration) -> Result<(), StoreError> {
-        self.flow(flow, ttl, false).map(drop)
+        self.flow(flow, ttl, None).map(drop)
     }
 
     pub(super) fn snapshot(&mut self, flow: &str, ttl: Duration) -> Result<LedgerSnapshot, StoreError> {
-        let Some(row) = self.flow(flow, ttl, false)? else { return Ok(LedgerSnapshot::default()) };
+        let Some(row) = self.flow(flow, ttl, None)? else { return Ok(LedgerSnapshot::default()) };
         let recorded: HashMap<Slot, Value> = row
             .slots
             .iter()

@@ -15,9 +15,13 @@ use std::time::Duration;
 use serde_json::{Value, value::RawValue};
 use tokio::sync::{Notify, oneshot};
 
-use super::memory::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS, DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL};
+use super::memory::{
+    DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL, DEFAULT_MAX_RECORDS, DEFAULT_MAX_TASK_RECORDS,
+    DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+};
 use super::{
-    Claim, ClaimToken, Finish, FlowLedger, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions, UrlStatus,
+    Claim, ClaimToken, Finish, FlowLedger, FlowOwner, LedgerSnapshot, Slot, StoreError, StoreFuture, UrlCompletions,
+    UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
 use db::{Caps, Db, Delivery, Job};
@@ -81,6 +85,18 @@ impl SqliteStoreBuilder {
     /// [`DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL`]); one more is refused with [`StoreError::Quota`].
     pub fn max_url_records_per_principal(mut self, max: usize) -> Self {
         self.caps.per_principal = max;
+        self
+    }
+
+    /// The most live flow records one [`FlowOwner`] holds (default
+    /// [`DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL`]), so one principal or client cannot fill
+    /// [`max_flow_records`](Self::max_flow_records) for everyone: a flow's first record beyond it
+    /// is refused with [`StoreError::Quota`] of
+    /// [`RecordKind::Flow`](crate::server::store::RecordKind::Flow). A record counts, finished or
+    /// not, until it expires (or an abandoned claim leaves it empty). Flows a file of an earlier
+    /// version holds belong to no one.
+    pub fn max_flow_records_per_principal(mut self, max: usize) -> Self {
+        self.caps.flows_per_owner = max;
         self
     }
 
@@ -165,9 +181,10 @@ impl SqliteStoreBuilder {
 ///
 /// # Bounded
 ///
-/// The same caps as the other stores (URL-mode steps, flows, steps per principal, task records);
-/// expiry through an index of deadlines, a few expired records swept per transaction, never a
-/// scan.
+/// The same caps as the other stores (URL-mode steps, flows, steps per principal, flows per
+/// owner, task records); expiry through an index of deadlines, a few expired records swept per
+/// transaction, never a scan. A file an earlier version wrote is brought to this version's
+/// schema when it opens (schema 2 gave flows an owner); a file of a later version is refused.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -213,6 +230,7 @@ impl SqliteStore {
                 url: DEFAULT_MAX_RECORDS,
                 flow: DEFAULT_MAX_RECORDS,
                 per_principal: DEFAULT_MAX_URL_RECORDS_PER_PRINCIPAL,
+                flows_per_owner: DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL,
                 tasks: DEFAULT_MAX_TASK_RECORDS,
             },
             clock: Arc::new(SystemClock),
@@ -345,9 +363,17 @@ impl UrlCompletions for SqliteStore {
 }
 
 impl FlowLedger for SqliteStore {
-    fn claim(&self, flow: &str, at: &Slot, by: &ClaimToken, lease: Duration, ttl: Duration) -> StoreFuture<'_, Claim> {
-        let (flow, name, token) = (flow.to_owned(), at.name(), by.as_str().to_owned());
-        Box::pin(self.call(move |db| db.claim(&flow, &name, &token, lease, ttl)))
+    fn claim(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        at: &Slot,
+        by: &ClaimToken,
+        lease: Duration,
+        ttl: Duration,
+    ) -> StoreFuture<'_, Claim> {
+        let (flow, name, token, owner) = (flow.to_owned(), at.name(), by.as_str().to_owned(), owner.clone());
+        Box::pin(self.call(move |db| db.claim(&flow, &owner, &name, &token, lease, ttl)))
     }
 
     fn record(&self, flow: &str, slot: &Slot, token: &ClaimToken, value: Value, ttl: Duration) -> StoreFuture<'_, ()> {
@@ -360,10 +386,17 @@ impl FlowLedger for SqliteStore {
         Box::pin(self.call(move |db| db.abandon(&flow, &name, &token)))
     }
 
-    fn finish(&self, flow: &str, answers: &RawValue, seen: &[Slot], ttl: Duration) -> StoreFuture<'_, Finish> {
-        let (flow, answers) = (flow.to_owned(), answers.get().to_owned());
+    fn finish(
+        &self,
+        flow: &str,
+        owner: &FlowOwner,
+        answers: &RawValue,
+        seen: &[Slot],
+        ttl: Duration,
+    ) -> StoreFuture<'_, Finish> {
+        let (flow, answers, owner) = (flow.to_owned(), answers.get().to_owned(), owner.clone());
         let seen: Vec<String> = seen.iter().map(Slot::name).collect();
-        Box::pin(self.call(move |db| db.finish(&flow, &answers, &seen, ttl)))
+        Box::pin(self.call(move |db| db.finish(&flow, &owner, &answers, &seen, ttl)))
     }
 
     fn finished(&self, flow: &str) -> StoreFuture<'_, Option<Value>> {
@@ -379,5 +412,68 @@ impl FlowLedger for SqliteStore {
     fn extend(&self, flow: &str, ttl: Duration) -> StoreFuture<'_, ()> {
         let flow = flow.to_owned();
         Box::pin(self.call(move |db| db.extend(&flow, ttl)))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::server::store::{RecordKind, mint_id};
+
+    /// Schema 1, as the version before flow owners wrote it (copied from its `db.rs`).
+    const SCHEMA_1: &str = "
+CREATE TABLE IF NOT EXISTS urls (
+  id TEXT PRIMARY KEY NOT NULL, owner TEXT, done INTEGER NOT NULL, outcome TEXT, expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS urls_expires ON urls (expires);
+CREATE INDEX IF NOT EXISTS urls_owner ON urls (owner, expires);
+CREATE TABLE IF NOT EXISTS flows (
+  id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS flows_expires ON flows (expires);
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, owner TEXT, running INTEGER NOT NULL,
+  live_until INTEGER NOT NULL, updated INTEGER NOT NULL, expires INTEGER NOT NULL,
+  answers TEXT NOT NULL, cancel INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tasks_expires ON tasks (expires);
+CREATE INDEX IF NOT EXISTS tasks_live ON tasks (running, live_until);
+CREATE INDEX IF NOT EXISTS tasks_live_owner ON tasks (owner, running, live_until);
+CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
+";
+
+    /// A file of schema 1 opens: its flows read as they were, owned by no one (they count against
+    /// no owner's quota), and new flows have owners.
+    #[tokio::test]
+    async fn a_file_of_the_schema_without_flow_owners_opens_with_its_flows_owned_by_no_one() {
+        let dir = std::env::temp_dir().join(format!("elicit-sqlite-schema-1-{}", mint_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("schema-1.db");
+        {
+            let conn = rusqlite::Connection::open(&file).unwrap();
+            conn.execute_batch(SCHEMA_1).unwrap();
+            let expires = db::ms(std::time::SystemTime::now()) + 3_600_000;
+            conn.execute(
+                r#"INSERT INTO flows (id, slots, finished, expires) VALUES ('old', '{"o:x":{"v":7}}', NULL, ?1)"#,
+                [expires],
+            )
+            .unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let store = SqliteStore::builder(&file).max_flow_records_per_principal(1).open().await.unwrap();
+        let (alice, token, long) = (FlowOwner::Principal("alice".into()), ClaimToken::mint(), Duration::from_secs(60));
+        let x = Slot::Once("x".into());
+        assert_eq!(store.claim("old", &alice, &x, &token, long, long).await.unwrap(), Claim::Done(json!(7)));
+        // The old flow is no one's: alice's quota of one is still free, then full.
+        assert_eq!(store.claim("new", &alice, &x, &token, long, long).await.unwrap(), Claim::Run);
+        assert_eq!(
+            store.claim("newer", &alice, &x, &token, long, long).await,
+            Err(StoreError::Quota { kind: RecordKind::Flow, cap: 1 })
+        );
+        drop(store);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
