@@ -50,8 +50,8 @@ use axum::routing::{get, post};
 use elicit_runtime::rmcp::Principal;
 use elicit_runtime::server::PageLogin;
 use elicit_runtime::server::pages::kit::{
-    Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, escape_html, plausible_step,
-    record_decision,
+    Decision, PageLoginVisitors, PageRequest, RefusalKind, Visit, VisitorCheck, escape_html, forwarded_https,
+    plausible_step, record_decision,
 };
 use elicit_runtime::server::store::{UrlCompletions, UrlStatus};
 use serde_json::json;
@@ -179,12 +179,7 @@ fn router(page_state: PaymentPage) -> axum::Router {
 
 /// Whether this request reached the page over HTTPS: configured so, or said so by the proxy.
 fn over_https(page_state: &PaymentPage, headers: &HeaderMap) -> bool {
-    page_state.https
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+    page_state.https || forwarded_https(headers)
 }
 
 fn page(status: StatusCode, title: &str, body: &str) -> Response {

@@ -16,11 +16,11 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::kit::{
-    AntiForgery, PageRequest, RefusalKind, Visit, VisitorCheck, cookie, decision_response, escape_html, page_response,
-    plausible_step, record_decision,
+    AntiForgery, PageRequest, RefusalKind, Visit, VisitorCheck, cookie, decision_response, escape_html,
+    forwarded_https, notice, page_response, plausible_step, record_decision,
 };
 use super::routes::{Authenticated, authenticated};
-use crate::form::{ACTION_FIELD, Notice, TOKEN_FIELD, render_document, render_notice};
+use crate::form::{ACTION_FIELD, TOKEN_FIELD, render_document};
 use crate::server::store::{UrlCompletions, UrlStatus};
 
 /// The cookie holding the nonce of the browser's latest showing of an approval page, scoped to
@@ -206,12 +206,7 @@ impl ApprovalPage {
     }
 
     fn over_https(&self, headers: &HeaderMap) -> bool {
-        self.inner.https
-            || headers
-                .get("x-forwarded-proto")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split(',').next())
-                .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+        self.inner.https || forwarded_https(headers)
     }
 }
 
@@ -225,10 +220,6 @@ impl std::fmt::Debug for ApprovalPage {
             .field("https", &self.inner.https)
             .finish_non_exhaustive()
     }
-}
-
-fn notice(status: StatusCode, title: &str, id: &str, text: &str) -> Response {
-    page_response(status, render_notice(&Notice { title, text, id }))
 }
 
 fn not_found() -> Response {

@@ -371,7 +371,22 @@ pub fn decision_response(recorded: Result<Decision, StoreError>) -> axum::respon
             )
         }
     };
+    notice(status, title, id, text)
+}
+
+/// A notice page of the kit (a title, a line of text, an id for tests), sent by [`page_response`].
+pub(super) fn notice(status: axum::http::StatusCode, title: &str, id: &str, text: &str) -> axum::response::Response {
     page_response(status, crate::form::render_notice(&crate::form::Notice { title, text, id }))
+}
+
+/// Whether a proxy in front said the request came over HTTPS: the first `X-Forwarded-Proto`
+/// value is `https`. For a page's cookies (`Secure`) and its visitor check's.
+pub fn forwarded_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers, if there is exactly one: a name

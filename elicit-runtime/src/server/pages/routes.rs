@@ -7,9 +7,12 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::json;
 
-use super::kit::{Decision, PageRequest, RefusalKind, Visit, cookie, plausible_step, query_value, record_decision};
+use super::kit::{
+    Decision, PageRequest, RefusalKind, Visit, cookie, forwarded_https, notice, plausible_step, query_value,
+    record_decision,
+};
 use super::{DESCRIPTOR_PARAM, Described, FormPages, MAX_POST_BODY, PAGE_PATH};
-use crate::form::{FormValues, FormView, Notice, PageAction, parse_post, render_form, render_notice};
+use crate::form::{FormValues, FormView, PageAction, parse_post, render_form};
 use crate::server::store::UrlStatus;
 
 /// The cookie holding the nonce of the browser's latest showing of a form page.
@@ -43,10 +46,6 @@ pub(super) fn html(status: StatusCode, body: String) -> Response {
     super::kit::page_response(status, body)
 }
 
-fn notice(status: StatusCode, title: &str, id: &str, text: &str) -> Response {
-    html(status, render_notice(&Notice { title, text, id }))
-}
-
 fn not_found() -> Response {
     notice(StatusCode::NOT_FOUND, "Unknown form", "unknown", "This form link is not valid.")
 }
@@ -62,11 +61,7 @@ fn unavailable(error: impl std::fmt::Display) -> Response {
 }
 
 fn https(headers: &HeaderMap, pages: &FormPages) -> bool {
-    pages.inner.public_url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(',').next().is_some_and(|p| p.trim().eq_ignore_ascii_case("https")))
+    pages.inner.public_url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")) || forwarded_https(headers)
 }
 
 /// What every request of a page needs: the step's form and message, the visitor, and the step still open.
