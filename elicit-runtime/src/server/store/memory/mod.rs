@@ -1,12 +1,13 @@
 //! [`InProcessStore`]: both store traits in this process's memory.
 
+mod deadlines;
 mod flow;
 mod pages;
 mod tasks;
 
 pub use tasks::{DEFAULT_MAX_TASK_RECORDS, InProcessTasks};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +20,7 @@ use super::{
     UrlCompletions, UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
+use deadlines::Deadlines;
 use flow::{FlowKey, FlowOwners, FlowRecord, Held, read_answers};
 use pages::Pages;
 
@@ -40,11 +42,11 @@ pub const DEFAULT_MAX_FLOW_RECORDS_PER_PRINCIPAL: usize = 100_000;
 /// costs each operation O(log n) at worst, never a scan.
 const SWEEP_BUDGET: usize = 32;
 
-/// A record and its place in the index of deadlines.
+/// A record, when it expires, and the number it was made with, which its entry in the index of
+/// deadlines names.
 struct Record<T> {
     value: T,
     expires: SystemTime,
-    /// Breaks ties between equal deadlines in the index.
     seq: u64,
 }
 
@@ -78,7 +80,7 @@ struct Caps {
 struct Records {
     urls: HashMap<Arc<str>, Record<UrlRecord>>,
     flows: HashMap<FlowKey, Record<FlowRecord>>,
-    deadlines: BTreeMap<(SystemTime, u64), Expiring>,
+    deadlines: Deadlines<Expiring>,
     /// The finished flows' answers.
     pages: Pages,
     seq: u64,
@@ -88,20 +90,29 @@ struct Records {
 }
 
 impl Records {
+    /// Removes up to `budget` records expired at `now`, earliest first. An entry of a record
+    /// since removed (or remade) is dropped; one of a record whose life was extended goes back
+    /// in at its new deadline.
     fn sweep(&mut self, now: SystemTime, budget: usize) {
         for _ in 0..budget {
-            match self.deadlines.first_key_value() {
-                Some(((at, _), expiring)) if *at <= now => match expiring {
-                    Expiring::Url(id) => {
-                        let id = Arc::clone(id);
+            let Some((seq, expiring)) = self.deadlines.pop_due(now) else { return };
+            match expiring {
+                Expiring::Url(id) => match self.urls.get(&id) {
+                    Some(record) if record.seq == seq && record.expires <= now => {
                         self.remove_url(&id);
                     }
-                    Expiring::Flow(key) => {
-                        let key = key.clone();
-                        self.remove_flow(&key);
+                    Some(record) if record.seq == seq => {
+                        self.deadlines.push(record.expires, seq, Expiring::Url(id));
                     }
+                    _ => {}
                 },
-                _ => return,
+                Expiring::Flow(key) => match self.flows.get(&key) {
+                    Some(record) if record.seq == seq && record.expires <= now => self.remove_flow(&key),
+                    Some(record) if record.seq == seq => {
+                        self.deadlines.push(record.expires, seq, Expiring::Flow(key));
+                    }
+                    _ => {}
+                },
             }
         }
     }
@@ -120,8 +131,8 @@ impl Records {
     }
 
     fn remove_url(&mut self, id: &str) -> Option<UrlRecord> {
+        // Its entry in the index of deadlines stays, stale, until it comes due or is compacted.
         let record = self.urls.remove(id)?;
-        self.deadlines.remove(&(record.expires, record.seq));
         if let Some(owner) = &record.value.owner
             && let Some(count) = self.owners.get_mut(owner.as_str())
         {
@@ -134,8 +145,8 @@ impl Records {
     }
 
     fn remove_flow(&mut self, key: &FlowKey) {
+        // As for a URL-mode step: its entry in the index of deadlines goes later.
         let Some(record) = self.flows.remove(key) else { return };
-        self.deadlines.remove(&(record.expires, record.seq));
         if let Some(finished) = record.value.finished {
             self.pages.free(finished);
         }
@@ -167,10 +178,16 @@ impl Records {
         Ok(())
     }
 
-    /// The next place in the index of deadlines, with `key` put there.
+    /// The next sequence number, with `key` put in the index of deadlines under it (the record is
+    /// inserted after: stale entries are compacted away first, while it is not there yet).
     fn index(&mut self, expires: SystemTime, key: Expiring) -> u64 {
+        let Records { urls, flows, deadlines, .. } = self;
+        deadlines.compact_if_stale(urls.len() + flows.len(), |seq, key| match key {
+            Expiring::Url(id) => urls.get(id).is_some_and(|record| record.seq == seq),
+            Expiring::Flow(key) => flows.get(key).is_some_and(|record| record.seq == seq),
+        });
         self.seq = self.seq.wrapping_add(1);
-        self.deadlines.insert((expires, self.seq), key);
+        self.deadlines.push(expires, self.seq, key);
         self.seq
     }
 
@@ -199,14 +216,11 @@ impl Records {
         let live = self.flows.get(flow).map(|r| r.expires > now);
         match live {
             Some(true) => {
-                // Moves the deadline later, never earlier.
+                // Moves the deadline later, never earlier; the index finds out when the record's
+                // entry comes due.
                 let Some(record) = self.flows.get_mut(flow) else { return Ok(None) };
                 if record.expires < expires {
-                    let (old, seq) = (record.expires, record.seq);
                     record.expires = expires;
-                    if let Some(key) = self.deadlines.remove(&(old, seq)) {
-                        self.deadlines.insert((expires, seq), key);
-                    }
                 }
             }
             _ => {
@@ -608,6 +622,53 @@ mod tests {
         }
         assert_eq!(store.len(), 1, "every expired record is gone after a few operations");
         assert_eq!(store.status("old-3").await.unwrap(), UrlStatus::Unknown);
+    }
+
+    #[tokio::test]
+    async fn an_extended_record_outlives_its_first_deadline_and_goes_at_its_last() {
+        let clock = ManualClock::new();
+        let store = InProcessStore::new().clock(Arc::new(clock.clone()));
+        let answers = RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap();
+        let flow = ClaimToken::mint();
+        let flow = flow.as_str();
+        store.finish(flow, &FlowOwner::Anonymous, &answers, &[], Duration::from_secs(10)).await.unwrap();
+        store.extend(flow, Duration::from_secs(60)).await.unwrap();
+        // Past the first deadline: its entry came due, the record is live, so it stays.
+        clock.advance(Duration::from_secs(30));
+        store.register("step", Duration::from_secs(600), None).await.unwrap();
+        assert_eq!(store.finished(flow).await.unwrap(), Some(serde_json::json!({"a": 1})));
+        assert_eq!(store.len(), 2);
+        // Past the extended one: swept.
+        clock.advance(Duration::from_secs(31));
+        store.status("step").await.unwrap();
+        assert_eq!(store.len(), 1);
+        assert_eq!(store.finished(flow).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn records_removed_early_leave_the_index_of_deadlines_bounded() {
+        // A client may start flows whose empty claims are abandoned, or a page register and take
+        // steps, as fast as it likes: each record goes before its deadline, and the index must
+        // not keep an entry for each of them for the records' whole life.
+        let store = InProcessStore::new();
+        let (owner, slot) = (FlowOwner::Anonymous, Slot::Once("k".to_owned()));
+        let (lease, ttl) = (Duration::from_secs(30), Duration::from_secs(960));
+        let keep = ClaimToken::mint();
+        store.claim(keep.as_str(), &owner, &slot, &keep, lease, ttl).await.unwrap();
+        let mut most = 0;
+        for _ in 0..5_000 {
+            let (flow, token) = (ClaimToken::mint(), ClaimToken::mint());
+            assert!(matches!(store.claim(flow.as_str(), &owner, &slot, &token, lease, ttl).await.unwrap(), Claim::Run));
+            store.abandon(flow.as_str(), &slot, &token).await.unwrap();
+            store.register("pay", ttl, None).await.unwrap();
+            store.complete("pay", serde_json::json!(true), None).await.unwrap();
+            assert!(matches!(store.take("pay", Duration::ZERO).await.unwrap(), UrlStatus::Completed(_)));
+            most = most.max(store.lock().deadlines.len());
+        }
+        assert_eq!(store.len(), 1, "only the kept claim's record is left");
+        assert!(most <= 2 * 2 + deadlines::SLACK + 2, "the index grew to {most} entries for at most 2 records");
+        let other = ClaimToken::mint();
+        assert!(matches!(store.claim(keep.as_str(), &owner, &slot, &other, lease, ttl).await.unwrap(), Claim::Busy));
     }
 
     #[tokio::test]
