@@ -29,8 +29,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::OsRng;
-use chacha20poly1305::aead::rand_core::RngCore;
+use rand::Rng as _;
 use serde_json::{Value, value::RawValue};
 
 pub use memory::{
@@ -442,9 +441,48 @@ pub trait Store: UrlCompletions + FlowLedger {}
 
 impl<T: UrlCompletions + FlowLedger + ?Sized> Store for T {}
 
-/// 128 random bits, URL-safe.
+/// 128 random bits, URL-safe: flows', tasks' and claims' ids, minted on every flow.
+///
+/// The bits come from the thread's CSPRNG (`rand`'s `ThreadRng`: ChaCha12, seeded from the OS and
+/// reseeded from it every 64 KiB of output), not from a system call per id. Ids must never
+/// repeat, and a generator's state copied (a process forked, a VM restored from a snapshot) would
+/// draw the same bits again; the copies differ in their process id or in the time, so both are
+/// mixed into the last 8 bytes. The result stays uniform and unpredictable: known values XORed
+/// into independent random bits.
 pub(super) fn mint_id() -> String {
     let mut bytes = [0u8; 16];
-    OsRng.fill_bytes(&mut bytes);
+    rand::rng().fill_bytes(&mut bytes);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let salt = (u64::from(std::process::id()) << 32) ^ (nanos as u64);
+    for (byte, salt) in bytes[8..].iter_mut().zip(salt.to_le_bytes()) {
+        *byte ^= salt;
+    }
     URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn minted_ids_are_128_bits_each_one_of_a_kind_from_every_thread() {
+        let threads: Vec<_> =
+            (0..4).map(|_| std::thread::spawn(|| (0..10_000).map(|_| mint_id()).collect::<Vec<_>>())).collect();
+        let mut seen = HashSet::new();
+        for thread in threads {
+            for id in thread.join().unwrap() {
+                assert_eq!(URL_SAFE_NO_PAD.decode(&id).unwrap().len(), 16, "{id}");
+                assert!(seen.insert(id), "an id was minted twice");
+            }
+        }
+        // Every bit varies: no byte is stuck at one value across the ids.
+        let ids: Vec<Vec<u8>> = seen.iter().map(|id| URL_SAFE_NO_PAD.decode(id).unwrap()).collect();
+        for byte in 0..16 {
+            let values: HashSet<u8> = ids.iter().map(|id| id[byte]).collect();
+            assert!(values.len() > 200, "byte {byte} takes only {} values", values.len());
+        }
+    }
 }
