@@ -36,6 +36,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::{Needle, contains};
 use crate::wire;
 
 /// The methods that carry Multi Round-Trip parameters.
@@ -66,6 +67,12 @@ pub(crate) fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> 
     full_check(bytes)
 }
 
+/// A `\u` escape, which could spell a member's name out of sight of the byte scan.
+static UNICODE_ESCAPE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\\u"));
+static INPUT_RESPONSES: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"inputResponses\""));
+static REQUEST_STATE: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"requestState\""));
+static ARGUMENTS: Needle = Needle::new(|| memchr::memmem::Finder::new(b"\"arguments\""));
+
 /// `true` only when [`full_check`] would answer `None`, found without parsing: every member
 /// anywhere in `bytes` named `inputResponses`, `requestState` or `arguments` (a quoted name
 /// followed by `:`) has a value whose first byte is of the type the check wants (`{`, `"`, `{`).
@@ -74,29 +81,19 @@ pub(crate) fn malformed_params(bytes: &[u8]) -> Option<(&'static str, Vec<u8>)> 
 /// name can be spelt differently only with a `\u` escape (no other escape makes a letter), and a
 /// body with one is left to the passes below. A quoted name that is no member (a string value, the
 /// tail of a longer string) at worst sends the body on to them too.
-///
-/// One pass over the body's quotes and backslashes (a request's body is mostly other members'
-/// names and values, each quoted), each quote checked against the three names.
 fn members_look_well_typed(bytes: &[u8]) -> bool {
     fn skip_ws(bytes: &[u8]) -> &[u8] {
         let start = bytes.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')).unwrap_or(bytes.len());
         &bytes[start..]
     }
-    const NAMES: [(&[u8], u8); 3] =
-        [(b"\"inputResponses\"", b'{'), (b"\"requestState\"", b'"'), (b"\"arguments\"", b'{')];
-    memchr::memchr2_iter(b'"', b'\\', bytes).all(|at| {
-        let rest = &bytes[at..];
-        if rest[0] == b'\\' {
-            // A `\u` escape.
-            return rest.get(1) != Some(&b'u');
-        }
-        NAMES.iter().all(|(name, first)| {
-            let Some(after) = rest.strip_prefix(*name) else { return true };
-            match skip_ws(after).split_first() {
-                Some((b':', value)) => skip_ws(value).first() == Some(first),
-                // Not a member's name.
-                _ => true,
-            }
+    if contains(bytes, &UNICODE_ESCAPE) {
+        return false;
+    }
+    [(&INPUT_RESPONSES, b'{'), (&REQUEST_STATE, b'"'), (&ARGUMENTS, b'{')].into_iter().all(|(name, first)| {
+        name.find_iter(bytes).all(|at| match skip_ws(&bytes[at + name.needle().len()..]).split_first() {
+            Some((b':', value)) => skip_ws(value).first() == Some(&first),
+            // Not a member's name.
+            _ => true,
         })
     })
 }
