@@ -51,7 +51,7 @@ pub(super) async fn strip_elicitation_id(response: Response) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let bytes = match super::read_body(body, MAX_REWRITE_BODY).await {
+    let bytes = match axum::body::to_bytes(body, MAX_REWRITE_BODY).await {
         Ok(bytes) => bytes,
         // The body announced its length and then failed to deliver it: nothing to salvage.
         Err(_) => {

@@ -307,7 +307,7 @@ async fn mark_malformed_params(
     if announced.is_some_and(|n| n > max_body as u64) {
         return Err(too_large());
     }
-    let Ok(bytes) = super::read_body(body, max_body).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
         return Err(too_large());
     };
     if !parts.headers.contains_key(&MCP_NAME)
@@ -351,36 +351,6 @@ mod tests {
             ["[::1]:80", "localhost:", "h:65536", "h:123456", "h:8a", "user@h", "", ":80", "h:80:81", "h\u{e9}"]
         {
             assert_eq!(plain_authority(value.as_bytes()), None, "{value}");
-        }
-    }
-
-    /// `read_body` reads what `axum::body::to_bytes` reads, and refuses what it refuses: bodies of
-    /// one frame, of several (empty ones among them), over the bound, and failing.
-    #[tokio::test]
-    async fn read_body_agrees_with_to_bytes() {
-        use axum::body::{Body, Bytes};
-        fn bodies() -> Vec<Body> {
-            let chunks = |chunks: &[&'static str]| {
-                let chunks: Vec<Result<Bytes, std::io::Error>> =
-                    chunks.iter().map(|c| Ok(Bytes::from_static(c.as_bytes()))).collect();
-                Body::from_stream(futures_util::stream::iter(chunks))
-            };
-            let failing =
-                futures_util::stream::iter(vec![Ok(Bytes::from_static(b"ab")), Err(std::io::Error::other("reset"))]);
-            vec![
-                Body::empty(),
-                Body::from("0123456789"),
-                Body::from("0123456789a"),
-                chunks(&["", "01", "", "2345", "6789"]),
-                chunks(&["01234", "56789", "a"]),
-                chunks(&["", ""]),
-                Body::from_stream(failing),
-            ]
-        }
-        for (ours, theirs) in bodies().into_iter().zip(bodies()) {
-            let ours = super::super::read_body(ours, 10).await.ok();
-            let theirs = axum::body::to_bytes(theirs, 10).await.ok();
-            assert_eq!(ours, theirs);
         }
     }
 }

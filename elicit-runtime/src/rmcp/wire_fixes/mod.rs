@@ -33,31 +33,3 @@ pub(super) type Needle = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
 pub(super) fn contains(bytes: &[u8], needle: &Needle) -> bool {
     needle.find(bytes).is_some()
 }
-
-/// What `axum::body::to_bytes(body, limit)` reads (the body's data, `Err` when the body fails or
-/// holds more than `limit` bytes), without its collecting machinery: a body of one frame, as a
-/// small request usually comes and as rmcp writes a JSON answer, is handed back as it came.
-pub(super) async fn read_body(mut body: axum::body::Body, limit: usize) -> Result<axum::body::Bytes, ()> {
-    use axum::body::HttpBody as _;
-    let mut first: Option<axum::body::Bytes> = None;
-    let mut joined: Vec<u8> = Vec::new();
-    let mut total = 0usize;
-    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let Ok(frame) = frame else { return Err(()) };
-        // Trailers are not data (`to_bytes` leaves them out too).
-        let Ok(data) = frame.into_data() else { continue };
-        total = total.saturating_add(data.len());
-        if total > limit {
-            return Err(());
-        }
-        match first.take() {
-            None if joined.is_empty() => first = Some(data),
-            Some(earlier) => {
-                joined.extend_from_slice(&earlier);
-                joined.extend_from_slice(&data);
-            }
-            None => joined.extend_from_slice(&data),
-        }
-    }
-    Ok(first.unwrap_or_else(|| axum::body::Bytes::from(joined)))
-}
