@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use elicit_runtime::rmcp::{McpServer, McpServerBuilder};
 use elicit_runtime::server::store::InProcessStore;
@@ -17,6 +18,8 @@ use elicit_runtime::state::KeyRing;
 use elicit_test_support::server::{serve, serve_by_address};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 
 /// A server whose tool `count` counts its runs in `calls`.
 fn builder(calls: &Arc<AtomicUsize>) -> McpServerBuilder {
@@ -310,4 +313,67 @@ async fn one_principal_or_address_at_its_quota_of_flow_records_leaves_room_for_t
     assert!(quota_refusal(&charge(&url, here, None).await));
     let reply = charge(&url, there, None).await;
     assert_eq!(reply["result"]["content"][0]["text"], "charged 7", "{reply}");
+}
+
+/// One `tools/call` of `count` on `connection`, kept alive: the answer's body.
+async fn exchange(connection: &mut TcpStream) -> String {
+    let body = call(json!({"name": "count", "arguments": {}})).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: count\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    connection.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let read = connection.read(&mut chunk).await.unwrap();
+        assert!(read > 0, "closed before answering: {}", String::from_utf8_lossy(&reply));
+        reply.extend_from_slice(&chunk[..read]);
+        let text = String::from_utf8_lossy(&reply).into_owned();
+        let Some((head, body)) = text.split_once("\r\n\r\n") else { continue };
+        let length = head
+            .lines()
+            .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+            .unwrap_or_else(|| panic!("no content-length: {head}"));
+        if body.len() >= length.trim().parse::<usize>().unwrap() {
+            return body.to_owned();
+        }
+    }
+}
+
+/// Waits for the server to close `connection`, reading what it still sends.
+async fn closed(connection: &mut TcpStream) {
+    let mut rest = Vec::new();
+    // Only the header read timeout closes these connections; the guard, far past it, fails the
+    // test when nothing does (the paused clock jumps to it).
+    let read = tokio::time::timeout(Duration::from_secs(3600), connection.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the connection is still open: {}", String::from_utf8_lossy(&rest));
+}
+
+/// `serve_http` closes a connection that sends no request head within 30 s of when it may: one
+/// silent since it connected, one stopped halfway through a head, one idle after its answers. A
+/// connection sending its heads in time is served on, each head read given its own 30 s (a third
+/// request 40 s after the first is answered). In paused time: the clock jumps to the next timer
+/// whenever nothing else can run.
+#[tokio::test(start_paused = true)]
+async fn serve_http_closes_connections_slow_to_send_a_request_head() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let server = builder(&calls).build().unwrap();
+    let url = serve_by_address(&server).await;
+    let address = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let mut silent = TcpStream::connect(&address).await.unwrap();
+    let mut halfway = TcpStream::connect(&address).await.unwrap();
+    halfway.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
+    let mut busy = TcpStream::connect(&address).await.unwrap();
+    for _ in 0..3 {
+        let reply = exchange(&mut busy).await;
+        assert!(reply.contains("counted"), "{reply}");
+        tokio::time::advance(Duration::from_secs(20)).await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    closed(&mut silent).await;
+    closed(&mut halfway).await;
+    closed(&mut busy).await;
 }

@@ -102,9 +102,12 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// task is dropped). The `Result` keeps the signature of `axum::serve`.
 pub async fn serve_http(mut listener: tokio::net::TcpListener, app: axum::Router) -> std::io::Result<()> {
     let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    http1.header_read_timeout(HEADER_READ_TIMEOUT);
     loop {
         let (tcp, client) = axum::serve::Listener::accept(&mut listener).await;
+        // Each connection its own timer: the one timer entry it keeps for its header reads.
+        let mut http1 = http1.clone();
+        http1.timer(ConnectionTimer::default());
         let _ = tcp.set_nodelay(true);
         // What axum's `into_make_service_with_connect_info` adds: the client's address, which
         // `ConnectInfo<SocketAddr>` extracts.
@@ -119,6 +122,66 @@ pub async fn serve_http(mut listener: tokio::net::TcpListener, app: axum::Router
         });
     }
 }
+
+/// The header read timeout's timer for one connection (hyper's `Timer`), arming the runtime's
+/// timer wheel about once per [`HEADER_READ_TIMEOUT`] rather than once per request.
+///
+/// hyper asks for a new sleep each time it starts reading a request head and drops it once the
+/// head is read: with hyper-util's `TokioTimer`, a timer entry inserted into the runtime's wheel
+/// and removed again for every request a client sends on a kept-alive connection. Here the
+/// connection keeps one entry: a head read's sleep waits on it, moving it later only when it fires
+/// before that read's deadline (once per timeout on a busy connection), and earlier only when the
+/// read's deadline comes first (a connection's first read). A head read still ends when its own
+/// deadline passes, as with hyper-util's timer.
+#[derive(Clone, Default)]
+struct ConnectionTimer {
+    entry: std::sync::Arc<std::sync::Mutex<Option<std::pin::Pin<Box<tokio::time::Sleep>>>>>,
+}
+
+impl hyper::rt::Timer for ConnectionTimer {
+    fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(self.now() + duration)
+    }
+
+    fn sleep_until(&self, deadline: std::time::Instant) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HeadReadSleep { deadline: tokio::time::Instant::from_std(deadline), entry: self.entry.clone() })
+    }
+
+    /// The runtime's clock (which a test may pause), as hyper-util's timer reads it.
+    fn now(&self) -> std::time::Instant {
+        tokio::time::Instant::now().into_std()
+    }
+}
+
+/// One head read's sleep: ready once `deadline` has passed, woken through the connection's entry.
+struct HeadReadSleep {
+    deadline: tokio::time::Instant,
+    entry: std::sync::Arc<std::sync::Mutex<Option<std::pin::Pin<Box<tokio::time::Sleep>>>>>,
+}
+
+impl std::future::Future for HeadReadSleep {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let deadline = self.deadline;
+        let mut entry = self.entry.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sleep = entry.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if sleep.deadline() > deadline {
+            sleep.as_mut().reset(deadline);
+        }
+        loop {
+            match sleep.as_mut().poll(cx) {
+                std::task::Poll::Pending => return std::task::Poll::Pending,
+                // Fired at this read's deadline (the entry is never later than it, above).
+                std::task::Poll::Ready(()) if sleep.deadline() >= deadline => return std::task::Poll::Ready(()),
+                // Fired at an earlier read's deadline: wait on for this one's.
+                std::task::Poll::Ready(()) => sleep.as_mut().reset(deadline),
+            }
+        }
+    }
+}
+
+impl hyper::rt::Sleep for HeadReadSleep {}
 
 /// `capabilities` advertising the Tasks extension (`io.modelcontextprotocol/tasks`): what the
 /// `get_info` of a server with a task tool ([`ToolCall::run_task`](super::ToolCall::run_task))

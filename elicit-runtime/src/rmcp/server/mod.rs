@@ -17,7 +17,7 @@ use axum::response::IntoResponse as _;
 
 use super::extract::Elicitation;
 use super::own::LOOPBACK_ORIGINS;
-use super::wire_fixes::layer::{DEFAULT_MAX_REQUEST_BODY, Gate, put_right_around};
+use super::wire_fixes::layer::{DEFAULT_MAX_REQUEST_BODY, Gate, Stateless, put_right_around};
 use super::wire_fixes::serve_io_with;
 use crate::server::{Engine, Flow, FlowError};
 use uri_template::UriTemplate;
@@ -212,6 +212,16 @@ impl McpServer {
         let manager = Arc::new(sessions::session_manager(keep_alive));
         let caps = Arc::new(sessions::SessionCaps::new(self.inner.sessions.clone(), manager.clone()));
         let server = self.clone();
+        // A request rmcp surely serves statelessly (`Stateless`) goes to a service without
+        // rmcp's session routing, which would decode and check the request's `_meta` once more
+        // only to route it where this one serves it. Same server, same checks otherwise.
+        let stateless_config = config.clone().with_legacy_session_mode(false);
+        let stateless = Arc::new(StreamableHttpService::new(
+            move || Ok(server.for_connection()),
+            manager.clone(),
+            stateless_config,
+        ));
+        let server = self.clone();
         let service =
             Arc::new(StreamableHttpService::new(move || Ok(server.for_connection()), manager, config.clone()));
         // What `wire_layer` does, called here around the service rather than layered on the
@@ -223,13 +233,22 @@ impl McpServer {
         // what rmcp's own `Service::call` does after cloning itself. A bare service, not a method
         // router: axum would clone a router's endpoint for every method on every request.
         let handle = tower::service_fn(move |request: axum::extract::Request| {
-            let (service, caps, gate) = (Arc::clone(&service), Arc::clone(&caps), Arc::clone(&gate));
+            let (service, stateless, caps, gate) =
+                (Arc::clone(&service), Arc::clone(&stateless), Arc::clone(&caps), Arc::clone(&gate));
             async move {
                 // rmcp's `handle` future is large (a whole stateless round inline): boxed where it is
                 // made, the futures around it stay small, and axum's moves and boxing of this
                 // route's future copy a few hundred bytes rather than kilobytes per request.
-                let serve = |request| async move { Box::pin(service.handle(request)).await.into_response() };
-                let capped = |request| async move { sessions::cap_sessions(&caps, request, serve).await };
+                let serve = |request, Stateless(surely)| async move {
+                    if surely {
+                        Box::pin(stateless.handle(request)).await.into_response()
+                    } else {
+                        Box::pin(service.handle(request)).await.into_response()
+                    }
+                };
+                let capped = |request, surely| async move {
+                    sessions::cap_sessions(&caps, request, |request| serve(request, surely)).await
+                };
                 Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }
         });

@@ -68,23 +68,23 @@ async fn put_right(
     request: HttpRequest<Body>,
     next: Next,
 ) -> Response {
-    put_right_around(&gate, request, |request| next.run(request)).await
+    put_right_around(&gate, request, |request, _| next.run(request)).await
 }
 
 /// What [`wire_layer`] does to a request and its response, around `serve`: the layer calls it
 /// with the rest of the router, [`McpServer::http_router`](crate::rmcp::McpServer::http_router) with
 /// its service directly (a middleware of axum's costs a boxed, cloned service and a boxed future
-/// on every request).
+/// on every request). `serve` is also told whether the request is [`Stateless`].
 pub(crate) async fn put_right_around<F, Fut>(gate: &Gate, request: HttpRequest<Body>, serve: F) -> Response
 where
-    F: FnOnce(HttpRequest<Body>) -> Fut,
+    F: FnOnce(HttpRequest<Body>, Stateless) -> Fut,
     Fut: std::future::Future<Output = Response>,
 {
-    let (request, session_call) = match mark_malformed_params(gate, request).await {
+    let (request, session_call, stateless) = match mark_malformed_params(gate, request).await {
         Ok(marked) => marked,
         Err(refused) => return refused,
     };
-    let response = strip_elicitation_id(serve(request).await).await;
+    let response = strip_elicitation_id(serve(request, stateless).await).await;
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -97,6 +97,33 @@ where
         }
         _ => response,
     }
+}
+
+/// Whether rmcp, serving 2025-era sessions beside 2026-07-28 requests, surely serves a request
+/// statelessly, seen from its head and body before rmcp parses it: a `POST` naming revision
+/// 2026-07-28 in its `MCP-Protocol-Version` header, naming no session, and whose body has no
+/// `"initialize"` anywhere. rmcp's session routing then answers it on its stateless path, or
+/// refuses it with an error that path gives too; [`McpServer::http_router`](crate::rmcp::McpServer::http_router)
+/// hands such a request to a service without session routing, which skips the routing's
+/// decoding and checks of the request's `_meta` (run again on the stateless path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stateless(pub(crate) bool);
+
+/// The revision whose requests are stateless, as the `MCP-Protocol-Version` header names it.
+const STATELESS_REVISION: &[u8] = b"2026-07-28";
+/// The method only a 2025-era session opens with.
+static INITIALIZE: super::Needle = super::Needle::new(|| memchr::memmem::Finder::new(b"\"initialize\""));
+/// The header naming a request's revision.
+const MCP_PROTOCOL_VERSION: header::HeaderName = header::HeaderName::from_static("mcp-protocol-version");
+
+/// [`Stateless`], for a request whose body is `bytes`.
+fn surely_stateless(parts: &axum::http::request::Parts, bytes: &[u8]) -> Stateless {
+    Stateless(
+        parts.method == axum::http::Method::POST
+            && parts.headers.get(&MCP_PROTOCOL_VERSION).is_some_and(|v| v.as_bytes() == STATELESS_REVISION)
+            && !parts.headers.contains_key(&MCP_SESSION_ID)
+            && !super::contains(bytes, &INITIALIZE),
+    )
 }
 
 /// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
@@ -261,17 +288,18 @@ fn normalize_host(host: &str) -> String {
 /// then hands the request to the handler, which answers `-32602` without running anything
 /// ([`refuse_marked`](super::mistyped_params::refuse_marked)). `inputResponses: null` is refused too: the member is optional, not nullable.
 ///
-/// `Err`: the answer, the request refused (413). `Ok`: the request to pass on, and the id of a
-/// call on a 2025-era session (its answer comes on the SSE stream of the response).
+/// `Err`: the answer, the request refused (413). `Ok`: the request to pass on, the id of a
+/// call on a 2025-era session (its answer comes on the SSE stream of the response), and whether
+/// rmcp surely serves it statelessly (never for a request passed on unread).
 async fn mark_malformed_params(
     gate: &Gate,
     request: HttpRequest<Body>,
-) -> Result<(HttpRequest<Body>, Option<Value>), Response> {
+) -> Result<(HttpRequest<Body>, Option<Value>, Stateless), Response> {
     let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     let (mut parts, body) = request.into_parts();
     if !gate.lets_in(&parts) {
         // rmcp refuses it (403 or 400) before reading anything; so is nothing read here.
-        return Ok((HttpRequest::from_parts(parts, body), None));
+        return Ok((HttpRequest::from_parts(parts, body), None, Stateless(false)));
     }
     let max_body = gate.max_body;
     let announced =
@@ -294,6 +322,7 @@ async fn mark_malformed_params(
     } else {
         None
     };
+    let stateless = surely_stateless(&parts, &bytes);
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -302,7 +331,7 @@ async fn mark_malformed_params(
         }
         None => Body::from(bytes),
     };
-    Ok((HttpRequest::from_parts(parts, body), session_call))
+    Ok((HttpRequest::from_parts(parts, body), session_call, stateless))
 }
 
 #[cfg(test)]
