@@ -153,6 +153,41 @@ async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
     assert_eq!(saw.load(Ordering::SeqCst), 1, "the handler saw flow.cancelled()");
 }
 
+/// The instance running a task renews its lease while the handler works, and ends the task
+/// `failed` once the handler outlives the task's time-to-live (the record, read from the store
+/// itself: `tasks/get` says only that an expired task expired).
+#[tokio::test]
+async fn a_running_task_renews_its_lease_and_ends_at_its_time_to_live() {
+    let engine = local_engine(|engine| engine.task_lease(Duration::from_millis(300)).task_ttl(Duration::from_secs(1)));
+    let saw = Arc::new(AtomicUsize::new(0));
+    let meta = task_meta();
+    let request = Request::new("tools/call", "work").meta(Some(&meta));
+    let seen = saw.clone();
+    let TaskStart::Task(seed) =
+        engine.run_task(&request, TaskSupport::Optional, move |flow| long_work(flow, seen)).await.unwrap()
+    else {
+        panic!("not a task")
+    };
+    let records = engine.task_records().clone();
+    let load = || async { records.load(&seed.task_id).await.unwrap().unwrap().record };
+    let first = load().await;
+    let (mut renewed, mut ended) = (false, None);
+    for _ in 0..500 {
+        let record = load().await;
+        if record.status.is_terminal() {
+            ended = Some(record);
+            break;
+        }
+        renewed |= record.lease_until_ms > first.lease_until_ms;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(renewed, "the lease was renewed while the handler worked");
+    let ended = ended.expect("the task ended at its time-to-live");
+    assert_eq!(ended.status, TaskStatus::Failed, "{ended:?}");
+    assert!(format!("{:?}", ended.outcome).contains("outlived its time-to-live"), "{ended:?}");
+    assert_eq!(saw.load(Ordering::SeqCst), 0, "not cancelled");
+}
+
 #[tokio::test]
 async fn cancel_mid_ask_ends_cancelled_and_later_answers_are_ignored() {
     let engine = local_engine(|engine| engine);

@@ -244,29 +244,60 @@ impl RequestHandle for TaskHandle {
 
 /// Runs a task's handler to its end in the background, renewing the lease, and records how it
 /// ended: `completed` with the result, `failed` with the JSON-RPC error, `cancelled` when
-/// `tasks/cancel` came first (the handler then has [`TaskConfig::cancel_grace`] to stop).
+/// `tasks/cancel` came first (the handler then has [`TaskConfig::cancel_grace`] to stop), `failed`
+/// when it outlives its time-to-live.
 /// `take_fatal` takes the error that failed the flow whatever the handler did with it, once the
 /// handler is gone.
+///
+/// Beside the handler, one wait at a time, on one timer: for a wake-up from the store (an answer,
+/// `tasks/cancel`, the handler's own writes), the recheck, the lease's renewal or the end of the
+/// task's lifetime, whichever comes first. (A timer of its own for each would register three with
+/// the runtime's timer wheel per task, for a task that usually ends long before any fires.) The
+/// renewal and the cancel check run beside the handler, never instead of it: a handler holding
+/// the record's lock across a write to a remote store must go on being polled to release it.
 pub(in crate::server) async fn drive(
     link: Arc<TaskLink>,
     take_fatal: impl FnOnce() -> Option<FlowError>,
     mut handler: TaskFuture,
 ) {
-    let renew_every = link.config.lease / 3;
-    let lease = async {
-        loop {
-            tokio::time::sleep(renew_every).await;
-            if let Err(error) = link.renew().await {
-                tracing::warn!(target: "elicit_runtime", task = %link.id, %error, "could not renew a task's lease");
+    // Never 0: each renewal is followed by a wait, which yields to the runtime.
+    let renew_every = (link.config.lease / 3).max(std::time::Duration::from_millis(1));
+    let ttl = std::time::Duration::from_millis(link.record.lock().await.ttl_ms);
+    let started = tokio::time::Instant::now();
+    let expires = started + ttl;
+    let mut renew_at = started + renew_every;
+    let ended = loop {
+        let now = tokio::time::Instant::now();
+        if now >= expires {
+            break Some(Err(FlowError::Failed("the task outlived its time-to-live".to_owned())));
+        }
+        let renew = now >= renew_at;
+        let until = expires.min(renew_at).min(now + link.config.recheck);
+        let beside = async {
+            if link.check_cancelled().await {
+                return true;
+            }
+            if renew {
+                if let Err(error) = link.renew().await {
+                    tracing::warn!(target: "elicit_runtime", task = %link.id, %error, "could not renew a task's lease");
+                }
+            } else {
+                let _ = link.records.wait(&link.id, until.saturating_duration_since(now)).await;
+            }
+            false
+        };
+        tokio::select! {
+            biased;
+            finished = &mut handler => break Some(finished),
+            cancelled = beside => {
+                if cancelled {
+                    break None;
+                }
+                if renew {
+                    renew_at = tokio::time::Instant::now() + renew_every;
+                }
             }
         }
-    };
-    let ttl = std::time::Duration::from_millis(link.record.lock().await.ttl_ms);
-    let ended = tokio::select! {
-        finished = &mut handler => Some(finished),
-        () = link.cancel_requested() => None,
-        _ = lease => None,
-        () = tokio::time::sleep(ttl) => Some(Err(FlowError::Failed("the task outlived its time-to-live".to_owned()))),
     };
     let finished = match ended {
         // A handler that ended after `tasks/cancel` arrived (having seen it, or failing an ask

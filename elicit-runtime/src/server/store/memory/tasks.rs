@@ -1,6 +1,7 @@
 //! [`InProcessTasks`]: the task store of one process.
 
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,11 +15,105 @@ use crate::server::store::{StoreError, StoreFuture, TaskLimits, TaskRecord, Task
 /// amortised (one record in, at most this many out), never a scan.
 const SWEEP_BUDGET: usize = 32;
 
+/// Entries an index may hold beyond twice its members before it is compacted: small stores do
+/// not compact at every step.
+const INDEX_SLACK: usize = 64;
+
 struct Entry {
-    record: TaskRecord,
+    /// The id, shared with the map's key and the indices' entries (no copy per index).
+    id: Arc<str>,
+    /// What the indices and counts read of the record.
+    times: Times,
+    record: Body,
     answers: Map<String, Value>,
     cancel: bool,
-    wake: Arc<Notify>,
+    /// Wakes the task's waiters; gone once the task ended (nothing is written to it then).
+    wake: Option<Arc<Notify>>,
+    /// The stamp of the record's creation: its entry in `expiries` carries it.
+    born: u64,
+    /// The stamp of the record's last write: its entries in the other indices carry it.
+    stamp: u64,
+}
+
+/// A stored record: as written while the task runs, in one block of JSON once it ended.
+///
+/// Ended tasks are most of the store (they stay, read by `tasks/get`, until they expire or make
+/// room), and a record as written is a dozen small blocks (its id, messages, and the result's
+/// tree of maps and strings), kept for as long among every request's short-lived ones: glibc's
+/// allocator then finds its free chunks scattered and takes its slow paths for every request of
+/// the process. Sealed, an ended task keeps two blocks (this one and its id); the few reads of an
+/// ended task parse it back.
+enum Body {
+    Open(TaskRecord),
+    Sealed(Box<str>),
+}
+
+/// How deep a result may nest to be sealed: `serde_json` reads back at most 128 levels, and
+/// the record wraps the result in two.
+const MAX_SEALED_DEPTH: usize = 100;
+
+/// Whether `value` nests at most `left` levels of arrays and objects.
+fn nests_within(value: &Value, left: usize) -> bool {
+    match value {
+        Value::Array(items) => left > 0 && items.iter().all(|item| nests_within(item, left - 1)),
+        Value::Object(map) => left > 0 && map.values().all(|item| nests_within(item, left - 1)),
+        _ => true,
+    }
+}
+
+impl Body {
+    /// `record`, sealed if it is terminal and reads back as written.
+    fn of(record: &TaskRecord) -> Body {
+        let readable =
+            || record.input_requests.values().chain(&record.outcome).all(|value| nests_within(value, MAX_SEALED_DEPTH));
+        if record.status.is_terminal() && readable() {
+            if let Ok(json) = serde_json::to_string(record) {
+                return Body::Sealed(json.into_boxed_str());
+            }
+        }
+        Body::Open(record.clone())
+    }
+
+    /// The record (`None` only if a sealed one did not read back, which [`Body::of`] rules out).
+    fn record(&self) -> Option<std::borrow::Cow<'_, TaskRecord>> {
+        match self {
+            Body::Open(record) => Some(std::borrow::Cow::Borrowed(record)),
+            Body::Sealed(json) => serde_json::from_str(json).ok().map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// The owner, of a running record (a sealed one is terminal, never counted live).
+    fn owner(&self) -> &Option<String> {
+        match self {
+            Body::Open(record) => &record.owner,
+            Body::Sealed(_) => &None,
+        }
+    }
+}
+
+/// What the indices and counts read of a record.
+#[derive(Clone, Copy, PartialEq)]
+struct Times {
+    terminal: bool,
+    expires_ms: u64,
+    live_until_ms: u64,
+    updated_ms: u64,
+}
+
+impl Times {
+    fn of(record: &TaskRecord) -> Times {
+        Times {
+            terminal: record.status.is_terminal(),
+            expires_ms: expires_ms(record),
+            live_until_ms: live_until_ms(record),
+            updated_ms: record.updated_ms,
+        }
+    }
+
+    /// Whether the record counts as live at `at`: running, and its live-until past `at`.
+    fn live_at(self, at: u64) -> bool {
+        !self.terminal && self.live_until_ms > at
+    }
 }
 
 /// When `record` expires: `created + ttl`, as [`TaskRecord::expired`] reads it.
@@ -32,92 +127,162 @@ fn live_until_ms(record: &TaskRecord) -> u64 {
     record.lease_until_ms.min(expires_ms(record))
 }
 
+/// One entry of an index: a time (deadline or last change), the record's id and the stamp of the
+/// record it was written for. An entry whose record was written since (another stamp), removed,
+/// or left the index's state is stale: it is skipped where it is met, and dropped when the index
+/// is compacted.
+type Mark = (u64, Arc<str>, u64);
+
+/// Keeps `index` within twice its `members` (and some slack): past that, the entries `valid` does
+/// not keep are dropped, and duplicates (a record that left a state and came back) with them.
+/// Each compaction drops at least as many entries as it keeps, so its cost is amortised over the
+/// pushes that made them: an index cannot be grown by writing the same task over and over.
+fn compact<T: Ord>(index: &mut BinaryHeap<T>, members: usize, valid: impl FnMut(&T) -> bool) {
+    if index.len() <= members.saturating_mul(2).saturating_add(INDEX_SLACK) {
+        return;
+    }
+    let mut entries = std::mem::take(index).into_vec();
+    entries.retain(valid);
+    entries.sort_unstable();
+    entries.dedup();
+    *index = BinaryHeap::from(entries);
+}
+
 /// The records, the indices `create` reads instead of scanning them, and the live counts; one lock
 /// for all.
 ///
 /// The counts hold at `counted_at` (the `now_ms` of the last `create`): a running record whose
 /// live-until is past it is counted, by owner and in total; every other record (terminal, or its
-/// lease or lifetime passed) is in `ended`, where room is made from. Moving `counted_at` moves
-/// the records in between, either way, so the counts are exactly what [`TaskRecord::live`] says
-/// of every record at that time.
+/// lease or lifetime passed) is ended, where room is made from. Moving `counted_at` moves the
+/// records in between, either way, so the counts are exactly what [`TaskRecord::live`] says of
+/// every record at that time.
+///
+/// The indices are binary heaps of [`Mark`]s, each one allocation however many records it
+/// indexes (a tree of nodes would leave long-lived small blocks among every request's short-lived
+/// ones, and send the allocator to its slow paths). They are lazy: a write pushes the record's new
+/// entries and leaves its old ones stale; the record itself is the truth they are checked against.
+/// Each valid record has exactly one valid entry in `live` or `lapsed` (whichever its state is),
+/// which is what keeps the counts exact; `expiries` and `ended` may hold a valid entry twice,
+/// which only costs a skip.
 #[derive(Default)]
 struct Records {
-    map: HashMap<String, Entry>,
-    /// Every record by when it expires, for the sweep.
-    expiries: BTreeSet<(u64, String)>,
-    /// Every running (not terminal) record by its live-until, live or not.
-    running: BTreeSet<(u64, String)>,
-    /// The records not live at `counted_at`, by last change (and id, for a fixed order).
-    ended: BTreeSet<(u64, String)>,
+    map: HashMap<Arc<str>, Entry>,
+    /// Every record by when it expires, for the sweep (earliest on top).
+    expiries: BinaryHeap<Reverse<Mark>>,
+    /// The running records live at `counted_at`, by live-until (earliest on top).
+    live_until: BinaryHeap<Reverse<Mark>>,
+    /// The running records not live at `counted_at` (lease or lifetime passed), by live-until
+    /// (latest on top): the ones a step back of `counted_at` makes live again.
+    lapsed: BinaryHeap<Mark>,
+    /// The records not live at `counted_at`, by last change and id (least recent on top).
+    ended: BinaryHeap<Reverse<Mark>>,
+    /// The stamp of the next write.
+    next_stamp: u64,
     counted_at: u64,
+    /// Records not terminal, live or lapsed.
+    running: usize,
     live: usize,
     /// Live records by owner; the anonymous ones share the `None` count.
     live_by_owner: HashMap<Option<String>, usize>,
 }
 
+/// The entry of `id` if it was last written under `stamp`.
+fn written<'a>(map: &'a HashMap<Arc<str>, Entry>, id: &str, stamp: u64) -> Option<&'a Entry> {
+    map.get(id).filter(|entry| entry.stamp == stamp)
+}
+
+fn count(live: &mut usize, by_owner: &mut HashMap<Option<String>, usize>, owner: &Option<String>) {
+    *live += 1;
+    match by_owner.get_mut(owner) {
+        Some(count) => *count += 1,
+        None => {
+            by_owner.insert(owner.clone(), 1);
+        }
+    }
+}
+
+fn uncount(live: &mut usize, by_owner: &mut HashMap<Option<String>, usize>, owner: &Option<String>) {
+    *live -= 1;
+    if let Some(count) = by_owner.get_mut(owner) {
+        *count -= 1;
+        if *count == 0 {
+            by_owner.remove(owner);
+        }
+    }
+}
+
 impl Records {
+    fn stamp(&mut self) -> u64 {
+        self.next_stamp += 1;
+        self.next_stamp
+    }
+
     /// Removes up to `budget` records expired at `now`, earliest first.
     fn sweep(&mut self, now: u64, budget: usize) {
-        for _ in 0..budget {
-            match self.expiries.first() {
-                Some((at, id)) if *at <= now => {
-                    let id = id.clone();
-                    self.remove(&id);
-                }
-                _ => return,
+        let mut removed = 0;
+        while removed < budget {
+            let Some(Reverse((at, _, _))) = self.expiries.peek() else { return };
+            if *at > now {
+                return;
+            }
+            let Some(Reverse((at, id, born))) = self.expiries.pop() else { return };
+            let current = self.map.get(&id).is_some_and(|e| e.born == born && e.times.expires_ms == at);
+            if current {
+                self.remove(&id);
+                removed += 1;
             }
         }
     }
 
     fn remove(&mut self, id: &str) -> Option<Entry> {
         let entry = self.map.remove(id)?;
-        self.unindex(&entry.record);
+        self.unindex(entry.times, entry.record.owner());
         Some(entry)
     }
 
     fn insert(&mut self, record: &TaskRecord) {
         self.remove(&record.id);
-        self.index(record);
-        let entry = Entry { record: record.clone(), answers: Map::new(), cancel: false, wake: Arc::new(Notify::new()) };
-        self.map.insert(record.id.clone(), entry);
+        let stamp = self.stamp();
+        let id: Arc<str> = Arc::from(record.id.as_str());
+        self.index(&id, record, stamp);
+        self.expiries.push(Reverse((expires_ms(record), id.clone(), stamp)));
+        let entry = Entry {
+            id: id.clone(),
+            times: Times::of(record),
+            record: Body::of(record),
+            answers: Map::new(),
+            cancel: false,
+            wake: (!record.status.is_terminal()).then(|| Arc::new(Notify::new())),
+            born: stamp,
+            stamp,
+        };
+        self.map.insert(id, entry);
     }
 
-    fn index(&mut self, record: &TaskRecord) {
-        let id = &record.id;
-        self.expiries.insert((expires_ms(record), id.clone()));
+    /// Counts `record`, written under `stamp`, and pushes its entries for its state at
+    /// `counted_at`.
+    fn index(&mut self, id: &Arc<str>, record: &TaskRecord, stamp: u64) {
         if !record.status.is_terminal() {
+            self.running += 1;
             let until = live_until_ms(record);
-            self.running.insert((until, id.clone()));
             if until > self.counted_at {
-                self.live += 1;
-                *self.live_by_owner.entry(record.owner.clone()).or_default() += 1;
+                count(&mut self.live, &mut self.live_by_owner, &record.owner);
+                self.live_until.push(Reverse((until, id.clone(), stamp)));
                 return;
             }
+            self.lapsed.push((until, id.clone(), stamp));
         }
-        self.ended.insert((record.updated_ms, id.clone()));
+        self.ended.push(Reverse((record.updated_ms, id.clone(), stamp)));
     }
 
-    /// Takes `record` (as it is stored) out of the indices and counts: the mirror of `index`.
-    fn unindex(&mut self, record: &TaskRecord) {
-        let id = &record.id;
-        self.expiries.remove(&(expires_ms(record), id.clone()));
-        if !record.status.is_terminal() {
-            let until = live_until_ms(record);
-            self.running.remove(&(until, id.clone()));
-            if until > self.counted_at {
-                self.uncount(&record.owner);
-                return;
-            }
-        }
-        self.ended.remove(&(record.updated_ms, id.clone()));
-    }
-
-    fn uncount(&mut self, owner: &Option<String>) {
-        self.live -= 1;
-        if let Some(count) = self.live_by_owner.get_mut(owner) {
-            *count -= 1;
-            if *count == 0 {
-                self.live_by_owner.remove(owner);
+    /// Takes a record (its `times` and `owner` as stored) out of the counts: the mirror of
+    /// `index`. Its entries are stale from now on (its entry is removed or written under another
+    /// stamp).
+    fn unindex(&mut self, times: Times, owner: &Option<String>) {
+        if !times.terminal {
+            self.running -= 1;
+            if times.live_until_ms > self.counted_at {
+                uncount(&mut self.live, &mut self.live_by_owner, owner);
             }
         }
     }
@@ -128,31 +293,63 @@ impl Records {
     /// can step back a little: concurrent creates may take the lock in another order than they
     /// read their clocks, and the counts must still be what `live` says at each one's time.
     fn count_at(&mut self, now: u64) {
-        let (from, to, forward) = match now.cmp(&self.counted_at) {
-            std::cmp::Ordering::Greater => (self.counted_at, now, true),
-            std::cmp::Ordering::Less => (now, self.counted_at, false),
-            std::cmp::Ordering::Equal => return,
-        };
-        // Live-until in (from, to]; `from < to`, so `from + 1` cannot overflow.
-        let crossing: Vec<String> = self
-            .running
-            .range((from + 1, String::new())..)
-            .take_while(|(until, _)| *until <= to)
-            .map(|(_, id)| id.clone())
-            .collect();
+        let before = self.counted_at;
         self.counted_at = now;
-        for id in crossing {
-            let Some(record) = self.map.get(&id).map(|entry| &entry.record) else { continue };
-            let (owner, updated) = (record.owner.clone(), record.updated_ms);
-            if forward {
-                self.uncount(&owner);
-                self.ended.insert((updated, id));
-            } else {
-                self.live += 1;
-                *self.live_by_owner.entry(owner).or_default() += 1;
-                self.ended.remove(&(updated, id));
+        // Forward: live-until in (before, now] stop being live.
+        while let Some(Reverse((until, _, _))) = self.live_until.peek() {
+            if *until > now {
+                break;
             }
+            let Some(Reverse((until, id, stamp))) = self.live_until.pop() else { break };
+            let Some(entry) = written(&self.map, &id, stamp) else { continue };
+            if !entry.times.live_at(before) {
+                continue;
+            }
+            uncount(&mut self.live, &mut self.live_by_owner, entry.record.owner());
+            self.ended.push(Reverse((entry.times.updated_ms, id.clone(), stamp)));
+            self.lapsed.push((until, id, stamp));
         }
+        // Back: live-until in (now, before] are live again (their `ended` entries go stale).
+        while let Some((until, _, _)) = self.lapsed.peek() {
+            if *until <= now {
+                break;
+            }
+            let Some((until, id, stamp)) = self.lapsed.pop() else { break };
+            let Some(entry) = written(&self.map, &id, stamp) else { continue };
+            if entry.times.terminal || entry.times.live_until_ms > before {
+                continue;
+            }
+            count(&mut self.live, &mut self.live_by_owner, entry.record.owner());
+            self.live_until.push(Reverse((until, id, stamp)));
+        }
+    }
+
+    /// The ended record least recently changed (and least id), at `counted_at`.
+    fn first_ended(&mut self) -> Option<Arc<str>> {
+        while let Some(Reverse((_, id, stamp))) = self.ended.peek() {
+            if written(&self.map, id, *stamp).is_some_and(|entry| !entry.times.live_at(self.counted_at)) {
+                return Some(id.clone());
+            }
+            self.ended.pop();
+        }
+        None
+    }
+
+    /// Compacts every index whose stale entries outnumber its members.
+    fn tidy(&mut self) {
+        let (map, at) = (&self.map, self.counted_at);
+        compact(&mut self.expiries, map.len(), |Reverse((until, id, born))| {
+            map.get(id).is_some_and(|e| e.born == *born && e.times.expires_ms == *until)
+        });
+        compact(&mut self.live_until, self.live, |Reverse((_, id, stamp))| {
+            written(map, id, *stamp).is_some_and(|e| e.times.live_at(at))
+        });
+        compact(&mut self.lapsed, self.running - self.live, |(_, id, stamp)| {
+            written(map, id, *stamp).is_some_and(|e| !e.times.terminal && !e.times.live_at(at))
+        });
+        compact(&mut self.ended, map.len() - self.live, |Reverse((_, id, stamp))| {
+            written(map, id, *stamp).is_some_and(|e| !e.times.live_at(at))
+        });
     }
 
     /// Stores a new task if `max_records` and `limits` leave room; `now` is the store's clock.
@@ -167,12 +364,17 @@ impl Records {
         // record behind: room is never made from an ended task while an expired one lingers.
         self.sweep(now, SWEEP_BUDGET);
         self.count_at(limits.now_ms);
+        let decided = self.admit(record, limits, max_records);
+        self.tidy();
+        decided
+    }
+
+    fn admit(&mut self, record: &TaskRecord, limits: TaskLimits, max_records: usize) -> Result<(), StoreError> {
         if self.map.len() >= max_records {
             // Room from the ended task least recently changed.
-            let Some((_, id)) = self.ended.first() else {
+            let Some(id) = self.first_ended() else {
                 return Err(StoreError::TaskCap { cap: max_records, per_principal: false });
             };
-            let id = id.clone();
             self.remove(&id);
         }
         let mine = self.live_by_owner.get(&record.owner).copied().unwrap_or(0);
@@ -189,17 +391,34 @@ impl Records {
     /// Replaces a stored record unless it is terminal; its indices follow the new status, lease
     /// and last change.
     fn save(&mut self, record: &TaskRecord) -> bool {
-        let old = match self.map.get_mut(&record.id) {
-            Some(entry) if !entry.record.status.is_terminal() => {
+        let stamp = self.stamp();
+        let (id, old, born) = match self.map.get_mut(record.id.as_str()) {
+            Some(entry) if !entry.times.terminal => {
                 // Answers the handler took are no longer outstanding: forget them with their keys.
                 entry.answers.retain(|key, _| record.input_requests.contains_key(key));
-                entry.wake.notify_waiters();
-                std::mem::replace(&mut entry.record, record.clone())
+                if let Some(wake) = &entry.wake {
+                    wake.notify_waiters();
+                }
+                if record.status.is_terminal() {
+                    entry.wake = None;
+                }
+                entry.stamp = stamp;
+                let old = std::mem::replace(&mut entry.times, Times::of(record));
+                // Not terminal, so not sealed: the owner it was counted under.
+                let owner = match std::mem::replace(&mut entry.record, Body::of(record)) {
+                    Body::Open(previous) => previous.owner,
+                    Body::Sealed(_) => None,
+                };
+                (entry.id.clone(), (old, owner), entry.born)
             }
             _ => return false,
         };
-        self.unindex(&old);
-        self.index(record);
+        self.unindex(old.0, &old.1);
+        self.index(&id, record, stamp);
+        if old.0.expires_ms != expires_ms(record) {
+            self.expiries.push(Reverse((expires_ms(record), id, born)));
+        }
+        self.tidy();
         true
     }
 }
@@ -274,10 +493,12 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn load(&self, id: &str) -> StoreFuture<'_, Option<TaskView>> {
-        let view = self.records().map.get(id).map(|entry| TaskView {
-            record: entry.record.clone(),
-            answered: entry.answers.keys().cloned().collect::<BTreeSet<_>>(),
-            cancel_requested: entry.cancel,
+        let view = self.records().map.get(id).and_then(|entry| {
+            Some(TaskView {
+                record: entry.record.record()?.into_owned(),
+                answered: entry.answers.keys().cloned().collect::<BTreeSet<_>>(),
+                cancel_requested: entry.cancel,
+            })
         });
         Box::pin(std::future::ready(Ok(view)))
     }
@@ -287,7 +508,9 @@ impl TaskRecords for InProcessTasks {
             for (key, value) in answers {
                 entry.answers.entry(key).or_insert(value);
             }
-            entry.wake.notify_waiters();
+            if let Some(wake) = &entry.wake {
+                wake.notify_waiters();
+            }
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -300,7 +523,9 @@ impl TaskRecords for InProcessTasks {
     fn cancel(&self, id: &str) -> StoreFuture<'_, ()> {
         if let Some(entry) = self.records().map.get_mut(id) {
             entry.cancel = true;
-            entry.wake.notify_waiters();
+            if let Some(wake) = &entry.wake {
+                wake.notify_waiters();
+            }
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -312,7 +537,7 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
-        let wake = self.records().map.get(id).map(|entry| entry.wake.clone());
+        let wake = self.records().map.get(id).and_then(|entry| entry.wake.clone());
         Box::pin(async move {
             match wake {
                 Some(wake) => {

@@ -19,11 +19,31 @@ fn task(id: &str, owner: Option<&str>, now: u64, ttl_ms: u64, lease_ms: u64) -> 
     TaskRecord { owner: owner.map(str::to_owned), ttl_ms, lease_until_ms: now + lease_ms, ..record(id, now) }
 }
 
-/// Recounts everything the indices say from the records themselves: the counts never drift.
+/// The entries of a lazy index still valid for their records, as a set.
+fn valid<'a>(
+    marks: impl Iterator<Item = &'a Mark>,
+    keep: impl Fn(&Entry, &Mark) -> bool,
+    records: &Records,
+) -> BTreeSet<(u64, String)> {
+    marks
+        .filter(|mark| records.map.get(&mark.1).is_some_and(|entry| keep(entry, mark)))
+        .map(|(at, id, _)| (*at, id.to_string()))
+        .collect()
+}
+
+/// Recounts everything the indices say from the records themselves: the counts never drift, and
+/// no index holds more than twice its members in stale entries (and the slack).
 fn assert_indices_agree(store: &InProcessTasks) {
     let records = store.records();
     let at = records.counted_at;
-    let all = || records.map.values().map(|entry| &entry.record);
+    let stored: Vec<TaskRecord> =
+        records.map.values().map(|entry| entry.record.record().unwrap().into_owned()).collect();
+    for (entry, record) in records.map.values().zip(&stored) {
+        assert!(entry.times == Times::of(record), "{record:?}");
+        // Every ended record is sealed (none here nests too deep), and no running one is.
+        assert_eq!(matches!(entry.record, Body::Sealed(_)), record.status.is_terminal(), "{record:?}");
+    }
+    let all = || stored.iter();
     let live: Vec<&TaskRecord> = all().filter(|r| r.live(at)).collect();
     assert_eq!(records.live, live.len());
     let mut by_owner: HashMap<Option<String>, usize> = HashMap::new();
@@ -31,13 +51,38 @@ fn assert_indices_agree(store: &InProcessTasks) {
         *by_owner.entry(r.owner.clone()).or_default() += 1;
     }
     assert_eq!(records.live_by_owner, by_owner);
+    let written = |entry: &Entry, mark: &Mark| entry.stamp == mark.2;
     let ended: BTreeSet<(u64, String)> = all().filter(|r| !r.live(at)).map(|r| (r.updated_ms, r.id.clone())).collect();
-    assert_eq!(records.ended, ended);
+    let ended_index = valid(records.ended.iter().map(|m| &m.0), |e, m| written(e, m) && !e.times.live_at(at), &records);
+    assert_eq!(ended_index, ended);
     let running: BTreeSet<(u64, String)> =
         all().filter(|r| !r.status.is_terminal()).map(|r| (live_until_ms(r), r.id.clone())).collect();
-    assert_eq!(records.running, running);
+    // Every running record has exactly one valid entry, in `live_until` or in `lapsed`.
+    let live_index: Vec<&Mark> = records
+        .live_until
+        .iter()
+        .map(|m| &m.0)
+        .filter(|m| records.map.get(&m.1).is_some_and(|e| written(e, m) && e.times.live_at(at)))
+        .collect();
+    let lapsed_index: Vec<&Mark> = records
+        .lapsed
+        .iter()
+        .filter(|m| records.map.get(&m.1).is_some_and(|e| written(e, m) && !e.times.terminal && !e.times.live_at(at)))
+        .collect();
+    assert_eq!(live_index.len() + lapsed_index.len(), running.len());
+    assert_eq!(records.running, running.len());
+    let running_index: BTreeSet<(u64, String)> =
+        live_index.iter().chain(&lapsed_index).map(|(at, id, _)| (*at, id.to_string())).collect();
+    assert_eq!(running_index, running);
     let expiries: BTreeSet<(u64, String)> = all().map(|r| (expires_ms(r), r.id.clone())).collect();
-    assert_eq!(records.expiries, expiries);
+    let expiry_index =
+        valid(records.expiries.iter().map(|m| &m.0), |e, m| e.born == m.2 && e.times.expires_ms == m.0, &records);
+    assert_eq!(expiry_index, expiries);
+    let bound = |members: usize| 2 * members + INDEX_SLACK;
+    assert!(records.expiries.len() <= bound(records.map.len()));
+    assert!(records.live_until.len() <= bound(records.live));
+    assert!(records.lapsed.len() <= bound(records.running - records.live));
+    assert!(records.ended.len() <= bound(records.map.len() - records.live));
 }
 
 /// The store as a scan of every record keeps it: what [`InProcessTasks`] must decide alike.
@@ -309,4 +354,75 @@ async fn cancel_requested_reads_what_load_reads() {
     assert!(store.cancel_requested("t1").await.unwrap());
     assert!(loaded("t1").await);
     assert!(!store.cancel_requested("unknown").await.unwrap());
+}
+
+/// A task written over and over (each save leaves its old index entries stale), and counts moved
+/// back and forth across its lease (each crossing pushes entries again), never grows the indices
+/// past twice their members: they are compacted, and the decisions stay those of a scan.
+#[tokio::test]
+async fn rewriting_a_task_keeps_its_indices_bounded() {
+    let clock = ManualClock::new();
+    let store = InProcessTasks::new().clock(Arc::new(clock.clone()));
+    let now = millis(clock.now());
+    let mut hot = task("hot", Some("mallory"), now, 3_600_000, 100);
+    store.create(&hot, limits(1000, 1000, now)).await.unwrap();
+    let mut longest = 0;
+    for step in 0..20_000u64 {
+        // The lease moves around `now + 100`: live at the counts' time, then lapsed, then live.
+        hot.lease_until_ms = now + 95 + step % 10;
+        hot.updated_ms = now + step % 7;
+        assert!(store.save(&hot).await.unwrap());
+        if step % 50 == 0 {
+            // A create moves the counts across the lease, forward then back.
+            let at = now + 90 + step % 20;
+            let id = format!("n{step}");
+            store.create(&task(&id, None, now, 3_600_000, 1), limits(1000, 1000, at)).await.unwrap();
+        }
+        let records = store.records();
+        longest = longest.max(records.live_until.len() + records.lapsed.len() + records.ended.len());
+        drop(records);
+        if step % 997 == 0 {
+            assert_indices_agree(&store);
+        }
+    }
+    assert_indices_agree(&store);
+    // 401 records (the other 400 lapsed): each index within twice its members and the slack,
+    // where 20,000 saves would otherwise have left 20,000 stale entries.
+    let records = store.records();
+    assert_eq!(records.map.len(), 401);
+    assert!(longest <= 4 * records.map.len() + 3 * INDEX_SLACK, "{longest} entries for {} records", records.map.len());
+}
+
+/// An ended task is kept as one block of JSON and reads back exactly as it was written, with
+/// the answers and the cancel flag kept beside it; a result nested too deep for the JSON reader
+/// is kept as written instead.
+#[tokio::test]
+async fn an_ended_task_reads_back_as_it_was_written() {
+    let store = InProcessTasks::new();
+    let now = millis(SystemClock.now());
+    let mut deep = serde_json::json!("leaf");
+    for _ in 0..200 {
+        deep = serde_json::json!([deep]);
+    }
+    let result =
+        serde_json::json!({"content": [{"type": "text", "text": "Ada \u{1F600} \"q\""}], "x": 1.5e300, "n": u64::MAX});
+    for (id, outcome, sealed) in [("t1", result, true), ("deep", deep, false)] {
+        let mut t = record(id, now);
+        store.create(&t, limits(10, 10, now)).await.unwrap();
+        t.status = TaskStatus::Completed;
+        t.outcome = Some(outcome);
+        t.status_message = Some("done".to_owned());
+        t.updated_ms = now + 1;
+        assert!(store.save(&t).await.unwrap());
+        assert_eq!(matches!(store.records().map[id].record, Body::Sealed(_)), sealed, "{id}");
+        store.cancel(id).await.unwrap();
+        let late: Map<String, Value> = [("late".to_owned(), Value::from(1))].into_iter().collect();
+        store.answer(id, late.clone()).await.unwrap();
+        let view = store.load(id).await.unwrap().unwrap();
+        assert_eq!(view.record, t, "{id}");
+        assert!(view.cancel_requested, "{id}");
+        assert_eq!(view.answered, BTreeSet::from(["late".to_owned()]), "{id}");
+        assert_eq!(store.answers(id).await.unwrap(), late, "{id}");
+        assert!(!store.save(&t).await.unwrap(), "{id}: an ended task is not written again");
+    }
 }
