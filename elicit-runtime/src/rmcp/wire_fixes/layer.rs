@@ -102,10 +102,14 @@ where
 /// Whether rmcp, serving 2025-era sessions beside 2026-07-28 requests, surely serves a request
 /// statelessly, seen from its head and body before rmcp parses it: a `POST` naming revision
 /// 2026-07-28 in its `MCP-Protocol-Version` header, naming no session, and whose body has no
-/// `"initialize"` anywhere. rmcp's session routing then answers it on its stateless path, or
-/// refuses it with an error that path gives too; [`McpServer::http_router`](crate::rmcp::McpServer::http_router)
-/// hands such a request to a service without session routing, which skips the routing's
-/// decoding and checks of the request's `_meta` (run again on the stateless path).
+/// `"initialize"` anywhere. rmcp's session routing sends such a request to its stateless path
+/// unless the routing's own checks refuse it (its `MCP-Protocol-Version` header, its `_meta`
+/// protocol version), checks that path runs too; [`McpServer::http_router`](crate::rmcp::McpServer::http_router)
+/// hands it to a service without session routing, which skips the routing's decoding and checks
+/// of the request's `_meta`. The one difference: a request both with a `_meta` protocol version
+/// missing or not matching its header and with `Mcp-Method` or `Mcp-Name` headers that do not match
+/// its body is refused for the latter (the stateless path checks those headers first), where
+/// the routing refused it for the former.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stateless(pub(crate) bool);
 
@@ -337,7 +341,30 @@ async fn mark_malformed_params(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
-    use super::plain_authority;
+    use super::{Stateless, plain_authority, surely_stateless};
+
+    /// Only a `POST` naming revision 2026-07-28, no session, and no `initialize` in its body is
+    /// surely stateless.
+    #[test]
+    fn surely_stateless_takes_only_stateless_requests() {
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let parts = |method: &str, headers: &[(&str, &str)]| {
+            let mut request = axum::http::Request::builder().method(method).uri("/mcp");
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            request.body(()).unwrap().into_parts().0
+        };
+        let revision = ("MCP-Protocol-Version", "2026-07-28");
+        let session = ("Mcp-Session-Id", "abc");
+        assert_eq!(surely_stateless(&parts("POST", &[revision]), call), Stateless(true));
+        assert_eq!(surely_stateless(&parts("POST", &[revision]), initialize), Stateless(false));
+        assert_eq!(surely_stateless(&parts("POST", &[revision, session]), call), Stateless(false));
+        assert_eq!(surely_stateless(&parts("POST", &[("MCP-Protocol-Version", "2025-11-25")]), call), Stateless(false));
+        assert_eq!(surely_stateless(&parts("POST", &[]), call), Stateless(false));
+        assert_eq!(surely_stateless(&parts("GET", &[revision]), b""), Stateless(false));
+    }
 
     /// Where the short path splits a `Host`, it splits it as `Authority` does; what it declines
     /// is left to `Authority`.
