@@ -22,98 +22,14 @@ const INDEX_SLACK: usize = 64;
 struct Entry {
     /// The id, shared with the map's key and the indices' entries (no copy per index).
     id: Arc<str>,
-    /// What the indices and counts read of the record.
-    times: Times,
-    record: Body,
+    record: TaskRecord,
     answers: Map<String, Value>,
     cancel: bool,
-    /// Wakes the task's waiters; gone once the task ended (nothing is written to it then).
-    wake: Option<Arc<Notify>>,
+    wake: Arc<Notify>,
     /// The stamp of the record's creation: its entry in `expiries` carries it.
     born: u64,
     /// The stamp of the record's last write: its entries in the other indices carry it.
     stamp: u64,
-}
-
-/// A stored record: as written while the task runs, in one block of JSON once it ended.
-///
-/// Ended tasks are most of the store (they stay, read by `tasks/get`, until they expire or make
-/// room), and a record as written is a dozen small blocks (its id, messages, and the result's
-/// tree of maps and strings), kept for as long among every request's short-lived ones: glibc's
-/// allocator then finds its free chunks scattered and takes its slow paths for every request of
-/// the process. Sealed, an ended task keeps two blocks (this one and its id); the few reads of an
-/// ended task parse it back.
-enum Body {
-    Open(TaskRecord),
-    Sealed(Box<str>),
-}
-
-/// How deep a result may nest to be sealed: `serde_json` reads back at most 128 levels, and
-/// the record wraps the result in two.
-const MAX_SEALED_DEPTH: usize = 100;
-
-/// Whether `value` nests at most `left` levels of arrays and objects.
-fn nests_within(value: &Value, left: usize) -> bool {
-    match value {
-        Value::Array(items) => left > 0 && items.iter().all(|item| nests_within(item, left - 1)),
-        Value::Object(map) => left > 0 && map.values().all(|item| nests_within(item, left - 1)),
-        _ => true,
-    }
-}
-
-impl Body {
-    /// `record`, sealed if it is terminal and reads back as written.
-    fn of(record: &TaskRecord) -> Body {
-        let readable =
-            || record.input_requests.values().chain(&record.outcome).all(|value| nests_within(value, MAX_SEALED_DEPTH));
-        if record.status.is_terminal() && readable() {
-            if let Ok(json) = serde_json::to_string(record) {
-                return Body::Sealed(json.into_boxed_str());
-            }
-        }
-        Body::Open(record.clone())
-    }
-
-    /// The record (`None` only if a sealed one did not read back, which [`Body::of`] rules out).
-    fn record(&self) -> Option<std::borrow::Cow<'_, TaskRecord>> {
-        match self {
-            Body::Open(record) => Some(std::borrow::Cow::Borrowed(record)),
-            Body::Sealed(json) => serde_json::from_str(json).ok().map(std::borrow::Cow::Owned),
-        }
-    }
-
-    /// The owner, of a running record (a sealed one is terminal, never counted live).
-    fn owner(&self) -> &Option<String> {
-        match self {
-            Body::Open(record) => &record.owner,
-            Body::Sealed(_) => &None,
-        }
-    }
-}
-
-/// What the indices and counts read of a record.
-#[derive(Clone, Copy, PartialEq)]
-struct Times {
-    terminal: bool,
-    expires_ms: u64,
-    live_until_ms: u64,
-    updated_ms: u64,
-}
-
-impl Times {
-    fn of(record: &TaskRecord) -> Times {
-        Times {
-            terminal: record.status.is_terminal(),
-            expires_ms: expires_ms(record),
-            live_until_ms: live_until_ms(record),
-            updated_ms: record.updated_ms,
-        }
-    }
-
-    /// Whether the record counts as live at `at`: running, and its live-until past `at`.
-    fn live_at(self, at: u64) -> bool {
-        !self.terminal && self.live_until_ms > at
-    }
 }
 
 /// When `record` expires: `created + ttl`, as [`TaskRecord::expired`] reads it.
@@ -187,8 +103,13 @@ struct Records {
 }
 
 /// The entry of `id` if it was last written under `stamp`.
-fn written<'a>(map: &'a HashMap<Arc<str>, Entry>, id: &str, stamp: u64) -> Option<&'a Entry> {
-    map.get(id).filter(|entry| entry.stamp == stamp)
+fn written<'a>(map: &'a HashMap<Arc<str>, Entry>, id: &str, stamp: u64) -> Option<&'a TaskRecord> {
+    map.get(id).filter(|entry| entry.stamp == stamp).map(|entry| &entry.record)
+}
+
+/// Whether `record` counts as live at `at`: running, and its live-until past `at`.
+fn live_at(record: &TaskRecord, at: u64) -> bool {
+    !record.status.is_terminal() && live_until_ms(record) > at
 }
 
 fn count(live: &mut usize, by_owner: &mut HashMap<Option<String>, usize>, owner: &Option<String>) {
@@ -226,7 +147,7 @@ impl Records {
                 return;
             }
             let Some(Reverse((at, id, born))) = self.expiries.pop() else { return };
-            let current = self.map.get(&id).is_some_and(|e| e.born == born && e.times.expires_ms == at);
+            let current = self.map.get(&id).is_some_and(|e| e.born == born && expires_ms(&e.record) == at);
             if current {
                 self.remove(&id);
                 removed += 1;
@@ -236,7 +157,7 @@ impl Records {
 
     fn remove(&mut self, id: &str) -> Option<Entry> {
         let entry = self.map.remove(id)?;
-        self.unindex(entry.times, entry.record.owner());
+        self.unindex(&entry.record);
         Some(entry)
     }
 
@@ -248,11 +169,10 @@ impl Records {
         self.expiries.push(Reverse((expires_ms(record), id.clone(), stamp)));
         let entry = Entry {
             id: id.clone(),
-            times: Times::of(record),
-            record: Body::of(record),
+            record: record.clone(),
             answers: Map::new(),
             cancel: false,
-            wake: (!record.status.is_terminal()).then(|| Arc::new(Notify::new())),
+            wake: Arc::new(Notify::new()),
             born: stamp,
             stamp,
         };
@@ -275,14 +195,13 @@ impl Records {
         self.ended.push(Reverse((record.updated_ms, id.clone(), stamp)));
     }
 
-    /// Takes a record (its `times` and `owner` as stored) out of the counts: the mirror of
-    /// `index`. Its entries are stale from now on (its entry is removed or written under another
-    /// stamp).
-    fn unindex(&mut self, times: Times, owner: &Option<String>) {
-        if !times.terminal {
+    /// Takes `record` (as it is stored) out of the counts: the mirror of `index`. Its entries
+    /// are stale from now on (its entry is removed or written under another stamp).
+    fn unindex(&mut self, record: &TaskRecord) {
+        if !record.status.is_terminal() {
             self.running -= 1;
-            if times.live_until_ms > self.counted_at {
-                uncount(&mut self.live, &mut self.live_by_owner, owner);
+            if live_until_ms(record) > self.counted_at {
+                uncount(&mut self.live, &mut self.live_by_owner, &record.owner);
             }
         }
     }
@@ -301,12 +220,12 @@ impl Records {
                 break;
             }
             let Some(Reverse((until, id, stamp))) = self.live_until.pop() else { break };
-            let Some(entry) = written(&self.map, &id, stamp) else { continue };
-            if !entry.times.live_at(before) {
+            let Some(record) = written(&self.map, &id, stamp) else { continue };
+            if !live_at(record, before) {
                 continue;
             }
-            uncount(&mut self.live, &mut self.live_by_owner, entry.record.owner());
-            self.ended.push(Reverse((entry.times.updated_ms, id.clone(), stamp)));
+            uncount(&mut self.live, &mut self.live_by_owner, &record.owner);
+            self.ended.push(Reverse((record.updated_ms, id.clone(), stamp)));
             self.lapsed.push((until, id, stamp));
         }
         // Back: live-until in (now, before] are live again (their `ended` entries go stale).
@@ -315,11 +234,11 @@ impl Records {
                 break;
             }
             let Some((until, id, stamp)) = self.lapsed.pop() else { break };
-            let Some(entry) = written(&self.map, &id, stamp) else { continue };
-            if entry.times.terminal || entry.times.live_until_ms > before {
+            let Some(record) = written(&self.map, &id, stamp) else { continue };
+            if record.status.is_terminal() || live_until_ms(record) > before {
                 continue;
             }
-            count(&mut self.live, &mut self.live_by_owner, entry.record.owner());
+            count(&mut self.live, &mut self.live_by_owner, &record.owner);
             self.live_until.push(Reverse((until, id, stamp)));
         }
     }
@@ -327,7 +246,7 @@ impl Records {
     /// The ended record least recently changed (and least id), at `counted_at`.
     fn first_ended(&mut self) -> Option<Arc<str>> {
         while let Some(Reverse((_, id, stamp))) = self.ended.peek() {
-            if written(&self.map, id, *stamp).is_some_and(|entry| !entry.times.live_at(self.counted_at)) {
+            if written(&self.map, id, *stamp).is_some_and(|record| !live_at(record, self.counted_at)) {
                 return Some(id.clone());
             }
             self.ended.pop();
@@ -339,16 +258,16 @@ impl Records {
     fn tidy(&mut self) {
         let (map, at) = (&self.map, self.counted_at);
         compact(&mut self.expiries, map.len(), |Reverse((until, id, born))| {
-            map.get(id).is_some_and(|e| e.born == *born && e.times.expires_ms == *until)
+            map.get(id).is_some_and(|e| e.born == *born && expires_ms(&e.record) == *until)
         });
         compact(&mut self.live_until, self.live, |Reverse((_, id, stamp))| {
-            written(map, id, *stamp).is_some_and(|e| e.times.live_at(at))
+            written(map, id, *stamp).is_some_and(|record| live_at(record, at))
         });
         compact(&mut self.lapsed, self.running - self.live, |(_, id, stamp)| {
-            written(map, id, *stamp).is_some_and(|e| !e.times.terminal && !e.times.live_at(at))
+            written(map, id, *stamp).is_some_and(|record| !record.status.is_terminal() && !live_at(record, at))
         });
         compact(&mut self.ended, map.len() - self.live, |Reverse((_, id, stamp))| {
-            written(map, id, *stamp).is_some_and(|e| !e.times.live_at(at))
+            written(map, id, *stamp).is_some_and(|record| !live_at(record, at))
         });
     }
 
@@ -393,29 +312,18 @@ impl Records {
     fn save(&mut self, record: &TaskRecord) -> bool {
         let stamp = self.stamp();
         let (id, old, born) = match self.map.get_mut(record.id.as_str()) {
-            Some(entry) if !entry.times.terminal => {
+            Some(entry) if !entry.record.status.is_terminal() => {
                 // Answers the handler took are no longer outstanding: forget them with their keys.
                 entry.answers.retain(|key, _| record.input_requests.contains_key(key));
-                if let Some(wake) = &entry.wake {
-                    wake.notify_waiters();
-                }
-                if record.status.is_terminal() {
-                    entry.wake = None;
-                }
+                entry.wake.notify_waiters();
                 entry.stamp = stamp;
-                let old = std::mem::replace(&mut entry.times, Times::of(record));
-                // Not terminal, so not sealed: the owner it was counted under.
-                let owner = match std::mem::replace(&mut entry.record, Body::of(record)) {
-                    Body::Open(previous) => previous.owner,
-                    Body::Sealed(_) => None,
-                };
-                (entry.id.clone(), (old, owner), entry.born)
+                (entry.id.clone(), std::mem::replace(&mut entry.record, record.clone()), entry.born)
             }
             _ => return false,
         };
-        self.unindex(old.0, &old.1);
+        self.unindex(&old);
         self.index(&id, record, stamp);
-        if old.0.expires_ms != expires_ms(record) {
+        if expires_ms(&old) != expires_ms(record) {
             self.expiries.push(Reverse((expires_ms(record), id, born)));
         }
         self.tidy();
@@ -493,12 +401,10 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn load(&self, id: &str) -> StoreFuture<'_, Option<TaskView>> {
-        let view = self.records().map.get(id).and_then(|entry| {
-            Some(TaskView {
-                record: entry.record.record()?.into_owned(),
-                answered: entry.answers.keys().cloned().collect::<BTreeSet<_>>(),
-                cancel_requested: entry.cancel,
-            })
+        let view = self.records().map.get(id).map(|entry| TaskView {
+            record: entry.record.clone(),
+            answered: entry.answers.keys().cloned().collect::<BTreeSet<_>>(),
+            cancel_requested: entry.cancel,
         });
         Box::pin(std::future::ready(Ok(view)))
     }
@@ -508,9 +414,7 @@ impl TaskRecords for InProcessTasks {
             for (key, value) in answers {
                 entry.answers.entry(key).or_insert(value);
             }
-            if let Some(wake) = &entry.wake {
-                wake.notify_waiters();
-            }
+            entry.wake.notify_waiters();
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -523,9 +427,7 @@ impl TaskRecords for InProcessTasks {
     fn cancel(&self, id: &str) -> StoreFuture<'_, ()> {
         if let Some(entry) = self.records().map.get_mut(id) {
             entry.cancel = true;
-            if let Some(wake) = &entry.wake {
-                wake.notify_waiters();
-            }
+            entry.wake.notify_waiters();
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -537,7 +439,7 @@ impl TaskRecords for InProcessTasks {
     }
 
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
-        let wake = self.records().map.get(id).and_then(|entry| entry.wake.clone());
+        let wake = self.records().map.get(id).map(|entry| entry.wake.clone());
         Box::pin(async move {
             match wake {
                 Some(wake) => {
