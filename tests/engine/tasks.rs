@@ -135,18 +135,23 @@ async fn long_work(flow: Flow, saw_cancel: Arc<AtomicUsize>) -> Result<String, F
     }
 }
 
+/// Starts [`long_work`] as a task, counting in `saw` whether it saw `tasks/cancel`.
+async fn start_long_work(engine: &Engine, saw: Arc<AtomicUsize>) -> Box<TaskSnapshot> {
+    let meta = task_meta();
+    let request = Request::new("tools/call", "work").meta(Some(&meta));
+    let TaskStart::Task(seed) =
+        engine.run_task(&request, TaskSupport::Optional, move |flow| long_work(flow, saw)).await.unwrap()
+    else {
+        panic!("not a task")
+    };
+    seed
+}
+
 #[tokio::test]
 async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
     let engine = local_engine(|engine| engine);
     let saw = Arc::new(AtomicUsize::new(0));
-    let meta = task_meta();
-    let request = Request::new("tools/call", "work").meta(Some(&meta));
-    let seen = saw.clone();
-    let TaskStart::Task(seed) =
-        engine.run_task(&request, TaskSupport::Optional, move |flow| long_work(flow, seen)).await.unwrap()
-    else {
-        panic!("not a task")
-    };
+    let seed = start_long_work(&engine, saw.clone()).await;
     engine.task_cancel(&seed.task_id, None).await.unwrap();
     let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Cancelled);
@@ -160,14 +165,7 @@ async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
 async fn a_running_task_renews_its_lease_and_ends_at_its_time_to_live() {
     let engine = local_engine(|engine| engine.task_lease(Duration::from_millis(300)).task_ttl(Duration::from_secs(1)));
     let saw = Arc::new(AtomicUsize::new(0));
-    let meta = task_meta();
-    let request = Request::new("tools/call", "work").meta(Some(&meta));
-    let seen = saw.clone();
-    let TaskStart::Task(seed) =
-        engine.run_task(&request, TaskSupport::Optional, move |flow| long_work(flow, seen)).await.unwrap()
-    else {
-        panic!("not a task")
-    };
+    let seed = start_long_work(&engine, saw.clone()).await;
     let records = engine.task_records().clone();
     let load = || async { records.load(&seed.task_id).await.unwrap().unwrap().record };
     let first = load().await;
