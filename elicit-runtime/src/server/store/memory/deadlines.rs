@@ -13,9 +13,9 @@
 //! - Extending a record's life does not touch the heap. When the entry comes due, the record is
 //!   found still live and the entry goes back in at the record's new deadline.
 //! - Removing a record leaves its entry behind, stale, until it comes due or until stale entries
-//!   outnumber the records, when the heap is rebuilt without them
-//!   ([`Deadlines::compact_if_stale`]): the index never holds more than twice as many entries as
-//!   there are records, plus [`SLACK`], whatever callers do.
+//!   outnumber the records, when the heap is rebuilt without them ([`compact`], which the task
+//!   store's indices use too): the index never holds more than twice as many entries as there
+//!   are records, plus [`SLACK`], whatever callers do.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -59,6 +59,7 @@ impl<K> Deadlines<K> {
     }
 
     /// How many entries the index holds, current and stale.
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.heap.len()
     }
@@ -68,10 +69,23 @@ impl<K> Deadlines<K> {
     /// record has exactly one current entry, so after a rebuild the heap holds `records` entries
     /// and the next needs that many removals and more: amortised O(1) per removal.
     pub(super) fn compact_if_stale(&mut self, records: usize, mut current: impl FnMut(u64, &K) -> bool) {
-        if self.len() > 2 * records + SLACK {
-            self.heap.retain(|due| current(due.seq, &due.key));
-        }
+        compact(&mut self.heap, records, SLACK, |due| current(due.seq, &due.key));
     }
+}
+
+/// Keeps a lazy `index` within twice its `members` and `slack`: past that, the entries `valid`
+/// does not keep are dropped, and duplicates with them. Each compaction drops at least as many
+/// entries as it keeps, so its cost is amortised over the pushes that made them: an index cannot
+/// be grown by writing the same record over and over.
+pub(super) fn compact<T: Ord>(index: &mut BinaryHeap<T>, members: usize, slack: usize, valid: impl FnMut(&T) -> bool) {
+    if index.len() <= members.saturating_mul(2).saturating_add(slack) {
+        return;
+    }
+    let mut entries = std::mem::take(index).into_vec();
+    entries.retain(valid);
+    entries.sort_unstable();
+    entries.dedup();
+    *index = BinaryHeap::from(entries);
 }
 
 // Ordered for `BinaryHeap`, a max-heap: the earliest deadline (then the lowest sequence number)

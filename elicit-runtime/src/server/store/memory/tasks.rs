@@ -49,19 +49,10 @@ fn live_until_ms(record: &TaskRecord) -> u64 {
 /// is compacted.
 type Mark = (u64, Arc<str>, u64);
 
-/// Keeps `index` within twice its `members` (and some slack): past that, the entries `valid` does
-/// not keep are dropped, and duplicates (a record that left a state and came back) with them.
-/// Each compaction drops at least as many entries as it keeps, so its cost is amortised over the
-/// pushes that made them: an index cannot be grown by writing the same task over and over.
+/// The index compaction of the flow store ([`super::deadlines::compact`]) with this store's slack;
+/// duplicates here are a record that left a state and came back.
 fn compact<T: Ord>(index: &mut BinaryHeap<T>, members: usize, valid: impl FnMut(&T) -> bool) {
-    if index.len() <= members.saturating_mul(2).saturating_add(INDEX_SLACK) {
-        return;
-    }
-    let mut entries = std::mem::take(index).into_vec();
-    entries.retain(valid);
-    entries.sort_unstable();
-    entries.dedup();
-    *index = BinaryHeap::from(entries);
+    super::deadlines::compact(index, members, INDEX_SLACK, valid);
 }
 
 /// The records, the indices `create` reads instead of scanning them, and the live counts; one lock
