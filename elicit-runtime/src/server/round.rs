@@ -93,21 +93,27 @@ impl Engine {
         Fut: Future<Output = Result<R, FlowError>>,
     {
         let binding = self.binding(request);
-        let mut opened = self.open(request, &binding)?;
-        self.read_ledger(&mut opened).await?;
-        let flow = self.flow(request, &mut opened, self.shared(Executor::Replay));
-        round.opened(&flow, opened.ledger.finished.is_some(), self.clock.now());
+        // Only what the rest of the round needs of the opened state leaves this block (the state
+        // and answers went to the flow): the round's future then keeps these past the handler's
+        // await rather than room for the whole of it, and is smaller to move and to box.
+        let (flow, resumed, ledger) = {
+            let mut opened = self.open(request, &binding)?;
+            self.read_ledger(&mut opened).await?;
+            let flow = self.flow(request, &mut opened, self.shared(Executor::Replay));
+            (flow, opened.resumed, opened.ledger)
+        };
+        round.opened(&flow, ledger.finished.is_some(), self.clock.now());
         let finished = Suspendable { handler: Box::pin(handler(flow.clone())), flow: &flow }.await;
         if let Some(fatal) = flow.take_fatal() {
             return Err(fatal.into());
         }
-        match finished {
-            Some(Ok(result)) if opened.resumed => {
-                self.finish(&flow, opened.ledger.finished).await.map(|()| Outcome::Complete(result))
+        match finished.map(|result| result.map_err(EngineError::from)) {
+            Some(Ok(result)) if resumed => {
+                self.finish(&flow, ledger.finished).await.map(|()| Outcome::Complete(result))
             }
             // A one-round call has no state to replay: calling again is a new flow.
-            Some(result) => result.map(Outcome::Complete).map_err(EngineError::from),
-            None => self.seal(&binding, &flow, opened.resumed, &opened.ledger).await.map(Outcome::InputRequired),
+            Some(result) => result.map(Outcome::Complete),
+            None => self.seal(&binding, &flow, resumed, &ledger).await.map(Outcome::InputRequired),
         }
     }
 

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
@@ -118,13 +119,22 @@ impl Round {
         *self.seen() = Seen { round, flow: Some(Box::new(flow.clone())), replayed: finished };
     }
 
-    /// Runs a 2026-07-28 round in its span, then counts how it ended and the asks it sent.
-    pub(in crate::server) async fn watch<O: RoundEnd>(
-        &self,
-        round: impl Future<Output = Result<O, EngineError>>,
-    ) -> Result<O, EngineError> {
-        let result = round.instrument(self.span.clone()).await;
-        let outcome = match &result {
+    /// Runs a 2026-07-28 round in its span, then counts how it ended and the asks it sent. A
+    /// combinator rather than an `async fn`, which would hold the round twice (as its argument
+    /// and as what it awaits): kilobytes per request.
+    pub(in crate::server) fn watch<'a, O: RoundEnd + 'a>(
+        &'a self,
+        round: impl Future<Output = Result<O, EngineError>> + 'a,
+    ) -> impl Future<Output = Result<O, EngineError>> + 'a {
+        round.instrument(self.span.clone()).map(move |result| {
+            self.ended_round(&result);
+            result
+        })
+    }
+
+    /// Counts how a 2026-07-28 round ended and the asks it sent.
+    fn ended_round<O: RoundEnd>(&self, result: &Result<O, EngineError>) {
+        let outcome = match result {
             Ok(ended) => {
                 for (_, request) in ended.asks() {
                     asked(self.era, mode_of(request), &self.client);
@@ -144,7 +154,6 @@ impl Round {
         }
         let rounds = (outcome == "complete" && !seen.replayed).then_some(seen.round);
         self.ended_as(outcome, rounds);
-        result
     }
 
     /// Runs a 2025-era call in its span.
