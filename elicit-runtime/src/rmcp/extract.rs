@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::convert::{handler_error_result, input_required};
 use super::peer::{RmcpPeer, RmcpRequest};
-use super::round::{Round, RoundParams};
+use super::round::{OwnedRound, Round, RoundParams};
 use crate::Elicit;
 use crate::server::session::{AskLimit, Session};
 use crate::server::task::TaskSupport;
@@ -161,27 +161,83 @@ impl Elicitation {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<R, FlowError>>,
     {
+        if let Some(call) = self.session_call(ctx) {
+            // Boxed: inline, this branch would make every call's future larger, stateless calls
+            // included (rmcp's task holds it inline).
+            return Box::pin(self.run_session_call(&call, request, handler)).await;
+        }
         let principal = self.principal_of(ctx);
         // An anonymous caller's flows count against its peer address (served with connect info).
         let client = peer_address(ctx);
         let request = request.principal(principal.as_deref()).client(client.as_deref());
         let handle: Arc<dyn RequestHandle> = Arc::new(RmcpRequest::of(ctx));
         let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
-        // The engine's round is boxed, here and below: rmcp spawns a task per request whose
-        // future holds the handler's future inline, and an unboxed round (the handler's own
-        // future in it) would make every such task large and every move of it a large copy.
-        if let Some(session) = self.live_session(ctx) {
-            let live = Box::pin(self.engine.run_in_session(&request, &session, handler));
-            // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
-            // dropped connection cancel the call's token: the task is dropped with its records.
-            return tokio::select! {
-                result = live => result.map(Outcome::Complete).map_err(ErrorData::from),
-                () = ctx.ct.cancelled() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
-            };
-        }
         let meta: &Map<String, Value> = &ctx.meta.0.0;
         let request = request.meta(Some(meta));
+        // The engine's round is boxed, here and in `run_session_call`: rmcp spawns a task per request
+        // whose future holds the handler's future inline, and an unboxed round (the handler's own
+        // future in it) would make every such task large and every move of it a large copy.
         Box::pin(self.engine.run(&request, handler)).await.map_err(ErrorData::from)
+    }
+
+    /// What a call in a 2025-era session needs of `ctx`, taken out of it; `None` when `ctx` is
+    /// not in one. Everything else of the context is read before the call starts, so a caller
+    /// that owns the context may drop it and wait with this alone ([`Elicitation::run_session_round`]).
+    pub(crate) fn session_call(&self, ctx: &RequestContext<RoleServer>) -> Option<SessionCall> {
+        let session = self.live_session(ctx)?;
+        Some(SessionCall {
+            principal: self.principal_of(ctx),
+            // An anonymous caller's flows count against its peer address (served with connect info).
+            client: peer_address(ctx),
+            request: Arc::new(RmcpRequest::of(ctx)),
+            session,
+        })
+    }
+
+    /// [`Elicitation::run_round`] of a call in a 2025-era session, its context dropped by the
+    /// caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    ///
+    /// The call and the round are held once, in this future, for as long as the call waits on a
+    /// person: rmcp's task holds this future inline, and each level of `async fn` would hold its
+    /// arguments twice.
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    pub(crate) fn run_session_round<R, F, Fut>(
+        &self,
+        call: SessionCall,
+        round: OwnedRound,
+        handler: F,
+    ) -> impl Future<Output = Result<Outcome<R>, ErrorData>>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        async move { self.run_session_call(&call, round.request(), handler).await }
+    }
+
+    /// Runs one round of `handler` for `request` in the 2025-era session of `call`: once, its
+    /// asks pushed to the client. Borrows nothing of the request's context.
+    fn run_session_call<'a, R, F, Fut>(
+        &'a self,
+        call: &'a SessionCall,
+        request: Request<'a>,
+        handler: F,
+    ) -> impl Future<Output = Result<Outcome<R>, ErrorData>> + 'a
+    where
+        F: FnOnce(Flow) -> Fut + 'a,
+        Fut: Future<Output = Result<R, FlowError>>,
+    {
+        let request = request.principal(call.principal.as_deref()).client(call.client.as_deref());
+        let handle: Arc<dyn RequestHandle> = call.request.clone();
+        let handler = move |flow: Flow| handler(flow.with_request_handle(handle));
+        async move {
+            let live = Box::pin(self.engine.run_in_session(&request, &call.session, handler));
+            // `notifications/cancelled`, the end of the session (HTTP `DELETE`, stdio EOF) and a
+            // dropped connection cancel the call's token: the task is dropped with its records.
+            tokio::select! {
+                result = live => result.map(Outcome::Complete).map_err(ErrorData::from),
+                () = call.request.cancelled_call() => Err(ErrorData::new(ErrorCode(REQUEST_CANCELLED), "the request was cancelled", None)),
+            }
+        }
     }
 
     /// Runs `handler` for a checked round: [`Elicitation::run`] of its members.
@@ -223,31 +279,37 @@ impl Elicitation {
     }
 
     /// [`Elicitation::call_tool`] of a checked round.
-    pub(crate) async fn call_tool_round<T, F, Fut>(
+    pub(crate) fn call_tool_round<T, F, Fut>(
         &self,
         round: Round<'_, CallToolRequestParams>,
         handler: F,
-    ) -> Result<CallToolResponse, ErrorData>
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>>
     where
         T: IntoCallToolResult,
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<T, FlowError>>,
     {
-        let handler = |flow: Flow| {
-            let running = handler(flow);
-            async move {
-                match running.await {
-                    Ok(value) => Ok(Ok(value)),
-                    Err(FlowError::Handler(error)) => Ok(Err(error)),
-                    Err(error) => Err(error),
-                }
-            }
-        };
-        match self.run_round(round, handler).await? {
-            Outcome::Complete(Ok(value)) => value.into_call_tool_result(),
-            Outcome::Complete(Err(error)) => Ok(CallToolResponse::Complete(handler_error_result(&*error))),
-            Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
-        }
+        // A combinator: an `async fn` would hold the round twice, in every call's future.
+        let running = self.run_round(round, |flow| tool_outcome(handler(flow)));
+        futures_util::FutureExt::map(running, |outcome| outcome.and_then(tool_response))
+    }
+
+    /// [`Elicitation::call_tool_round`] of a call in a 2025-era session, its context dropped by
+    /// the caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    pub(crate) fn call_tool_in_session<T, F, Fut>(
+        &self,
+        call: SessionCall,
+        round: OwnedRound,
+        handler: F,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>>
+    where
+        T: IntoCallToolResult,
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<T, FlowError>>,
+    {
+        // A combinator: an `async fn` would hold the call and the round twice more.
+        let running = self.run_session_round(call, round, |flow| tool_outcome(handler(flow)));
+        futures_util::FutureExt::map(running, |outcome| outcome.and_then(tool_response))
     }
 
     /// Runs one round of the prompt `handler` for an rmcp `prompts/get`, answering with rmcp's
@@ -271,19 +333,35 @@ impl Elicitation {
     }
 
     /// [`Elicitation::get_prompt`] of a checked round.
-    pub(crate) async fn get_prompt_round<F, Fut>(
+    pub(crate) fn get_prompt_round<F, Fut>(
         &self,
         round: Round<'_, GetPromptRequestParams>,
         handler: F,
-    ) -> Result<GetPromptResponse, ErrorData>
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>>
     where
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<GetPromptResult, FlowError>>,
     {
-        match self.run_round(round, handler).await? {
-            Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
-            Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
-        }
+        // A combinator, as in `call_tool_round`.
+        futures_util::FutureExt::map(self.run_round(round, handler), |outcome| outcome.and_then(prompt_response))
+    }
+
+    /// [`Elicitation::get_prompt_round`] of a call in a 2025-era session, its context dropped by
+    /// the caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    pub(crate) fn get_prompt_in_session<F, Fut>(
+        &self,
+        call: SessionCall,
+        round: OwnedRound,
+        handler: F,
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>>
+    where
+        F: FnOnce(Flow) -> Fut,
+        Fut: Future<Output = Result<GetPromptResult, FlowError>>,
+    {
+        // A combinator, as in `call_tool_in_session`.
+        futures_util::FutureExt::map(self.run_session_round(call, round, handler), |outcome| {
+            outcome.and_then(prompt_response)
+        })
     }
 
     /// The 2025-era session this request belongs to, if any: a request without a 2026-07-28
@@ -302,6 +380,50 @@ impl Elicitation {
         #[cfg(feature = "apps")]
         let session = session.with_client_capabilities(declared.as_ref().and_then(Value::as_object));
         Some(session.with_client(&info.client_info.name, &info.client_info.version))
+    }
+}
+
+/// What a call in a 2025-era session needs of its request's context ([`Elicitation::session_call`]):
+/// the principal and the address its flows are bound to and counted against, its progress and
+/// cancellation, its session. Such a call runs once and may wait on a person for minutes; the
+/// context it was taken from need not wait with it: its HTTP head (headers, extensions) and its
+/// `_meta` are about 1 KiB a call (BENCHMARKS.md, "Memory per parked 2025-era flow").
+pub(crate) struct SessionCall {
+    principal: Option<String>,
+    client: Option<String>,
+    request: Arc<RmcpRequest>,
+    session: Session,
+}
+
+/// A tool handler's own error ([`FlowError::Handler`]) kept apart from the engine's: the former
+/// becomes a tool result with `isError`, the latter a JSON-RPC error ([`tool_response`]).
+/// A combinator rather than an async block, which would hold the handler's future twice.
+fn tool_outcome<T>(
+    running: impl Future<Output = Result<T, FlowError>>,
+) -> impl Future<Output = Result<Result<T, Arc<dyn std::error::Error + Send + Sync>>, FlowError>> {
+    futures_util::FutureExt::map(running, |result| match result {
+        Ok(value) => Ok(Ok(value)),
+        Err(FlowError::Handler(error)) => Ok(Err(error)),
+        Err(error) => Err(error),
+    })
+}
+
+/// rmcp's answer to a tool's round ([`tool_outcome`]).
+fn tool_response<T: IntoCallToolResult>(
+    outcome: Outcome<Result<T, Arc<dyn std::error::Error + Send + Sync>>>,
+) -> Result<CallToolResponse, ErrorData> {
+    match outcome {
+        Outcome::Complete(Ok(value)) => value.into_call_tool_result(),
+        Outcome::Complete(Err(error)) => Ok(CallToolResponse::Complete(handler_error_result(&*error))),
+        Outcome::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
+    }
+}
+
+/// rmcp's answer to a prompt's round.
+fn prompt_response(outcome: Outcome<GetPromptResult>) -> Result<GetPromptResponse, ErrorData> {
+    match outcome {
+        Outcome::Complete(result) => Ok(GetPromptResponse::Complete(result)),
+        Outcome::InputRequired(result) => Ok(GetPromptResponse::InputRequired(input_required(&result)?)),
     }
 }
 
@@ -375,7 +497,16 @@ impl ToolCall {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<T, FlowError>>,
     {
-        elicitation.call_tool(self.request, &self.ctx, handler).await
+        let ToolCall { request, ctx } = self;
+        let round = Round::new(request, &ctx)?;
+        // A call in a 2025-era session runs once and may wait on a person for minutes: this copy
+        // of the request's context does not wait with it (what the call needs of it is read now).
+        if let Some(call) = elicitation.session_call(&ctx) {
+            let (round, _) = round.into_owned();
+            drop(ctx);
+            return elicitation.call_tool_in_session(call, round, handler).await;
+        }
+        elicitation.call_tool_round(round, handler).await
     }
 
     /// Runs a task-capable tool (`support`): the one call a `#[tool]` makes to be a task of the
@@ -495,7 +626,15 @@ impl PromptCall {
         F: FnOnce(Flow) -> Fut,
         Fut: Future<Output = Result<GetPromptResult, FlowError>>,
     {
-        elicitation.get_prompt(self.request, &self.ctx, handler).await
+        let PromptCall { request, ctx } = self;
+        let round = Round::new(request, &ctx)?;
+        // As [`ToolCall::run`]: a call in a 2025-era session waits without the request's context.
+        if let Some(call) = elicitation.session_call(&ctx) {
+            let (round, _) = round.into_owned();
+            drop(ctx);
+            return elicitation.get_prompt_in_session(call, round, handler).await;
+        }
+        elicitation.get_prompt_round(round, handler).await
     }
 }
 

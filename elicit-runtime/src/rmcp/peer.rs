@@ -126,6 +126,12 @@ impl RmcpRequest {
         slim.ct = ctx.ct.clone();
         RmcpRequest { progress_token: ctx.meta.get_progress_token(), slim }
     }
+
+    /// Ready once the request is cancelled: [`RequestHandle::cancelled`] unboxed, for a wait as
+    /// long as the call's.
+    pub(super) fn cancelled_call(&self) -> impl Future<Output = ()> + Send + '_ {
+        self.slim.ct.cancelled()
+    }
 }
 
 impl RequestHandle for RmcpRequest {

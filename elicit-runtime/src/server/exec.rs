@@ -179,7 +179,7 @@ impl Executor {
                 flow.fail(FlowError::Failed(format!("the wait for a URL-mode step ended abnormally: {e}")))
             })?,
             // The person is still on the page: the call is kept alive meanwhile.
-            (Executor::Live(live), _) => live.waiting(flow, None, settle).await,
+            (Executor::Live(live), _) => live.waiting(flow, None, std::pin::pin!(settle)).await,
             _ => settle.await,
         };
         settled.map_err(|e| flow.fail(FlowError::Store(e)))

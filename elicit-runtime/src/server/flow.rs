@@ -312,18 +312,23 @@ impl Flow {
 
     /// Asks for `key` through the executor; on return the answer is this key's fresh response.
     /// `elicitation_id` names a URL-mode step on the 2025-era wire.
-    pub(super) async fn ask(
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    pub(super) fn ask(
         &self,
         key: &str,
         request: InputRequest,
         elicitation_id: Option<&str>,
-    ) -> Result<(), FlowError> {
-        let answer = match self.shared.exec.ask(self, key, &request, elicitation_id).await? {
-            Reply::Answer(answer) => answer,
-            Reply::Suspend => self.suspend(key, request).await,
-        };
-        self.lock().responses.insert(key.to_owned(), answer);
-        Ok(())
+    ) -> impl Future<Output = Result<(), FlowError>> {
+        // An async block rather than an `async fn`, which would keep its arguments twice (as
+        // taken and as bound) for as long as a 2025-era client takes to answer.
+        async move {
+            let answer = match self.shared.exec.ask(self, key, &request, elicitation_id).await? {
+                Reply::Answer(answer) => answer,
+                Reply::Suspend => self.suspend(key, request).await,
+            };
+            self.lock().responses.insert(key.to_owned(), answer);
+            Ok(())
+        }
     }
 
     pub(super) fn parse_answer(&self, key: &str, raw: &Value) -> Result<ElicitResult, FlowError> {
@@ -460,66 +465,68 @@ impl Flow {
         #[cfg(not(feature = "apps"))]
         let meta = None;
         loop {
-            let (raw, fresh) = match self.find(key) {
-                Found::Carried(raw) => (raw, false),
-                Found::Fresh(raw) => (raw, true),
-                Found::Missing => {
-                    let request = InputRequest::Elicit(ElicitParams::Form {
-                        message: message.to_owned(),
-                        requested_schema: schema.clone(),
-                        meta: meta.clone(),
-                    });
-                    self.ask(key, request, None).await?;
-                    continue;
-                }
-            };
-            let mut answer = self.parse_answer(key, &raw)?;
-            let outcome = match answer.action {
-                ElicitAction::Decline => Answer::Declined,
-                ElicitAction::Cancel => Answer::Cancelled,
-                ElicitAction::Accept => {
-                    let empty = Map::new();
-                    match parse(answer.content.as_ref().unwrap_or(&empty)) {
-                        Ok(value) => Answer::Accepted(value),
-                        Err(errors) => {
-                            let attempts = {
-                                let mut inner = self.lock();
-                                inner.state.answers.remove(key);
-                                let attempts = inner.state.invalid.entry(key.to_owned()).or_insert(0);
-                                *attempts += 1;
-                                *attempts
-                            };
-                            if attempts > self.config().max_invalid_answers {
-                                return Err(self.fail(FlowError::InvalidInput(format!(
-                                    "the answer to `{}` failed validation {attempts} times: {errors}",
-                                    clip(key)
-                                ))));
+            // Everything a round reads of the answer lives in this block, which ends before the
+            // ask's await: a 2025-era call holds its future for as long as the person takes, and
+            // the answer being read, the errors and the re-ask's values need not wait with it.
+            let request = 'ask: {
+                let (raw, fresh) = match self.find(key) {
+                    Found::Carried(raw) => (raw, false),
+                    Found::Fresh(raw) => (raw, true),
+                    Found::Missing => {
+                        break 'ask InputRequest::Elicit(ElicitParams::Form {
+                            message: message.to_owned(),
+                            requested_schema: schema.clone(),
+                            meta: meta.clone(),
+                        });
+                    }
+                };
+                let mut answer = self.parse_answer(key, &raw)?;
+                let outcome = match answer.action {
+                    ElicitAction::Decline => Answer::Declined,
+                    ElicitAction::Cancel => Answer::Cancelled,
+                    ElicitAction::Accept => {
+                        let empty = Map::new();
+                        match parse(answer.content.as_ref().unwrap_or(&empty)) {
+                            Ok(value) => Answer::Accepted(value),
+                            Err(errors) => {
+                                let attempts = {
+                                    let mut inner = self.lock();
+                                    inner.state.answers.remove(key);
+                                    let attempts = inner.state.invalid.entry(key.to_owned()).or_insert(0);
+                                    *attempts += 1;
+                                    *attempts
+                                };
+                                if attempts > self.config().max_invalid_answers {
+                                    return Err(self.fail(FlowError::InvalidInput(format!(
+                                        "the answer to `{}` failed validation {attempts} times: {errors}",
+                                        clip(key)
+                                    ))));
+                                }
+                                let content = answer.content.unwrap_or_default();
+                                let valid = super::reask::valid_values(&content, &errors);
+                                break 'ask InputRequest::Elicit(ElicitParams::Form {
+                                    message: super::reask::message(message, &schema, &errors, &content),
+                                    requested_schema: Cow::Owned(schema.prefilled_with(&valid)),
+                                    meta: meta.clone(),
+                                });
                             }
-                            let content = answer.content.unwrap_or_default();
-                            let valid = super::reask::valid_values(&content, &errors);
-                            let request = InputRequest::Elicit(ElicitParams::Form {
-                                message: super::reask::message(message, &schema, &errors, &content),
-                                requested_schema: Cow::Owned(schema.prefilled_with(&valid)),
-                                meta: meta.clone(),
-                            });
-                            self.ask(key, request, None).await?;
-                            continue;
                         }
                     }
+                };
+                // Keep only what the protocol and the schema define: no `_meta`, no `resultType`,
+                // no key the form did not ask (a client could make the state or the flow's record
+                // as large as it likes with them).
+                if let Some(content) = answer.content.as_mut() {
+                    content.retain(|name, _| schema.property(name).is_some());
                 }
+                let kept = answer.to_json();
+                if fresh {
+                    self.keep(key, kept.clone());
+                }
+                self.consumed(key, kept);
+                return Ok(outcome);
             };
-            // Keep only what the protocol and the schema define: no `_meta`, no `resultType`, no
-            // key the form did not ask (a client could make the state or the flow's record as
-            // large as it likes with them).
-            if let Some(content) = answer.content.as_mut() {
-                content.retain(|name, _| schema.property(name).is_some());
-            }
-            let kept = answer.to_json();
-            if fresh {
-                self.keep(key, kept.clone());
-            }
-            self.consumed(key, kept);
-            return Ok(outcome);
+            self.ask(key, request, None).await?;
         }
     }
 

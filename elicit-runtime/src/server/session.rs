@@ -316,52 +316,60 @@ impl LiveLink {
     }
 
     /// Sends `request` to the client and awaits its answer, bounded.
-    pub(super) async fn ask(
+    #[allow(clippy::manual_async_fn, reason = "an `async fn` would hold its arguments twice")]
+    pub(super) fn ask(
         &self,
         flow: &dyn AskingFlow,
         key: &str,
         request: &InputRequest,
         elicitation_id: Option<&str>,
-    ) -> Result<Value, FlowError> {
-        let (method, params) =
-            self.session.version.request(request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
-        let Some(_permit) = self.session.limit.try_take() else {
-            return Err(flow.fail(FlowError::Failed(format!(
-                "too many requests to the client are outstanding on this session (at most {})",
-                self.config.max_outstanding_asks
-            ))));
-        };
-        let mode = mode(request);
-        observe::asked(self.session.version.as_str(), mode, &self.session.client);
-        let sent = Instant::now();
-        let asked = tokio::time::timeout(self.config.ask_timeout, self.session.peer.request(method, params));
-        match self.waiting(flow, elicitation_id, asked).await {
-            Ok(Ok(answer)) => {
-                let action = answer.get("action").and_then(Value::as_str).unwrap_or("answer");
-                observe::answered(
-                    self.session.version.as_str(),
-                    mode,
-                    action,
-                    &self.session.client,
-                    Some(sent.elapsed()),
-                );
-                Ok(answer)
+    ) -> impl Future<Output = Result<Value, FlowError>> {
+        // An async block rather than an `async fn`, which would keep its arguments twice (as
+        // taken and as bound) for as long as the client takes to answer.
+        async move {
+            let (method, params) =
+                self.session.version.request(request, elicitation_id).map_err(|e| FlowError::Failed(e.to_string()))?;
+            let Some(_permit) = self.session.limit.try_take() else {
+                return Err(flow.fail(FlowError::Failed(format!(
+                    "too many requests to the client are outstanding on this session (at most {})",
+                    self.config.max_outstanding_asks
+                ))));
+            };
+            let mode = mode(request);
+            observe::asked(self.session.version.as_str(), mode, &self.session.client);
+            let sent = Instant::now();
+            let asked = std::pin::pin!(tokio::time::timeout(
+                self.config.ask_timeout,
+                self.session.peer.request(method, params)
+            ));
+            match self.waiting(flow, elicitation_id, asked).await {
+                Ok(Ok(answer)) => {
+                    let action = answer.get("action").and_then(Value::as_str).unwrap_or("answer");
+                    observe::answered(
+                        self.session.version.as_str(),
+                        mode,
+                        action,
+                        &self.session.client,
+                        Some(sent.elapsed()),
+                    );
+                    Ok(answer)
+                }
+                // The client refused to show it (a host that declared the mode but cannot present it,
+                // one that answers every push with an error): the person was not asked, which is not a
+                // decline. The handler sees what it sees for an undeclared mode, and may fall back.
+                Ok(Err(PeerError::Answered { code, message })) => {
+                    tracing::debug!(target: "elicit_runtime", code, message = %clip(&message), key = %clip(key), "the client refused a pushed ask");
+                    Err(FlowError::Unsupported { required: needed(request) })
+                }
+                Ok(Err(reason)) => {
+                    Err(flow.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))))
+                }
+                Err(_) => Err(flow.fail(FlowError::Failed(format!(
+                    "the client did not answer `{}` within {:?}",
+                    clip(key),
+                    self.config.ask_timeout
+                )))),
             }
-            // The client refused to show it (a host that declared the mode but cannot present it,
-            // one that answers every push with an error): the person was not asked, which is not a
-            // decline. The handler sees what it sees for an undeclared mode, and may fall back.
-            Ok(Err(PeerError::Answered { code, message })) => {
-                tracing::debug!(target: "elicit_runtime", code, message = %clip(&message), key = %clip(key), "the client refused a pushed ask");
-                Err(FlowError::Unsupported { required: needed(request) })
-            }
-            Ok(Err(reason)) => {
-                Err(flow.fail(FlowError::Failed(format!("the client did not answer `{}`: {reason}", clip(key)))))
-            }
-            Err(_) => Err(flow.fail(FlowError::Failed(format!(
-                "the client did not answer `{}` within {:?}",
-                clip(key),
-                self.config.ask_timeout
-            )))),
         }
     }
 
@@ -369,18 +377,20 @@ impl LiveLink {
     /// notification for the call (sent only when the client gave a `progressToken`), and, while
     /// the URL-mode step `url` is pushed and unanswered, its completion told to the client as
     /// soon as the page records it (the host need not wait for the person to confirm).
+    ///
+    /// `wait` comes pinned by the caller, which holds it: taken by value, it would be held twice
+    /// (as taken and as pinned here) for as long as the person takes.
     pub(super) async fn waiting<T>(
         &self,
         flow: &dyn AskingFlow,
         url: Option<&str>,
-        wait: impl Future<Output = T>,
+        mut wait: std::pin::Pin<&mut impl Future<Output = T>>,
     ) -> T {
         enum Event<T> {
             Done(T),
             Beat,
             Poll,
         }
-        let mut wait = std::pin::pin!(wait);
         let mut beat = ticker(self.config.heartbeat);
         let mut poll = url.and_then(|_| ticker(self.config.url_poll));
         loop {

@@ -233,6 +233,47 @@ async fn a_call_pushes_its_ask_on_its_own_stream_and_gets_the_answer() {
     assert_eq!(error["error"]["data"]["requiredCapabilities"], json!({"elicitation": {"url": {}}}));
 }
 
+/// What the call's request put in its HTTP extensions (here, a marker of the test's).
+#[derive(Clone)]
+struct Held(#[allow(dead_code, reason = "held only to be counted")] Arc<()>);
+
+/// A parked call waits without its request's context: what the call needs of it (principal,
+/// address, progress, cancellation, session) is taken out when it starts, and its HTTP head, the
+/// extensions included, is let go, not held for as long as the person takes to answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_call_holds_no_part_of_its_request_head() {
+    let engine = Engine::builder("legacy-http", KeyRing::generate()).build();
+    let server = McpServer::builder("legacy-http", "1.0.0", engine).tool(tool("greet"), greet).build().unwrap();
+    // Only the call carries the header, so only its request carries a marker, counted here.
+    let markers = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let marked = markers.clone();
+    let app =
+        server.http_router(&[]).layer(axum::middleware::map_request(move |mut request: axum::extract::Request| {
+            if request.headers().contains_key("x-held") {
+                let marker = Arc::new(());
+                marked.lock().unwrap().push(Arc::downgrade(&marker));
+                request.extensions_mut().insert(Held(marker));
+            }
+            std::future::ready(request)
+        }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(elicit_runtime::rmcp::serve_http(listener, app));
+    let session = Session::open(&url, json!({})).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
+    let response = post(&session.client, &url, Some(&session.id), &body).header("x-held", "1").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut call = Events { response, buffer: String::new() };
+    // The ask is pushed after the call let its context go: nothing to wait for.
+    let ask = call.request("elicitation/create").await;
+    let markers = markers.lock().unwrap().clone();
+    assert_eq!(markers.len(), 1);
+    assert_eq!(markers[0].strong_count(), 0, "the parked call still holds its request's extensions");
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(session.send(&reply).await, 202);
+    assert_eq!(call.next().await.expect("the call's result")["result"]["content"][0]["text"], "Hello, Ada!");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_drops_the_parked_task_and_releases_its_record() {
     let (url, server) = serve(|engine| engine).await;

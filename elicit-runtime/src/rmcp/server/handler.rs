@@ -8,7 +8,8 @@ use ::rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult, ListResourceTemplatesRequestMethod,
     ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams,
-    ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    ReadResourceResponse, ReadResourceResult, ResourcesCapability, ServerCapabilities, ServerConfig, Tool,
+    ToolsCapability,
 };
 use ::rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, TASKS_EXTENSION_ID, UpdateTaskParams};
 use ::rmcp::service::RequestContext;
@@ -23,7 +24,7 @@ use super::super::round::{Round, RoundParams};
 use super::super::tasks::{declares_tasks, tasks_required};
 use super::presentation::{self, Policy, Presentation};
 use super::uri_template;
-use super::{BoxFuture, McpServer, PromptHandler, TemplateMatch, ToolHandler};
+use super::{BoxFuture, McpServer, PromptHandler, RegisteredResource, RegisteredTemplate, TemplateMatch, ToolHandler};
 
 impl McpServer {
     /// Runs one round of `handler`, with the `_meta` rmcp moved into its context.
@@ -33,6 +34,22 @@ impl McpServer {
         handler: impl FnOnce(Flow) -> BoxFuture<Result<R, FlowError>>,
     ) -> Result<Outcome<R>, ErrorData> {
         self.connection.run_round(round, handler).await
+    }
+}
+
+/// What a `resources/read` URI named: a registered resource, or a template that matched it.
+enum NamedResource<'s> {
+    Resource(&'s RegisteredResource),
+    Template(&'s RegisteredTemplate, TemplateMatch),
+}
+
+impl NamedResource<'_> {
+    /// Runs the resource's or the template's handler.
+    fn handle(self, flow: Flow) -> BoxFuture<Result<ReadResourceResult, FlowError>> {
+        match self {
+            NamedResource::Resource(resource) => (resource.handler)(flow),
+            NamedResource::Template(template, matched) => (template.handler)(matched, flow),
+        }
     }
 }
 
@@ -144,6 +161,13 @@ impl ServerHandler for McpServer {
                     return self.connection.call_tool_task_round(round, support, |flow| handler(flow)).await;
                 }
             }
+            // A call in a 2025-era session runs once and may wait on a person for minutes: it
+            // waits without the request's context (its HTTP head, its `_meta`), read by now.
+            if let Some(call) = self.connection.session_call(round.context()) {
+                let (round, _) = round.into_owned();
+                drop(ctx);
+                return self.connection.call_tool_in_session(call, round, |flow| handler(flow)).await;
+            }
             // The same piece a server of your own calls (`ToolCall::run`).
             self.connection.call_tool_round(round, |flow| handler(flow)).await
         }
@@ -180,6 +204,12 @@ impl ServerHandler for McpServer {
                 }
                 PromptHandler::Flow(handler) => handler,
             };
+            // As a tool's: a call in a 2025-era session waits without the request's context.
+            if let Some(call) = self.connection.session_call(round.context()) {
+                let (round, _) = round.into_owned();
+                drop(ctx);
+                return self.connection.get_prompt_in_session(call, round, |flow| handler(flow)).await;
+            }
             // The same piece a server of your own calls (`PromptCall::run`).
             self.connection.get_prompt_round(round, |flow| handler(flow)).await
         }
@@ -224,15 +254,23 @@ impl ServerHandler for McpServer {
             }
             let uri = round.target();
             // A registered resource wins over a template that also matches its URI.
-            let outcome = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
-                self.run(round, |flow| (resource.handler)(flow)).await?
+            let named = if let Some(resource) = self.inner.resources.iter().find(|r| r.resource.uri == uri) {
+                NamedResource::Resource(resource)
             } else if let Some((template, variables)) =
                 self.inner.templates.iter().find_map(|t| t.pattern.match_uri(uri).map(|variables| (t, variables)))
             {
-                let matched = TemplateMatch { uri: uri.to_owned(), variables };
-                self.run(round, |flow| (template.handler)(matched, flow)).await?
+                NamedResource::Template(template, TemplateMatch { uri: uri.to_owned(), variables })
             } else {
                 return Err(resource_not_found(uri));
+            };
+            let handler = |flow| named.handle(flow);
+            // As a tool's: a call in a 2025-era session waits without the request's context.
+            let outcome = if let Some(call) = self.connection.session_call(round.context()) {
+                let (round, _) = round.into_owned();
+                drop(ctx);
+                self.connection.run_session_round(call, round, handler).await?
+            } else {
+                self.run(round, handler).await?
             };
             match outcome {
                 Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
