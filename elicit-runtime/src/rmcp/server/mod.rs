@@ -246,8 +246,12 @@ impl McpServer {
                         Box::pin(service.handle(request)).await.into_response()
                     }
                 };
-                let capped = |request, surely| async move {
-                    sessions::cap_sessions(&caps, request, |request| serve(request, surely)).await
+                let capped = |request, surely: Stateless| async move {
+                    if surely.0 {
+                        sessions::cap_stateless(&caps, request, |request| serve(request, surely)).await
+                    } else {
+                        sessions::cap_sessions(&caps, request, |request| serve(request, surely)).await
+                    }
                 };
                 Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }

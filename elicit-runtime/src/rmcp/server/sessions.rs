@@ -227,6 +227,22 @@ where
     response
 }
 
+/// [`cap_sessions`] for a request the wire layer found surely stateless
+/// ([`Stateless`](super::super::wire_fixes::layer::Stateless): a `POST` naming no session): one
+/// naming its method (`Mcp-Method`, which a 2026-07-28 client sends) opens no session and names
+/// none, so there is nothing to count or check, and it is served at once, where `cap_sessions`
+/// would look its headers up again to find the same; one without is capped as any request.
+pub(super) async fn cap_stateless<F, Fut>(caps: &SessionCaps, request: HttpRequest<Body>, serve: F) -> Response
+where
+    F: FnOnce(HttpRequest<Body>) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    if request.headers().contains_key(&MCP_METHOD) {
+        return serve(request).await;
+    }
+    cap_sessions(caps, request, serve).await
+}
+
 /// The 2025-era session handling of [`McpServer::http_router`](super::McpServer::http_router), for
 /// an rmcp server written by hand: rmcp's session manager with a keep-alive that covers the
 /// engine's session waits, and a layer refusing an `initialize` past the caps on sessions open at
@@ -303,4 +319,37 @@ impl CappedSessions {
 /// The middleware of [`CappedSessions::layer`].
 async fn capped(State(caps): State<Arc<SessionCaps>>, request: HttpRequest<Body>, next: Next) -> Response {
     cap_sessions(&caps, request, |request| next.run(request)).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use super::*;
+
+    /// A surely stateless request (a `POST` naming no session) gets from `cap_stateless` what it
+    /// gets from `cap_sessions`, whether or not it names its method, with caps that refuse every
+    /// open and with the defaults.
+    #[tokio::test]
+    async fn cap_stateless_answers_as_cap_sessions() {
+        let served = |_request: HttpRequest<Body>| async { StatusCode::OK.into_response() };
+        let request = |method: Option<&str>| {
+            let mut request = HttpRequest::builder().method(Method::POST).uri("/mcp");
+            if let Some(method) = method {
+                request = request.header("Mcp-Method", method);
+            }
+            request.body(Body::empty()).unwrap()
+        };
+        let shut = SessionLimits { max_sessions: 0, ..SessionLimits::default() };
+        let mut statuses = Vec::new();
+        for limits in [shut, SessionLimits::default()] {
+            let caps = SessionCaps::new(limits, Arc::new(session_manager(DEFAULT_SESSION_KEEP_ALIVE)));
+            for method in [Some("tools/call"), None] {
+                let capped = cap_sessions(&caps, request(method), served).await.status();
+                assert_eq!(cap_stateless(&caps, request(method), served).await.status(), capped, "{method:?}");
+                statuses.push(capped);
+            }
+        }
+        // The caps that refuse every open refuse the request naming no method: both paths ran.
+        assert_eq!(statuses, [StatusCode::OK, StatusCode::SERVICE_UNAVAILABLE, StatusCode::OK, StatusCode::OK]);
+    }
 }

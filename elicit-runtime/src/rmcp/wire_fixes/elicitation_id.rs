@@ -51,10 +51,10 @@ pub(super) async fn strip_elicitation_id(response: Response) -> Response {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_REWRITE_BODY).await {
-        Ok(bytes) => bytes,
+    let bytes = match super::read_bounded(body, MAX_REWRITE_BODY).await {
+        Some(bytes) => bytes,
         // The body announced its length and then failed to deliver it: nothing to salvage.
-        Err(_) => {
+        None => {
             parts.status = axum::http::StatusCode::BAD_GATEWAY;
             parts.headers.remove(header::CONTENT_LENGTH);
             return Response::from_parts(parts, Body::empty());

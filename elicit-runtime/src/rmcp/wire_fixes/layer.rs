@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use ::rmcp::transport::StreamableHttpServerConfig;
 use axum::body::Body;
-use axum::http::{Request as HttpRequest, header};
+use axum::http::{HeaderValue, Request as HttpRequest, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -85,18 +85,18 @@ where
         Err(refused) => return refused,
     };
     let response = strip_elicitation_id(serve(request, stateless).await).await;
+    // Only a session's call is watched, and only when it is answered on a stream.
+    let Some(id) = session_call else { return response };
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    match session_call {
-        Some(id) if is_sse => {
-            let (parts, body) = response.into_parts();
-            Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
-        }
-        _ => response,
+    if !is_sse {
+        return response;
     }
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, Body::from_stream(answered_or_failed(body, id)))
 }
 
 /// Whether rmcp, serving 2025-era sessions beside 2026-07-28 requests, surely serves a request
@@ -120,14 +120,49 @@ static INITIALIZE: super::Needle = super::Needle::new(|| memchr::memmem::Finder:
 /// The header naming a request's revision.
 const MCP_PROTOCOL_VERSION: header::HeaderName = header::HeaderName::from_static("mcp-protocol-version");
 
-/// [`Stateless`], for a request whose body is `bytes`.
-fn surely_stateless(parts: &axum::http::request::Parts, bytes: &[u8]) -> Stateless {
-    Stateless(
-        parts.method == axum::http::Method::POST
-            && parts.headers.get(&MCP_PROTOCOL_VERSION).is_some_and(|v| v.as_bytes() == STATELESS_REVISION)
-            && !parts.headers.contains_key(&MCP_SESSION_ID)
-            && !super::contains(bytes, &INITIALIZE),
-    )
+/// [`Stateless`], for a request of `method` whose body is `bytes`, from what its head says
+/// ([`Head`]): whether its `MCP-Protocol-Version` is revision 2026-07-28 (`revision`), whether it
+/// names a session (`in_session`).
+fn surely_stateless(method: &axum::http::Method, revision: bool, in_session: bool, bytes: &[u8]) -> Stateless {
+    Stateless(revision && !in_session && method == axum::http::Method::POST && !super::contains(bytes, &INITIALIZE))
+}
+
+/// The request headers the layer reads, found in one walk over the head: a lookup by name hashes
+/// the name and probes, and six of them cost more than walking the ten or so headers a request
+/// carries. Each value is the first of its name, as `HeaderMap::get` answers.
+#[derive(Debug, Default)]
+struct Head<'a> {
+    host: Option<&'a HeaderValue>,
+    origin: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+    protocol_version: Option<&'a HeaderValue>,
+    /// Whether it names its `Mcp-Name`.
+    mcp_name: bool,
+    /// Whether it names a session (`Mcp-Session-Id`).
+    session: bool,
+}
+
+impl<'a> Head<'a> {
+    fn of(headers: &'a axum::http::HeaderMap) -> Self {
+        let mut head = Head::default();
+        for (name, value) in headers {
+            let first = if name == header::HOST {
+                &mut head.host
+            } else if name == header::CONTENT_LENGTH {
+                &mut head.content_length
+            } else if name == header::ORIGIN {
+                &mut head.origin
+            } else if name == MCP_PROTOCOL_VERSION {
+                &mut head.protocol_version
+            } else {
+                head.mcp_name |= name == MCP_NAME;
+                head.session |= name == MCP_SESSION_ID;
+                continue;
+            };
+            first.get_or_insert(value);
+        }
+        head
+    }
 }
 
 /// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
@@ -187,22 +222,23 @@ impl Gate {
 
     /// `true` when rmcp's `Host` and `Origin` checks surely pass. Anything else (a host or
     /// origin not on the lists, a header that does not parse) is left to rmcp, unread.
-    fn lets_in(&self, parts: &axum::http::request::Parts) -> bool {
-        self.host_allowed(parts) && self.origin_allowed(parts)
+    /// `head`: the request's `Host` and `Origin`, as [`Head::of`] found them.
+    fn lets_in(&self, parts: &axum::http::request::Parts, head: &Head<'_>) -> bool {
+        self.host_allowed(parts, head.host) && self.origin_allowed(head.origin)
     }
 
-    fn host_allowed(&self, parts: &axum::http::request::Parts) -> bool {
+    fn host_allowed(&self, parts: &axum::http::request::Parts, host: Option<&HeaderValue>) -> bool {
         if self.allowed_hosts.is_empty() {
             return true;
         }
         // The usual `Host` (a name or an IPv4 address, maybe a port) is split where it stands;
         // building an `Authority` copies the value onto the heap on every request.
-        if let Some((host, port)) = parts.headers.get(header::HOST).and_then(|h| plain_authority(h.as_bytes())) {
+        if let Some((host, port)) = host.and_then(|h| plain_authority(h.as_bytes())) {
             return self.allowed_hosts.iter().any(|allowed| {
-                allowed.host.eq_ignore_ascii_case(host) && allowed.port.is_none_or(|p| port == Some(p))
+                allowed.host.as_bytes().eq_ignore_ascii_case(host) && allowed.port.is_none_or(|p| port == Some(p))
             });
         }
-        let authority = match parts.headers.get(header::HOST) {
+        let authority = match host {
             Some(host) => host.to_str().ok().and_then(|h| axum::http::uri::Authority::try_from(h).ok()),
             None => parts.uri.authority().cloned(),
         };
@@ -213,8 +249,8 @@ impl Gate {
         })
     }
 
-    fn origin_allowed(&self, parts: &axum::http::request::Parts) -> bool {
-        let Some(origin) = parts.headers.get(header::ORIGIN) else { return true };
+    fn origin_allowed(&self, origin: Option<&HeaderValue>) -> bool {
+        let Some(origin) = origin else { return true };
         if self.allowed_origins.is_empty() {
             return false;
         }
@@ -242,8 +278,8 @@ impl Gate {
 /// `host[:port]` split as `Authority` splits it, for a host of letters, digits, `.` and `-` (a
 /// name or an IPv4 address) and a port of one to five digits that fits in `u16`; `None` for
 /// anything else (an IPv6 literal, an empty or oversized port, other characters), which
-/// `Authority` then reads.
-fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
+/// `Authority` then reads. The host stays bytes (ASCII, as checked): compared as they are.
+fn plain_authority(value: &[u8]) -> Option<(&[u8], Option<u16>)> {
     let (host, port) = match value.iter().position(|b| *b == b':') {
         Some(at) => (&value[..at], Some(&value[at + 1..])),
         None => (value, None),
@@ -254,11 +290,12 @@ fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
     let port = match port {
         None => None,
         Some(digits) if (1..=5).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) => {
-            Some(std::str::from_utf8(digits).ok()?.parse::<u16>().ok()?)
+            let port = digits.iter().fold(0u32, |port, digit| port * 10 + u32::from(digit - b'0'));
+            Some(u16::try_from(port).ok()?)
         }
         Some(_) => return None,
     };
-    Some((std::str::from_utf8(host).ok()?, port))
+    Some((host, port))
 }
 
 /// A serialised origin: `None` for `null`, else scheme, host and port.
@@ -301,32 +338,33 @@ async fn mark_malformed_params(
 ) -> Result<(HttpRequest<Body>, Option<Value>, Stateless), Response> {
     let too_large = || (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     let (mut parts, body) = request.into_parts();
-    if !gate.lets_in(&parts) {
+    let head = Head::of(&parts.headers);
+    if !gate.lets_in(&parts, &head) {
         // rmcp refuses it (403 or 400) before reading anything; so is nothing read here.
         return Ok((HttpRequest::from_parts(parts, body), None, Stateless(false)));
     }
     let max_body = gate.max_body;
-    let announced =
-        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let announced = head.content_length.and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // What the rest reads of the head, before the head changes.
+    let (named, in_session) = (head.mcp_name, head.session);
+    let revision = head.protocol_version.is_some_and(|v| v.as_bytes() == STATELESS_REVISION);
     if announced.is_some_and(|n| n > max_body as u64) {
         return Err(too_large());
     }
-    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+    let Some(bytes) = super::read_bounded(body, max_body).await else {
         return Err(too_large());
     };
-    if !parts.headers.contains_key(&MCP_NAME)
-        && let Some(value) = task_id_header(&bytes)
-    {
+    if !named && let Some(value) = task_id_header(&bytes) {
         parts.headers.insert(MCP_NAME, value);
     }
     // A call on a 2025-era session: its answer comes on the SSE stream of this response.
-    let session_call = if parts.headers.contains_key(&MCP_SESSION_ID) {
+    let session_call = if in_session {
         own_head(&mut parts);
         request_id(&bytes)
     } else {
         None
     };
-    let stateless = surely_stateless(&parts, &bytes);
+    let stateless = surely_stateless(&parts.method, revision, in_session, &bytes);
     let body = match malformed_params(&bytes) {
         Some((reason, repaired)) => {
             parts.extensions.insert(MalformedParams(reason));
@@ -341,7 +379,7 @@ async fn mark_malformed_params(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
-    use super::{Stateless, plain_authority, surely_stateless};
+    use super::{Head, STATELESS_REVISION, Stateless, plain_authority, surely_stateless};
 
     /// Only a `POST` naming revision 2026-07-28, no session, and no `initialize` in its body is
     /// surely stateless.
@@ -358,12 +396,44 @@ mod tests {
         };
         let revision = ("MCP-Protocol-Version", "2026-07-28");
         let session = ("Mcp-Session-Id", "abc");
-        assert_eq!(surely_stateless(&parts("POST", &[revision]), call), Stateless(true));
-        assert_eq!(surely_stateless(&parts("POST", &[revision]), initialize), Stateless(false));
-        assert_eq!(surely_stateless(&parts("POST", &[revision, session]), call), Stateless(false));
-        assert_eq!(surely_stateless(&parts("POST", &[("MCP-Protocol-Version", "2025-11-25")]), call), Stateless(false));
-        assert_eq!(surely_stateless(&parts("POST", &[]), call), Stateless(false));
-        assert_eq!(surely_stateless(&parts("GET", &[revision]), b""), Stateless(false));
+        // As the layer calls it: whether the head names a session, looked up once.
+        let stateless = |method: &str, headers: &[(&str, &str)], body: &[u8]| {
+            let parts = parts(method, headers);
+            let head = Head::of(&parts.headers);
+            let revision = head.protocol_version.is_some_and(|v| v.as_bytes() == STATELESS_REVISION);
+            surely_stateless(&parts.method, revision, head.session, body)
+        };
+        assert_eq!(stateless("POST", &[revision], call), Stateless(true));
+        assert_eq!(stateless("POST", &[revision], initialize), Stateless(false));
+        assert_eq!(stateless("POST", &[revision, session], call), Stateless(false));
+        assert_eq!(stateless("POST", &[("MCP-Protocol-Version", "2025-11-25")], call), Stateless(false));
+        assert_eq!(stateless("POST", &[], call), Stateless(false));
+        assert_eq!(stateless("GET", &[revision], b""), Stateless(false));
+    }
+
+    /// The walk over the head finds what lookups by name find: the first value of each name,
+    /// whatever the case of the names and wherever they stand.
+    #[test]
+    fn head_reads_what_lookups_read() {
+        let heads: [&[(&str, &str)]; 4] = [
+            &[],
+            &[("Host", "a:1"), ("Content-Length", "5"), ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Name", "x")],
+            &[("origin", "http://o"), ("host", "b"), ("HOST", "c"), ("mcp-session-id", "s"), ("Origin", "http://p")],
+            &[("x-other", "1"), ("mcp-protocol-version", "2025-11-25"), ("MCP-PROTOCOL-VERSION", "2026-07-28")],
+        ];
+        for headers in heads {
+            let mut map = axum::http::HeaderMap::new();
+            for (name, value) in headers {
+                map.append(axum::http::HeaderName::try_from(*name).unwrap(), value.parse().unwrap());
+            }
+            let head = Head::of(&map);
+            assert_eq!(head.host, map.get("host"), "{headers:?}");
+            assert_eq!(head.origin, map.get("origin"), "{headers:?}");
+            assert_eq!(head.content_length, map.get("content-length"), "{headers:?}");
+            assert_eq!(head.protocol_version, map.get("mcp-protocol-version"), "{headers:?}");
+            assert_eq!(head.mcp_name, map.contains_key("mcp-name"), "{headers:?}");
+            assert_eq!(head.session, map.contains_key("mcp-session-id"), "{headers:?}");
+        }
     }
 
     /// Where the short path splits a `Host`, it splits it as `Authority` does; what it declines
@@ -372,7 +442,11 @@ mod tests {
     fn plain_authority_agrees_with_authority() {
         for value in ["127.0.0.1:8941", "localhost", "LocalHost:80", "a-b.example:65535", "x:0", "h:00080"] {
             let authority = axum::http::uri::Authority::try_from(value).unwrap();
-            assert_eq!(plain_authority(value.as_bytes()), Some((authority.host(), authority.port_u16())), "{value}");
+            assert_eq!(
+                plain_authority(value.as_bytes()),
+                Some((authority.host().as_bytes(), authority.port_u16())),
+                "{value}"
+            );
         }
         for value in
             ["[::1]:80", "localhost:", "h:65536", "h:123456", "h:8a", "user@h", "", ":80", "h:80:81", "h\u{e9}"]
