@@ -8,6 +8,8 @@ use ::rmcp::model::{
     CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitationSchema, ErrorCode, ErrorData,
     InputRequest as RmcpInputRequest, InputRequiredResult as RmcpInputRequired,
 };
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::schema::RequestedSchema;
 use crate::server::EngineError;
@@ -54,6 +56,126 @@ fn typed_input_request(request: &InputRequest) -> Result<RmcpInputRequest, serde
         InputRequest::CreateMessage(_) => RmcpInputRequest::CreateMessage(serde_json::from_value(json)?),
         InputRequest::ListRoots => RmcpInputRequest::ListRoots(serde_json::from_value(json)?),
     })
+}
+
+/// An input request as stored on the wire (a task's `inputRequests` entry) as rmcp's type. As in
+/// [`typed_input_request`], the request's `method` names the variant, and the request is decoded
+/// straight into it rather than buffered for each variant of rmcp's untagged union in turn; a
+/// request that does not decode so goes through the union, which then fails the same way as ever.
+///
+/// A form whose request is exactly what [`InputRequest::to_json`] writes takes its schema from
+/// [`stored_schema`], as a derived type's takes it from [`typed_schema`].
+pub(super) fn input_request_of_json(request: Value) -> Result<RmcpInputRequest, serde_json::Error> {
+    let direct = match request.get("method").and_then(Value::as_str) {
+        Some("elicitation/create") => match stored_form(&request) {
+            Some(form) => Ok(form),
+            None => Deserialize::deserialize(&request).map(RmcpInputRequest::Elicitation),
+        },
+        Some("sampling/createMessage") => Deserialize::deserialize(&request).map(RmcpInputRequest::CreateMessage),
+        Some("roots/list") => Deserialize::deserialize(&request).map(RmcpInputRequest::ListRoots),
+        _ => return serde_json::from_value(request),
+    };
+    direct.or_else(|_| serde_json::from_value(request))
+}
+
+/// A stored form request of the shape [`InputRequest::to_json`] writes (`method`, and `params`
+/// of `mode: "form"`, a `message`, a `requestedSchema` and an optional `_meta` object, nothing
+/// else) as rmcp's type, built as [`typed_input_request`] builds it; `None` for any other shape,
+/// or a schema rmcp does not decode, which then take the general path.
+fn stored_form(request: &Value) -> Option<RmcpInputRequest> {
+    let object = request.as_object()?;
+    let params = object.get("params")?.as_object()?;
+    let shape = object.len() == 2
+        && params.get("mode").and_then(Value::as_str) == Some("form")
+        && params.keys().all(|key| matches!(key.as_str(), "mode" | "message" | "requestedSchema" | "_meta"));
+    if !shape {
+        return None;
+    }
+    let message = params.get("message")?.as_str()?;
+    let meta = match params.get("_meta") {
+        None => None,
+        Some(Value::Object(meta)) => Some(rmcp::model::RequestMetaObject::from(meta.clone())),
+        Some(_) => return None,
+    };
+    let requested_schema = stored_schema(params.get("requestedSchema")?)?;
+    Some(RmcpInputRequest::Elicitation(ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+        meta,
+        message: message.to_owned(),
+        requested_schema,
+    })))
+}
+
+/// rmcp's `ElicitationSchema` of a stored `requestedSchema` (a task's input request, read back
+/// on every poll), decoded once per process per schema: the same schema comes back from every
+/// task of a tool. Found by a hash of the JSON and checked against the JSON kept beside it, key
+/// order included (the order is the form's). `None` when rmcp does not decode it.
+fn stored_schema(schema: &Value) -> Option<ElicitationSchema> {
+    // Schemas built at run time could be many: past this many, decode without keeping.
+    const MAX_CACHED: usize = 1024;
+    type Kept = HashMap<u64, Vec<(Value, ElicitationSchema)>>;
+    static CACHE: OnceLock<Mutex<(usize, Kept)>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    // Nothing panics while the lock is held; a poisoned map is still a valid cache.
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hash_json(schema, &mut hasher);
+    let key = std::hash::Hasher::finish(&hasher);
+    if let Some(kept) = lock().1.get(&key).and_then(|kept| kept.iter().find(|(json, _)| same_json(json, schema))) {
+        return Some(kept.1.clone());
+    }
+    let typed = ElicitationSchema::deserialize(schema).ok()?;
+    let mut cached = lock();
+    if cached.0 < MAX_CACHED {
+        cached.0 += 1;
+        cached.1.entry(key).or_default().push((schema.clone(), typed.clone()));
+    }
+    Some(typed)
+}
+
+/// Hashes `value`, its objects' keys in their order.
+fn hash_json(value: &Value, state: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => {
+            state.write_u8(1);
+            b.hash(state);
+        }
+        Value::Number(n) => {
+            state.write_u8(2);
+            n.hash(state);
+        }
+        Value::String(s) => {
+            state.write_u8(3);
+            s.hash(state);
+        }
+        Value::Array(items) => {
+            state.write_u8(4);
+            state.write_usize(items.len());
+            items.iter().for_each(|item| hash_json(item, state));
+        }
+        Value::Object(members) => {
+            state.write_u8(5);
+            state.write_usize(members.len());
+            for (key, member) in members {
+                key.hash(state);
+                hash_json(member, state);
+            }
+        }
+    }
+}
+
+/// Whether `a` and `b` are the same JSON, their objects' keys in the same order (`==` on a
+/// `Map` ignores the order).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b)),
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|((ka, a), (kb, b))| ka == kb && same_json(a, b))
+        }
+        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => false,
+        (a, b) => a == b,
+    }
 }
 
 /// rmcp's `ElicitationSchema` of a `'static` (derived) schema, decoded once per process. rmcp
@@ -174,6 +296,11 @@ mod tests {
                 requested_schema: Cow::Borrowed(static_schema),
                 meta: None,
             }),
+            InputRequest::Elicit(ElicitParams::Form {
+                message: "With its _meta".into(),
+                requested_schema: Cow::Borrowed(static_schema),
+                meta: Some(json!({"io.example/hint": {"k": 1}}).as_object().unwrap().clone()),
+            }),
             InputRequest::Elicit(ElicitParams::Url { message: "Pay".into(), url: "https://pay.example/1".into() }),
             InputRequest::CreateMessage(
                 json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}], "maxTokens": 5}),
@@ -183,6 +310,45 @@ mod tests {
         for request in &requests {
             let untagged: RmcpInputRequest = serde_json::from_value(request.to_json()).unwrap();
             assert_eq!(typed_input_request(request).unwrap(), untagged, "{request:?}");
+            assert_eq!(input_request_of_json(request.to_json()).unwrap(), untagged, "{request:?}");
+        }
+    }
+
+    /// Stored forms whose schemas differ only in the order of their properties each keep their
+    /// own order (the cache tells them apart), read back twice (decoded, then kept); a form of
+    /// another shape takes the general path to the same result.
+    #[test]
+    fn stored_forms_keep_their_own_schema() {
+        let form = |properties: Value| {
+            json!({"method": "elicitation/create", "params": {"mode": "form", "message": "Order",
+                "requestedSchema": {"type": "object", "properties": properties}}})
+        };
+        let a = form(json!({"first": {"type": "string"}, "second": {"type": "number", "minimum": 1}}));
+        let b = form(json!({"second": {"type": "number", "minimum": 1}, "first": {"type": "string"}}));
+        let mut odd = a.clone();
+        odd["params"]["extra"] = json!(true);
+        for request in [&a, &b, &a, &b, &odd] {
+            let untagged: RmcpInputRequest = serde_json::from_value(request.clone()).unwrap();
+            let stored = input_request_of_json(request.clone()).unwrap();
+            assert_eq!(serde_json::to_string(&stored).unwrap(), serde_json::to_string(&untagged).unwrap(), "{request}");
+        }
+    }
+
+    /// A stored request that does not decode into the variant its method names fails as rmcp's
+    /// union fails it, with the same error.
+    #[test]
+    fn malformed_stored_input_requests_fail_as_the_untagged_decoding() {
+        for request in [
+            json!({"method": "elicitation/create"}),
+            json!({"method": "elicitation/create", "params": {"mode": "form", "message": 5}}),
+            json!({"method": "sampling/createMessage", "params": {}}),
+            json!({"method": "roots/list", "params": 7}),
+            json!({"method": "ping"}),
+            json!([]),
+        ] {
+            let untagged = serde_json::from_value::<RmcpInputRequest>(request.clone()).map_err(|e| e.to_string());
+            let direct = input_request_of_json(request.clone()).map_err(|e| e.to_string());
+            assert_eq!(direct, untagged, "{request}");
         }
     }
 }

@@ -12,7 +12,7 @@ use ::rmcp::model::{
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::convert::{handler_error_result, input_required};
+use super::convert::{handler_error_result, input_request_of_json, input_required};
 use super::extract::Elicitation;
 use super::round::Round;
 use crate::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport};
@@ -35,11 +35,50 @@ fn internal(what: &str, error: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("{what}: {error}"), None)
 }
 
+/// rmcp's status of ours (the same spelling on the wire).
+fn rmcp_status(status: TaskStatus) -> RmcpTaskStatus {
+    match status {
+        TaskStatus::Working => RmcpTaskStatus::Working,
+        TaskStatus::InputRequired => RmcpTaskStatus::InputRequired,
+        TaskStatus::Completed => RmcpTaskStatus::Completed,
+        TaskStatus::Failed => RmcpTaskStatus::Failed,
+        TaskStatus::Cancelled => RmcpTaskStatus::Cancelled,
+    }
+}
+
+/// A snapshot's task members as rmcp's `Task` (what [`TaskSnapshot::into_json`] writes without
+/// `detailed`), built from them rather than decoded from their JSON.
+fn task_of(
+    task_id: String,
+    status: TaskStatus,
+    status_message: Option<String>,
+    created_at: String,
+    last_updated_at: String,
+    ttl_ms: u64,
+    poll_interval_ms: u64,
+) -> Task {
+    let task = Task::new(task_id, rmcp_status(status), created_at, last_updated_at)
+        .with_ttl_ms(ttl_ms.max(1))
+        .with_poll_interval_ms(poll_interval_ms.max(1));
+    match status_message {
+        Some(message) => task.with_status_message(message),
+        None => task,
+    }
+}
+
 /// The seed of a new task as rmcp's `CreateTaskResult`.
-fn create_task_result(snapshot: TaskSnapshot) -> Result<CreateTaskResult, ErrorData> {
-    let task: Task = serde_json::from_value(Value::Object(snapshot.into_json(false)))
-        .map_err(|e| internal("a task cannot be encoded", e))?;
-    Ok(CreateTaskResult::new(task))
+fn create_task_result(snapshot: TaskSnapshot) -> CreateTaskResult {
+    let TaskSnapshot { task_id, status, status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms, .. } =
+        snapshot;
+    CreateTaskResult::new(task_of(
+        task_id,
+        status,
+        status_message,
+        created_at,
+        last_updated_at,
+        ttl_ms,
+        poll_interval_ms,
+    ))
 }
 
 /// A snapshot as rmcp's `DetailedTask`, built from its members: only the input requests go
@@ -50,12 +89,16 @@ fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
         Value::Object(object) => Ok(object),
         _ => Err(internal("a task cannot be encoded", format!("its {what} is not an object"))),
     };
-    let mut task = Task::new(snapshot.task_id, RmcpTaskStatus::Working, snapshot.created_at, snapshot.last_updated_at)
-        .with_ttl_ms(snapshot.ttl_ms.max(1))
-        .with_poll_interval_ms(snapshot.poll_interval_ms.max(1));
-    if let Some(message) = snapshot.status_message {
-        task = task.with_status_message(message);
-    }
+    // The status is the payload's (`DetailedTask::new`).
+    let task = task_of(
+        snapshot.task_id,
+        TaskStatus::Working,
+        snapshot.status_message,
+        snapshot.created_at,
+        snapshot.last_updated_at,
+        snapshot.ttl_ms,
+        snapshot.poll_interval_ms,
+    );
     let payload = match snapshot.status {
         TaskStatus::Working => TaskPayload::Working,
         TaskStatus::Cancelled => TaskPayload::Cancelled,
@@ -63,7 +106,7 @@ fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
             input_requests: snapshot
                 .input_requests
                 .into_iter()
-                .map(|(key, request)| Ok((key, serde_json::from_value(request).map_err(encoding)?)))
+                .map(|(key, request)| Ok((key, input_request_of_json(request).map_err(encoding)?)))
                 .collect::<Result<_, ErrorData>>()?,
         },
         TaskStatus::Completed => TaskPayload::Completed {
@@ -145,7 +188,7 @@ impl Elicitation {
         match Box::pin(self.engine().run_task(&round, support, handler)).await? {
             TaskStart::Complete(result) => Ok(CallToolResponse::Complete(result)),
             TaskStart::InputRequired(result) => Ok(CallToolResponse::InputRequired(input_required(&result)?)),
-            TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(*snapshot)?)),
+            TaskStart::Task(snapshot) => Ok(CallToolResponse::Task(create_task_result(*snapshot))),
         }
     }
 
@@ -191,5 +234,44 @@ impl Elicitation {
     ) -> Result<(), ErrorData> {
         let principal = self.principal_of(ctx);
         Ok(Box::pin(self.engine().task_cancel(&request.task_id, principal.as_deref())).await?)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::{Map, Value};
+
+    use super::*;
+
+    fn snapshot(status: TaskStatus, status_message: Option<&str>) -> TaskSnapshot {
+        TaskSnapshot {
+            task_id: "t-1".to_owned(),
+            status,
+            status_message: status_message.map(str::to_owned),
+            created_at: "2026-12-04T00:45:30.000Z".to_owned(),
+            last_updated_at: "2026-12-04T00:45:31.250Z".to_owned(),
+            ttl_ms: 0,
+            poll_interval_ms: 500,
+            input_requests: Map::new(),
+            outcome: None,
+        }
+    }
+
+    /// The seed built from the snapshot's members is what decoding its JSON gave, for every
+    /// status, with and without a status message (and a `ttlMs` of 0 read as 1).
+    #[test]
+    fn a_seed_is_its_snapshots_json() {
+        for status in TaskStatus::ALL {
+            for message in [None, Some("The operation is now in progress.")] {
+                let snapshot = snapshot(status, message);
+                let decoded: Task = serde_json::from_value(Value::Object(snapshot.to_json(false))).unwrap();
+                let built = create_task_result(snapshot);
+                assert_eq!(
+                    serde_json::to_value(&built).unwrap(),
+                    serde_json::to_value(CreateTaskResult::new(decoded)).unwrap()
+                );
+            }
+        }
     }
 }
