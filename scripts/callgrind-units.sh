@@ -5,6 +5,16 @@
 # Counts of instructions do not depend on the load of the machine, so two builds compare within
 # about 0.1% where CPU times do not.
 #
+# Each line also gives what counts of instructions hide:
+# - the first-level cache misses callgrind's cache model sees (`--cache-sim=yes`; instruction
+#   fetches, data reads, data writes), per unit: code spread over more lines, and writes to
+#   memory not in cache (a large future moved into a fresh allocation), cost time at equal
+#   instructions;
+# - the instructions outside SHA-256's compression function. valgrind does not emulate the SHA
+#   extensions, so under it `sha2` runs its portable code (about 3,400 instructions a block)
+#   where the host's CPU takes a few dozen; rmcp by hand's HMAC hashes about ten blocks a flow,
+#   ours two, so the raw counts flatter rmcp by hand's side by about 27,000 a flow.
+#
 #   scripts/callgrind-units.sh [N]     # N units of each (default 300); ~3 minutes per server
 #
 # Uses target/release/bench-server (`cargo build --release -p elicit-benches --bins` first; with
@@ -78,12 +88,39 @@ for _ in range(n):
         assert done["status"] == "completed" and "Ada" in done["result"]["content"][0]["text"], done
 print(count)
 PY
+counts="$out/counts.py"
+cat > "$counts" <<'PY'
+# counts.py DUMP LABEL N REQUESTS: one line of per-unit figures from a callgrind dump.
+import re, sys
+dump, label, n, requests = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+names, fn, in_call, sha, events, total = {}, "", False, 0, [], []
+for line in open(dump):
+    if line.startswith("events:"):
+        events = line.split()[1:]
+    elif line.startswith("summary:"):
+        total = [int(x) for x in line.split()[1:]]
+    elif m := re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n")):
+        kind, number, name = m.groups()
+        names.setdefault(number, name or number)
+        if kind == "fn":
+            fn = names[number]
+    elif line.startswith("calls="):
+        in_call = True  # the next cost line is a call's inclusive cost, not this function's own
+    elif line[:1].isdigit() or line[:1] in "+-*":
+        if not in_call and fn.startswith("sha2::"):
+            sha += int(line.split()[1])
+        in_call = False
+per = dict(zip(events, (x / n for x in total)))
+print(f"{label}: {per['Ir']:.0f} instructions per unit ({per['Ir'] - sha / n:.0f} outside SHA-256 blocks); "
+      f"L1 misses per unit: {per['I1mr']:.0f} instruction, {per['D1mr']:.0f} data read, {per['D1mw']:.0f} data write "
+      f"({n} units, {requests} requests)")
+PY
 port=18790
 for server in ours rmcp; do
   kinds="plain flow task"
   [ "$server" = rmcp ] && kinds="plain flow"
   log="$out/$server.server.log"
-  valgrind --tool=callgrind --callgrind-out-file="$out/$server.%p.cg" "$bin" --listen "127.0.0.1:$port" \
+  valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$out/$server.%p.cg" "$bin" --listen "127.0.0.1:$port" \
     --threads 1 --server "$server" > "$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 150); do grep -q listening "$log" && break; sleep 0.2; done
@@ -95,8 +132,7 @@ for server in ours rmcp; do
     sleep 1
     dump=$(ls -t "$out/$server.$pid.cg."* | head -1)
     mv "$dump" "$out/$server-$kind.cg"
-    ir=$(awk '/^summary:/ {print $2}' "$out/$server-$kind.cg")
-    echo "$server $kind: $((ir / n)) instructions per unit ($n units, $requests requests)"
+    python3 "$counts" "$out/$server-$kind.cg" "$server $kind" "$n" "$requests"
   done
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
   port=$((port + 1))
