@@ -182,8 +182,8 @@ impl Elicitation {
 
     /// What a call in a 2025-era session needs of `ctx`, taken out of it; `None` when `ctx` is
     /// not in one. Everything else of the context is read before the call starts, so a caller
-    /// that owns the context may drop it and wait with this alone ([`Elicitation::run_session_round`]).
-    pub(crate) fn session_call(&self, ctx: &RequestContext<RoleServer>) -> Option<SessionCall> {
+    /// that owns the context may drop it and wait with this alone ([`Elicitation::in_session`]).
+    fn session_call(&self, ctx: &RequestContext<RoleServer>) -> Option<SessionCall> {
         let session = self.live_session(ctx)?;
         Some(SessionCall {
             principal: self.principal_of(ctx),
@@ -194,8 +194,22 @@ impl Elicitation {
         })
     }
 
+    /// A checked round's call in a 2025-era session, taken out of its context: what the call
+    /// needs of the context ([`Elicitation::session_call`]) and the round's members, neither
+    /// borrowing it, so that the caller can drop the context before the call waits on a person
+    /// for minutes. `Err` gives the round back when its context is not in such a session.
+    pub(crate) fn in_session<'c, P: RoundParams>(
+        &self,
+        round: Round<'c, P>,
+    ) -> Result<(SessionCall, OwnedRound), Round<'c, P>> {
+        match self.session_call(round.context()) {
+            Some(call) => Ok((call, round.into_owned().0)),
+            None => Err(round),
+        }
+    }
+
     /// [`Elicitation::run_round`] of a call in a 2025-era session, its context dropped by the
-    /// caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    /// caller: what it needs of it is in `call` ([`Elicitation::in_session`]).
     ///
     /// The call and the round are held once, in this future, for as long as the call waits on a
     /// person: rmcp's task holds this future inline, and each level of `async fn` would hold its
@@ -295,7 +309,7 @@ impl Elicitation {
     }
 
     /// [`Elicitation::call_tool_round`] of a call in a 2025-era session, its context dropped by
-    /// the caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    /// the caller: what it needs of it is in `call` ([`Elicitation::in_session`]).
     pub(crate) fn call_tool_in_session<T, F, Fut>(
         &self,
         call: SessionCall,
@@ -347,7 +361,7 @@ impl Elicitation {
     }
 
     /// [`Elicitation::get_prompt_round`] of a call in a 2025-era session, its context dropped by
-    /// the caller: what it needs of it is in `call` ([`Elicitation::session_call`]).
+    /// the caller: what it needs of it is in `call` ([`Elicitation::in_session`]).
     pub(crate) fn get_prompt_in_session<F, Fut>(
         &self,
         call: SessionCall,
@@ -501,12 +515,13 @@ impl ToolCall {
         let round = Round::new(request, &ctx)?;
         // A call in a 2025-era session runs once and may wait on a person for minutes: this copy
         // of the request's context does not wait with it (what the call needs of it is read now).
-        if let Some(call) = elicitation.session_call(&ctx) {
-            let (round, _) = round.into_owned();
-            drop(ctx);
-            return elicitation.call_tool_in_session(call, round, handler).await;
+        match elicitation.in_session(round) {
+            Ok((call, round)) => {
+                drop(ctx);
+                elicitation.call_tool_in_session(call, round, handler).await
+            }
+            Err(round) => elicitation.call_tool_round(round, handler).await,
         }
-        elicitation.call_tool_round(round, handler).await
     }
 
     /// Runs a task-capable tool (`support`): the one call a `#[tool]` makes to be a task of the
@@ -629,12 +644,13 @@ impl PromptCall {
         let PromptCall { request, ctx } = self;
         let round = Round::new(request, &ctx)?;
         // As [`ToolCall::run`]: a call in a 2025-era session waits without the request's context.
-        if let Some(call) = elicitation.session_call(&ctx) {
-            let (round, _) = round.into_owned();
-            drop(ctx);
-            return elicitation.get_prompt_in_session(call, round, handler).await;
+        match elicitation.in_session(round) {
+            Ok((call, round)) => {
+                drop(ctx);
+                elicitation.get_prompt_in_session(call, round, handler).await
+            }
+            Err(round) => elicitation.get_prompt_round(round, handler).await,
         }
-        elicitation.get_prompt_round(round, handler).await
     }
 }
 

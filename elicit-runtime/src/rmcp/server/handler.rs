@@ -163,13 +163,14 @@ impl ServerHandler for McpServer {
             }
             // A call in a 2025-era session runs once and may wait on a person for minutes: it
             // waits without the request's context (its HTTP head, its `_meta`), read by now.
-            if let Some(call) = self.connection.session_call(round.context()) {
-                let (round, _) = round.into_owned();
-                drop(ctx);
-                return self.connection.call_tool_in_session(call, round, |flow| handler(flow)).await;
+            match self.connection.in_session(round) {
+                Ok((call, round)) => {
+                    drop(ctx);
+                    self.connection.call_tool_in_session(call, round, |flow| handler(flow)).await
+                }
+                // The same piece a server of your own calls (`ToolCall::run`).
+                Err(round) => self.connection.call_tool_round(round, |flow| handler(flow)).await,
             }
-            // The same piece a server of your own calls (`ToolCall::run`).
-            self.connection.call_tool_round(round, |flow| handler(flow)).await
         }
     }
 
@@ -205,13 +206,14 @@ impl ServerHandler for McpServer {
                 PromptHandler::Flow(handler) => handler,
             };
             // As a tool's: a call in a 2025-era session waits without the request's context.
-            if let Some(call) = self.connection.session_call(round.context()) {
-                let (round, _) = round.into_owned();
-                drop(ctx);
-                return self.connection.get_prompt_in_session(call, round, |flow| handler(flow)).await;
+            match self.connection.in_session(round) {
+                Ok((call, round)) => {
+                    drop(ctx);
+                    self.connection.get_prompt_in_session(call, round, |flow| handler(flow)).await
+                }
+                // The same piece a server of your own calls (`PromptCall::run`).
+                Err(round) => self.connection.get_prompt_round(round, |flow| handler(flow)).await,
             }
-            // The same piece a server of your own calls (`PromptCall::run`).
-            self.connection.get_prompt_round(round, |flow| handler(flow)).await
         }
     }
 
@@ -265,12 +267,12 @@ impl ServerHandler for McpServer {
             };
             let handler = |flow| named.handle(flow);
             // As a tool's: a call in a 2025-era session waits without the request's context.
-            let outcome = if let Some(call) = self.connection.session_call(round.context()) {
-                let (round, _) = round.into_owned();
-                drop(ctx);
-                self.connection.run_session_round(call, round, handler).await?
-            } else {
-                self.run(round, handler).await?
+            let outcome = match self.connection.in_session(round) {
+                Ok((call, round)) => {
+                    drop(ctx);
+                    self.connection.run_session_round(call, round, handler).await?
+                }
+                Err(round) => self.run(round, handler).await?,
             };
             match outcome {
                 Outcome::Complete(result) => Ok(ReadResourceResponse::Complete(result)),
