@@ -186,6 +186,28 @@ async fn a_running_task_renews_its_lease_and_ends_at_its_time_to_live() {
     assert_eq!(saw.load(Ordering::SeqCst), 0, "not cancelled");
 }
 
+/// The in-process store tells a waiting task of every answer and cancel request, so the task
+/// never rereads its record on a timer: with a recheck of an hour, an answer still completes the
+/// ask and `tasks/cancel` still reaches `flow.cancelled()`.
+#[tokio::test]
+async fn a_store_that_watches_needs_no_recheck() {
+    let engine = local_engine(|engine| engine.task_recheck(Duration::from_secs(3600)));
+    let charges = Arc::new(AtomicUsize::new(0));
+    let seed = start(&engine, None, &charges).await.unwrap();
+    wait_for(&engine, &seed.task_id, None, |t| t.status == TaskStatus::InputRequired).await;
+    let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    engine.task_update(&seed.task_id, None, Some(&answer)).await.unwrap();
+    let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
+    assert_eq!(done.outcome, Some(json!("Booked for Ada (charge #1)")), "{done:?}");
+
+    let saw = Arc::new(AtomicUsize::new(0));
+    let seed = start_long_work(&engine, saw.clone()).await;
+    engine.task_cancel(&seed.task_id, None).await.unwrap();
+    let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
+    assert_eq!(done.status, TaskStatus::Cancelled);
+    assert_eq!(saw.load(Ordering::SeqCst), 1, "the handler saw flow.cancelled()");
+}
+
 #[tokio::test]
 async fn cancel_mid_ask_ends_cancelled_and_later_answers_are_ignored() {
     let engine = local_engine(|engine| engine);

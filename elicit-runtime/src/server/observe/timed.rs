@@ -141,4 +141,9 @@ impl TaskRecords for TimedTasks {
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
         Box::pin(timed("tasks", "wait", self.0.wait(id, timeout)))
     }
+
+    fn watch(&self, id: &str) -> Option<StoreFuture<'_, ()>> {
+        let watching = self.0.watch(id)?;
+        Some(Box::pin(timed("tasks", "watch", watching)))
+    }
 }

@@ -68,6 +68,22 @@ pub trait TaskRecords: Send + Sync {
 
     /// Waits until something lands for task `id`, at most `timeout`.
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()>;
+
+    /// Something landing for task `id`, watched from this call on and with no timeout of its
+    /// own: the future resolves once an answer, the cancel request or a save of the task lands
+    /// after the call, from any instance. `None` (the default) where the store cannot promise that
+    /// (it would miss some), or for an unknown task: the engine then rereads the record every
+    /// [`TaskConfig::recheck`](crate::server::task::TaskConfig::recheck) with
+    /// [`TaskRecords::wait`].
+    ///
+    /// Watched before the engine reads what it waits on, nothing lands unseen between the read
+    /// and the wait; and where a store watches, a waiting task holds one timer for the deadline
+    /// of its wait instead of a fresh one on every wake-up, each of which can wake a parked
+    /// worker thread of the runtime. The in-process store watches.
+    fn watch(&self, id: &str) -> Option<StoreFuture<'_, ()>> {
+        let _ = id;
+        None
+    }
 }
 
 /// One task as stored: what the running instance writes. Answers and the cancel request are

@@ -135,8 +135,16 @@ impl TaskLink {
 
     /// Resolves once `tasks/cancel` arrived, on any instance.
     pub(super) async fn cancel_requested(&self) {
-        while !self.check_cancelled().await {
-            let _ = self.records.wait(&self.id, self.config.recheck).await;
+        loop {
+            // Watched before the read: a cancel landing in between is not missed.
+            let watch = self.records.watch(&self.id);
+            if self.check_cancelled().await {
+                return;
+            }
+            let _ = match watch {
+                Some(changed) => changed.await,
+                None => self.records.wait(&self.id, self.config.recheck).await,
+            };
         }
     }
 
@@ -158,7 +166,11 @@ impl TaskLink {
         .map_err(|e| flow.fail(e))?;
         // Unanswered asks would hold their task's place under the caps until its record expired.
         let deadline = tokio::time::Instant::now() + self.config.input_wait;
+        // Where the store watches, the one timer of the whole wait (registered when first polled).
+        let mut expiry = std::pin::pin!(tokio::time::sleep_until(deadline));
         loop {
+            // Watched before the reads: an answer or a cancel landing in between is not missed.
+            let watch = self.records.watch(&self.id);
             if self.check_cancelled().await {
                 return Err(FlowError::Failed("the task was cancelled".to_owned()));
             }
@@ -184,7 +196,17 @@ impl TaskLink {
                     self.config.input_wait.as_secs()
                 ))));
             }
-            let _ = self.records.wait(&self.id, self.config.recheck.min(left)).await;
+            match watch {
+                Some(changed) => {
+                    tokio::select! {
+                        _ = changed => {}
+                        () = expiry.as_mut() => {}
+                    }
+                }
+                None => {
+                    let _ = self.records.wait(&self.id, self.config.recheck.min(left)).await;
+                }
+            }
         }
     }
 
@@ -252,7 +274,10 @@ impl RequestHandle for TaskHandle {
 /// Beside the handler, one wait at a time, on one timer: for a wake-up from the store (an answer,
 /// `tasks/cancel`, the handler's own writes), the recheck, the lease's renewal or the end of the
 /// task's lifetime, whichever comes first. (A timer of its own for each would register three with
-/// the runtime's timer wheel per task, for a task that usually ends long before any fires.) The
+/// the runtime's timer wheel per task, for a task that usually ends long before any fires.) Where
+/// the store watches ([`TaskRecords::watch`]) there is no recheck, and the timer lives as long as
+/// the run, moved at each renewal: a fresh one on every wake-up would be registered anew each
+/// time, and registering a timer earlier than any other wakes a parked worker thread. The
 /// renewal and the cancel check run beside the handler, never instead of it: a handler holding
 /// the record's lock across a write to a remote store must go on being polled to release it.
 pub(in crate::server) async fn drive(
@@ -266,13 +291,19 @@ pub(in crate::server) async fn drive(
     let started = tokio::time::Instant::now();
     let expires = started + ttl;
     let mut renew_at = started + renew_every;
+    // Where the store watches, the one timer of the run: the renewal or the end of the lifetime,
+    // moved only when the lease is renewed (registered when first polled).
+    let mut timer = std::pin::pin!(tokio::time::sleep_until(expires.min(renew_at)));
     let ended = loop {
         let now = tokio::time::Instant::now();
         if now >= expires {
             break Some(Err(FlowError::Failed("the task outlived its time-to-live".to_owned())));
         }
         let renew = now >= renew_at;
+        // Watched before the cancel check reads the store: a cancel landing in between is seen.
+        let watch = if renew { None } else { link.records.watch(&link.id) };
         let until = expires.min(renew_at).min(now + link.config.recheck);
+        let waiting = timer.as_mut();
         let beside = async {
             if link.check_cancelled().await {
                 return true;
@@ -280,6 +311,11 @@ pub(in crate::server) async fn drive(
             if renew {
                 if let Err(error) = link.renew().await {
                     tracing::warn!(target: "elicit_runtime", task = %link.id, %error, "could not renew a task's lease");
+                }
+            } else if let Some(changed) = watch {
+                tokio::select! {
+                    _ = changed => {}
+                    () = waiting => {}
                 }
             } else {
                 let _ = link.records.wait(&link.id, until.saturating_duration_since(now)).await;
@@ -293,10 +329,11 @@ pub(in crate::server) async fn drive(
                 if cancelled {
                     break None;
                 }
-                if renew {
-                    renew_at = tokio::time::Instant::now() + renew_every;
-                }
             }
+        }
+        if renew {
+            renew_at = tokio::time::Instant::now() + renew_every;
+            timer.as_mut().reset(expires.min(renew_at));
         }
     };
     let finished = match ended {

@@ -429,6 +429,18 @@ impl TaskRecords for InProcessTasks {
         Box::pin(std::future::ready(Ok(asked)))
     }
 
+    /// Every answer, cancel request and save of a task wakes its watchers: the watch is armed
+    /// here, before the caller reads anything.
+    fn watch(&self, id: &str) -> Option<StoreFuture<'_, ()>> {
+        let wake = self.records().map.get(id).map(|entry| entry.wake.clone())?;
+        let mut notified = Box::pin(wake.notified_owned());
+        notified.as_mut().enable();
+        Some(Box::pin(async move {
+            notified.await;
+            Ok(())
+        }))
+    }
+
     fn wait(&self, id: &str, timeout: Duration) -> StoreFuture<'_, ()> {
         let wake = self.records().map.get(id).map(|entry| entry.wake.clone());
         Box::pin(async move {

@@ -391,3 +391,42 @@ async fn rewriting_a_task_keeps_its_indices_bounded() {
     assert_eq!(records.map.len(), 401);
     assert!(longest <= 4 * records.map.len() + 3 * INDEX_SLACK, "{longest} entries for {} records", records.map.len());
 }
+
+/// Whether `future` is ready on its first poll (a wake-up it was armed for has already landed).
+fn ready_now(future: &mut StoreFuture<'_, ()>) -> bool {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    future.as_mut().poll(&mut cx).is_ready()
+}
+
+/// A watch is armed when it is taken, not when first polled: an answer, a cancel request or a
+/// save landing after the call and before any poll resolves it (the engine reads the record in
+/// between), one landing before the call does not, a save the store refuses (the task ended)
+/// does not, and an unknown task is not watched.
+#[tokio::test]
+async fn a_watch_sees_what_lands_after_it_is_taken() {
+    let store = InProcessTasks::new();
+    let now = millis(SystemClock.now());
+    let task = record("t1", now);
+    store.create(&task, limits(10, 10, now)).await.unwrap();
+    assert!(store.watch("unknown").is_none());
+
+    let mut before = store.watch("t1").unwrap();
+    assert!(!ready_now(&mut before), "nothing has landed yet");
+    store.answer("t1", Map::from_iter([("k".to_owned(), Value::Bool(true))])).await.unwrap();
+    assert!(ready_now(&mut before), "the answer landed after the watch was taken");
+    let mut after = store.watch("t1").unwrap();
+    assert!(!ready_now(&mut after), "the answer landed before this watch was taken");
+
+    let mut saved = store.watch("t1").unwrap();
+    assert!(store.save(&task).await.unwrap());
+    assert!(ready_now(&mut saved));
+    let mut cancelled = store.watch("t1").unwrap();
+    store.cancel("t1").await.unwrap();
+    assert!(ready_now(&mut cancelled));
+
+    let ended = TaskRecord { status: TaskStatus::Completed, ..task.clone() };
+    assert!(store.save(&ended).await.unwrap());
+    let mut refused = store.watch("t1").unwrap();
+    assert!(!store.save(&task).await.unwrap(), "a terminal record is not overwritten");
+    assert!(!ready_now(&mut refused), "a refused save changed nothing");
+}
