@@ -246,12 +246,9 @@ impl McpServer {
                         Box::pin(service.handle(request)).await.into_response()
                     }
                 };
-                let capped = |request, surely: Stateless| async move {
-                    if surely.0 {
-                        sessions::cap_stateless(&caps, request, |request| serve(request, surely)).await
-                    } else {
-                        sessions::cap_sessions(&caps, request, |request| serve(request, surely)).await
-                    }
+                // No async block of its own: it would hold the request once more.
+                let capped = |request, surely: Stateless| {
+                    sessions::cap_stateless(&caps, request, surely.0, move |request| serve(request, surely))
                 };
                 Ok::<_, std::convert::Infallible>(put_right_around(&gate, request, capped).await)
             }

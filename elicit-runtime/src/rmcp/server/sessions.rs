@@ -227,20 +227,29 @@ where
     response
 }
 
-/// [`cap_sessions`] for a request the wire layer found surely stateless
-/// ([`Stateless`](super::super::wire_fixes::layer::Stateless): a `POST` naming no session): one
-/// naming its method (`Mcp-Method`, which a 2026-07-28 client sends) opens no session and names
-/// none, so there is nothing to count or check, and it is served at once, where `cap_sessions`
-/// would look its headers up again to find the same; one without is capped as any request.
-pub(super) async fn cap_stateless<F, Fut>(caps: &SessionCaps, request: HttpRequest<Body>, serve: F) -> Response
+/// [`cap_sessions`], or the request served at once where the wire layer found it surely
+/// stateless (`stateless`: [`Stateless`](super::super::wire_fixes::layer::Stateless), a `POST`
+/// naming no session) and it names its method (`Mcp-Method`, which a 2026-07-28 client sends):
+/// such a request opens no session and names none, so there is nothing to count or check, where
+/// `cap_sessions` would look its headers up again to find the same. Any other request is capped.
+///
+/// Either future, not an `async fn` awaiting one of them, which would hold the request and the
+/// larger of the two again in every request's future.
+pub(super) fn cap_stateless<'a, F, Fut>(
+    caps: &'a SessionCaps,
+    request: HttpRequest<Body>,
+    stateless: bool,
+    serve: F,
+) -> futures_util::future::Either<Fut, impl Future<Output = Response> + 'a>
 where
-    F: FnOnce(HttpRequest<Body>) -> Fut,
-    Fut: Future<Output = Response>,
+    F: FnOnce(HttpRequest<Body>) -> Fut + 'a,
+    Fut: Future<Output = Response> + 'a,
 {
-    if request.headers().contains_key(&MCP_METHOD) {
-        return serve(request).await;
+    if stateless && request.headers().contains_key(&MCP_METHOD) {
+        futures_util::future::Either::Left(serve(request))
+    } else {
+        futures_util::future::Either::Right(cap_sessions(caps, request, serve))
     }
-    cap_sessions(caps, request, serve).await
 }
 
 /// The 2025-era session handling of [`McpServer::http_router`](super::McpServer::http_router), for
@@ -326,9 +335,9 @@ async fn capped(State(caps): State<Arc<SessionCaps>>, request: HttpRequest<Body>
 mod tests {
     use super::*;
 
-    /// A surely stateless request (a `POST` naming no session) gets from `cap_stateless` what it
-    /// gets from `cap_sessions`, whether or not it names its method, with caps that refuse every
-    /// open and with the defaults.
+    /// A request gets from `cap_stateless` what it gets from `cap_sessions`, found surely
+    /// stateless (a `POST` naming no session) or not, naming its method or not, with caps that
+    /// refuse every open and with the defaults.
     #[tokio::test]
     async fn cap_stateless_answers_as_cap_sessions() {
         let served = |_request: HttpRequest<Body>| async { StatusCode::OK.into_response() };
@@ -345,7 +354,10 @@ mod tests {
             let caps = SessionCaps::new(limits, Arc::new(session_manager(DEFAULT_SESSION_KEEP_ALIVE)));
             for method in [Some("tools/call"), None] {
                 let capped = cap_sessions(&caps, request(method), served).await.status();
-                assert_eq!(cap_stateless(&caps, request(method), served).await.status(), capped, "{method:?}");
+                for stateless in [true, false] {
+                    let status = cap_stateless(&caps, request(method), stateless, served).await.status();
+                    assert_eq!(status, capped, "{method:?}, stateless: {stateless}");
+                }
                 statuses.push(capped);
             }
         }
