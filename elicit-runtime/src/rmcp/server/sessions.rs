@@ -165,24 +165,43 @@ const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// request carries (rmcp refuses a 2026-07-28 request without it): a 2025-era `initialize`.
 /// `serve` is the rest of the way (rmcp's service); it runs in the route itself rather than as a
 /// middleware, which axum would box and clone on every request.
-pub(super) async fn cap_sessions<F, Fut>(caps: &SessionCaps, request: HttpRequest<Body>, serve: F) -> Response
+///
+/// Decided up front, not in an `async fn`: a request that opens no session (every 2026-07-28
+/// request, every request in a session) is served with nothing of this held beside its own
+/// future, and the opening of a session, once per session, is boxed apart.
+pub(super) fn cap_sessions<'a, F, Fut>(
+    caps: &'a SessionCaps,
+    request: HttpRequest<Body>,
+    serve: F,
+) -> impl Future<Output = Response> + 'a
+where
+    F: FnOnce(HttpRequest<Body>) -> Fut + 'a,
+    Fut: Future<Output = Response> + 'a,
+{
+    use futures_util::future::Either;
+    let opens = request.method() == Method::POST
+        && !request.headers().contains_key(&MCP_SESSION_ID)
+        && !request.headers().contains_key(&MCP_METHOD);
+    if opens {
+        return Either::Right(Box::pin(cap_opening(caps, request, serve)));
+    }
+    // A session id is no credential: another principal's requests on it (its answers to the
+    // session's pushed asks among them) are refused as for a session that does not exist.
+    if !owns_session(caps, &request) {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": "session not found"}});
+        let refused = (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string());
+        return Either::Left(Either::Left(std::future::ready(refused.into_response())));
+    }
+    Either::Left(Either::Right(serve(request)))
+}
+
+/// [`cap_sessions`] of a request that opens a session: refused past the caps, else served and
+/// the session it opened counted.
+async fn cap_opening<F, Fut>(caps: &SessionCaps, request: HttpRequest<Body>, serve: F) -> Response
 where
     F: FnOnce(HttpRequest<Body>) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let opens = request.method() == Method::POST
-        && !request.headers().contains_key(&MCP_SESSION_ID)
-        && !request.headers().contains_key(&MCP_METHOD);
-    if !opens {
-        // A session id is no credential: another principal's requests on it (its answers to the
-        // session's pushed asks among them) are refused as for a session that does not exist.
-        if !owns_session(caps, &request) {
-            let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": codes::INVALID_REQUEST, "message": "session not found"}});
-            return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], body.to_string())
-                .into_response();
-        }
-        return serve(request).await;
-    }
     let key = client_key(&request);
     let principal = principal_of(&request);
     let refused = {
