@@ -147,15 +147,19 @@ async fn start_long_work(engine: &Engine, saw: Arc<AtomicUsize>) -> Box<TaskSnap
     seed
 }
 
-#[tokio::test]
-async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
-    let engine = local_engine(|engine| engine);
+/// Cancels [`long_work`] mid-work on `engine`: the task ends cancelled and the handler saw it.
+async fn cancel_mid_work(engine: &Engine) {
     let saw = Arc::new(AtomicUsize::new(0));
-    let seed = start_long_work(&engine, saw.clone()).await;
+    let seed = start_long_work(engine, saw.clone()).await;
     engine.task_cancel(&seed.task_id, None).await.unwrap();
-    let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
+    let done = wait_for(engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Cancelled);
     assert_eq!(saw.load(Ordering::SeqCst), 1, "the handler saw flow.cancelled()");
+}
+
+#[tokio::test]
+async fn cancel_mid_work_is_seen_by_the_handler_and_ends_cancelled() {
+    cancel_mid_work(&local_engine(|engine| engine)).await;
 }
 
 /// The instance running a task renews its lease while the handler works, and ends the task
@@ -199,13 +203,7 @@ async fn a_store_that_watches_needs_no_recheck() {
     engine.task_update(&seed.task_id, None, Some(&answer)).await.unwrap();
     let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
     assert_eq!(done.outcome, Some(json!("Booked for Ada (charge #1)")), "{done:?}");
-
-    let saw = Arc::new(AtomicUsize::new(0));
-    let seed = start_long_work(&engine, saw.clone()).await;
-    engine.task_cancel(&seed.task_id, None).await.unwrap();
-    let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
-    assert_eq!(done.status, TaskStatus::Cancelled);
-    assert_eq!(saw.load(Ordering::SeqCst), 1, "the handler saw flow.cancelled()");
+    cancel_mid_work(&engine).await;
 }
 
 #[tokio::test]
