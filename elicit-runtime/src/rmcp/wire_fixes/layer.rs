@@ -163,6 +163,11 @@ impl<'a> Head<'a> {
         }
         head
     }
+
+    /// Whether its `MCP-Protocol-Version` names revision 2026-07-28.
+    fn stateless_revision(&self) -> bool {
+        self.protocol_version.is_some_and(|v| v.as_bytes() == STATELESS_REVISION)
+    }
 }
 
 /// What rmcp lets in, checked before a body is read. The lists are parsed once, here, as rmcp
@@ -347,7 +352,7 @@ async fn mark_malformed_params(
     let announced = head.content_length.and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     // What the rest reads of the head, before the head changes.
     let (named, in_session) = (head.mcp_name, head.session);
-    let revision = head.protocol_version.is_some_and(|v| v.as_bytes() == STATELESS_REVISION);
+    let revision = head.stateless_revision();
     if announced.is_some_and(|n| n > max_body as u64) {
         return Err(too_large());
     }
@@ -379,7 +384,7 @@ async fn mark_malformed_params(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
-    use super::{Head, STATELESS_REVISION, Stateless, plain_authority, surely_stateless};
+    use super::{Head, Stateless, plain_authority, surely_stateless};
 
     /// Only a `POST` naming revision 2026-07-28, no session, and no `initialize` in its body is
     /// surely stateless.
@@ -400,8 +405,7 @@ mod tests {
         let stateless = |method: &str, headers: &[(&str, &str)], body: &[u8]| {
             let parts = parts(method, headers);
             let head = Head::of(&parts.headers);
-            let revision = head.protocol_version.is_some_and(|v| v.as_bytes() == STATELESS_REVISION);
-            surely_stateless(&parts.method, revision, head.session, body)
+            surely_stateless(&parts.method, head.stateless_revision(), head.session, body)
         };
         assert_eq!(stateless("POST", &[revision], call), Stateless(true));
         assert_eq!(stateless("POST", &[revision], initialize), Stateless(false));
