@@ -182,25 +182,57 @@ pub enum InputRequest {
     ListRoots,
 }
 
-impl InputRequest {
-    /// The request as it appears in `inputRequests`.
-    pub fn to_json(&self) -> Value {
+/// The request as it appears in `inputRequests`: `{"method", "params"}`, a form's or a URL's
+/// `params` with their `mode`. Written straight to text, a task's stored request costs no tree of
+/// JSON values.
+impl serde::Serialize for InputRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+
+        #[derive(serde::Serialize)]
+        struct Form<'a> {
+            mode: &'static str,
+            message: &'a str,
+            #[serde(rename = "requestedSchema")]
+            requested_schema: &'a RequestedSchema,
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<&'a Map<String, Value>>,
+        }
+        #[derive(serde::Serialize)]
+        struct Url<'a> {
+            mode: &'static str,
+            message: &'a str,
+            url: &'a str,
+        }
+
+        let mut map = serializer.serialize_map(None)?;
         match self {
             InputRequest::Elicit(ElicitParams::Form { message, requested_schema, meta }) => {
-                let mut params =
-                    json!({"mode": "form", "message": message, "requestedSchema": requested_schema.to_json()});
-                if let Some(meta) = meta {
-                    params["_meta"] = Value::Object(meta.clone());
-                }
-                json!({"method": ELICITATION_CREATE, "params": params})
+                map.serialize_entry("method", ELICITATION_CREATE)?;
+                let params = Form { mode: "form", message, requested_schema, meta: meta.as_ref() };
+                map.serialize_entry("params", &params)?;
             }
-            InputRequest::Elicit(ElicitParams::Url { message, url }) => json!({
-                "method": ELICITATION_CREATE,
-                "params": {"mode": "url", "message": message, "url": url},
-            }),
-            InputRequest::CreateMessage(params) => json!({"method": SAMPLING_CREATE_MESSAGE, "params": params}),
-            InputRequest::ListRoots => json!({"method": ROOTS_LIST}),
+            InputRequest::Elicit(ElicitParams::Url { message, url }) => {
+                map.serialize_entry("method", ELICITATION_CREATE)?;
+                map.serialize_entry("params", &Url { mode: "url", message, url })?;
+            }
+            InputRequest::CreateMessage(params) => {
+                map.serialize_entry("method", SAMPLING_CREATE_MESSAGE)?;
+                map.serialize_entry("params", params)?;
+            }
+            InputRequest::ListRoots => map.serialize_entry("method", ROOTS_LIST)?,
         }
+        map.end()
+    }
+}
+
+impl InputRequest {
+    /// The request as it appears in `inputRequests` (what its [`Serialize`](serde::Serialize)
+    /// writes).
+    pub fn to_json(&self) -> Value {
+        // Writing into a `Value` fails only for a map key that is not a string, which no member
+        // of an input request holds.
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Parses an entry of a server's `inputRequests`, refusing unknown methods and malformed

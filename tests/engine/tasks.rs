@@ -76,7 +76,7 @@ async fn a_task_asks_through_its_input_requests_and_completes_on_update() {
     assert_eq!(seed.status, TaskStatus::Working);
     let asked = wait_for(&engine, &seed.task_id, None, |t| t.status == TaskStatus::InputRequired).await;
     assert_eq!(asked.input_requests.keys().collect::<Vec<_>>(), ["who"]);
-    assert_eq!(asked.input_requests["who"]["method"], "elicitation/create");
+    assert_eq!(asked.input_requests["who"].to_json().unwrap()["method"], "elicitation/create");
     // Polls and an unknown key change nothing.
     for _ in 0..3 {
         engine.task_get(&seed.task_id, None).await.unwrap();
@@ -89,7 +89,7 @@ async fn a_task_asks_through_its_input_requests_and_completes_on_update() {
         .unwrap();
     let again = wait_for(&engine, &seed.task_id, None, |t| t.input_requests.contains_key("who#2")).await;
     assert!(!again.input_requests.contains_key("who"), "an answered key is never asked again: {again:?}");
-    let message = again.input_requests["who#2"]["params"]["message"].as_str().unwrap().to_owned();
+    let message = again.input_requests["who#2"].to_json().unwrap()["params"]["message"].as_str().unwrap().to_owned();
     assert!(message.contains("Please correct"), "{message}");
     // A late answer to the old key is ignored.
     engine
@@ -102,7 +102,7 @@ async fn a_task_asks_through_its_input_requests_and_completes_on_update() {
         .unwrap();
     let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Completed);
-    assert_eq!(done.outcome, Some(json!("Booked for Ada (charge #1)")));
+    assert_eq!(done.outcome.as_ref().unwrap().to_json().unwrap(), json!("Booked for Ada (charge #1)"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
     // A terminal task is still answered, and cancel is acknowledged.
     engine.task_cancel(&seed.task_id, None).await.unwrap();
@@ -202,7 +202,7 @@ async fn a_store_that_watches_needs_no_recheck() {
     let answer = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
     engine.task_update(&seed.task_id, None, Some(&answer)).await.unwrap();
     let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
-    assert_eq!(done.outcome, Some(json!("Booked for Ada (charge #1)")), "{done:?}");
+    assert_eq!(done.outcome.as_ref().unwrap().to_json().unwrap(), json!("Booked for Ada (charge #1)"), "{done:?}");
     cancel_mid_work(&engine).await;
 }
 
@@ -276,7 +276,7 @@ async fn a_flow_that_asks_first_is_a_multi_round_call_until_its_long_work() {
     };
     assert_eq!(first.task_id, second.task_id);
     let done = wait_for(&engine, &first.task_id, None, |t| t.status.is_terminal()).await;
-    assert_eq!(done.outcome, Some(json!("Hello, Ada!")));
+    assert_eq!(done.outcome.as_ref().unwrap().to_json().unwrap(), json!("Hello, Ada!"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
@@ -322,7 +322,7 @@ async fn a_task_is_answered_and_cancelled_on_the_instance_that_does_not_run_it()
     // The answered key is gone at once, on either instance.
     assert!(!a.task_get(&seed.task_id, Some("alice")).await.unwrap().input_requests.contains_key("who"));
     let done = wait_for(&a, &seed.task_id, Some("alice"), |t| t.status.is_terminal()).await;
-    assert_eq!(done.outcome, Some(json!("Booked for Ada (charge #1)")));
+    assert_eq!(done.outcome.as_ref().unwrap().to_json().unwrap(), json!("Booked for Ada (charge #1)"));
     assert_eq!(charges.load(Ordering::SeqCst), 1, "once ran once across polls, updates and instances");
 
     let second = start(&a, Some("alice"), &charges).await.unwrap();
@@ -374,7 +374,7 @@ fn an_instance_that_dies_leaves_its_task_failed_after_its_lease() {
     doomed.shutdown_background();
     let failed = survivor.block_on(wait_for(&b, &seed.task_id, None, |t| t.status.is_terminal()));
     assert_eq!(failed.status, TaskStatus::Failed);
-    let error = failed.outcome.unwrap();
+    let error = failed.outcome.as_ref().unwrap().to_json().unwrap();
     assert_eq!(error["code"], -32603);
     assert!(error["message"].as_str().unwrap().contains("stopped"), "{error}");
     assert_eq!(saw.load(Ordering::SeqCst), 0);
@@ -402,21 +402,21 @@ async fn sampling_roots_and_url_mode_asks_become_input_requests_of_the_task() {
     };
     let id = seed.task_id.clone();
     let both = wait_for(&engine, &id, None, |t| t.input_requests.len() == 2).await;
-    assert_eq!(both.input_requests["summary"]["method"], "sampling/createMessage");
-    assert_eq!(both.input_requests["roots"]["method"], "roots/list");
+    assert_eq!(both.input_requests["summary"].to_json().unwrap()["method"], "sampling/createMessage");
+    assert_eq!(both.input_requests["roots"].to_json().unwrap()["method"], "roots/list");
     let reply = json!({
         "summary": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Short."}},
         "roots": {"roots": [{"uri": "file:///home/ada"}]},
     });
     engine.task_update(&id, None, Some(&reply)).await.unwrap();
     let url = wait_for(&engine, &id, None, |t| t.input_requests.contains_key("pay")).await;
-    let link = url.input_requests["pay"]["params"]["url"].as_str().unwrap().to_owned();
+    let link = url.input_requests["pay"].to_json().unwrap()["params"]["url"].as_str().unwrap().to_owned();
     let step = link.rsplit('/').next().unwrap().to_owned();
     engine.task_update(&id, None, Some(&json!({"pay": {"action": "accept"}}))).await.unwrap();
     // The page records completion out of band; the handler, waiting inside the task, takes it.
     assert!(engine.url_completions().complete(&step, json!({"approved": true}), None).await.unwrap());
     let done = wait_for(&engine, &id, None, |t| t.status.is_terminal()).await;
-    assert_eq!(done.outcome, Some(json!({"text": "Short.", "roots": 1, "paid": true})));
+    assert_eq!(done.outcome.as_ref().unwrap().to_json().unwrap(), json!({"text": "Short.", "roots": 1, "paid": true}));
 }
 
 #[tokio::test]
@@ -433,7 +433,7 @@ async fn a_required_capability_missing_fails_the_task_with_32021() {
     };
     let done = wait_for(&engine, &seed.task_id, None, |t| t.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Failed);
-    let error = done.outcome.unwrap();
+    let error = done.outcome.as_ref().unwrap().to_json().unwrap();
     assert_eq!(error["code"], -32021);
     assert_eq!(error["data"]["requiredCapabilities"], json!({"sampling": {}}));
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use elicit_runtime::server::store::{
-    InProcessTasks, RedisStore, SqliteStore, StoreError, TaskLimits, TaskRecord, TaskRecords,
+    InProcessTasks, RedisStore, SqliteStore, StoreError, StoredJson, TaskLimits, TaskRecord, TaskRecords,
 };
 
 use elicit_runtime::server::task::{TaskConfig, TaskStatus};
@@ -64,7 +64,7 @@ async fn a_created_task_is_found_everywhere_and_answers_keep_the_first_per_key()
     both("a_created_task_is_found_everywhere_and_answers_keep_the_first_per_key", |a, b| async move {
         let mut task = record("t1", Some("alice"), 30_000);
         task.status = TaskStatus::InputRequired;
-        task.input_requests.insert("who".into(), json!({"method": "elicitation/create"}));
+        task.input_requests.insert("who".into(), StoredJson::from_json(&json!({"method": "elicitation/create"})));
         a.create(&task, limits(10, 10)).await.unwrap();
         let view = b.load("t1").await.unwrap().unwrap();
         assert_eq!(view.record, task);
@@ -96,7 +96,7 @@ async fn a_terminal_record_is_never_overwritten_and_cancel_is_seen_everywhere() 
         // Another instance marks it failed (its lease passed): the running one cannot write again.
         let mut failed = task.clone();
         failed.status = TaskStatus::Failed;
-        failed.outcome = Some(json!({"code": -32603, "message": "gone"}));
+        failed.outcome = Some(StoredJson::from_json(&json!({"code": -32603, "message": "gone"})));
         assert!(b.save(&failed).await.unwrap());
         task.status_message = Some("still here".into());
         assert!(!a.save(&task).await.unwrap());
@@ -126,7 +126,7 @@ async fn live_tasks_are_capped_in_total_and_per_principal_until_they_end_or_thei
         a.create(&record("c4", Some("carol"), 30_000), limits(2, 1)).await.unwrap();
         // Alice's task ends: she may start another.
         first.status = TaskStatus::Completed;
-        first.outcome = Some(json!({"content": []}));
+        first.outcome = Some(StoredJson::from_json(&json!({"content": []})));
         assert!(a.save(&first).await.unwrap());
         b.create(&record("c5", Some("alice"), 30_000), limits(3, 1)).await.unwrap();
     })

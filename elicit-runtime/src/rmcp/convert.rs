@@ -10,9 +10,11 @@ use ::rmcp::model::{
 };
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::schema::RequestedSchema;
 use crate::server::EngineError;
+use crate::server::store::StoredJson;
 use crate::wire::{ElicitParams, InputRequest, InputRequiredResult};
 
 /// The JSON-RPC error the engine chose, as rmcp's error: `?` on an engine call in a handler of
@@ -58,19 +60,26 @@ fn typed_input_request(request: &InputRequest) -> Result<RmcpInputRequest, serde
     })
 }
 
-/// An input request as stored on the wire (a task's `inputRequests` entry) as rmcp's type. As in
-/// [`typed_input_request`], the request's `method` names the variant, and the request is decoded
-/// straight into it rather than buffered for each variant of rmcp's untagged union in turn; a
-/// request that does not decode so goes through the union, which then fails the same way as ever.
+/// A task's stored input request as rmcp's type.
 ///
-/// A form whose request is exactly what [`InputRequest::to_json`] writes takes its schema from
-/// [`stored_schema`], as a derived type's takes it from [`typed_schema`].
-pub(super) fn input_request_of_json(request: Value) -> Result<RmcpInputRequest, serde_json::Error> {
+/// A form as [`StoredJson::of`] writes it (`method`, and `params` of `mode: "form"`, a
+/// `message`, a `requestedSchema` and an optional `_meta` object, nothing else) is read from its
+/// text without a tree of values, its schema from [`stored_schema`], as a derived type's from
+/// [`typed_schema`]. Any other request goes through [`input_request_of_json`].
+pub(super) fn input_request_of_stored(request: &StoredJson) -> Result<RmcpInputRequest, serde_json::Error> {
+    if let Some(form) = stored_form(request.get()) {
+        return Ok(form);
+    }
+    input_request_of_json(request.to_json()?)
+}
+
+/// An input request as on the wire as rmcp's type. As in [`typed_input_request`], the request's
+/// `method` names the variant, and the request is decoded straight into it rather than buffered
+/// for each variant of rmcp's untagged union in turn; a request that does not decode so goes
+/// through the union, which then fails the same way as ever.
+fn input_request_of_json(request: Value) -> Result<RmcpInputRequest, serde_json::Error> {
     let direct = match request.get("method").and_then(Value::as_str) {
-        Some("elicitation/create") => match stored_form(&request) {
-            Some(form) => Ok(form),
-            None => Deserialize::deserialize(&request).map(RmcpInputRequest::Elicitation),
-        },
+        Some("elicitation/create") => Deserialize::deserialize(&request).map(RmcpInputRequest::Elicitation),
         Some("sampling/createMessage") => Deserialize::deserialize(&request).map(RmcpInputRequest::CreateMessage),
         Some("roots/list") => Deserialize::deserialize(&request).map(RmcpInputRequest::ListRoots),
         _ => return serde_json::from_value(request),
@@ -78,104 +87,68 @@ pub(super) fn input_request_of_json(request: Value) -> Result<RmcpInputRequest, 
     direct.or_else(|_| serde_json::from_value(request))
 }
 
-/// A stored form request of the shape [`InputRequest::to_json`] writes (`method`, and `params`
-/// of `mode: "form"`, a `message`, a `requestedSchema` and an optional `_meta` object, nothing
-/// else) as rmcp's type, built as [`typed_input_request`] builds it; `None` for any other shape,
-/// or a schema rmcp does not decode, which then take the general path.
-fn stored_form(request: &Value) -> Option<RmcpInputRequest> {
-    let object = request.as_object()?;
-    let params = object.get("params")?.as_object()?;
-    let shape = object.len() == 2
-        && params.get("mode").and_then(Value::as_str) == Some("form")
-        && params.keys().all(|key| matches!(key.as_str(), "mode" | "message" | "requestedSchema" | "_meta"));
-    if !shape {
+/// A stored form of exactly the shape [`StoredJson::of`] writes, borrowed from its text.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredForm<'a> {
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: StoredFormParams<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredFormParams<'a> {
+    #[serde(borrow)]
+    mode: Cow<'a, str>,
+    message: String,
+    #[serde(rename = "requestedSchema", borrow)]
+    requested_schema: &'a RawValue,
+    #[serde(rename = "_meta")]
+    meta: Option<Value>,
+}
+
+/// The stored form `text` as rmcp's type, built as [`typed_input_request`] builds it; `None` for
+/// any other shape, or a schema rmcp does not decode, which then take the general path.
+fn stored_form(text: &str) -> Option<RmcpInputRequest> {
+    let form: StoredForm<'_> = serde_json::from_str(text).ok()?;
+    if form.method != "elicitation/create" || form.params.mode != "form" {
         return None;
     }
-    let message = params.get("message")?.as_str()?;
-    let meta = match params.get("_meta") {
+    let meta = match form.params.meta {
         None => None,
-        Some(Value::Object(meta)) => Some(rmcp::model::RequestMetaObject::from(meta.clone())),
+        Some(Value::Object(meta)) => Some(rmcp::model::RequestMetaObject::from(meta)),
         Some(_) => return None,
     };
-    let requested_schema = stored_schema(params.get("requestedSchema")?)?;
+    let requested_schema = stored_schema(form.params.requested_schema.get())?;
     Some(RmcpInputRequest::Elicitation(ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
         meta,
-        message: message.to_owned(),
+        message: form.params.message,
         requested_schema,
     })))
 }
 
 /// rmcp's `ElicitationSchema` of a stored `requestedSchema` (a task's input request, read back
 /// on every poll), decoded once per process per schema: the same schema comes back from every
-/// task of a tool. Found by a hash of the JSON and checked against the JSON kept beside it, key
-/// order included (the order is the form's). `None` when rmcp does not decode it.
-fn stored_schema(schema: &Value) -> Option<ElicitationSchema> {
+/// task of a tool, as the same text (the order of its properties, the form's, included). `None`
+/// when rmcp does not decode it.
+fn stored_schema(schema: &str) -> Option<ElicitationSchema> {
     // Schemas built at run time could be many: past this many, decode without keeping.
     const MAX_CACHED: usize = 1024;
-    type Kept = HashMap<u64, Vec<(Value, ElicitationSchema)>>;
-    static CACHE: OnceLock<Mutex<(usize, Kept)>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<Box<str>, ElicitationSchema>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     // Nothing panics while the lock is held; a poisoned map is still a valid cache.
     let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    hash_json(schema, &mut hasher);
-    let key = std::hash::Hasher::finish(&hasher);
-    if let Some(kept) = lock().1.get(&key).and_then(|kept| kept.iter().find(|(json, _)| same_json(json, schema))) {
-        return Some(kept.1.clone());
+    if let Some(kept) = lock().get(schema) {
+        return Some(kept.clone());
     }
-    let typed = ElicitationSchema::deserialize(schema).ok()?;
+    let typed: ElicitationSchema = serde_json::from_str(schema).ok()?;
     let mut cached = lock();
-    if cached.0 < MAX_CACHED {
-        cached.0 += 1;
-        cached.1.entry(key).or_default().push((schema.clone(), typed.clone()));
+    if cached.len() < MAX_CACHED {
+        cached.insert(schema.into(), typed.clone());
     }
     Some(typed)
-}
-
-/// Hashes `value`, its objects' keys in their order.
-fn hash_json(value: &Value, state: &mut impl std::hash::Hasher) {
-    use std::hash::Hash;
-    match value {
-        Value::Null => state.write_u8(0),
-        Value::Bool(b) => {
-            state.write_u8(1);
-            b.hash(state);
-        }
-        Value::Number(n) => {
-            state.write_u8(2);
-            n.hash(state);
-        }
-        Value::String(s) => {
-            state.write_u8(3);
-            s.hash(state);
-        }
-        Value::Array(items) => {
-            state.write_u8(4);
-            state.write_usize(items.len());
-            items.iter().for_each(|item| hash_json(item, state));
-        }
-        Value::Object(members) => {
-            state.write_u8(5);
-            state.write_usize(members.len());
-            for (key, member) in members {
-                key.hash(state);
-                hash_json(member, state);
-            }
-        }
-    }
-}
-
-/// Whether `a` and `b` are the same JSON, their objects' keys in the same order (`==` on a
-/// `Map` ignores the order).
-fn same_json(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b)),
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|((ka, a), (kb, b))| ka == kb && same_json(a, b))
-        }
-        (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => false,
-        (a, b) => a == b,
-    }
 }
 
 /// rmcp's `ElicitationSchema` of a `'static` (derived) schema, decoded once per process. rmcp
@@ -311,6 +284,7 @@ mod tests {
             let untagged: RmcpInputRequest = serde_json::from_value(request.to_json()).unwrap();
             assert_eq!(typed_input_request(request).unwrap(), untagged, "{request:?}");
             assert_eq!(input_request_of_json(request.to_json()).unwrap(), untagged, "{request:?}");
+            assert_eq!(input_request_of_stored(&StoredJson::of(request).unwrap()).unwrap(), untagged, "{request:?}");
         }
     }
 
@@ -329,7 +303,7 @@ mod tests {
         odd["params"]["extra"] = json!(true);
         for request in [&a, &b, &a, &b, &odd] {
             let untagged: RmcpInputRequest = serde_json::from_value(request.clone()).unwrap();
-            let stored = input_request_of_json(request.clone()).unwrap();
+            let stored = input_request_of_stored(&StoredJson::from_json(request)).unwrap();
             assert_eq!(serde_json::to_string(&stored).unwrap(), serde_json::to_string(&untagged).unwrap(), "{request}");
         }
     }
@@ -349,6 +323,8 @@ mod tests {
             let untagged = serde_json::from_value::<RmcpInputRequest>(request.clone()).map_err(|e| e.to_string());
             let direct = input_request_of_json(request.clone()).map_err(|e| e.to_string());
             assert_eq!(direct, untagged, "{request}");
+            let stored = input_request_of_stored(&StoredJson::from_json(&request)).map_err(|e| e.to_string());
+            assert_eq!(stored, untagged, "{request}");
         }
     }
 }

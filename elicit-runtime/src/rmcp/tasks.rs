@@ -12,9 +12,10 @@ use ::rmcp::model::{
 use ::rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::convert::{handler_error_result, input_request_of_json, input_required};
+use super::convert::{handler_error_result, input_request_of_stored, input_required};
 use super::extract::Elicitation;
 use super::round::Round;
+use crate::server::store::StoredJson;
 use crate::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport};
 use crate::server::{Flow, FlowError};
 use crate::wire;
@@ -81,14 +82,27 @@ fn create_task_result(snapshot: TaskSnapshot) -> CreateTaskResult {
     ))
 }
 
+/// A task's result or error as the object rmcp holds, read straight from its text; `absent` when
+/// the task recorded none.
+fn outcome_object(
+    stored: Option<StoredJson>,
+    absent: impl FnOnce() -> Value,
+    what: &str,
+) -> Result<Map<String, Value>, ErrorData> {
+    let object = match stored {
+        Some(stored) => serde_json::from_str::<Map<String, Value>>(stored.get()).ok(),
+        None => match absent() {
+            Value::Object(object) => Some(object),
+            _ => None,
+        },
+    };
+    object.ok_or_else(|| internal("a task cannot be encoded", format!("its {what} is not a JSON object")))
+}
+
 /// A snapshot as rmcp's `DetailedTask`, built from its members: only the input requests go
 /// through serde (rmcp's type for each), not the whole task through its flattened wire shape.
 fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
     let encoding = |e: serde_json::Error| internal("a task cannot be encoded", e);
-    let object = |value: Value, what: &str| match value {
-        Value::Object(object) => Ok(object),
-        _ => Err(internal("a task cannot be encoded", format!("its {what} is not an object"))),
-    };
     // The status is the payload's (`DetailedTask::new`).
     let task = task_of(
         snapshot.task_id,
@@ -106,17 +120,16 @@ fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
             input_requests: snapshot
                 .input_requests
                 .into_iter()
-                .map(|(key, request)| Ok((key, input_request_of_json(request).map_err(encoding)?)))
+                .map(|(key, request)| Ok((key, input_request_of_stored(&request).map_err(encoding)?)))
                 .collect::<Result<_, ErrorData>>()?,
         },
-        TaskStatus::Completed => TaskPayload::Completed {
-            result: object(snapshot.outcome.unwrap_or_else(|| json!({"content": []})), "result")?,
-        },
+        TaskStatus::Completed => {
+            TaskPayload::Completed { result: outcome_object(snapshot.outcome, || json!({"content": []}), "result")? }
+        }
         TaskStatus::Failed => TaskPayload::Failed {
-            error: object(
-                snapshot
-                    .outcome
-                    .unwrap_or_else(|| json!({"code": wire::codes::INTERNAL_ERROR, "message": "the task failed"})),
+            error: outcome_object(
+                snapshot.outcome,
+                || json!({"code": wire::codes::INTERNAL_ERROR, "message": "the task failed"}),
                 "error",
             )?,
         },
@@ -240,7 +253,7 @@ impl Elicitation {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
 mod tests {
-    use serde_json::{Map, Value};
+    use serde_json::Value;
 
     use super::*;
 
@@ -253,7 +266,7 @@ mod tests {
             last_updated_at: "2026-12-04T00:45:31.250Z".to_owned(),
             ttl_ms: 0,
             poll_interval_ms: 500,
-            input_requests: Map::new(),
+            input_requests: std::collections::BTreeMap::new(),
             outcome: None,
         }
     }

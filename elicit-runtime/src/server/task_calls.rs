@@ -19,7 +19,7 @@ use super::flow::Flow;
 use super::observe;
 use super::request::{EngineError, FLOW_CONFLICT, Request};
 use super::store::{
-    Claim, ClaimToken, Slot, StoreError, TaskLimits, TaskRecord, TaskRecords, TaskView, millis, mint_id,
+    Claim, ClaimToken, Slot, StoreError, StoredJson, TaskLimits, TaskRecord, TaskRecords, TaskView, millis, mint_id,
 };
 use super::task::{
     TaskConfig, TaskExec, TaskFuture, TaskLink, TaskSnapshot, TaskStart, TaskStatus, TaskSupport, drive,
@@ -64,7 +64,7 @@ impl Engine {
         if !view.record.status.is_terminal() && now >= view.record.lease_until_ms {
             let mut record = view.record.clone();
             record.status = TaskStatus::Failed;
-            record.outcome = Some(abandoned(self.task_config.lease));
+            record.outcome = Some(StoredJson::from_json(&abandoned(self.task_config.lease)));
             record.status_message = Some("the server instance running this task stopped".to_owned());
             record.input_requests.clear();
             record.updated_ms = now;
@@ -314,8 +314,9 @@ impl Engine {
     }
 }
 
-fn to_json<R: Serialize>(result: R) -> Result<Value, FlowError> {
-    serde_json::to_value(result).map_err(|e| FlowError::Failed(format!("the tool's result cannot be encoded: {e}")))
+/// The tool's result as the task keeps it.
+fn to_json<R: Serialize>(result: R) -> Result<StoredJson, FlowError> {
+    StoredJson::of(&result).map_err(|e| FlowError::Failed(format!("the tool's result cannot be encoded: {e}")))
 }
 
 impl Flow {

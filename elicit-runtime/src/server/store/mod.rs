@@ -40,7 +40,7 @@ pub use memory::{
 pub use redis::{RedisStore, RedisStoreBuilder};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreBuilder, Synchronous};
-pub use tasks::{TaskLimits, TaskRecord, TaskRecords, TaskView};
+pub use tasks::{StoredJson, TaskLimits, TaskRecord, TaskRecords, TaskView};
 pub(super) use tasks::{millis, millis_of};
 
 /// A boxed future returned by the store traits' methods (the traits stay object-safe).

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::StoreFuture;
@@ -99,9 +100,9 @@ pub struct TaskRecord {
     /// The human-readable status (progress, what it waits on, why it ended).
     pub status_message: Option<String>,
     /// The input requests asked and not yet taken by the handler, by key, as on the wire.
-    pub input_requests: Map<String, Value>,
+    pub input_requests: BTreeMap<String, StoredJson>,
     /// The result (`completed`) or the JSON-RPC error (`failed`).
-    pub outcome: Option<Value>,
+    pub outcome: Option<StoredJson>,
     /// Creation, milliseconds since the Unix epoch.
     pub created_ms: u64,
     /// Last change, milliseconds since the Unix epoch.
@@ -112,6 +113,54 @@ pub struct TaskRecord {
     pub poll_interval_ms: u64,
     /// Until when the running instance holds the task, milliseconds since the Unix epoch.
     pub lease_until_ms: u64,
+}
+
+/// JSON kept as its text: a task's input requests (each as on the wire, an `inputRequests`
+/// entry) and its outcome, written once by the running task. Every read of the task copies one
+/// block of text per member rather than a tree of values, an ended task waiting out its lifetime
+/// holds its result in one block, and a store that keeps records as JSON embeds it as it came.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StoredJson(Box<RawValue>);
+
+impl StoredJson {
+    /// `value` as JSON text.
+    ///
+    /// # Errors
+    ///
+    /// When `value`'s `Serialize` fails (a map with keys that are not strings, an error of its
+    /// own).
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<StoredJson, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(StoredJson)
+    }
+
+    /// `value` as JSON text.
+    pub fn from_json(value: &Value) -> StoredJson {
+        // A `Value` always writes as text: its keys are strings.
+        StoredJson(serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned()))
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON as values.
+    ///
+    /// # Errors
+    ///
+    /// Past serde_json's nesting limit (128), which what a handler returned, or the parameters of
+    /// a sampling request it made, can reach.
+    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+/// The same JSON text.
+impl PartialEq for StoredJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 impl TaskRecord {
@@ -145,4 +194,34 @@ pub(in crate::server) fn millis(time: SystemTime) -> u64 {
 /// Whole milliseconds of `duration` (`u64::MAX` past it).
 pub(in crate::server) fn millis_of(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failing test should stop loudly")]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A record as a store keeps it (JSON) embeds its input requests and outcome as JSON, not as
+    /// strings of JSON, and reads back the same: a record a store kept before they were held as
+    /// text reads as well.
+    #[test]
+    fn stored_json_is_embedded_and_reads_back() {
+        let doc = json!({
+            "id": "t1", "owner": null, "status": "input_required", "status_message": "waiting",
+            "input_requests": {"who": {"method": "elicitation/create", "params": {"mode": "form",
+                "message": "Who?", "requestedSchema": {"type": "object", "properties": {}}}}},
+            "outcome": {"content": [{"type": "text", "text": "hi"}]},
+            "created_ms": 1, "updated_ms": 2, "ttl_ms": 3, "poll_interval_ms": 4, "lease_until_ms": 5,
+        });
+        let record: TaskRecord = serde_json::from_str(&doc.to_string()).unwrap();
+        assert_eq!(record.input_requests["who"].to_json().unwrap(), doc["input_requests"]["who"]);
+        assert_eq!(record.outcome.as_ref().unwrap().to_json().unwrap(), doc["outcome"]);
+        let written = serde_json::to_string(&record).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), doc);
+        assert_eq!(serde_json::from_str::<TaskRecord>(&written).unwrap(), record);
+        let other = StoredJson::from_json(&json!({"content": []}));
+        assert_ne!(record.outcome.as_ref(), Some(&other));
+    }
 }

@@ -15,12 +15,12 @@ use crate::server::answer::FlowError;
 use crate::server::clock::Clock;
 use crate::server::context::{AskingFlow, PeerFuture, Progress, RequestHandle};
 use crate::server::request::EngineError;
-use crate::server::store::{TaskRecord, TaskRecords, millis, millis_of};
+use crate::server::store::{StoredJson, TaskRecord, TaskRecords, millis, millis_of};
 use crate::wire::tasks::TaskStatus;
 use crate::wire::{InputRequest, clip};
 
 /// The handler's future, run in the background once the call became a task.
-pub(in crate::server) type TaskFuture = Pin<Box<dyn Future<Output = Result<Value, FlowError>> + Send>>;
+pub(in crate::server) type TaskFuture = Pin<Box<dyn Future<Output = Result<StoredJson, FlowError>> + Send>>;
 
 /// What the `Task` executor holds: nothing while the call is still a Multi Round-Trip round (asks
 /// suspend it, as replayed), the task's link once the call became a task.
@@ -156,7 +156,8 @@ impl TaskLink {
         request: &InputRequest,
     ) -> Result<Value, FlowError> {
         let wire = self.fresh_key(key);
-        let json = request.to_json();
+        let json = StoredJson::of(request)
+            .map_err(|e| flow.fail(FlowError::Failed(format!("an input request cannot be encoded: {e}"))))?;
         self.update(|record| {
             record.input_requests.insert(wire.clone(), json);
             record.status = TaskStatus::InputRequired;
@@ -211,7 +212,7 @@ impl TaskLink {
     }
 
     /// Records how the task ended (best effort: a store that fails leaves it to the lease).
-    pub(super) async fn finish(&self, status: TaskStatus, outcome: Option<Value>, message: Option<String>) {
+    pub(super) async fn finish(&self, status: TaskStatus, outcome: Option<StoredJson>, message: Option<String>) {
         let ended = self
             .update(|record| {
                 record.status = status;
@@ -362,7 +363,7 @@ pub(in crate::server) async fn drive(
             if let Some(data) = error.data {
                 json["data"] = data;
             }
-            link.finish(TaskStatus::Failed, Some(json), Some(message)).await;
+            link.finish(TaskStatus::Failed, Some(StoredJson::from_json(&json)), Some(message)).await;
         }
     }
 }

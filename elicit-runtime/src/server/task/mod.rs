@@ -22,6 +22,7 @@
 mod link;
 mod start;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -30,7 +31,7 @@ pub(super) use link::{TaskExec, TaskFuture, TaskLink, drive};
 pub(crate) use start::AnonymousTasks;
 pub use start::TaskStart;
 
-use super::store::{TaskRecord, TaskView, millis_of};
+use super::store::{StoredJson, TaskRecord, TaskView, millis_of};
 use crate::wire::codes;
 
 /// Whether a tool may run as a task (the extension's optional and required task support).
@@ -108,7 +109,7 @@ impl TaskRecord {
             owner: owner.map(str::to_owned),
             status: TaskStatus::Working,
             status_message: None,
-            input_requests: Map::new(),
+            input_requests: BTreeMap::new(),
             outcome: None,
             created_ms: now_ms,
             updated_ms: now_ms,
@@ -137,9 +138,9 @@ pub struct TaskSnapshot {
     /// `pollIntervalMs`.
     pub poll_interval_ms: u64,
     /// Outstanding input requests (`input_required`).
-    pub input_requests: Map<String, Value>,
+    pub input_requests: BTreeMap<String, StoredJson>,
     /// The result (`completed`) or error (`failed`).
-    pub outcome: Option<Value>,
+    pub outcome: Option<StoredJson>,
 }
 
 impl TaskSnapshot {
@@ -162,12 +163,16 @@ impl TaskSnapshot {
             last_updated_at: iso8601(record.updated_ms),
             ttl_ms: record.ttl_ms,
             poll_interval_ms: record.poll_interval_ms,
-            input_requests: if status == TaskStatus::InputRequired { input_requests } else { Map::new() },
+            input_requests: if status == TaskStatus::InputRequired { input_requests } else { BTreeMap::new() },
             outcome: record.outcome,
         }
     }
 
     /// The task fields on the wire (a `Task`, or with `detailed` a `DetailedTask`), flat.
+    ///
+    /// The stored JSON ([`StoredJson`]) is read back as values here, and what serde_json cannot
+    /// read back (nested past 128 levels) is written as for no value: an input request as
+    /// `null`, a result as empty content, an error as `-32603` "the task failed".
     pub fn to_json(&self, detailed: bool) -> Map<String, Value> {
         self.clone().into_json(detailed)
     }
@@ -187,15 +192,20 @@ impl TaskSnapshot {
         if detailed {
             match self.status {
                 TaskStatus::InputRequired => {
-                    task.insert("inputRequests".into(), Value::Object(self.input_requests));
+                    let requests = self.input_requests.into_iter().map(|(key, request)| {
+                        let json = request.to_json().unwrap_or(Value::Null);
+                        (key, json)
+                    });
+                    task.insert("inputRequests".into(), Value::Object(requests.collect()));
                 }
                 TaskStatus::Completed => {
-                    task.insert("result".into(), self.outcome.unwrap_or_else(|| json!({"content": []})));
+                    let result = self.outcome.and_then(|outcome| outcome.to_json().ok());
+                    task.insert("result".into(), result.unwrap_or_else(|| json!({"content": []})));
                 }
                 TaskStatus::Failed => {
-                    let error = self
-                        .outcome
-                        .unwrap_or_else(|| json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"}));
+                    let error = self.outcome.and_then(|outcome| outcome.to_json().ok());
+                    let error =
+                        error.unwrap_or_else(|| json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"}));
                     task.insert("error".into(), error);
                 }
                 TaskStatus::Working | TaskStatus::Cancelled => {}
