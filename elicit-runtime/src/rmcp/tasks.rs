@@ -89,14 +89,15 @@ fn outcome_object(
     absent: impl FnOnce() -> Value,
     what: &str,
 ) -> Result<Map<String, Value>, ErrorData> {
-    let object = match stored {
-        Some(stored) => serde_json::from_str::<Map<String, Value>>(stored.get()).ok(),
+    let not_an_object = |why: String| internal("a task cannot be encoded", format!("its {what} {why}"));
+    match stored {
+        Some(stored) => serde_json::from_str::<Map<String, Value>>(stored.get())
+            .map_err(|e| not_an_object(format!("does not read as a JSON object: {e}"))),
         None => match absent() {
-            Value::Object(object) => Some(object),
-            _ => None,
+            Value::Object(object) => Ok(object),
+            _ => Err(not_an_object("is not an object".to_owned())),
         },
-    };
-    object.ok_or_else(|| internal("a task cannot be encoded", format!("its {what} is not a JSON object")))
+    }
 }
 
 /// A snapshot as rmcp's `DetailedTask`, built from its members: only the input requests go
@@ -286,5 +287,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `tasks/get` of an ended task gives its stored result or error as the snapshot's JSON
+    /// writes it, the defaults when none was stored; a stored outcome that is not an object is a
+    /// clear `-32603`, not a panic.
+    #[test]
+    fn an_ended_tasks_outcome_reads_from_its_text() {
+        let stored = |json: Value| Some(StoredJson::from_json(&json));
+        for (status, outcome) in [
+            (TaskStatus::Completed, stored(serde_json::json!({"content": [{"type": "text", "text": "Hi"}]}))),
+            (TaskStatus::Completed, None),
+            (TaskStatus::Failed, stored(serde_json::json!({"code": -32603, "message": "gone"}))),
+            (TaskStatus::Failed, None),
+        ] {
+            let snapshot = TaskSnapshot { outcome, ..snapshot(status, None) };
+            let expected = Value::Object(snapshot.to_json(true));
+            let served = serde_json::to_value(detailed_task(snapshot).unwrap()).unwrap();
+            assert_eq!(served, expected);
+        }
+        let odd = TaskSnapshot { outcome: stored(Value::from("Hi")), ..snapshot(TaskStatus::Completed, None) };
+        let error = detailed_task(odd).unwrap_err();
+        assert_eq!(error.code, ::rmcp::model::ErrorCode::INTERNAL_ERROR);
+        assert!(error.message.contains("result does not read as a JSON object"), "{error:?}");
     }
 }

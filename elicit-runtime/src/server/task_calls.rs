@@ -222,8 +222,8 @@ impl Engine {
                     other => other.map(TaskStart::Complete).map_err(EngineError::from),
                 };
             }
-            First::Done(out) => Box::pin(std::future::ready(out.and_then(to_json))),
-            First::Detached => Box::pin(async move { running.await.and_then(to_json) }),
+            First::Done(out) => Box::pin(std::future::ready(out.and_then(stored_result))),
+            First::Detached => Box::pin(async move { running.await.and_then(stored_result) }),
         };
         let client = if request.principal.is_none() { request.client } else { None };
         self.start(&flow, opened.resumed, request.principal, client, handler)
@@ -315,7 +315,7 @@ impl Engine {
 }
 
 /// The tool's result as the task keeps it.
-fn to_json<R: Serialize>(result: R) -> Result<StoredJson, FlowError> {
+fn stored_result<R: Serialize>(result: R) -> Result<StoredJson, FlowError> {
     StoredJson::of(&result).map_err(|e| FlowError::Failed(format!("the tool's result cannot be encoded: {e}")))
 }
 
