@@ -84,32 +84,43 @@ impl FlowOwners {
 }
 
 /// A flow's slots by name. A flow has a few (its `once` steps and URL steps), most flows none:
-/// a list searched in order is smaller than a map and allocates nothing while empty.
+/// a list searched in order is smaller than a map, and boxed only once it holds one, a record
+/// without slots spends one word on them (every live flow's record sits in the store's table).
 #[derive(Default)]
-pub(super) struct Slots(Vec<(String, Held)>);
+pub(super) struct Slots(Option<Box<Vec<(String, Held)>>>);
 
 impl Slots {
+    fn list(&self) -> &[(String, Held)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
     pub(super) fn get(&self, name: &str) -> Option<&Held> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, held)| held)
+        self.list().iter().find(|(n, _)| n == name).map(|(_, held)| held)
     }
 
     pub(super) fn insert(&mut self, name: String, held: Held) {
-        match self.0.iter_mut().find(|(n, _)| *n == name) {
+        let list = self.0.get_or_insert_with(Box::default);
+        match list.iter_mut().find(|(n, _)| *n == name) {
             Some((_, slot)) => *slot = held,
-            None => self.0.push((name, held)),
+            None => list.push((name, held)),
         }
     }
 
     pub(super) fn remove(&mut self, name: &str) {
-        self.0.retain(|(n, _)| n != name);
+        if let Some(list) = &mut self.0 {
+            list.retain(|(n, _)| n != name);
+            if list.is_empty() {
+                self.0 = None;
+            }
+        }
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = (&String, &Held)> {
-        self.0.iter().map(|(name, held)| (name, held))
+        self.list().iter().map(|(name, held)| (name, held))
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 }
 
