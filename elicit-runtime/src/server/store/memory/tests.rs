@@ -95,3 +95,12 @@ async fn minted_flow_ids_are_held_inline_and_no_two_ids_share_a_record() {
     );
     assert_eq!(store.len(), 3);
 }
+
+/// What the table holds for every live flow (its key and record) stays small: under load the
+/// table is most of the store, and a record without slots spends one word on them.
+#[test]
+fn a_flow_in_the_table_takes_at_most_88_bytes() {
+    let entry = std::mem::size_of::<(FlowKey, Record<FlowRecord>)>();
+    assert!(entry <= 88, "a flow's key and record take {entry} bytes");
+    assert!(std::mem::size_of::<super::flow::Slots>() <= 8);
+}
