@@ -87,6 +87,10 @@ impl FlowOwners {
 /// a list searched in order is smaller than a map, and boxed only once it holds one, a record
 /// without slots spends one word on them (every live flow's record sits in the store's table).
 #[derive(Default)]
+#[allow(
+    clippy::box_collection,
+    reason = "one word in the record, against a `Vec`'s three, for the flows that hold no slot"
+)]
 pub(super) struct Slots(Option<Box<Vec<(String, Held)>>>);
 
 impl Slots {
