@@ -15,7 +15,7 @@ use crate::server::answer::FlowError;
 use crate::server::clock::Clock;
 use crate::server::context::{AskingFlow, PeerFuture, Progress, RequestHandle};
 use crate::server::request::EngineError;
-use crate::server::store::{StoredJson, TaskRecord, TaskRecords, millis, millis_of};
+use crate::server::store::{StoreFuture, StoredJson, TaskRecord, TaskRecords, millis, millis_of};
 use crate::wire::tasks::TaskStatus;
 use crate::wire::{InputRequest, clip};
 
@@ -141,10 +141,31 @@ impl TaskLink {
             if self.check_cancelled().await {
                 return;
             }
-            let _ = match watch {
-                Some(changed) => changed.await,
-                None => self.records.wait(&self.id, self.config.recheck).await,
-            };
+            self.changed(watch, None).await;
+        }
+    }
+
+    /// Waits for something to land for the task (an answer, the cancel request, a save), and for
+    /// `deadline` at most. Where the store watches, `watch` (taken before the caller read what it
+    /// waits on) is what lands; where it does not, the store's wait for one recheck, or up to
+    /// `deadline` if that is sooner.
+    async fn changed(&self, watch: Option<StoreFuture<'_, ()>>, deadline: Option<Pin<&mut tokio::time::Sleep>>) {
+        match (watch, deadline) {
+            (Some(changed), Some(deadline)) => {
+                tokio::select! {
+                    _ = changed => {}
+                    () = deadline => {}
+                }
+            }
+            (Some(changed), None) => {
+                let _ = changed.await;
+            }
+            (None, deadline) => {
+                let now = tokio::time::Instant::now();
+                let recheck = now + self.config.recheck;
+                let until = deadline.map_or(recheck, |deadline| deadline.deadline().min(recheck));
+                let _ = self.records.wait(&self.id, until.saturating_duration_since(now)).await;
+            }
         }
     }
 
@@ -197,17 +218,7 @@ impl TaskLink {
                     self.config.input_wait.as_secs()
                 ))));
             }
-            match watch {
-                Some(changed) => {
-                    tokio::select! {
-                        _ = changed => {}
-                        () = expiry.as_mut() => {}
-                    }
-                }
-                None => {
-                    let _ = self.records.wait(&self.id, self.config.recheck.min(left)).await;
-                }
-            }
+            self.changed(watch, Some(expiry.as_mut())).await;
         }
     }
 
@@ -303,7 +314,6 @@ pub(in crate::server) async fn drive(
         let renew = now >= renew_at;
         // Watched before the cancel check reads the store: a cancel landing in between is seen.
         let watch = if renew { None } else { link.records.watch(&link.id) };
-        let until = expires.min(renew_at).min(now + link.config.recheck);
         let waiting = timer.as_mut();
         let beside = async {
             if link.check_cancelled().await {
@@ -313,13 +323,8 @@ pub(in crate::server) async fn drive(
                 if let Err(error) = link.renew().await {
                     tracing::warn!(target: "elicit_runtime", task = %link.id, %error, "could not renew a task's lease");
                 }
-            } else if let Some(changed) = watch {
-                tokio::select! {
-                    _ = changed => {}
-                    () = waiting => {}
-                }
             } else {
-                let _ = link.records.wait(&link.id, until.saturating_duration_since(now)).await;
+                link.changed(watch, Some(waiting)).await;
             }
             false
         };
