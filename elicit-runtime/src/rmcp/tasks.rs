@@ -10,15 +10,14 @@ use ::rmcp::model::{
     ErrorData, GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as RmcpTaskStatus, UpdateTaskParams,
 };
 use ::rmcp::service::RequestContext;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::convert::{handler_error_result, input_request_of_stored, input_required};
 use super::extract::Elicitation;
 use super::round::Round;
 use crate::server::store::StoredJson;
-use crate::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport};
+use crate::server::task::{TaskSnapshot, TaskStart, TaskStatus, TaskSupport, no_error, no_result};
 use crate::server::{Flow, FlowError};
-use crate::wire;
 
 /// Whether the request declares the Tasks extension on the 2026-07-28 wire (a 2025-era session's
 /// `initialize` never enables it).
@@ -125,15 +124,9 @@ fn detailed_task(snapshot: TaskSnapshot) -> Result<DetailedTask, ErrorData> {
                 .collect::<Result<_, ErrorData>>()?,
         },
         TaskStatus::Completed => {
-            TaskPayload::Completed { result: outcome_object(snapshot.outcome, || json!({"content": []}), "result")? }
+            TaskPayload::Completed { result: outcome_object(snapshot.outcome, no_result, "result")? }
         }
-        TaskStatus::Failed => TaskPayload::Failed {
-            error: outcome_object(
-                snapshot.outcome,
-                || json!({"code": wire::codes::INTERNAL_ERROR, "message": "the task failed"}),
-                "error",
-            )?,
-        },
+        TaskStatus::Failed => TaskPayload::Failed { error: outcome_object(snapshot.outcome, no_error, "error")? },
     };
     Ok(DetailedTask::new(task, payload))
 }

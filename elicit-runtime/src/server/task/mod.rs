@@ -200,12 +200,11 @@ impl TaskSnapshot {
                 }
                 TaskStatus::Completed => {
                     let result = self.outcome.and_then(|outcome| outcome.to_json().ok());
-                    task.insert("result".into(), result.unwrap_or_else(|| json!({"content": []})));
+                    task.insert("result".into(), result.unwrap_or_else(no_result));
                 }
                 TaskStatus::Failed => {
                     let error = self.outcome.and_then(|outcome| outcome.to_json().ok());
-                    let error =
-                        error.unwrap_or_else(|| json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"}));
+                    let error = error.unwrap_or_else(no_error);
                     task.insert("error".into(), error);
                 }
                 TaskStatus::Working | TaskStatus::Cancelled => {}
@@ -213,6 +212,16 @@ impl TaskSnapshot {
         }
         task
     }
+}
+
+/// The result a completed task that recorded none shows: no content.
+pub(crate) fn no_result() -> Value {
+    json!({"content": []})
+}
+
+/// The error a failed task that recorded none shows.
+pub(crate) fn no_error() -> Value {
+    json!({"code": codes::INTERNAL_ERROR, "message": "the task failed"})
 }
 
 /// `ms` since the Unix epoch as ISO 8601 UTC (`2026-12-04T00:30:00.123Z`).
