@@ -3,7 +3,9 @@ scripts/install-peers.sh), opening a 2025-11-25 session with `initialize`: the s
 elicitation requests while the call is open.
 
 Usage: python py_v2_client.py PLAN (--http URL | --stdio COMMAND [ARGS...])
-The PLAN and the JSON events on stdout are those of ts_v1_client.mjs (same test driver).
+The PLAN and the JSON events on stdout are those of ts_v1_client.mjs (same test driver), and so
+is `awaitCompletions`: after the call's end the client waits (up to 30 s) for the completion of
+every URL step it accepted before it closes the session.
 """
 
 import json
@@ -25,10 +27,14 @@ def emit(event):
 async def main():
     plan = json.loads(sys.argv[1])
     how, target = sys.argv[2], sys.argv[3:]
+    accepted, completed = set(), set()
+    arrived = anyio.Event()
 
     async def elicit(_context, params):
         if isinstance(params, types.ElicitRequestURLParams):
             emit({"event": "url", "url": params.url, "elicitationId": params.elicitation_id, "message": params.message})
+            if plan["payment"] == "accept":
+                accepted.add(params.elicitation_id)
             return types.ElicitResult(action=plan["payment"])
         properties = params.requested_schema["properties"] if isinstance(params.requested_schema, dict) else params.requested_schema.properties
         emit({"event": "form", "message": params.message, "properties": list(properties)})
@@ -40,7 +46,18 @@ async def main():
 
     async def on_message(message):
         if isinstance(message, types.ElicitCompleteNotification):
+            nonlocal arrived
+            completed.add(message.params.elicitation_id)
             emit({"event": "complete", "elicitationId": message.params.elicitation_id})
+            arrived.set()
+            arrived = anyio.Event()
+
+    async def await_completions():
+        # The completion comes on the session's GET stream, the result on the call's: either may
+        # come first.
+        with anyio.move_on_after(30):
+            while not accepted <= completed:
+                await arrived.wait()
 
     if how == "--http":
         transport = streamable_http_client(target[0])
@@ -64,6 +81,8 @@ async def main():
             try:
                 called = await session.call_tool("book_trip", {}, read_timeout_seconds=120)
                 emit({"event": "result", "result": called.model_dump(by_alias=True, mode="json", exclude_none=True)})
+                if plan.get("awaitCompletions"):
+                    await await_completions()
             except Exception as error:  # the test reads the error as the call's end
                 emit({"event": "error", "code": getattr(getattr(error, "error", None), "code", None), "message": str(error)})
 

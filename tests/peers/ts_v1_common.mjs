@@ -18,11 +18,28 @@ export const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n'
 export const failure = (error, fields = {}) =>
   ({ event: 'error', ...fields, code: error.code ?? null, message: String(error.message ?? error) });
 
-// Each pushed notifications/elicitation/complete as a `complete` event.
+// Each pushed notifications/elicitation/complete as a `complete` event. Returns
+// `awaitCompletions(ids, ms)`, which waits (at most `ms`) until each of `ids` was completed: on HTTP
+// the completion comes on the session's GET stream and the call's result on the call's own, and
+// nothing orders two streams, so a script that closes the session as soon as the result arrives
+// may close it before the completion is read.
 export function reportCompletions(client) {
+  const completed = new Set();
+  let wake = () => {};
   client.setNotificationHandler(ElicitationCompleteNotificationSchema, async (notification) => {
+    completed.add(notification.params.elicitationId);
     emit({ event: 'complete', elicitationId: notification.params.elicitationId });
+    wake();
   });
+  return async (ids, ms) => {
+    const deadline = Date.now() + ms;
+    while ([...ids].some((id) => !completed.has(id)) && Date.now() < deadline) {
+      await new Promise((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, deadline - Date.now());
+      });
+    }
+  };
 }
 
 // The transport of `how` (`--http` with [URL], else `--stdio` with [COMMAND, ARGS...]: the server

@@ -14,6 +14,10 @@
 //   {"event":"confirm","message":...}                           the confirmation, answered at once
 //   {"event":"complete","elicitationId":...}                    notifications/elicitation/complete
 //   {"event":"result","result":...,"progress":N} | {"event":"error","code":...,"message":...,"progress":N}
+//   {"event":"closed"}                                          the session closed
+// After a result the client waits (up to 30 s) for the completion of the step it consented to
+// before it closes: the completion comes on the session's GET stream, the result on the call's,
+// and either may come first.
 // The SDK is loaded from TS_V1_MODULES (.tools/peers/ts-v1/node_modules), by ts_v1_common.mjs.
 import { Client, ElicitRequestSchema, connection, emit, failure, reportCompletions } from './ts_v1_common.mjs';
 
@@ -30,6 +34,7 @@ const client = new Client(
 );
 
 let progress = 0;
+const consented = new Set();
 let forms = 0;
 // The person: three of the client's timeouts go by before they answer.
 const slowly = async () => {
@@ -43,6 +48,7 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   if (params.mode === 'url') {
     const progressWhileWaiting = await slowly();
     emit({ event: 'consented', url: params.url, elicitationId: params.elicitationId, progressWhileWaiting });
+    consented.add(params.elicitationId);
     return { action: 'accept' };
   }
   forms += 1;
@@ -54,7 +60,7 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   emit({ event: 'confirm', message: params.message });
   return { action: 'accept', content: { confirm: true } };
 });
-reportCompletions(client);
+const awaitCompletions = reportCompletions(client);
 
 const { transport, negotiated, close } = connection(client, how, target);
 let failed = false;
@@ -70,6 +76,7 @@ try {
   try {
     const result = await client.callTool({ name: 'book_trip', arguments: {} }, undefined, options);
     emit({ event: 'result', result, progress });
+    await awaitCompletions(consented, 30000);
   } catch (error) {
     emit(failure(error, { progress }));
   }

@@ -58,18 +58,20 @@ async fn a_person_slower_than_the_client_timeout_completes_with_heartbeats() {
     let consented = peer.expect("consented").await;
     assert!(consented["progressWhileWaiting"].as_u64().unwrap() > 0, "{consented}");
     assert_eq!(browser_submit(consented["url"].as_str().unwrap(), "approve").await, 200);
-    let mut confirm = None;
-    let mut completed = None;
-    while confirm.is_none() || completed.is_none() {
+    // The completion comes on the session's GET stream, the confirmation and the result on the
+    // call's: nothing orders the two, and the peer waits for the completion before it closes.
+    let (mut confirm, mut completed, mut ending) = (None, None, None);
+    while confirm.is_none() || completed.is_none() || ending.is_none() {
         let event = peer.next().await;
         match event["event"].as_str() {
-            Some("confirm") => confirm = Some(event),
-            Some("complete") => completed = Some(event),
-            _ => panic!("expected the completion and the confirmation; so far: {:#?}", peer.seen()),
+            Some("confirm") if confirm.is_none() => confirm = Some(event),
+            Some("complete") if completed.is_none() => completed = Some(event),
+            Some("result") if confirm.is_some() && ending.is_none() => ending = Some(event),
+            _ => panic!("expected the completion, the confirmation and the result; so far: {:#?}", peer.seen()),
         }
     }
     assert_eq!(completed.unwrap()["elicitationId"], consented["elicitationId"]);
-    let ending = peer.expect("result").await;
+    let ending = ending.unwrap();
     let text = ending["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(mask_reference(text), BOOKED, "{ending}");
     peer.expect("closed").await;

@@ -73,7 +73,7 @@ async fn a_page_submitted_on_another_instance_wakes_the_parked_legacy_task() {
     let a = Travel::start(&redis, &keys);
     let b = Travel::start(&redis, &keys);
     let url = format!("{}/mcp", a.base);
-    let plan = json!({"trip": trip(), "payment": "accept", "confirm": true});
+    let plan = json!({"trip": trip(), "payment": "accept", "confirm": true, "awaitCompletions": true});
     let mut peer = Conversation::start(Sdk::TsV1, &plan, Target::Url(&url));
     assert_eq!(peer.connected().await, "2025-11-25");
     peer.expect("form").await;
@@ -84,7 +84,9 @@ async fn a_page_submitted_on_another_instance_wakes_the_parked_legacy_task() {
     // The browser lands on B (behind a load balancer the page's host reaches any instance).
     let on_b = format!("{}/pay/{id}", b.base);
     assert_eq!(browser_submit(&on_b, "approve").await, 200);
-    assert_eq!(peer.completion_and_form().await.0, id);
-    let (text, is_error) = peer.ending().await.unwrap();
+    let (completed, forms, ending) = peer.completion_and_ending().await;
+    assert_eq!(completed, id, "A told the client of B's completion");
+    assert_eq!(forms.len(), 1, "the confirmation, once: {forms:?}");
+    let (text, is_error) = ending.unwrap();
     assert_eq!((elicit_test_support::reference::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
 }

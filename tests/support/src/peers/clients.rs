@@ -157,26 +157,42 @@ impl Conversation {
         event
     }
 
-    /// The completion notification and the next form, in whichever order they arrive: on HTTP
-    /// rmcp sends notifications on the session's GET stream and the form on the call's stream,
-    /// and nothing orders two streams. Returns (the completed id, the form's message).
-    pub async fn completion_and_form(&mut self) -> (String, String) {
-        let (mut id, mut message) = (None, None);
-        while id.is_none() || message.is_none() {
+    /// The rest of a call after a URL-mode step the peer accepted and the page completed, for a
+    /// plan with `"awaitCompletions": true`: the completion notification, the forms pushed after
+    /// the step and the call's end. On HTTP rmcp sends the notification on the session's GET
+    /// stream and the forms and the result on the call's, and nothing orders two streams: the
+    /// completion may come before, between or after them (the peer waits for it before it
+    /// closes). Returns the completed id, the forms' messages and the ending, as
+    /// [`Conversation::ending`] does; the peer has exited.
+    pub async fn completion_and_ending(&mut self) -> (String, Vec<String>, Result<(String, bool), Value>) {
+        let (mut id, mut forms, mut ending) = (None, Vec::new(), None);
+        while id.is_none() || ending.is_none() {
             let event = self.next().await;
             match event["event"].as_str() {
                 Some("complete") if id.is_none() => id = event["elicitationId"].as_str().map(str::to_owned),
-                Some("form") if message.is_none() => message = event["message"].as_str().map(str::to_owned),
-                _ => panic!("expected the completion and the next form; so far: {:#?}", self.seen),
+                Some("form") if ending.is_none() => {
+                    forms.push(event["message"].as_str().unwrap_or_default().to_owned())
+                }
+                Some("result" | "error") if ending.is_none() => ending = Some(self.ending_of(&event)),
+                _ => panic!("expected the completion, forms and the call's end; so far: {:#?}", self.seen),
             }
         }
-        (id.unwrap(), message.unwrap())
+        self.exited().await;
+        (id.unwrap(), forms, ending.unwrap())
     }
 
     /// Reads to the call's end: the tool result's text and `isError`, or the JSON-RPC error.
     pub async fn ending(&mut self) -> Result<(String, bool), Value> {
         let event = self.next().await;
-        let ending = match event["event"].as_str() {
+        let ending = self.ending_of(&event);
+        // The peer closes and exits by itself once the call ended.
+        self.exited().await;
+        ending
+    }
+
+    /// The call's end `event`: the tool result's text and `isError`, or the JSON-RPC error.
+    fn ending_of(&self, event: &Value) -> Result<(String, bool), Value> {
+        match event["event"].as_str() {
             Some("result") => {
                 let result = &event["result"];
                 let text =
@@ -185,10 +201,7 @@ impl Conversation {
             }
             Some("error") => Err(event.clone()),
             _ => panic!("expected the call's end; so far: {:#?}", self.seen),
-        };
-        // The peer closes and exits by itself once the call ended.
-        self.exited().await;
-        ending
+        }
     }
 
     /// Waits for the peer to exit, which it must do by itself and with success.
@@ -220,7 +233,8 @@ pub async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<ServerPr
     // Accept all: form, the page completed out of band as a browser would, the completion
     // notification, the confirmation, booked.
     let (server, keys) = target();
-    let mut peer = start(sdk, &json!({"trip": trip(), "payment": "accept", "confirm": true}), server.as_ref(), &keys);
+    let plan = json!({"trip": trip(), "payment": "accept", "confirm": true, "awaitCompletions": true});
+    let mut peer = start(sdk, &plan, server.as_ref(), &keys);
     assert_eq!(peer.connected().await, "2025-11-25");
     assert_eq!(peer.expect("form").await["message"], "Where would you like to fly?");
     let url = peer.expect("url").await;
@@ -229,10 +243,10 @@ pub async fn book_trip_every_way(sdk: Sdk, target: impl Fn() -> (Option<ServerPr
     assert!(page.ends_with(&format!("/pay/{id}")), "{url}");
     assert_eq!(url["message"], "Approve the payment of €1888.00 for CDG → JFK on our payment page.");
     assert_eq!(browser_submit(page, "approve").await, 200);
-    let (completed, confirm) = peer.completion_and_form().await;
+    let (completed, forms, ending) = peer.completion_and_ending().await;
     assert_eq!(completed, id);
-    assert!(confirm.starts_with("Book CDG → JFK"), "{confirm}");
-    let (text, is_error) = peer.ending().await.unwrap();
+    assert!(matches!(&forms[..], [confirm] if confirm.starts_with("Book CDG → JFK")), "{forms:?}");
+    let (text, is_error) = ending.unwrap();
     assert_eq!((crate::reference::mask_reference(&text), is_error), (BOOKED.to_owned(), false));
 
     // Declined at the form.
