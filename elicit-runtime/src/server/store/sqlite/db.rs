@@ -1,10 +1,12 @@
-//! The store's one connection, on its own thread: opening the file, the schema, the batches of
-//! jobs committed together, expiry, and the URL-mode steps.
+//! The store's one connection: opening the file, the schema, a call's transaction on the
+//! caller's thread, the batches of jobs its thread commits together, checkpoints, expiry, and the
+//! URL-mode steps.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
@@ -18,8 +20,16 @@ use crate::server::store::{RecordKind, StoreError, UrlStatus};
 /// index steps, never a scan.
 pub(super) const SWEEP_BUDGET: i64 = 32;
 
+/// How many prepared statements the connection keeps: more than the store has, so none is
+/// parsed again.
+const STATEMENTS: usize = 64;
+
 /// How many queued jobs one transaction takes at most.
 const MAX_BATCH: usize = 256;
+
+/// How many commits the log takes between two checkpoints, which the store's thread runs (about
+/// SQLite's own default of 1,000 pages: a commit writes a few pages to the log).
+pub(super) const CHECKPOINT_EVERY: usize = 256;
 
 /// The schema's version, kept in `PRAGMA user_version`. 2: flows have an owner (see
 /// [`Db::migrate`]).
@@ -79,6 +89,10 @@ pub(super) struct Db {
     /// expired ones not swept yet included: a quota is checked without counting either.
     pub(super) flow_owners: HashMap<String, usize>,
     pub(super) task_rows: usize,
+    /// Commits since the last checkpoint.
+    commits: usize,
+    /// Whether the store's thread was asked for a checkpoint it has not run yet.
+    pub(super) checkpoint_asked: bool,
 }
 
 /// Milliseconds since the Unix epoch (0 before it; saturating far after it).
@@ -89,6 +103,12 @@ pub(super) fn ms(time: SystemTime) -> i64 {
 /// A duration in milliseconds, saturating.
 pub(super) fn ms_of(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The connection, waiting for whoever holds it. A job that panicked holding it poisons the lock;
+/// the connection is still whole (its open transaction is undone by the next `begin`).
+pub(super) fn lock(db: &Mutex<Db>) -> MutexGuard<'_, Db> {
+    db.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Db {
@@ -106,6 +126,8 @@ impl Db {
         let conn = Connection::open_with_flags(path, flags).map_err(failed)?;
         // A file held by another process is an error at once, never a wait.
         conn.busy_timeout(Duration::ZERO).map_err(failed)?;
+        // Every statement the store runs stays prepared (some forty; rusqlite keeps 16 unless told).
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
         // Exclusive before WAL: the lock taken by the first write is kept until the connection
         // closes (the process exits or dies: the OS drops it), and the WAL index lives in this
         // process's memory rather than a shared file.
@@ -118,6 +140,9 @@ impl Db {
             });
         }
         conn.pragma_update(None, "synchronous", synchronous.pragma()).map_err(failed)?;
+        // A checkpoint syncs the files: the store's thread runs them (`CHECKPOINT_EVERY`), never a
+        // commit on a caller's thread, which SQLite's automatic checkpoints would.
+        conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(failed)?;
         conn.execute_batch("BEGIN IMMEDIATE").map_err(failed)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(failed)?;
         if version > SCHEMA_VERSION {
@@ -132,16 +157,28 @@ impl Db {
         conn.execute_batch(SCHEMA).map_err(failed)?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(failed)?;
         let flow_owners = HashMap::new();
-        let mut db = Db { conn, caps, clock, name, url_rows: 0, flow_rows: 0, flow_owners, task_rows: 0 };
+        let mut db = Db {
+            conn,
+            caps,
+            clock,
+            name,
+            url_rows: 0,
+            flow_rows: 0,
+            flow_owners,
+            task_rows: 0,
+            commits: 0,
+            checkpoint_asked: false,
+        };
         db.end_orphaned_tasks()?;
         db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
         db.recount()?;
         Ok(db)
     }
 
-    /// Runs batches of jobs until every sender is gone; the connection closes (and the file's
-    /// lock is released) when this returns.
-    pub(super) fn serve(mut self, jobs: Receiver<Job>) {
+    /// Runs batches of the jobs sent to the store's thread until every sender is gone, each
+    /// batch in one transaction under the connection's lock; `queued` counts the jobs sent and
+    /// not yet committed. A checkpoint runs once `CHECKPOINT_EVERY` commits have gone by.
+    pub(super) fn serve(db: &Mutex<Db>, jobs: Receiver<Job>, queued: &AtomicUsize) {
         while let Ok(first) = jobs.recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
@@ -150,30 +187,97 @@ impl Db {
                     Err(_) => break,
                 }
             }
-            let begun = self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| self.unavailable(e));
-            let deliveries: Vec<Delivery> = match begun {
-                Ok(()) => {
-                    self.sweep(SWEEP_BUDGET);
-                    batch.into_iter().map(|job| job(&mut self)).collect()
-                }
-                Err(_) => Vec::new(),
-            };
-            let committed = begun.and_then(|()| self.conn.execute_batch("COMMIT").map_err(|e| self.unavailable(e)));
-            if committed.is_err() {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                if let Err(error) = self.recount() {
-                    tracing::error!("{error}");
-                }
+            let size = batch.len();
+            let mut held = lock(db);
+            let (deliveries, committed) = held.run_batch(batch);
+            // Counted off once committed: a call that then finds none queued runs after these.
+            queued.fetch_sub(size, Ordering::Release);
+            if held.commits >= CHECKPOINT_EVERY {
+                held.checkpoint();
             }
+            drop(held);
             for deliver in deliveries {
                 deliver(committed.clone());
             }
         }
     }
 
+    /// Runs `batch` in one transaction (after a few expired records are swept), each job in a
+    /// savepoint of its own; what each hands back, and whether the transaction committed.
+    fn run_batch(&mut self, batch: Vec<Job>) -> (Vec<Delivery>, Result<(), StoreError>) {
+        let begun = self.begin();
+        let deliveries: Vec<Delivery> = match begun {
+            Ok(()) => batch.into_iter().map(|job| job(self)).collect(),
+            Err(_) => Vec::new(),
+        };
+        let committed = begun.and_then(|()| self.commit());
+        (deliveries, committed)
+    }
+
+    /// Runs `f` alone in a transaction of its own (after a few expired records are swept), on
+    /// the calling thread: its answer once committed. Its writes are undone if it fails on the
+    /// database, as a job's are.
+    pub(super) fn run_one<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.begin()?;
+        let result = f(self);
+        if let Err(StoreError::Unavailable { .. }) = result {
+            self.roll_back();
+            return result;
+        }
+        self.commit().and(result)
+    }
+
+    /// Begins a transaction, taking the write lock at once, and sweeps a few expired records.
+    fn begin(&mut self) -> Result<(), StoreError> {
+        // A transaction left open (a job that panicked) is undone rather than joined.
+        if !self.conn.is_autocommit() {
+            self.roll_back();
+        }
+        self.exec("BEGIN IMMEDIATE", [])?;
+        self.sweep(SWEEP_BUDGET);
+        Ok(())
+    }
+
+    /// Commits the transaction; one that cannot be is rolled back.
+    fn commit(&mut self) -> Result<(), StoreError> {
+        let committed = self.exec("COMMIT", []).map(drop);
+        match committed {
+            Ok(()) => self.commits += 1,
+            Err(_) => self.roll_back(),
+        }
+        committed
+    }
+
+    /// Rolls the transaction back and counts the rows again (the counts kept as rows changed
+    /// included the undone changes).
+    fn roll_back(&mut self) {
+        let _ = self.conn.execute_batch("ROLLBACK");
+        if let Err(error) = self.recount() {
+            tracing::error!("{error}");
+        }
+    }
+
+    /// Whether a checkpoint is due and nobody asked the store's thread for it yet; asking is
+    /// then the caller's.
+    pub(super) fn checkpoint_to_ask(&mut self) -> bool {
+        let due = self.commits >= CHECKPOINT_EVERY && !self.checkpoint_asked;
+        self.checkpoint_asked |= due;
+        due
+    }
+
+    /// Copies the log's committed pages into the file (syncing both), so the log is reused from
+    /// its start rather than growing.
+    fn checkpoint(&mut self) {
+        if let Err(error) = self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!("{}: checkpointing the log: {error}", self.name);
+        }
+        self.commits = 0;
+        self.checkpoint_asked = false;
+    }
+
     /// Runs `f` as one job: its writes are undone if it fails on the database.
     pub(super) fn job<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.conn.execute_batch("SAVEPOINT job").map_err(|e| self.unavailable(e))?;
+        self.exec("SAVEPOINT job", [])?;
         let result = f(self);
         match &result {
             Err(StoreError::Unavailable { .. }) => {
@@ -182,7 +286,7 @@ impl Db {
                     tracing::error!("{error}");
                 }
             }
-            _ => self.conn.execute_batch("RELEASE job").map_err(|e| self.unavailable(e))?,
+            _ => drop(self.exec("RELEASE job", [])?),
         }
         result
     }

@@ -8,8 +8,9 @@ mod tasks;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
 use serde_json::{Value, value::RawValue};
@@ -122,11 +123,14 @@ impl SqliteStoreBuilder {
         let (jobs, queue) = channel::<Job>();
         let (opened_tx, opened) = oneshot::channel();
         let SqliteStoreBuilder { path, synchronous, caps, clock } = self;
+        let queued = Arc::new(AtomicUsize::new(0));
+        let served = Arc::clone(&queued);
         let thread = std::thread::Builder::new().name("elicit-sqlite".to_owned()).spawn(move || {
             match Db::open(&path, synchronous, caps, clock) {
                 Ok(db) => {
-                    let _ = opened_tx.send(Ok(()));
-                    db.serve(queue);
+                    let db = Arc::new(Mutex::new(db));
+                    let _ = opened_tx.send(Ok(Arc::clone(&db)));
+                    Db::serve(&db, queue, &served);
                 }
                 Err(error) => {
                     let _ = opened_tx.send(Err(error));
@@ -135,8 +139,10 @@ impl SqliteStoreBuilder {
         });
         let stopped = |detail: &str| StoreError::Unavailable { store: name.clone(), detail: detail.to_owned() };
         thread.map_err(|e| stopped(&format!("cannot start the store's thread: {e}")))?;
-        opened.await.map_err(|_| stopped("the store's thread stopped while opening the file"))??;
-        Ok(SqliteStore { jobs, waiters: Arc::default(), name })
+        let db = opened.await.map_err(|_| stopped("the store's thread stopped while opening the file"))??;
+        // A commit that waits for the disk (`Full`) never runs on a caller's thread.
+        let inline = synchronous == Synchronous::Normal;
+        Ok(SqliteStore { jobs, db, queued, inline, in_flight: Arc::default(), waiters: Arc::default(), name })
     }
 }
 
@@ -171,11 +177,17 @@ impl SqliteStoreBuilder {
 /// task still running there (one process at a time opens it, so the one that ran them is gone),
 /// and they read `failed` at once rather than `working` until their lease would have passed.
 ///
-/// # Off the async runtime
+/// # On the caller's thread, or the store's
 ///
-/// The connection lives on a thread of its own; every call sends it a job and awaits the answer.
-/// Jobs queued together run in one transaction, committed once (group commit), each in a
-/// savepoint of its own. A retry waiting in [`UrlCompletions::take`] or a task waiting in
+/// With [`Synchronous::Normal`], a call made while no other is in flight runs on the caller's
+/// thread, in a transaction of its own: a few statements and a write to the log, which the OS
+/// holds (no sync), answered without waking another thread. Calls made together are sent to the
+/// store's own thread and awaited there: those queued together run in one transaction,
+/// committed once (group commit), each in a savepoint of its own. A call never
+/// runs ahead of one made before it and still queued, so one caller's calls take effect in the
+/// order made. The store's thread also runs the checkpoints (every few hundred commits), which
+/// sync the files; with [`Synchronous::Full`] every commit syncs, and every call goes to that
+/// thread. A retry waiting in [`UrlCompletions::take`] or a task waiting in
 /// [`TaskRecords::wait`](crate::server::store::TaskRecords::wait) is woken in this process as soon as
 /// the completion or the answer is committed.
 ///
@@ -209,7 +221,17 @@ impl SqliteStoreBuilder {
 /// # }).unwrap();
 /// ```
 pub struct SqliteStore {
+    /// The store's thread's queue.
     jobs: Sender<Job>,
+    /// The connection, shared with the store's thread.
+    db: Arc<Mutex<Db>>,
+    /// Calls sent to the store's thread and not yet committed: while there are any, a call
+    /// queues behind them rather than run ahead on its caller's thread.
+    queued: Arc<AtomicUsize>,
+    /// Whether a call may run on its caller's thread ([`Synchronous::Normal`]).
+    inline: bool,
+    /// Calls made and not answered yet.
+    in_flight: Arc<AtomicUsize>,
     waiters: Arc<Waiters>,
     name: String,
 }
@@ -242,11 +264,22 @@ impl SqliteStore {
         SqliteStore::builder(path).open().await
     }
 
-    /// Runs `f` on the store's thread, in the current batch's transaction; answers once committed.
+    /// Runs `f` in a transaction: on the caller's thread when it may and the connection is
+    /// free, else on the store's thread in the current batch's; answers once committed.
     async fn call<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        let alone = self.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
+        let _answered = InFlight(&self.in_flight);
+        let f = if alone {
+            match self.here(f) {
+                Ok(answer) => return answer,
+                Err(f) => f,
+            }
+        } else {
+            f
+        };
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |db: &mut Db| -> Delivery {
             let result = db.job(f);
@@ -254,12 +287,52 @@ impl SqliteStore {
                 let _ = tx.send(committed.and(result));
             })
         });
-        self.jobs.send(job).map_err(|_| self.stopped())?;
+        self.send(job)?;
         rx.await.map_err(|_| self.stopped())?
+    }
+
+    /// Runs `f` on this thread if the store allows it, nothing is queued and nobody holds the
+    /// connection; else hands `f` back. Only a call made while no other is in flight comes here:
+    /// calls made together go to the store's thread, which commits them together.
+    fn here<T, F: FnOnce(&mut Db) -> Result<T, StoreError>>(&self, f: F) -> Result<Result<T, StoreError>, F> {
+        if !self.inline || self.queued.load(Ordering::Acquire) != 0 {
+            return Err(f);
+        }
+        let mut db = match self.db.try_lock() {
+            Ok(db) => db,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(f),
+        };
+        let answer = db.run_one(f);
+        let ask = db.checkpoint_to_ask();
+        drop(db);
+        if ask {
+            // The store's thread checkpoints after any batch it runs: an empty one wakes it.
+            let _ = self.send(Box::new(|_: &mut Db| -> Delivery { Box::new(drop) }));
+        }
+        Ok(answer)
+    }
+
+    /// Queues `job` for the store's thread.
+    fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        self.jobs.send(job).map_err(|_| {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            self.stopped()
+        })
     }
 
     fn stopped(&self) -> StoreError {
         StoreError::Unavailable { store: self.name.clone(), detail: "the store's thread has stopped".to_owned() }
+    }
+}
+
+/// One call in flight, counted off when it is answered (or dropped).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -358,7 +431,7 @@ impl UrlCompletions for SqliteStore {
             Box::new(drop)
         });
         // Best effort: a store that stopped leaves the step to expire.
-        let _ = self.jobs.send(job);
+        let _ = self.send(job);
     }
 }
 
@@ -444,6 +517,73 @@ CREATE INDEX IF NOT EXISTS tasks_live ON tasks (running, live_until);
 CREATE INDEX IF NOT EXISTS tasks_live_owner ON tasks (owner, running, live_until);
 CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
 ";
+
+    /// A fresh file in a folder of its own, removed when the test ends.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(what: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("elicit-sqlite-{what}-{}", mint_id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn file(&self) -> std::path::PathBuf {
+            self.0.join("store.db")
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+
+    /// A call made after a release sees the step released, whether the call runs on the caller's
+    /// thread (`Normal`, nothing queued) or the store's (`Full`, or behind the queued release): a
+    /// call never runs ahead of one queued before it.
+    #[tokio::test]
+    async fn a_call_after_a_release_sees_it_released_on_either_thread() {
+        for synchronous in [Synchronous::Normal, Synchronous::Full] {
+            let scratch = Scratch::new("order");
+            let store = SqliteStore::builder(scratch.file()).synchronous(synchronous).open().await.unwrap();
+            let minute = Duration::from_secs(60);
+            for round in 0..50 {
+                let id = format!("step-{round}");
+                store.register(&id, minute, None).await.unwrap();
+                assert_eq!(store.status(&id).await.unwrap(), UrlStatus::Pending, "{synchronous:?}");
+                store.release(&id);
+                assert_eq!(store.status(&id).await.unwrap(), UrlStatus::Unknown, "{synchronous:?}, round {round}");
+            }
+        }
+    }
+
+    /// The log is checkpointed every few hundred commits, by the store's thread, on either
+    /// setting: it is reused from its start rather than growing with every commit (SQLite's own
+    /// checkpoints are off, so without these it would grow without end).
+    #[tokio::test]
+    async fn the_log_is_checkpointed_and_does_not_grow_with_every_commit() {
+        for synchronous in [Synchronous::Normal, Synchronous::Full] {
+            let scratch = Scratch::new("checkpoint");
+            let store = SqliteStore::builder(scratch.file()).synchronous(synchronous).open().await.unwrap();
+            let log = scratch.0.join("store.db-wal");
+            let log_size = || std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+            let commits = |from: usize, to: usize| {
+                let store = &store;
+                async move {
+                    for n in from..to {
+                        store.register(&format!("step-{n}"), Duration::from_secs(60), None).await.unwrap();
+                    }
+                }
+            };
+            commits(0, db::CHECKPOINT_EVERY).await;
+            let one_stretch = log_size();
+            assert!(one_stretch > 0, "{synchronous:?}: the commits went to the log");
+            commits(db::CHECKPOINT_EVERY, 8 * db::CHECKPOINT_EVERY).await;
+            let after = log_size();
+            assert!(after < 3 * one_stretch, "{synchronous:?}: the log grew from {one_stretch} to {after} bytes");
+        }
+    }
 
     /// A file of schema 1 opens: its flows read as they were, owned by no one (they count against
     /// no owner's quota), and new flows have owners.
