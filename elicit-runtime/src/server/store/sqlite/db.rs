@@ -92,7 +92,7 @@ pub(super) struct Db {
     /// Commits since the last checkpoint.
     commits: usize,
     /// Whether the store's thread was asked for a checkpoint it has not run yet.
-    pub(super) checkpoint_asked: bool,
+    checkpoint_asked: bool,
 }
 
 /// Milliseconds since the Unix epoch (0 before it; saturating far after it).
@@ -177,7 +177,9 @@ impl Db {
 
     /// Runs batches of the jobs sent to the store's thread until every sender is gone, each
     /// batch in one transaction under the connection's lock; `queued` counts the jobs sent and
-    /// not yet committed. A checkpoint runs once `CHECKPOINT_EVERY` commits have gone by.
+    /// not yet committed. A checkpoint runs once `CHECKPOINT_EVERY` commits have gone by. The
+    /// connection closes (and the file's lock is released) once the store is dropped and this
+    /// returns.
     pub(super) fn serve(db: &Mutex<Db>, jobs: Receiver<Job>, queued: &AtomicUsize) {
         while let Ok(first) = jobs.recv() {
             let mut batch = vec![first];
