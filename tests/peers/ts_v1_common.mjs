@@ -35,8 +35,12 @@ export function reportCompletions(client) {
     const deadline = Date.now() + ms;
     while ([...ids].some((id) => !completed.has(id)) && Date.now() < deadline) {
       await new Promise((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, deadline - Date.now());
+        const timer = setTimeout(resolve, deadline - Date.now());
+        // Woken, the timer goes too: a pending one would keep the process alive until it fires.
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
     }
   };
