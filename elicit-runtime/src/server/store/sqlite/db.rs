@@ -250,10 +250,15 @@ impl Db {
         committed
     }
 
-    /// Rolls the transaction back and counts the rows again (the counts kept as rows changed
-    /// included the undone changes).
+    /// Rolls the transaction back.
     fn roll_back(&mut self) {
-        let _ = self.conn.execute_batch("ROLLBACK");
+        self.undo("ROLLBACK");
+    }
+
+    /// Runs `rollback` (the transaction's or a savepoint's) and counts the rows again (the counts
+    /// kept as rows changed included the undone changes).
+    fn undo(&mut self, rollback: &str) {
+        let _ = self.conn.execute_batch(rollback);
         if let Err(error) = self.recount() {
             tracing::error!("{error}");
         }
@@ -282,12 +287,7 @@ impl Db {
         self.exec("SAVEPOINT job", [])?;
         let result = f(self);
         match &result {
-            Err(StoreError::Unavailable { .. }) => {
-                let _ = self.conn.execute_batch("ROLLBACK TO job; RELEASE job");
-                if let Err(error) = self.recount() {
-                    tracing::error!("{error}");
-                }
-            }
+            Err(StoreError::Unavailable { .. }) => self.undo("ROLLBACK TO job; RELEASE job"),
             _ => drop(self.exec("RELEASE job", [])?),
         }
         result

@@ -589,9 +589,8 @@ CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
     /// no owner's quota), and new flows have owners.
     #[tokio::test]
     async fn a_file_of_the_schema_without_flow_owners_opens_with_its_flows_owned_by_no_one() {
-        let dir = std::env::temp_dir().join(format!("elicit-sqlite-schema-1-{}", mint_id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("schema-1.db");
+        let scratch = Scratch::new("schema-1");
+        let file = scratch.file();
         {
             let conn = rusqlite::Connection::open(&file).unwrap();
             conn.execute_batch(SCHEMA_1).unwrap();
@@ -614,6 +613,5 @@ CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
             Err(StoreError::Quota { kind: RecordKind::Flow, cap: 1 })
         );
         drop(store);
-        std::fs::remove_dir_all(&dir).ok();
     }
 }
