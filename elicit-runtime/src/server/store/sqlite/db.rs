@@ -9,6 +9,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
 
@@ -19,6 +20,32 @@ use crate::server::store::{RecordKind, StoreError, UrlStatus};
 /// How many expired records of each kind a batch sweeps at most: expiry costs each batch a few
 /// index steps, never a scan.
 pub(super) const SWEEP_BUDGET: i64 = 32;
+
+/// How many expired ids a sweep of every expired record (a cap reached) reads at a time.
+const SWEEP_CHUNK: i64 = 1024;
+
+/// How [`Db::delete_expired`] finds a table's expired rows (earliest first, through its index on
+/// `expires`) and deletes one.
+#[derive(Clone, Copy)]
+pub(super) struct Expiry {
+    pub(super) select: &'static str,
+    delete: &'static str,
+}
+
+pub(super) const URLS_EXPIRY: Expiry = Expiry {
+    select: "SELECT id FROM urls WHERE expires <= ?1 ORDER BY expires LIMIT ?2",
+    delete: "DELETE FROM urls WHERE id = ?1",
+};
+
+pub(super) const FLOWS_EXPIRY: Expiry = Expiry {
+    select: "SELECT id, owner FROM flows WHERE expires <= ?1 ORDER BY expires LIMIT ?2",
+    delete: "DELETE FROM flows WHERE id = ?1",
+};
+
+pub(super) const TASKS_EXPIRY: Expiry = Expiry {
+    select: "SELECT id FROM tasks WHERE expires <= ?1 ORDER BY expires LIMIT ?2",
+    delete: "DELETE FROM tasks WHERE id = ?1",
+};
 
 /// How many prepared statements the connection keeps: more than the store has, so none is
 /// parsed again.
@@ -36,7 +63,10 @@ pub(super) const CHECKPOINT_EVERY: usize = 256;
 const SCHEMA_VERSION: i64 = 2;
 
 /// Every table is keyed by its id and indexed by expiry (ms since the Unix epoch): a sweep reads
-/// the earliest deadlines first and stops at the first live one.
+/// the earliest deadlines first and stops at the first live one. Flows have no index by owner
+/// (files written before had one, dropped here): the owners' counts are kept in memory and
+/// counted from the table only when the file is opened or a transaction rolled back, and every
+/// index is one more page a flow's commit writes to the log.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS urls (
   id TEXT PRIMARY KEY NOT NULL, owner TEXT, done INTEGER NOT NULL, outcome TEXT, expires INTEGER NOT NULL
@@ -47,7 +77,7 @@ CREATE TABLE IF NOT EXISTS flows (
   id TEXT PRIMARY KEY NOT NULL, slots TEXT NOT NULL, finished TEXT, expires INTEGER NOT NULL, owner TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS flows_expires ON flows (expires);
-CREATE INDEX IF NOT EXISTS flows_owner ON flows (owner, expires);
+DROP INDEX IF EXISTS flows_owner;
 CREATE TABLE IF NOT EXISTS tasks (
   id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, owner TEXT, running INTEGER NOT NULL,
   live_until INTEGER NOT NULL, updated INTEGER NOT NULL, expires INTEGER NOT NULL,
@@ -128,6 +158,11 @@ impl Db {
         conn.busy_timeout(Duration::ZERO).map_err(failed)?;
         // Every statement the store runs stays prepared (some forty; rusqlite keeps 16 unless told).
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
+        // And stays as prepared: without the planner's stability guarantee, SQLite prepares a
+        // statement again after a new value is bound to a parameter its plan may depend on (a
+        // `LIMIT ?`, a range on an index; this build has STAT4), which the sweep at the start of
+        // every transaction did each time. The store's plans depend on no value.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true).map_err(failed)?;
         // Exclusive before WAL: the lock taken by the first write is kept until the connection
         // closes (the process exits or dies: the OS drops it), and the WAL index lives in this
         // process's memory rather than a shared file.
@@ -341,30 +376,61 @@ impl Db {
     /// Deletes up to `budget` expired URL-mode steps and as many flows, earliest first.
     pub(super) fn sweep(&mut self, budget: i64) {
         let now = self.now();
-        let swept = |db: &Db, table: &str| -> usize {
-            let sql = format!(
-                "DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE expires <= ?1 ORDER BY expires LIMIT ?2)"
-            );
-            match db.conn.prepare_cached(&sql).and_then(|mut delete| delete.execute(params![now, budget])) {
-                Ok(n) => n,
-                Err(error) => {
-                    tracing::warn!("{}: sweeping expired records: {error}", db.name);
-                    0
+        let urls = self.delete_expired(URLS_EXPIRY, now, budget, |_| Ok(()));
+        let flows = self.delete_expired(FLOWS_EXPIRY, now, budget, |row| row.get::<_, Option<String>>(1));
+        match (urls, flows) {
+            (Ok(urls), Ok(owners)) => {
+                self.url_rows = self.url_rows.saturating_sub(urls.len());
+                // Flows say whose they were, for the owners' counts.
+                owners.into_iter().for_each(|owner| self.flow_gone(owner));
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!("{}: sweeping expired records: {error}", self.name);
+                // What was deleted before the error is still counted.
+                if let Err(error) = self.recount() {
+                    tracing::error!("{error}");
                 }
             }
-        };
-        let urls = swept(self, "urls");
-        self.url_rows = self.url_rows.saturating_sub(urls);
-        // Flows say whose they were, for the owners' counts.
-        let sql = "DELETE FROM flows WHERE id IN (SELECT id FROM flows WHERE expires <= ?1 ORDER BY expires LIMIT ?2)
-                   RETURNING owner";
-        let owners: rusqlite::Result<Vec<Option<String>>> = self.conn.prepare_cached(sql).and_then(|mut delete| {
-            delete.query_map(params![now, budget], |row| row.get::<_, Option<String>>(0))?.collect()
-        });
-        match owners {
-            Ok(owners) => owners.into_iter().for_each(|owner| self.flow_gone(owner)),
-            Err(error) => tracing::warn!("{}: sweeping expired records: {error}", self.name),
         }
+    }
+
+    /// Deletes up to `budget` rows expired at `now` of the table `expiry` names, earliest first:
+    /// what `read` reads of each deleted row (its id is column 0; a flow's `owner`, column 1).
+    /// The rows are found through the table's index on `expires` and deleted one by one by id:
+    /// an `id IN (SELECT …)` or a `RETURNING` would make SQLite build a temporary B-tree, page
+    /// cache and all, and free it again, on every transaction (memory the allocator hands back to
+    /// the system and faults in again each time).
+    pub(super) fn delete_expired<T>(
+        &self,
+        expiry: Expiry,
+        now: i64,
+        budget: i64,
+        read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<Vec<T>> {
+        let Expiry { select, delete } = expiry;
+        let mut gone = Vec::new();
+        let mut left = budget;
+        while left > 0 {
+            // A sweep of everything expired reads the ids a chunk at a time.
+            let chunk = left.min(SWEEP_CHUNK);
+            let rows: Vec<(String, T)> = self
+                .conn
+                .prepare_cached(select)?
+                .query_map(params![now, chunk], |row| Ok((row.get(0)?, read(row)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let found = rows.len();
+            let mut delete = self.conn.prepare_cached(delete)?;
+            for (id, value) in rows {
+                if delete.execute([id])? == 1 {
+                    gone.push(value);
+                }
+            }
+            if i64::try_from(found).unwrap_or(i64::MAX) < chunk {
+                break;
+            }
+            left -= chunk;
+        }
+        Ok(gone)
     }
 
     /// Room for one more record of `kind`: at the cap, every expired record is swept first.
@@ -469,14 +535,16 @@ impl Db {
     /// Deletes a completed step and returns its completion; a pending or unknown one as it is.
     pub(super) fn consume(&mut self, id: &str) -> Result<UrlStatus, StoreError> {
         let now = self.now();
+        // Read, then deleted: a `RETURNING` builds a temporary B-tree (see `delete_expired`).
         let taken = self.row(
-            "DELETE FROM urls WHERE id = ?1 AND done = 1 AND expires > ?2 RETURNING outcome",
+            "SELECT outcome FROM urls WHERE id = ?1 AND done = 1 AND expires > ?2",
             params![id, now],
             |row| row.get::<_, Option<String>>(0),
         )?;
         match taken {
             Some(outcome) => {
-                self.url_rows = self.url_rows.saturating_sub(1);
+                let gone = self.exec("DELETE FROM urls WHERE id = ?1", [id])?;
+                self.url_rows = self.url_rows.saturating_sub(gone);
                 Ok(UrlStatus::Completed(self.json(outcome.as_deref().unwrap_or("null"), "an outcome")?))
             }
             None => self.status(id),

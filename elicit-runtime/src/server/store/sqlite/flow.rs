@@ -93,7 +93,9 @@ impl Db {
 
     /// Deletes the row of `flow`, if there is one.
     fn delete_flow(&mut self, flow: &str) -> Result<(), StoreError> {
-        if let Some(owner) = self.row("DELETE FROM flows WHERE id = ?1 RETURNING owner", [flow], |row| row.get(0))? {
+        // Read, then deleted: a `RETURNING` builds a temporary B-tree (see `Db::delete_expired`).
+        if let Some(owner) = self.row("SELECT owner FROM flows WHERE id = ?1", [flow], |row| row.get(0))? {
+            self.exec("DELETE FROM flows WHERE id = ?1", [flow])?;
             self.flow_gone(owner);
         }
         Ok(())

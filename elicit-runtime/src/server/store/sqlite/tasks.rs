@@ -13,7 +13,7 @@ use rusqlite::params;
 use serde_json::{Map, Value};
 
 use super::SqliteStore;
-use super::db::{Db, SWEEP_BUDGET};
+use super::db::{Db, SWEEP_BUDGET, TASKS_EXPIRY};
 use crate::server::store::{StoreError, StoreFuture, TaskLimits, TaskRecord, TaskRecords, TaskView};
 
 fn int(n: u64) -> i64 {
@@ -117,11 +117,9 @@ impl Db {
 
     fn create_task(&mut self, record: &TaskRecord, limits: TaskLimits) -> Result<(), StoreError> {
         let now = self.now();
-        let swept = self.exec(
-            "DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE expires <= ?1 ORDER BY expires LIMIT ?2)",
-            params![now, SWEEP_BUDGET],
-        )?;
-        self.task_rows = self.task_rows.saturating_sub(swept);
+        let swept =
+            self.delete_expired(TASKS_EXPIRY, now, SWEEP_BUDGET, |_| Ok(())).map_err(|e| self.unavailable(e))?;
+        self.task_rows = self.task_rows.saturating_sub(swept.len());
         let at = int(limits.now_ms);
         if self.task_rows >= self.caps.tasks && !self.drop_an_ended_task(at)? {
             return Err(StoreError::TaskCap { cap: self.caps.tasks, per_principal: false });
