@@ -418,14 +418,16 @@ impl Db {
                 .prepare_cached(select)?
                 .query_map(params![now, chunk], |row| Ok((row.get(0)?, read(row)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            let found = rows.len();
+            let (found, before) = (rows.len(), gone.len());
             let mut delete = self.conn.prepare_cached(delete)?;
             for (id, value) in rows {
                 if delete.execute([id])? == 1 {
                     gone.push(value);
                 }
             }
-            if i64::try_from(found).unwrap_or(i64::MAX) < chunk {
+            // Fewer than asked: nothing more has expired. None deleted (which cannot happen in
+            // the one transaction): the same rows would be found again.
+            if i64::try_from(found).unwrap_or(i64::MAX) < chunk || gone.len() == before {
                 break;
             }
             left -= chunk;
