@@ -418,6 +418,9 @@ impl Db {
                 .prepare_cached(select)?
                 .query_map(params![now, chunk], |row| Ok((row.get(0)?, read(row)?)))?
                 .collect::<rusqlite::Result<_>>()?;
+            if rows.is_empty() {
+                break;
+            }
             let (found, before) = (rows.len(), gone.len());
             let mut delete = self.conn.prepare_cached(delete)?;
             for (id, value) in rows {
