@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -141,6 +140,73 @@ pub(super) fn lock(db: &Mutex<Db>) -> MutexGuard<'_, Db> {
     db.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Calls made while another held the connection: whoever holds it runs them, together, before
+/// letting it go ([`run_pending`]). First come, first run.
+#[derive(Default)]
+pub(super) struct Pending(Mutex<Vec<Job>>);
+
+impl Pending {
+    fn jobs(&self) -> MutexGuard<'_, Vec<Job>> {
+        // Only pushes and takes happen under the lock: a poisoned one still guards a whole list.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(super) fn push(&self, job: Job) {
+        self.jobs().push(job);
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.jobs().is_empty()
+    }
+
+    fn take(&self) -> Vec<Job> {
+        let mut jobs = self.jobs();
+        let at = jobs.len().min(MAX_BATCH);
+        let rest = jobs.split_off(at);
+        std::mem::replace(&mut *jobs, rest)
+    }
+}
+
+/// Runs the `pending` calls, a batch at a time (each batch one transaction, each call answered
+/// once it is committed), with the connection `held`, then lets the connection go. A call that
+/// came after the last look found the connection held, and waits for whoever holds it: so once
+/// it is let go, the list is looked at again, and taken up here unless someone else holds the
+/// connection by then (they run it). Whether a checkpoint is due (`due`: already due before),
+/// for the store's thread.
+pub(super) fn run_pending<'a>(
+    db: &'a Mutex<Db>,
+    mut held: MutexGuard<'a, Db>,
+    pending: &Pending,
+    mut due: bool,
+) -> bool {
+    loop {
+        let mut answered = Vec::new();
+        loop {
+            let batch = pending.take();
+            if batch.is_empty() {
+                break;
+            }
+            let (deliveries, committed) = held.run_batch(batch);
+            due |= held.checkpoint_to_ask();
+            answered.push((deliveries, committed));
+        }
+        drop(held);
+        for (deliveries, committed) in answered {
+            for deliver in deliveries {
+                deliver(committed.clone());
+            }
+        }
+        if pending.is_empty() {
+            return due;
+        }
+        held = match db.try_lock() {
+            Ok(held) => held,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return due,
+        };
+    }
+}
+
 impl Db {
     /// Opens (creating if need be) the file at `path` for this process alone: WAL, exclusive
     /// locking, `synchronous` as asked, the schema in place and the rows counted.
@@ -211,11 +277,11 @@ impl Db {
     }
 
     /// Runs batches of the jobs sent to the store's thread until every sender is gone, each
-    /// batch in one transaction under the connection's lock; `queued` counts the jobs sent and
-    /// not yet committed. A checkpoint runs once `CHECKPOINT_EVERY` commits have gone by. The
-    /// connection closes (and the file's lock is released) once the store is dropped and this
-    /// returns.
-    pub(super) fn serve(db: &Mutex<Db>, jobs: Receiver<Job>, queued: &AtomicUsize) {
+    /// batch in one transaction under the connection's lock, then the calls left `pending` by
+    /// callers who found the connection held. A checkpoint runs once `CHECKPOINT_EVERY` commits
+    /// have gone by. The connection closes (and the file's lock is released) once the store is
+    /// dropped and this returns.
+    pub(super) fn serve(db: &Mutex<Db>, jobs: Receiver<Job>, pending: &Pending) {
         while let Ok(first) = jobs.recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
@@ -224,17 +290,21 @@ impl Db {
                     Err(_) => break,
                 }
             }
-            let size = batch.len();
             let mut held = lock(db);
             let (deliveries, committed) = held.run_batch(batch);
-            // Counted off once committed: a call that then finds none queued runs after these.
-            queued.fetch_sub(size, Ordering::Release);
-            if held.commits >= CHECKPOINT_EVERY {
-                held.checkpoint();
-            }
-            drop(held);
+            let mut due = held.commits >= CHECKPOINT_EVERY;
             for deliver in deliveries {
                 deliver(committed.clone());
+            }
+            loop {
+                if due {
+                    held.checkpoint();
+                }
+                due = run_pending(db, held, pending, false);
+                if !due {
+                    break;
+                }
+                held = lock(db);
             }
         }
     }

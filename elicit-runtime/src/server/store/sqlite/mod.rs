@@ -8,7 +8,6 @@ mod tasks;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
@@ -25,7 +24,7 @@ use super::{
     UrlStatus,
 };
 use crate::server::clock::{Clock, SystemClock};
-use db::{Caps, Db, Delivery, Job};
+use db::{Caps, Db, Delivery, Job, Pending};
 
 /// When a commit reaches the disk: what a power loss may take (see [`SqliteStore`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -123,8 +122,8 @@ impl SqliteStoreBuilder {
         let (jobs, queue) = channel::<Job>();
         let (opened_tx, opened) = oneshot::channel();
         let SqliteStoreBuilder { path, synchronous, caps, clock } = self;
-        let queued = Arc::new(AtomicUsize::new(0));
-        let served = Arc::clone(&queued);
+        let pending = Arc::new(Pending::default());
+        let served = Arc::clone(&pending);
         let thread = std::thread::Builder::new().name("elicit-sqlite".to_owned()).spawn(move || {
             match Db::open(&path, synchronous, caps, clock) {
                 Ok(db) => {
@@ -142,7 +141,7 @@ impl SqliteStoreBuilder {
         let db = opened.await.map_err(|_| stopped("the store's thread stopped while opening the file"))??;
         // A commit that waits for the disk (`Full`) never runs on a caller's thread.
         let inline = synchronous == Synchronous::Normal;
-        Ok(SqliteStore { jobs, db, queued, inline, in_flight: Arc::default(), waiters: Arc::default(), name })
+        Ok(SqliteStore { jobs, db, pending, inline, waiters: Arc::default(), name })
     }
 }
 
@@ -179,17 +178,18 @@ impl SqliteStoreBuilder {
 ///
 /// # On the caller's thread, or the store's
 ///
-/// With [`Synchronous::Normal`], a call made while no other is in flight runs on the caller's
-/// thread, in a transaction of its own: a few statements and a write to the log, which the OS
-/// holds (no sync), answered without waking another thread. Calls made together are sent to the
-/// store's own thread and awaited there: those queued together run in one transaction,
-/// committed once (group commit), each in a savepoint of its own. A call never
-/// runs ahead of one made before it and still queued, so one caller's calls take effect in the
-/// order made. The store's thread also runs the checkpoints (every few hundred commits), which
-/// sync the files; with [`Synchronous::Full`] every commit syncs, and every call goes to that
-/// thread. A retry waiting in [`UrlCompletions::take`] or a task waiting in
-/// [`TaskRecords::wait`](crate::server::store::TaskRecords::wait) is woken in this process as soon as
-/// the completion or the answer is committed.
+/// With [`Synchronous::Normal`], a call that finds the connection free (and no call waiting for
+/// it) runs on the caller's thread, in a transaction of its own: a few statements and a write to
+/// the log, which the OS holds (no sync). A call that finds the connection held waits, and
+/// whoever holds the connection runs the calls waiting before letting it go: those waiting
+/// together run in one transaction, committed once (group commit), each in a savepoint of its
+/// own, and no thread is woken to run them. A call never runs ahead of one made before it and
+/// still waiting, so one caller's calls take effect in the order made. The store's own thread
+/// runs the checkpoints (every few hundred commits), which sync the files; with
+/// [`Synchronous::Full`] every commit syncs, and every call goes to that thread instead (no
+/// caller's thread blocks on the disk). A retry waiting in [`UrlCompletions::take`] or a task
+/// waiting in [`TaskRecords::wait`](crate::server::store::TaskRecords::wait) is woken in this
+/// process as soon as the completion or the answer is committed.
 ///
 /// # Bounded
 ///
@@ -225,13 +225,10 @@ pub struct SqliteStore {
     jobs: Sender<Job>,
     /// The connection, shared with the store's thread.
     db: Arc<Mutex<Db>>,
-    /// Calls sent to the store's thread and not yet committed: while there are any, a call
-    /// queues behind them rather than run ahead on its caller's thread.
-    queued: Arc<AtomicUsize>,
-    /// Whether a call may run on its caller's thread ([`Synchronous::Normal`]).
+    /// Calls waiting for whoever holds the connection ([`Synchronous::Normal`]).
+    pending: Arc<Pending>,
+    /// Whether calls may run on their callers' threads ([`Synchronous::Normal`]).
     inline: bool,
-    /// Calls made and not answered yet.
-    in_flight: Arc<AtomicUsize>,
     waiters: Arc<Waiters>,
     name: String,
 }
@@ -264,21 +261,17 @@ impl SqliteStore {
         SqliteStore::builder(path).open().await
     }
 
-    /// Runs `f` in a transaction: on the caller's thread when it may and the connection is
-    /// free, else on the store's thread in the current batch's; answers once committed.
+    /// Runs `f` in a transaction and answers once it is committed. With [`Synchronous::Normal`],
+    /// on the caller's thread in a transaction of its own when the connection is free and no call
+    /// waits for it; else it waits with the others for whoever holds the connection, who runs
+    /// them together. With [`Synchronous::Full`], on the store's thread.
     async fn call<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let alone = self.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
-        let _answered = InFlight(&self.in_flight);
-        let f = if alone {
-            match self.here(f) {
-                Ok(answer) => return answer,
-                Err(f) => f,
-            }
-        } else {
-            f
+        let f = match self.here(f) {
+            Ok(answer) => return answer,
+            Err(f) => f,
         };
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |db: &mut Db| -> Delivery {
@@ -287,52 +280,58 @@ impl SqliteStore {
                 let _ = tx.send(committed.and(result));
             })
         });
-        self.send(job)?;
+        self.queue(job)?;
         rx.await.map_err(|_| self.stopped())?
     }
 
-    /// Runs `f` on this thread if the store allows it, nothing is queued and nobody holds the
-    /// connection; else hands `f` back. Only a call made while no other is in flight comes here:
-    /// calls made together go to the store's thread, which commits them together.
+    /// Runs `f` on this thread if the store allows it, no call waits for the connection and
+    /// nobody holds it (then runs what was left pending meanwhile); else hands `f` back.
     fn here<T, F: FnOnce(&mut Db) -> Result<T, StoreError>>(&self, f: F) -> Result<Result<T, StoreError>, F> {
-        if !self.inline || self.queued.load(Ordering::Acquire) != 0 {
+        if !self.inline || !self.pending.is_empty() {
             return Err(f);
         }
-        let mut db = match self.db.try_lock() {
-            Ok(db) => db,
+        let mut held = match self.db.try_lock() {
+            Ok(held) => held,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return Err(f),
         };
-        let answer = db.run_one(f);
-        let ask = db.checkpoint_to_ask();
-        drop(db);
-        if ask {
-            // The store's thread checkpoints after any batch it runs: an empty one wakes it.
-            let _ = self.send(Box::new(|_: &mut Db| -> Delivery { Box::new(drop) }));
-        }
+        let answer = held.run_one(f);
+        let due = held.checkpoint_to_ask();
+        self.let_go(held, due);
         Ok(answer)
     }
 
-    /// Queues `job` for the store's thread.
+    /// Queues `job`: with [`Synchronous::Normal`] for whoever holds the connection, which is
+    /// this caller if nobody does; with [`Synchronous::Full`] for the store's thread.
+    fn queue(&self, job: Job) -> Result<(), StoreError> {
+        if !self.inline {
+            return self.send(job);
+        }
+        self.pending.push(job);
+        let held = match self.db.try_lock() {
+            Ok(held) => held,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(()),
+        };
+        self.let_go(held, false);
+        Ok(())
+    }
+
+    /// Runs what is pending, lets the connection go, and asks the store's thread for a
+    /// checkpoint if one is due (it runs them: they sync the files).
+    fn let_go(&self, held: std::sync::MutexGuard<'_, Db>, due: bool) {
+        if db::run_pending(&self.db, held, &self.pending, due) {
+            let _ = self.send(Box::new(|_: &mut Db| -> Delivery { Box::new(drop) }));
+        }
+    }
+
+    /// Sends `job` to the store's thread.
     fn send(&self, job: Job) -> Result<(), StoreError> {
-        self.queued.fetch_add(1, Ordering::AcqRel);
-        self.jobs.send(job).map_err(|_| {
-            self.queued.fetch_sub(1, Ordering::AcqRel);
-            self.stopped()
-        })
+        self.jobs.send(job).map_err(|_| self.stopped())
     }
 
     fn stopped(&self) -> StoreError {
         StoreError::Unavailable { store: self.name.clone(), detail: "the store's thread has stopped".to_owned() }
-    }
-}
-
-/// One call in flight, counted off when it is answered (or dropped).
-struct InFlight<'a>(&'a AtomicUsize);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -431,7 +430,7 @@ impl UrlCompletions for SqliteStore {
             Box::new(drop)
         });
         // Best effort: a store that stopped leaves the step to expire.
-        let _ = self.send(job);
+        let _ = self.queue(job);
     }
 }
 
@@ -540,8 +539,8 @@ CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
     }
 
     /// A call made after a release sees the step released, whether the call runs on the caller's
-    /// thread (`Normal`, nothing queued) or the store's (`Full`, or behind the queued release): a
-    /// call never runs ahead of one queued before it.
+    /// thread (`Normal`, nothing waiting), behind the release that waits for the connection, or on
+    /// the store's thread (`Full`): a call never runs ahead of one made before it.
     #[tokio::test]
     async fn a_call_after_a_release_sees_it_released_on_either_thread() {
         for synchronous in [Synchronous::Normal, Synchronous::Full] {
@@ -556,6 +555,72 @@ CREATE INDEX IF NOT EXISTS tasks_changed ON tasks (running, updated);
                 assert_eq!(store.status(&id).await.unwrap(), UrlStatus::Unknown, "{synchronous:?}, round {round}");
             }
         }
+    }
+
+    /// Calls made together from many tasks on several threads are all answered, each with what
+    /// it committed: a call that finds the connection held waits for whoever holds it, and none
+    /// is left waiting once the connection is let go (the holder looks again after letting go).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_made_together_are_all_run_by_whoever_holds_the_connection() {
+        for synchronous in [Synchronous::Normal, Synchronous::Full] {
+            let scratch = Scratch::new("together");
+            let store = Arc::new(SqliteStore::builder(scratch.file()).synchronous(synchronous).open().await.unwrap());
+            let minute = Duration::from_secs(60);
+            let callers: Vec<_> = (0..16)
+                .map(|caller| {
+                    let store = Arc::clone(&store);
+                    tokio::spawn(async move {
+                        for n in 0..100 {
+                            let id = format!("step-{caller}-{n}");
+                            store.register(&id, minute, None).await.unwrap();
+                            assert!(store.complete(&id, json!(n), None).await.unwrap());
+                            store.release(&id);
+                            // Released by the time it is looked at: the release went first.
+                            assert_eq!(store.status(&id).await.unwrap(), UrlStatus::Unknown, "{id}");
+                        }
+                    })
+                })
+                .collect();
+            // A call left waiting would hang its caller: the test's own limit fails it instead.
+            let all = async {
+                for caller in callers {
+                    caller.await.unwrap();
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(120), all).await.expect("every call answered");
+            assert_eq!(db::lock(&store.db).url_rows, 0, "{synchronous:?}");
+        }
+    }
+
+    /// A call queued just as the holder lets the connection go (after its last look at the
+    /// waiting calls, before it lets go: as a call from another thread may be) is run: the holder
+    /// looks again once it has let go. Here the holder's own answer queues that call, which is
+    /// the last moment before the holder looks again.
+    #[tokio::test]
+    async fn a_call_queued_as_the_connection_is_let_go_is_run() {
+        let scratch = Scratch::new("let-go");
+        let store = SqliteStore::open(scratch.file()).await.unwrap();
+        let minute = Duration::from_secs(60);
+        let (tx, rx) = oneshot::channel();
+        let late: Job = Box::new(move |db: &mut Db| -> Delivery {
+            let result = db.job(|db| db.register("late", minute, None));
+            Box::new(move |committed: Result<(), StoreError>| {
+                let _ = tx.send(committed.and(result));
+            })
+        });
+        let pending = Arc::clone(&store.pending);
+        let first: Job = Box::new(move |db: &mut Db| -> Delivery {
+            let result = db.job(|db| db.register("first", minute, None));
+            Box::new(move |committed: Result<(), StoreError>| {
+                committed.and(result).unwrap();
+                pending.push(late);
+            })
+        });
+        store.queue(first).unwrap();
+        // Left waiting, the late call would never be answered: the test's own limit fails it.
+        let answered = tokio::time::timeout(Duration::from_secs(60), rx).await;
+        answered.expect("the late call was run").unwrap().unwrap();
+        assert_eq!(store.status("late").await.unwrap(), UrlStatus::Pending);
     }
 
     /// The log is checkpointed every few hundred commits, by the store's thread, on either
