@@ -13,6 +13,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use serde_json::Value;
 
 use super::Synchronous;
+use super::pending::{Pending, run_pending};
 use crate::server::clock::Clock;
 use crate::server::store::{RecordKind, StoreError, UrlStatus};
 
@@ -51,7 +52,7 @@ pub(super) const TASKS_EXPIRY: Expiry = Expiry {
 const STATEMENTS: usize = 64;
 
 /// How many queued jobs one transaction takes at most.
-const MAX_BATCH: usize = 256;
+pub(super) const MAX_BATCH: usize = 256;
 
 /// How many commits the log takes between two checkpoints, which the store's thread runs (about
 /// SQLite's own default of 1,000 pages: a commit writes a few pages to the log).
@@ -138,73 +139,6 @@ pub(super) fn ms_of(duration: Duration) -> i64 {
 /// the connection is still whole (its open transaction is undone by the next `begin`).
 pub(super) fn lock(db: &Mutex<Db>) -> MutexGuard<'_, Db> {
     db.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Calls made while another held the connection: whoever holds it runs them, together, before
-/// letting it go ([`run_pending`]). First come, first run.
-#[derive(Default)]
-pub(super) struct Pending(Mutex<Vec<Job>>);
-
-impl Pending {
-    fn jobs(&self) -> MutexGuard<'_, Vec<Job>> {
-        // Only pushes and takes happen under the lock: a poisoned one still guards a whole list.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(super) fn push(&self, job: Job) {
-        self.jobs().push(job);
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.jobs().is_empty()
-    }
-
-    fn take(&self) -> Vec<Job> {
-        let mut jobs = self.jobs();
-        let at = jobs.len().min(MAX_BATCH);
-        let rest = jobs.split_off(at);
-        std::mem::replace(&mut *jobs, rest)
-    }
-}
-
-/// Runs the `pending` calls, a batch at a time (each batch one transaction, each call answered
-/// once it is committed), with the connection `held`, then lets the connection go. A call that
-/// came after the last look found the connection held, and waits for whoever holds it: so once
-/// it is let go, the list is looked at again, and taken up here unless someone else holds the
-/// connection by then (they run it). Whether a checkpoint is due (`due`: already due before),
-/// for the store's thread.
-pub(super) fn run_pending<'a>(
-    db: &'a Mutex<Db>,
-    mut held: MutexGuard<'a, Db>,
-    pending: &Pending,
-    mut due: bool,
-) -> bool {
-    loop {
-        let mut answered = Vec::new();
-        loop {
-            let batch = pending.take();
-            if batch.is_empty() {
-                break;
-            }
-            let (deliveries, committed) = held.run_batch(batch);
-            due |= held.checkpoint_to_ask();
-            answered.push((deliveries, committed));
-        }
-        drop(held);
-        for (deliveries, committed) in answered {
-            for deliver in deliveries {
-                deliver(committed.clone());
-            }
-        }
-        if pending.is_empty() {
-            return due;
-        }
-        held = match db.try_lock() {
-            Ok(held) => held,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return due,
-        };
-    }
 }
 
 impl Db {
@@ -311,7 +245,7 @@ impl Db {
 
     /// Runs `batch` in one transaction (after a few expired records are swept), each job in a
     /// savepoint of its own; what each hands back, and whether the transaction committed.
-    fn run_batch(&mut self, batch: Vec<Job>) -> (Vec<Delivery>, Result<(), StoreError>) {
+    pub(super) fn run_batch(&mut self, batch: Vec<Job>) -> (Vec<Delivery>, Result<(), StoreError>) {
         let begun = self.begin();
         let deliveries: Vec<Delivery> = match begun {
             Ok(()) => batch.into_iter().map(|job| job(self)).collect(),
