@@ -141,6 +141,15 @@ pub(super) fn lock(db: &Mutex<Db>) -> MutexGuard<'_, Db> {
     db.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The connection if nobody holds it (poisoned or not, as [`lock`]); `None` while someone does.
+pub(super) fn try_lock(db: &Mutex<Db>) -> Option<MutexGuard<'_, Db>> {
+    match db.try_lock() {
+        Ok(held) => Some(held),
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 impl Db {
     /// Opens (creating if need be) the file at `path` for this process alone: WAL, exclusive
     /// locking, `synchronous` as asked, the schema in place and the rows counted.
@@ -552,8 +561,7 @@ impl Db {
         )?;
         match taken {
             Some(outcome) => {
-                let gone = self.exec("DELETE FROM urls WHERE id = ?1", [id])?;
-                self.url_rows = self.url_rows.saturating_sub(gone);
+                self.release(id)?;
                 Ok(UrlStatus::Completed(self.json(outcome.as_deref().unwrap_or("null"), "an outcome")?))
             }
             None => self.status(id),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, value::RawValue};
@@ -292,11 +292,7 @@ impl SqliteStore {
         if !self.inline || !self.pending.is_empty() {
             return Err(f);
         }
-        let mut held = match self.db.try_lock() {
-            Ok(held) => held,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return Err(f),
-        };
+        let Some(mut held) = db::try_lock(&self.db) else { return Err(f) };
         let answer = held.run_one(f);
         let due = held.checkpoint_to_ask();
         self.let_go(held, due);
@@ -310,11 +306,7 @@ impl SqliteStore {
             return self.send(job);
         }
         self.pending.push(job);
-        let held = match self.db.try_lock() {
-            Ok(held) => held,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return Ok(()),
-        };
+        let Some(held) = db::try_lock(&self.db) else { return Ok(()) };
         self.let_go(held, false);
         Ok(())
     }

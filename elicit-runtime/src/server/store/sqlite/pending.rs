@@ -1,9 +1,9 @@
 //! The calls waiting for the store's connection while another holds it, and how whoever holds
 //! it runs them before letting it go.
 
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::db::{Db, Job, MAX_BATCH};
+use super::db::{Db, Job, MAX_BATCH, try_lock};
 
 /// Calls made while another held the connection: whoever holds it runs them, together, before
 /// letting it go ([`run_pending`]). First come, first run.
@@ -64,10 +64,9 @@ pub(super) fn run_pending<'a>(
         if pending.is_empty() {
             return due;
         }
-        held = match db.try_lock() {
-            Ok(held) => held,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return due,
+        held = match try_lock(db) {
+            Some(held) => held,
+            None => return due,
         };
     }
 }
