@@ -19,7 +19,10 @@
 # 4. end to end over loopback HTTP: the same load generator, concurrency and trials against our
 #    bench server (tokio's default 2 worker threads, and 1 thread), rmcp by hand, the official
 #    Python SDK v2 and TypeScript SDK v2 serving the same two tools; ours and rmcp by hand again
-#    with one request in flight; a task of the Tasks extension with one input request against the
+#    with one request in flight; ours against rmcp by hand (flows, plain calls) and against each
+#    SDK v2 (flows) again, paired: both servers up, one load run whose trials alternate between
+#    them (`bench-loadgen --against`), each round's ratio compared on the machine as it was for
+#    both (the goals against these peers are judged on these rounds); a task of the Tasks extension with one input request against the
 #    same flow as Multi Round-Trip Requests, on one server in one load run, their trials
 #    alternating; our two-round flows on the in-process store and on a SQLite file, back to back;
 #    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as
@@ -281,6 +284,41 @@ run_e2e ours1 8942 "$concurrency" target/release/bench-server --listen 127.0.0.1
 run_e2e rmcp 8946 "$concurrency" target/release/bench-server --listen 127.0.0.1:8946 --threads 2 --server rmcp
 run_e2e python 8943 "$concurrency" "$peers/py/bin/python" benches/peers/python_server.py 8943
 run_e2e typescript 8944 "$concurrency" node "$peers/ts/typescript_server.mjs" 8944
+# run_paired PEER MODE PORT PEER_PORT PEER_COMMAND...: ours (2 threads) on PORT and PEER_COMMAND
+# (listening on PEER_PORT) both up, one load run of MODE whose trials alternate between them, each
+# server's CPU read around each of its trials (`--pid`, `--against-pid`): paired-PEER-MODE.json.
+run_paired() {
+    local peer="$1" mode="$2" port="$3" peer_port="$4"
+    shift 4
+    log "end to end, paired: ours against $peer ($mode)"
+    "$@" >"$out/e2e/paired-$peer-$mode-peer.log" 2>&1 &
+    local peer_pid=$!
+    start_server "paired-$peer" "$out/e2e/paired-$peer-$mode-server.log" \
+        target/release/bench-server --listen "127.0.0.1:$port" --threads 2
+    wait_for_port "$port"
+    local tries=0
+    until (echo >"/dev/tcp/127.0.0.1/$peer_port") 2>/dev/null; do
+        tries=$((tries + 1))
+        if ((tries > ${START_TRIES:-100})) || ! kill -0 "$peer_pid" 2>/dev/null; then
+            log "paired: $peer did not listen on port $peer_port"
+            cat "$out/e2e/paired-$peer-$mode-peer.log" >&2
+            break
+        fi
+        sleep 0.1
+    done
+    target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" \
+        --against "http://127.0.0.1:$peer_port/mcp" --against-pid "$peer_pid" --mode "$mode" \
+        --concurrency "$concurrency" --trials "$trials" --seconds "$trial_seconds" --warmup-seconds 1 \
+        >"$out/e2e/paired-$peer-$mode.json" || log "paired $peer $mode failed: $(cat "$out/e2e/paired-$peer-$mode.json")"
+    stop_server
+    kill "$peer_pid" 2>/dev/null || true
+    wait "$peer_pid" 2>/dev/null || true
+}
+
+run_paired rmcp flow 8921 8922 target/release/bench-server --listen 127.0.0.1:8922 --threads 2 --server rmcp
+run_paired rmcp plain 8923 8924 target/release/bench-server --listen 127.0.0.1:8924 --threads 2 --server rmcp
+run_paired python flow 8925 8926 "$peers/py/bin/python" benches/peers/python_server.py 8926
+run_paired typescript flow 8927 8928 node "$peers/ts/typescript_server.mjs" 8928
 # One request in flight: the flow against the plain call where round trips, not CPU, set the pace.
 run_e2e ours-c1 8945 1 target/release/bench-server --listen 127.0.0.1:8945 --threads 2
 run_e2e rmcp-c1 8954 1 target/release/bench-server --listen 127.0.0.1:8954 --threads 2 --server rmcp

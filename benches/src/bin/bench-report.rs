@@ -8,7 +8,9 @@
 //! The e2e `DIR` holds the load generator's reports, named `SERVER-MODE.json` (`ours-flow.json`,
 //! `python-plain.json`, ...), `ours-tasks.json` (a `--mode task` run: the task and, under
 //! `"mrtr"`, the same flow as Multi Round-Trip Requests), `SERVER-park.json` (`bench-park`) and
-//! `versions.txt`. The criterion folder holds the micro-benchmarks and the store bench
+//! `versions.txt`, and `paired-PEER-MODE.json` (a `--against` run: ours, then PEER under
+//! `"against"`, their trials alternating, and each round's ratios under `"pairs"`; the goals
+//! against rmcp by hand and the SDKs read these when present). The criterion folder holds the micro-benchmarks and the store bench
 //! (`store`, `round`, `round_growth` and their `redis_` twins). The growth `DIR` holds the cost
 //! growth curves: `flow-cN.json` (flows at concurrency N, a fresh server each, the load
 //! generator's `--pid` figures), `park-N.json` (N flows parked, a fresh server each; a point that
@@ -158,6 +160,92 @@ fn rates(report: &Value) -> Option<(f64, f64, f64)> {
 /// Median, min and max rate of `server`'s load report for `mode`.
 fn rates_of(e2e: &Path, server: &str, mode: &str) -> Option<(f64, f64, f64)> {
     load(e2e, server, mode).as_ref().and_then(rates)
+}
+
+/// The peers a paired run measures ours against (`paired-PEER-MODE.json`), in report order: its
+/// name, what it is, and the modes run.
+const PAIRED: &[(&str, &str, &[&str])] = &[
+    ("rmcp", "rmcp by hand (RequestStateCodec), 2 threads", &["flow", "plain"]),
+    ("python", "Python SDK v2", &["flow"]),
+    ("typescript", "TypeScript SDK v2", &["flow"]),
+];
+
+/// Ours against `peer` in a paired run of `mode`, round by round: the median, min and max of
+/// the rounds' ratios (ours ÷ theirs) of the rate and of the server CPU per unit, the number of
+/// rounds, and the medians of each side's CPU per unit (µs).
+struct Paired {
+    rate: Option<Figure>,
+    cpu: Option<Figure>,
+    rounds: usize,
+    cpu_us: Option<(f64, f64)>,
+}
+
+fn paired(e2e: &Path, peer: &str, mode: &str) -> Option<Paired> {
+    let report = read_json(&e2e.join(format!("paired-{peer}-{mode}.json")))?;
+    let pairs = report.get("pairs")?.as_array()?;
+    let column = |key: &str| -> Vec<f64> { pairs.iter().filter_map(|p| p.get(key)?.as_f64()).collect() };
+    let figure = |values: Vec<f64>| -> Option<Figure> {
+        (!values.is_empty()).then(|| {
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (elicit_benches::e2e::median(&values), min, max)
+        })
+    };
+    let (ours_us, theirs_us) = (column("cpu_per_unit_us"), column("against_cpu_per_unit_us"));
+    let cpu_us = (!ours_us.is_empty() && !theirs_us.is_empty())
+        .then(|| (elicit_benches::e2e::median(&ours_us), elicit_benches::e2e::median(&theirs_us)));
+    Some(Paired {
+        rate: figure(column("rate_ratio")),
+        cpu: figure(column("cpu_per_unit_ratio")),
+        rounds: pairs.len(),
+        cpu_us,
+    })
+}
+
+/// A paired figure as the tables show it: its median, the rounds' range, how many rounds.
+fn show_paired(figure: Figure, rounds: usize) -> String {
+    show_paired_with(figure, rounds, "")
+}
+
+/// [`show_paired`], with `more` inside its parentheses.
+fn show_paired_with(figure: Figure, rounds: usize, more: &str) -> String {
+    format!("{}× ({}–{}; {rounds} paired rounds{more})", ratio(figure.0), ratio(figure.1), ratio(figure.2))
+}
+
+/// The paired runs' table: ours against each peer, round by round.
+fn paired_report(e2e: &Path) -> String {
+    let mut out = String::new();
+    let rows: Vec<String> = PAIRED
+        .iter()
+        .flat_map(|(peer, label, modes)| modes.iter().map(move |mode| (peer, label, mode)))
+        .filter_map(|(peer, label, mode)| {
+            let p = paired(e2e, peer, mode)?;
+            let unit = if *mode == "flow" { "two-round flows" } else { "plain calls" };
+            let figure = |f: Option<Figure>| f.map_or("–".to_owned(), |f| show_paired(f, p.rounds));
+            let us = p.cpu_us.map_or("–".to_owned(), |(ours, theirs)| format!("{ours:.0} µs ÷ {theirs:.0} µs"));
+            Some(format!("| {label} | {unit} | {} | {} | {us} |", figure(p.rate), figure(p.cpu)))
+        })
+        .collect();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n#### Ours against each, paired (one load run, both servers up, their trials alternating; median of the rounds' ratios, min–max)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| against | mode | per second: ours ÷ theirs | server CPU per unit: ours ÷ theirs | CPU per unit (medians) |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    for row in rows {
+        let _ = writeln!(out, "{row}");
+    }
+    let _ = writeln!(
+        out,
+        "\nEach round runs one trial against each server, in turn (ours first in odd rounds); each ratio compares the two trials of one round, so a change in the machine's load during the run falls on both. The goals against rmcp by hand and the SDKs are judged on these."
+    );
+    out
 }
 
 /// Memory per parked 2025-era flow in `server`'s `bench-park` report, in KiB.
@@ -344,6 +432,7 @@ fn report(inputs: &Inputs) -> String {
     {
         let _ = writeln!(out, "\nConcurrency {concurrency} for every row but those of concurrency 1.");
     }
+    out.push_str(&paired_report(&inputs.e2e));
     out.push_str(&tasks_report(&inputs.e2e));
     let parked: Vec<(&str, Value)> = PARKED
         .iter()
@@ -619,6 +708,26 @@ impl GoalTable<'_> {
     }
 }
 
+impl GoalTable<'_> {
+    /// A goal on the rate of ours against a peer: judged on the paired run's rounds when there is
+    /// one, else on the ratio of the two servers' own runs.
+    fn paired_or_ratio(
+        &mut self,
+        name: &str,
+        target: &str,
+        paired: Option<Paired>,
+        unpaired: (Option<Figure>, Option<Figure>),
+        met: impl Fn(f64) -> bool,
+    ) {
+        match paired.and_then(|p| Some((p.rate?, p.rounds))) {
+            Some((figure, rounds)) => {
+                self.row(name, target, show_paired(figure, rounds), Verdict::Judged(met(figure.0)));
+            }
+            None => self.ratio(name, target, unpaired, met),
+        }
+    }
+}
+
 /// A figure of the run: its median, min and max.
 type Figure = (f64, f64, f64);
 
@@ -632,7 +741,10 @@ fn goals(inputs: &Inputs) -> String {
     let cpu = |server: &str, mode: &str| load(e2e, server, mode).and_then(|r| cpu_per_unit(e2e, server, mode, &r));
     let park_kib = |server: &str| park_kib(e2e, server);
 
-    let _ = writeln!(out, "\n#### Goals (ratios of medians of this run; range from the spreads)\n");
+    let _ = writeln!(
+        out,
+        "\n#### Goals (ratios of this run: against rmcp by hand and the SDKs, of the paired rounds; else of medians, range from the spreads)\n"
+    );
     let _ = writeln!(out, "| goal | target | measured | verdict |");
     let _ = writeln!(out, "|---|---|---:|---|");
     let mut table = GoalTable(&mut out, false);
@@ -657,6 +769,15 @@ fn goals(inputs: &Inputs) -> String {
     for (mode, what, goal) in [("flow", "two-round flow", 1.05), ("plain", "plain call", 1.03)] {
         let name = format!("server CPU per {what}: ours ÷ rmcp by hand");
         let target = format!("≤ {goal:.2}×");
+        if let Some(p) = paired(e2e, "rmcp", mode)
+            && let Some(figure) = p.cpu
+        {
+            let us =
+                p.cpu_us.map_or(String::new(), |(ours, theirs)| format!("; medians {ours:.0} µs ÷ {theirs:.0} µs"));
+            let measured = show_paired_with(figure, p.rounds, &us);
+            table.row(&name, &target, measured, Verdict::Judged(figure.0 <= goal));
+            continue;
+        }
         match (cpu("ours", mode), cpu("rmcp", mode)) {
             (Some(ours), Some(by_hand)) => table.row(
                 &name,
@@ -669,7 +790,13 @@ fn goals(inputs: &Inputs) -> String {
     }
 
     let name = "two-round flows/s: ours ÷ rmcp by hand";
-    table.ratio(name, "≥ 0.97×", (flows("ours", "flow"), flows("rmcp", "flow")), |r| r >= 0.97);
+    table.paired_or_ratio(
+        name,
+        "≥ 0.97×",
+        paired(e2e, "rmcp", "flow"),
+        (flows("ours", "flow"), flows("rmcp", "flow")),
+        |r| r >= 0.97,
+    );
 
     let name = "parse: (jsonschema + serde) ÷ ours";
     let parsed = |id: &str| get(id).map(est);
@@ -712,7 +839,8 @@ fn goals(inputs: &Inputs) -> String {
 
     for (server, label) in [("python", "Python SDK v2"), ("typescript", "TypeScript SDK v2")] {
         let name = format!("two-round flows/s: ours (2 threads) ÷ {label}");
-        table.ratio(&name, "≥ 10×", (flows("ours", "flow"), flows(server, "flow")), |r| r >= 10.0);
+        let unpaired = (flows("ours", "flow"), flows(server, "flow"));
+        table.paired_or_ratio(&name, "≥ 10×", paired(e2e, server, "flow"), unpaired, |r| r >= 10.0);
     }
 
     // The form page (BENCHMARKS.md, "Form pages"): its rendering, absolute; its POST against JSON.
@@ -1197,6 +1325,65 @@ mod tests {
         write(&e2e, "typescript-v1-legacy.json", rates(1500.0));
         let within = floors(&inputs());
         assert_eq!(within.matches("not a floor under the goal").count(), 4, "{within}");
+        let _ = std::fs::remove_dir_all(&e2e);
+    }
+
+    /// The goals against rmcp by hand and the SDKs are judged on the paired rounds when a paired
+    /// run is there (its median ratio, not the ratio of the two servers' own runs), else on those.
+    #[test]
+    fn goals_against_peers_read_the_paired_rounds() {
+        let e2e = scratch("paired");
+        let inputs = || Inputs {
+            criterion: e2e.join("criterion"),
+            allocs: None,
+            e2e: e2e.clone(),
+            growth: None,
+            only_tasks: false,
+        };
+        // The servers' own runs: ours at 0.90× rmcp by hand's rate, 1.20× its CPU per flow.
+        write(
+            &e2e,
+            "ours-flow.json",
+            serde_json::json!({"median_rate": 9000.0, "min_rate": 9000.0, "max_rate": 9000.0, "finished": 1000}),
+        );
+        write(
+            &e2e,
+            "rmcp-flow.json",
+            serde_json::json!({"median_rate": 10000.0, "min_rate": 10000.0, "max_rate": 10000.0, "finished": 1000}),
+        );
+        std::fs::write(e2e.join("ours-flow.cpu"), "0.12").unwrap();
+        std::fs::write(e2e.join("rmcp-flow.cpu"), "0.10").unwrap();
+        let unpaired = goals(&inputs());
+        assert!(
+            unpaired.contains("| two-round flows/s: ours ÷ rmcp by hand | ≥ 0.97× | 0.90× (0.90–0.90) | **missed** |"),
+            "{unpaired}"
+        );
+        assert!(unpaired.contains("1.20× (120 µs ÷ 100 µs) | **missed** |"), "{unpaired}");
+
+        // Three rounds, each ratio of its own: the medians decide, the range is the rounds'.
+        let pair = |rate: f64, ours: f64, theirs: f64| {
+            serde_json::json!({"rate_ratio": rate, "cpu_per_unit_ratio": ours / theirs,
+                "cpu_per_unit_us": ours, "against_cpu_per_unit_us": theirs})
+        };
+        let pairs = [pair(0.96, 104.0, 100.0), pair(0.99, 102.0, 100.0), pair(1.01, 110.0, 100.0)];
+        write(&e2e, "paired-rmcp-flow.json", serde_json::json!({"pairs": pairs}));
+        let judged = goals(&inputs());
+        assert!(
+            judged.contains(
+                "| two-round flows/s: ours ÷ rmcp by hand | ≥ 0.97× | 0.99× (0.96–1.01; 3 paired rounds) | met |"
+            ),
+            "{judged}"
+        );
+        assert!(
+            judged.contains("| server CPU per two-round flow: ours ÷ rmcp by hand | ≤ 1.05× | 1.04× (1.02–1.10; 3 paired rounds; medians 104 µs ÷ 100 µs) | met |"),
+            "{judged}"
+        );
+        // A paired run without CPU figures (no pids) leaves the CPU goal to the servers' own runs.
+        write(&e2e, "paired-rmcp-flow.json", serde_json::json!({"pairs": [{"rate_ratio": 0.5}]}));
+        let rate_only = goals(&inputs());
+        assert!(rate_only.contains("0.50× (0.50–0.50; 1 paired rounds) | **missed** |"), "{rate_only}");
+        assert!(rate_only.contains("1.20× (120 µs ÷ 100 µs) | **missed** |"), "{rate_only}");
+        assert!(paired_report(&e2e).contains("| rmcp by hand (RequestStateCodec), 2 threads | two-round flows | 0.50× (0.50–0.50; 1 paired rounds) | – | – |"));
         let _ = std::fs::remove_dir_all(&e2e);
     }
 
