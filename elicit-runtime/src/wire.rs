@@ -347,33 +347,59 @@ impl ElicitResult {
 
     /// The answer as sent: never with `resultType` or `_meta`.
     pub fn to_json(&self) -> Value {
+        self.clone().into_json()
+    }
+
+    /// [`ElicitResult::to_json`], taking the answer rather than copying its content.
+    pub(crate) fn into_json(self) -> Value {
         let mut object = Map::new();
         object.insert("action".into(), Value::String(self.action.as_str().into()));
-        if let Some(content) = &self.content {
-            object.insert("content".into(), Value::Object(content.clone()));
+        if let Some(content) = self.content {
+            object.insert("content".into(), Value::Object(content));
         }
         Value::Object(object)
     }
 
     /// Parses an answer, tolerating members the protocol does not define (`resultType`, `_meta`).
     pub fn from_json(value: &Value) -> Result<Self, WireError> {
-        let object = value.as_object().ok_or_else(|| WireError::new("an elicitation answer must be a JSON object"))?;
-        let action = match object.get("action").and_then(Value::as_str) {
-            Some("accept") => ElicitAction::Accept,
-            Some("decline") => ElicitAction::Decline,
-            Some("cancel") => ElicitAction::Cancel,
-            _ => {
-                return Err(WireError::new(
-                    "an elicitation answer needs `action`: \"accept\", \"decline\" or \"cancel\"",
-                ));
-            }
-        };
+        let object = value.as_object().ok_or_else(not_an_object)?;
+        let action = answer_action(object)?;
         let content = match object.get("content") {
             None | Some(Value::Null) => None,
             Some(Value::Object(content)) => Some(content.clone()),
-            Some(_) => return Err(WireError::new("an elicitation answer's `content` must be an object")),
+            Some(_) => return Err(content_not_an_object()),
         };
         Ok(ElicitResult { action, content })
+    }
+
+    /// [`ElicitResult::from_json`], taking the answer: its content moves rather than being copied.
+    pub(crate) fn from_owned(value: Value) -> Result<Self, WireError> {
+        let Value::Object(mut object) = value else { return Err(not_an_object()) };
+        let action = answer_action(&object)?;
+        let content = match object.swap_remove("content") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(content)) => Some(content),
+            Some(_) => return Err(content_not_an_object()),
+        };
+        Ok(ElicitResult { action, content })
+    }
+}
+
+fn not_an_object() -> WireError {
+    WireError::new("an elicitation answer must be a JSON object")
+}
+
+fn content_not_an_object() -> WireError {
+    WireError::new("an elicitation answer's `content` must be an object")
+}
+
+/// An elicitation answer's `action`.
+fn answer_action(object: &Map<String, Value>) -> Result<ElicitAction, WireError> {
+    match object.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(ElicitAction::Accept),
+        Some("decline") => Ok(ElicitAction::Decline),
+        Some("cancel") => Ok(ElicitAction::Cancel),
+        _ => Err(WireError::new("an elicitation answer needs `action`: \"accept\", \"decline\" or \"cancel\"")),
     }
 }
 

@@ -255,6 +255,20 @@ impl Flow {
         }
     }
 
+    /// [`Flow::find`], taking a fresh answer out of this round's responses rather than copying
+    /// it: for an ask that consumes what it finds (keeping it for later rounds itself) or asks
+    /// again, so the response is not looked for again.
+    fn take(&self, key: &str) -> Found {
+        let mut inner = self.lock();
+        if let Some(answer) = inner.state.answers.get(key) {
+            Found::Carried(answer.clone())
+        } else if let Some(answer) = inner.responses.shift_remove(key) {
+            Found::Fresh(answer)
+        } else {
+            Found::Missing
+        }
+    }
+
     pub(super) fn find(&self, key: &str) -> Found {
         let mut inner = self.lock();
         if let Some(answer) = inner.state.answers.get(key) {
@@ -272,8 +286,14 @@ impl Flow {
         error
     }
 
-    pub(super) fn require(&self, granted: impl Fn(Capabilities) -> bool, required: Value) -> Result<(), FlowError> {
-        if granted(self.capabilities()) { Ok(()) } else { Err(FlowError::Unsupported { required }) }
+    /// `Ok` when the client's capabilities grant what `granted` looks for, else the error naming
+    /// what it lacks (`required`, built only then).
+    pub(super) fn require(
+        &self,
+        granted: impl Fn(Capabilities) -> bool,
+        required: impl FnOnce() -> Value,
+    ) -> Result<(), FlowError> {
+        if granted(self.capabilities()) { Ok(()) } else { Err(FlowError::Unsupported { required: required() }) }
     }
 
     pub(super) fn keep(&self, key: &str, answer: Value) {
@@ -331,8 +351,9 @@ impl Flow {
         }
     }
 
-    pub(super) fn parse_answer(&self, key: &str, raw: &Value) -> Result<ElicitResult, FlowError> {
-        ElicitResult::from_json(raw)
+    /// `raw`, the answer found for `key`, read as an elicitation's (taken: its content moves).
+    pub(super) fn parse_answer(&self, key: &str, raw: Value) -> Result<ElicitResult, FlowError> {
+        ElicitResult::from_owned(raw)
             .map_err(|e| self.fail(FlowError::InvalidInput(format!("inputResponses[{}]: {e}", clip(key)))))
     }
 
@@ -458,7 +479,7 @@ impl Flow {
         schema: Cow<'static, RequestedSchema>,
         parse: impl Fn(&Map<String, Value>) -> Result<T, ContentErrors>,
     ) -> Result<Answer<T>, FlowError> {
-        self.require(|c| c.form, json!({"elicitation": {"form": {}}}))?;
+        self.require(|c| c.form, || json!({"elicitation": {"form": {}}}))?;
         // The App hint, decided once from the schema as asked: a re-ask keeps it.
         #[cfg(feature = "apps")]
         let meta = self.app_hint(&schema);
@@ -469,7 +490,7 @@ impl Flow {
             // ask's await: a 2025-era call holds its future for as long as the person takes, and
             // the answer being read, the errors and the re-ask's values need not wait with it.
             let request = 'ask: {
-                let (raw, fresh) = match self.find(key) {
+                let (raw, fresh) = match self.take(key) {
                     Found::Carried(raw) => (raw, false),
                     Found::Fresh(raw) => (raw, true),
                     Found::Missing => {
@@ -480,7 +501,7 @@ impl Flow {
                         });
                     }
                 };
-                let mut answer = self.parse_answer(key, &raw)?;
+                let mut answer = self.parse_answer(key, raw)?;
                 let outcome = match answer.action {
                     ElicitAction::Decline => Answer::Declined,
                     ElicitAction::Cancel => Answer::Cancelled,
@@ -519,7 +540,7 @@ impl Flow {
                 if let Some(content) = answer.content.as_mut() {
                     content.retain(|name, _| schema.property(name).is_some());
                 }
-                let kept = answer.to_json();
+                let kept = answer.into_json();
                 if fresh {
                     self.keep(key, kept.clone());
                 }
@@ -562,7 +583,7 @@ impl Flow {
     /// # });
     /// ```
     pub async fn sampling(&self, key: &str, params: Value) -> Result<Value, FlowError> {
-        self.require(|c| c.sampling, json!({"sampling": {}}))?;
+        self.require(|c| c.sampling, || json!({"sampling": {}}))?;
         self.opaque_answer(key, InputRequest::CreateMessage(params)).await
     }
 
@@ -592,7 +613,7 @@ impl Flow {
     /// # });
     /// ```
     pub async fn roots(&self, key: &str) -> Result<Value, FlowError> {
-        self.require(|c| c.roots, json!({"roots": {}}))?;
+        self.require(|c| c.roots, || json!({"roots": {}}))?;
         self.opaque_answer(key, InputRequest::ListRoots).await
     }
 

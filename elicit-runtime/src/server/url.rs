@@ -72,7 +72,7 @@ impl Flow {
         message: &str,
         build_url: impl FnOnce(&str) -> String,
     ) -> Result<UrlAnswer, FlowError> {
-        self.require(|c| c.url, json!({"elicitation": {"url": {}}}))?;
+        self.require(|c| c.url, || json!({"elicitation": {"url": {}}}))?;
         let mut build_url = Some(build_url);
         loop {
             let (raw, step) = match self.find(key) {
@@ -100,7 +100,7 @@ impl Flow {
                 self.ask(key, url_request(&step), Some(&step.id)).await?;
                 continue;
             };
-            let answer = self.parse_answer(key, &raw)?;
+            let answer = self.parse_answer(key, raw)?;
             let outcome = match answer.action {
                 ElicitAction::Decline | ElicitAction::Cancel => {
                     self.shared.exec.url_released(&step.id);
