@@ -12,6 +12,7 @@ use ::rmcp::model::{
     GetPromptResponse, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ::rmcp::service::RequestContext;
+use ::rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use ::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use axum::response::IntoResponse as _;
 
@@ -214,11 +215,14 @@ impl McpServer {
         let server = self.clone();
         // A request rmcp surely serves statelessly (`Stateless`) goes to a service without
         // rmcp's session routing, which would decode and check the request's `_meta` once more
-        // only to route it where this one serves it. Same server, same checks otherwise.
+        // only to route it where this one serves it. Same server, same checks otherwise. Its
+        // session manager is rmcp's that keeps none: a stateless `POST` never reaches one (nor
+        // its event store: neither has any), and with it rmcp's request future, which every
+        // request moves into a fresh allocation, is 1.6 KiB smaller (its session paths go).
         let stateless_config = config.clone().with_legacy_session_mode(false);
         let stateless = Arc::new(StreamableHttpService::new(
             move || Ok(server.for_connection()),
-            manager.clone(),
+            Arc::new(NeverSessionManager::default()),
             stateless_config,
         ));
         let server = self.clone();
