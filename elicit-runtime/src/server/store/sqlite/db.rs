@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -121,8 +122,9 @@ pub(super) struct Db {
     pub(super) task_rows: usize,
     /// Commits since the last checkpoint.
     commits: usize,
-    /// Whether the store's thread was asked for a checkpoint it has not run yet.
-    checkpoint_asked: bool,
+    /// Whether the store's thread was asked for a checkpoint it has not run yet: read without
+    /// the connection by callers, who leave the connection to the store's thread meanwhile.
+    checkpoint_asked: Arc<AtomicBool>,
 }
 
 /// Milliseconds since the Unix epoch (0 before it; saturating far after it).
@@ -211,7 +213,7 @@ impl Db {
             flow_owners,
             task_rows: 0,
             commits: 0,
-            checkpoint_asked: false,
+            checkpoint_asked: Arc::default(),
         };
         db.end_orphaned_tasks()?;
         db.conn.execute_batch("COMMIT").map_err(|e| db.unavailable(e))?;
@@ -315,9 +317,17 @@ impl Db {
     /// Whether a checkpoint is due and nobody asked the store's thread for it yet; asking is
     /// then the caller's.
     pub(super) fn checkpoint_to_ask(&mut self) -> bool {
-        let due = self.commits >= CHECKPOINT_EVERY && !self.checkpoint_asked;
-        self.checkpoint_asked |= due;
+        let due = self.commits >= CHECKPOINT_EVERY && !self.checkpoint_asked.load(Ordering::Relaxed);
+        if due {
+            self.checkpoint_asked.store(true, Ordering::Relaxed);
+        }
         due
+    }
+
+    /// Set while a checkpoint the store's thread was asked for has not run (see
+    /// [`Db::checkpoint_to_ask`]).
+    pub(super) fn checkpoint_asked(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.checkpoint_asked)
     }
 
     /// Copies the log's committed pages into the file (syncing both), so the log is reused from
@@ -327,7 +337,7 @@ impl Db {
             tracing::warn!("{}: checkpointing the log: {error}", self.name);
         }
         self.commits = 0;
-        self.checkpoint_asked = false;
+        self.checkpoint_asked.store(false, Ordering::Relaxed);
     }
 
     /// Runs `f` as one job: its writes are undone if it fails on the database.

@@ -9,6 +9,7 @@ mod tasks;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -143,7 +144,8 @@ impl SqliteStoreBuilder {
         let db = opened.await.map_err(|_| stopped("the store's thread stopped while opening the file"))??;
         // A commit that waits for the disk (`Full`) never runs on a caller's thread.
         let inline = synchronous == Synchronous::Normal;
-        Ok(SqliteStore { jobs, db, pending, inline, waiters: Arc::default(), name })
+        let checkpoint_asked = db::lock(&db).checkpoint_asked();
+        Ok(SqliteStore { jobs, db, pending, inline, checkpoint_asked, waiters: Arc::default(), name })
     }
 }
 
@@ -231,6 +233,9 @@ pub struct SqliteStore {
     pending: Arc<Pending>,
     /// Whether calls may run on their callers' threads ([`Synchronous::Normal`]).
     inline: bool,
+    /// Set while the store's thread is asked for a checkpoint: calls go to the thread meanwhile,
+    /// so that callers holding the connection one after another do not keep it from the thread.
+    checkpoint_asked: Arc<AtomicBool>,
     waiters: Arc<Waiters>,
     name: String,
 }
@@ -286,13 +291,15 @@ impl SqliteStore {
         rx.await.map_err(|_| self.stopped())?
     }
 
-    /// Runs `f` on this thread if the store allows it, no call waits for the connection and
-    /// nobody holds it (then runs what was left pending meanwhile); else hands `f` back.
+    /// Runs `f` on this thread if the store allows it, no call waits for the connection, no
+    /// checkpoint waits for the store's thread and nobody holds it (then runs what was left
+    /// pending meanwhile); else hands `f` back.
     fn here<T, F: FnOnce(&mut Db) -> Result<T, StoreError>>(&self, f: F) -> Result<Result<T, StoreError>, F> {
-        if !self.inline || !self.pending.is_empty() {
+        if !self.inline || !self.pending.is_empty() || self.checkpoint_asked.load(Ordering::Relaxed) {
             return Err(f);
         }
         let Some(mut held) = db::try_lock(&self.db) else { return Err(f) };
+        let _handover = Handover(self);
         let answer = held.run_one(f);
         let due = held.checkpoint_to_ask();
         self.let_go(held, due);
@@ -300,13 +307,15 @@ impl SqliteStore {
     }
 
     /// Queues `job`: with [`Synchronous::Normal`] for whoever holds the connection, which is
-    /// this caller if nobody does; with [`Synchronous::Full`] for the store's thread.
+    /// this caller if nobody does; with [`Synchronous::Full`], or while a checkpoint waits for
+    /// the store's thread, for that thread.
     fn queue(&self, job: Job) -> Result<(), StoreError> {
-        if !self.inline {
+        if !self.inline || self.checkpoint_asked.load(Ordering::Relaxed) {
             return self.send(job);
         }
         self.pending.push(job);
         let Some(held) = db::try_lock(&self.db) else { return Ok(()) };
+        let _handover = Handover(self);
         self.let_go(held, false);
         Ok(())
     }
@@ -315,7 +324,7 @@ impl SqliteStore {
     /// checkpoint if one is due (it runs them: they sync the files).
     fn let_go(&self, held: std::sync::MutexGuard<'_, Db>, due: bool) {
         if pending::run_pending(&self.db, held, &self.pending, due) {
-            let _ = self.send(Box::new(|_: &mut Db| -> Delivery { Box::new(drop) }));
+            let _ = self.send(wake());
         }
     }
 
@@ -326,6 +335,25 @@ impl SqliteStore {
 
     fn stopped(&self) -> StoreError {
         StoreError::Unavailable { store: self.name.clone(), detail: "the store's thread has stopped".to_owned() }
+    }
+}
+
+/// A job that does nothing: it wakes the store's thread, which then runs what waits (and
+/// checkpoints, if due).
+fn wake() -> Job {
+    Box::new(|_: &mut Db| -> Delivery { Box::new(drop) })
+}
+
+/// Held by a caller's thread while it holds the connection and answers what it ran: if that
+/// thread unwinds (a job or an answer that panicked), the calls still waiting would wait for a
+/// next call to run them, which may never come; the store's thread, woken, runs them instead.
+struct Handover<'a>(&'a SqliteStore);
+
+impl Drop for Handover<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.0.send(wake());
+        }
     }
 }
 

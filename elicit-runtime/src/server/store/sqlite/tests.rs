@@ -133,6 +133,39 @@ async fn a_call_queued_as_the_connection_is_let_go_is_run() {
     assert_eq!(store.status("late").await.unwrap(), UrlStatus::Pending);
 }
 
+/// A call left waiting when the thread running the waiting calls unwinds (here an answer that
+/// panics after queueing it, at the last moment) is run by the store's thread: no later call
+/// need come along for it.
+#[tokio::test]
+async fn a_call_left_waiting_by_a_panic_is_run_by_the_stores_thread() {
+    let scratch = Scratch::new("panic");
+    let store = SqliteStore::open(scratch.file()).await.unwrap();
+    let minute = Duration::from_secs(60);
+    let (tx, rx) = oneshot::channel();
+    let late: Job = Box::new(move |db: &mut Db| -> Delivery {
+        let result = db.job(|db| db.register("late", minute, None));
+        Box::new(move |committed: Result<(), StoreError>| {
+            let _ = tx.send(committed.and(result));
+        })
+    });
+    let pending = Arc::clone(&store.pending);
+    let first: Job = Box::new(move |db: &mut Db| -> Delivery {
+        let result = db.job(|db| db.register("first", minute, None));
+        Box::new(move |committed: Result<(), StoreError>| {
+            committed.and(result).unwrap();
+            pending.push(late);
+            panic!("an answer that panics");
+        })
+    });
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.queue(first)));
+    assert!(unwound.is_err(), "the answer panicked on this thread");
+    // Left waiting, the late call would never be answered: the test's own limit fails it.
+    let answered = tokio::time::timeout(Duration::from_secs(60), rx).await;
+    answered.expect("the late call was run").unwrap().unwrap();
+    assert_eq!(store.status("late").await.unwrap(), UrlStatus::Pending);
+    assert_eq!(store.status("first").await.unwrap(), UrlStatus::Pending);
+}
+
 /// The log is checkpointed every few hundred commits, by the store's thread, on either
 /// setting: it is reused from its start rather than growing with every commit (SQLite's own
 /// checkpoints are off, so without these it would grow without end).
