@@ -137,6 +137,7 @@ async fn a_call_queued_as_the_connection_is_let_go_is_run() {
 /// panics after queueing it, at the last moment) is run by the store's thread: no later call
 /// need come along for it.
 #[tokio::test]
+#[allow(clippy::panic, reason = "the panic is what the test is about")]
 async fn a_call_left_waiting_by_a_panic_is_run_by_the_stores_thread() {
     let scratch = Scratch::new("panic");
     let store = SqliteStore::open(scratch.file()).await.unwrap();
