@@ -1280,6 +1280,17 @@ mod tests {
         std::fs::write(dir.join(file), value.to_string()).unwrap();
     }
 
+    /// The report's inputs with `e2e` as the end-to-end folder and nothing else.
+    fn e2e_only(e2e: &Path) -> Inputs {
+        Inputs {
+            criterion: e2e.join("criterion"),
+            allocs: None,
+            e2e: e2e.to_path_buf(),
+            growth: None,
+            only_tasks: false,
+        }
+    }
+
     fn rates(median: f64) -> Value {
         serde_json::json!({"median_rate": median, "min_rate": median, "max_rate": median, "concurrency": 32})
     }
@@ -1289,13 +1300,7 @@ mod tests {
     #[test]
     fn floors_say_which_side_of_the_goal_they_fall() {
         let e2e = scratch("floors");
-        let inputs = || Inputs {
-            criterion: e2e.join("criterion"),
-            allocs: None,
-            e2e: e2e.clone(),
-            growth: None,
-            only_tasks: false,
-        };
+        let inputs = || e2e_only(&e2e);
         assert_eq!(floors(&inputs()), "");
 
         // The stack parks a flow in 39.5 KiB; its flow ÷ plain call is 2.4×; against the Python SDK
@@ -1333,13 +1338,7 @@ mod tests {
     #[test]
     fn goals_against_peers_read_the_paired_rounds() {
         let e2e = scratch("paired");
-        let inputs = || Inputs {
-            criterion: e2e.join("criterion"),
-            allocs: None,
-            e2e: e2e.clone(),
-            growth: None,
-            only_tasks: false,
-        };
+        let inputs = || e2e_only(&e2e);
         // The servers' own runs: ours at 0.90× rmcp by hand's rate, 1.20× its CPU per flow.
         write(
             &e2e,

@@ -102,14 +102,10 @@ async fn calls_made_together_are_all_run_by_whoever_holds_the_connection() {
     }
 }
 
-/// A call queued just as the holder lets the connection go (after its last look at the
-/// waiting calls, before it lets go: as a call from another thread may be) is run: the holder
-/// looks again once it has let go. Here the holder's own answer queues that call, which is
-/// the last moment before the holder looks again.
-#[tokio::test]
-async fn a_call_queued_as_the_connection_is_let_go_is_run() {
-    let scratch = Scratch::new("let-go");
-    let store = SqliteStore::open(scratch.file()).await.unwrap();
+/// A call registering `late` (its answer on the receiver), and a first call registering
+/// `first` whose own answer queues the late one, then panics if `panics`: the last moment before
+/// the thread holding the connection looks at the waiting calls again.
+fn first_then_late(store: &SqliteStore, panics: bool) -> (Job, oneshot::Receiver<Result<(), StoreError>>) {
     let minute = Duration::from_secs(60);
     let (tx, rx) = oneshot::channel();
     let late: Job = Box::new(move |db: &mut Db| -> Delivery {
@@ -124,8 +120,24 @@ async fn a_call_queued_as_the_connection_is_let_go_is_run() {
         Box::new(move |committed: Result<(), StoreError>| {
             committed.and(result).unwrap();
             pending.push(late);
+            #[allow(clippy::panic, reason = "the panic is what the test is about")]
+            if panics {
+                panic!("an answer that panics");
+            }
         })
     });
+    (first, rx)
+}
+
+/// A call queued just as the holder lets the connection go (after its last look at the
+/// waiting calls, before it lets go: as a call from another thread may be) is run: the holder
+/// looks again once it has let go. Here the holder's own answer queues that call, which is
+/// the last moment before the holder looks again.
+#[tokio::test]
+async fn a_call_queued_as_the_connection_is_let_go_is_run() {
+    let scratch = Scratch::new("let-go");
+    let store = SqliteStore::open(scratch.file()).await.unwrap();
+    let (first, rx) = first_then_late(&store, false);
     store.queue(first).unwrap();
     // Left waiting, the late call would never be answered: the test's own limit fails it.
     let answered = tokio::time::timeout(Duration::from_secs(60), rx).await;
@@ -137,27 +149,10 @@ async fn a_call_queued_as_the_connection_is_let_go_is_run() {
 /// panics after queueing it, at the last moment) is run by the store's thread: no later call
 /// need come along for it.
 #[tokio::test]
-#[allow(clippy::panic, reason = "the panic is what the test is about")]
 async fn a_call_left_waiting_by_a_panic_is_run_by_the_stores_thread() {
     let scratch = Scratch::new("panic");
     let store = SqliteStore::open(scratch.file()).await.unwrap();
-    let minute = Duration::from_secs(60);
-    let (tx, rx) = oneshot::channel();
-    let late: Job = Box::new(move |db: &mut Db| -> Delivery {
-        let result = db.job(|db| db.register("late", minute, None));
-        Box::new(move |committed: Result<(), StoreError>| {
-            let _ = tx.send(committed.and(result));
-        })
-    });
-    let pending = Arc::clone(&store.pending);
-    let first: Job = Box::new(move |db: &mut Db| -> Delivery {
-        let result = db.job(|db| db.register("first", minute, None));
-        Box::new(move |committed: Result<(), StoreError>| {
-            committed.and(result).unwrap();
-            pending.push(late);
-            panic!("an answer that panics");
-        })
-    });
+    let (first, rx) = first_then_late(&store, true);
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.queue(first)));
     assert!(unwound.is_err(), "the answer panicked on this thread");
     // Left waiting, the late call would never be answered: the test's own limit fails it.
