@@ -22,8 +22,9 @@
 #    with one request in flight; ours against rmcp by hand (flows, plain calls) and against each
 #    SDK v2 (flows) again, paired: both servers up, one load run whose trials alternate between
 #    them (`bench-loadgen --against`), each round's ratio compared on the machine as it was for
-#    both (the goals against these peers are judged on these rounds); a task of the Tasks extension with one input request against the
-#    same flow as Multi Round-Trip Requests, on one server in one load run, their trials
+#    both (the goals against these peers are judged on these rounds); a task of the Tasks
+#    extension with one input request against the same flow as Multi Round-Trip Requests, on
+#    one server in one load run, their trials
 #    alternating; our two-round flows on the in-process store and on a SQLite file, back to back;
 #    then the 2025 wire: the same flow on 2025-11-25 sessions (ask pushed as
 #    `elicitation/create`), ours against the official TypeScript SDK v1

@@ -373,6 +373,7 @@ impl ElicitResult {
     }
 
     /// [`ElicitResult::from_json`], taking the answer: its content moves rather than being copied.
+    #[cfg(feature = "server")]
     pub(crate) fn from_owned(value: Value) -> Result<Self, WireError> {
         let Value::Object(mut object) = value else { return Err(not_an_object()) };
         let action = answer_action(&object)?;
