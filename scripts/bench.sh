@@ -292,21 +292,13 @@ run_paired() {
     local peer="$1" mode="$2" port="$3" peer_port="$4"
     shift 4
     log "end to end, paired: ours against $peer ($mode)"
-    "$@" >"$out/e2e/paired-$peer-$mode-peer.log" 2>&1 &
-    local peer_pid=$!
+    # The peer first, waited for as every server is; then ours, which `stop_server` stops.
+    start_server "paired-$peer-peer" "$out/e2e/paired-$peer-$mode-peer.log" "$@"
+    wait_for_port "$peer_port"
+    local peer_pid=$server_pid
     start_server "paired-$peer" "$out/e2e/paired-$peer-$mode-server.log" \
         target/release/bench-server --listen "127.0.0.1:$port" --threads 2
     wait_for_port "$port"
-    local tries=0
-    until (echo >"/dev/tcp/127.0.0.1/$peer_port") 2>/dev/null; do
-        tries=$((tries + 1))
-        if ((tries > ${START_TRIES:-100})) || ! kill -0 "$peer_pid" 2>/dev/null; then
-            log "paired: $peer did not listen on port $peer_port"
-            cat "$out/e2e/paired-$peer-$mode-peer.log" >&2
-            break
-        fi
-        sleep 0.1
-    done
     target/release/bench-loadgen --url "http://127.0.0.1:$port/mcp" --pid "$server_pid" \
         --against "http://127.0.0.1:$peer_port/mcp" --against-pid "$peer_pid" --mode "$mode" \
         --concurrency "$concurrency" --trials "$trials" --seconds "$trial_seconds" --warmup-seconds 1 \
